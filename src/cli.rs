@@ -1,0 +1,2 @@
+//! cli
+pub fn main() -> i32 { 0 }

@@ -1,0 +1,27 @@
+//! tare — a benchmarking system for Linux whose numbers can be trusted.
+//!
+//! Data flows one way, top to bottom; each layer calls only the ones below it:
+//!
+//! ```text
+//! cli      parse arguments into a plan; print; exit codes
+//! plan     what to run: benchmarks, commands, parameters, limits, stop rules
+//! method   how to run it: warm-up, order, actions around runs, when to stop
+//! exec     one measured run: spawn, cgroup (v1 | v2 | rusage fallback), limits, kill
+//! machine  what the machine is and does: topology, probes, tuning
+//! stats    pure functions over numbers: summaries, intervals, tests
+//! results  the data model (serde), journal, exporters (json, csv, markdown)
+//! report   what people look at: terminal summary
+//! ```
+//!
+//! See `docs/architecture.md` for the map.
+
+pub mod cli;
+pub mod error;
+pub mod exec;
+pub mod machine;
+pub mod method;
+pub mod plan;
+pub mod report;
+pub mod results;
+pub mod stats;
+pub mod units;

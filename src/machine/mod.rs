@@ -1,0 +1,4 @@
+//! What the machine is and does: topology, probes (frequency, thermal, load, steal), tuning.
+//!
+//! Every sysfs/procfs file is read through one root (see [`sysfs`]) so tests can point it at a
+//! synthetic tree.

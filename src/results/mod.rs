@@ -1,0 +1,6 @@
+//! Results: the data model (serde), the crash-safe journal, and the exporters (JSON, CSV,
+//! Markdown). Not for: computing statistics (see `stats`) or printing to the terminal (`report`).
+
+pub mod model;
+
+pub use model::*;

@@ -1,0 +1,213 @@
+//! The results data model: what a benchmark session stores, field by field.
+//!
+//! Units in data are plain numbers: seconds and bytes. Every field that is added keeps old
+//! readers working; a field whose meaning changes bumps [`SCHEMA_VERSION`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the results document layout. Bump it when a field changes meaning.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Termination {
+    /// The main process exited on its own (any exit code).
+    Exit,
+    /// Killed because the whole tree used more CPU time than `--cpu-limit`.
+    Cpu,
+    /// Killed because it ran longer than `--wall-limit`.
+    Wall,
+    /// Killed by the kernel's OOM killer at `--memory-limit`.
+    Memory,
+    /// The main process was ended by a signal not sent by tare.
+    Signal,
+    /// The command could not be started, or tare itself stopped it (e.g. Ctrl-C).
+    Failed,
+}
+
+impl Termination {
+    /// Whether the run hit one of the limits the user set.
+    pub fn is_limit(self) -> bool {
+        matches!(self, Termination::Cpu | Termination::Wall | Termination::Memory)
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Termination::Exit => "exit",
+            Termination::Cpu => "cpu",
+            Termination::Wall => "wall",
+            Termination::Memory => "memory",
+            Termination::Signal => "signal",
+            Termination::Failed => "failed",
+        }
+    }
+}
+
+/// Which mechanism measured CPU time and memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MethodKind {
+    CgroupV1,
+    CgroupV2,
+    Rusage,
+}
+
+impl MethodKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MethodKind::CgroupV1 => "cgroup-v1",
+            MethodKind::CgroupV2 => "cgroup-v2",
+            MethodKind::Rusage => "rusage",
+        }
+    }
+}
+
+/// How the numbers of a session were measured; printed in every summary and stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasurementMethod {
+    pub kind: MethodKind,
+    /// What each number includes, in words (e.g. "CPU time of the whole process tree from cpuacct").
+    pub cpu_time: String,
+    pub peak_memory: String,
+    pub wall_time: String,
+    /// Caveats the user must know (fallback, no peak on old kernels, ...). Empty when none.
+    pub warnings: Vec<String>,
+}
+
+/// One run of one command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Position of this run in its benchmark's sequence, warm-up included, from 0.
+    pub index: usize,
+    /// Round number in an interleaved session (each command once per round), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<usize>,
+    /// Warm-up runs are measured and stored but excluded from statistics.
+    pub warmup: bool,
+    /// Seconds from the start of the session to the start of this run.
+    pub start_offset: f64,
+    /// Monotonic wall-clock seconds from spawn to the main process's exit.
+    pub wall_time: f64,
+    /// User CPU seconds of the whole process tree.
+    pub user_time: f64,
+    /// System CPU seconds of the whole process tree.
+    pub system_time: f64,
+    /// `user_time + system_time` (as accounted by the kernel; may differ by rounding).
+    pub cpu_time: f64,
+    /// Peak memory of the whole tree in bytes, or null where the kernel offers no peak.
+    pub peak_memory: Option<u64>,
+    /// Exit code of the main process when it exited normally.
+    pub exit_code: Option<i32>,
+    /// Signal that ended the main process, if any.
+    pub signal: Option<i32>,
+    pub termination: Termination,
+    /// Involuntary context switches of the waited-for processes (from wait4's rusage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub involuntary_context_switches: Option<u64>,
+    /// Whether the run counts as a sample: not warm-up, exited normally with success (or failure
+    /// ignored), no limit hit.
+    pub counted: bool,
+    /// Extra per-run records from later layers (machine probes, setups), keyed by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// Summary statistics of one metric over the counted runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    pub n: usize,
+    pub median: f64,
+    /// 95% confidence interval of the median (distribution-free, from order statistics).
+    pub median_ci_low: f64,
+    pub median_ci_high: f64,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 when n < 2.
+    pub stddev: f64,
+    /// Coefficient of variation: stddev / mean.
+    pub cv: f64,
+    pub min: f64,
+    pub max: f64,
+    pub q1: f64,
+    pub q3: f64,
+    pub iqr: f64,
+    pub p5: f64,
+    pub p95: f64,
+}
+
+/// Summaries per metric; a metric is absent when no run measured it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Summary {
+    pub wall_time: Option<MetricSummary>,
+    pub cpu_time: Option<MetricSummary>,
+    pub user_time: Option<MetricSummary>,
+    pub system_time: Option<MetricSummary>,
+    pub peak_memory: Option<MetricSummary>,
+}
+
+/// One benchmark: a command (with its parameter values) and its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Benchmark {
+    pub name: String,
+    /// The command as the user wrote it, parameters substituted.
+    pub command: String,
+    /// The argv that was executed.
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub parameters: BTreeMap<String, String>,
+    pub summary: Summary,
+    /// Why measuring stopped (e.g. "precision reached: median 95% CI within ±1%").
+    pub stop_reason: String,
+    pub runs: Vec<Run>,
+    /// Diagnostics and other per-benchmark records of later layers, keyed by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// What the machine was, for the record.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MachineInfo {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub logical_cpus: usize,
+    pub physical_cores: usize,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    pub os: String,
+    pub virtualization: Option<String>,
+}
+
+/// Limits applied to every run's whole process tree.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct LimitsRecord {
+    pub cpu_time: Option<f64>,
+    pub wall_time: Option<f64>,
+    pub memory: Option<u64>,
+    pub pids: Option<u64>,
+}
+
+/// A whole session: one `tare run` invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub schema_version: u32,
+    pub tare_version: String,
+    /// The exact command line, argv[0] included.
+    pub invocation: Vec<String>,
+    /// RFC 3339 UTC time the session started.
+    pub started_at: String,
+    pub machine: MachineInfo,
+    pub method: MeasurementMethod,
+    /// Cores the runs were pinned to, if any.
+    pub cores: Option<Vec<usize>>,
+    pub limits: LimitsRecord,
+    /// Environment of the runs: names only unless `--record-env-values`.
+    pub environment: BTreeMap<String, Option<String>>,
+    /// Random seed of the session (order, bootstrap).
+    pub seed: u64,
+    pub benchmarks: Vec<Benchmark>,
+    /// Whether the session finished (false in a journal, or after Ctrl-C).
+    pub complete: bool,
+    /// Session-level records of later layers, keyed by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
