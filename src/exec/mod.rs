@@ -1,3 +1,16 @@
 //! One measured run: spawn, cgroup (v1 | v2 | rusage fallback), limits, kill.
 //!
 //! Knows nothing of repetitions: the `method` layer decides how many runs and in which order.
+//! The flow of one run ([`Executor::run`]): create a fresh group → fork → the child joins the
+//! group and execs (no instruction of the command runs outside) → wait, enforcing wall and CPU
+//! limits → freeze and kill whatever is left in the group → read CPU time and peak memory →
+//! remove the group.
+
+pub mod cgroup;
+pub mod run;
+pub mod spec;
+pub mod sys;
+
+pub use cgroup::{detect, Backend, Needs, Preference};
+pub use run::{Executor, SpawnError};
+pub use spec::{Input, Limits, Measurement, RunSpec, Sink};

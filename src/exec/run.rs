@@ -1,0 +1,226 @@
+//! Spawns one command into a fresh run group, watches its limits, waits for it, kills what
+//! remains and reads the kernel's accounting.
+
+use super::cgroup::{Backend, ChildSetup, RunGroup};
+use super::spec::{Input, Measurement, RunSpec, Sink};
+use super::sys::{self, WaitStatus};
+use crate::results::Termination;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why tare itself ended a run before its main process exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    Cpu,
+    Wall,
+    Interrupted,
+}
+
+/// An error that happened before the command could start (e.g. program not found).
+#[derive(Debug)]
+pub struct SpawnError {
+    pub program: String,
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.source.kind() {
+            io::ErrorKind::NotFound => {
+                write!(f, "cannot run '{}': program not found; check the name or PATH, or use --shell", self.program)
+            }
+            io::ErrorKind::PermissionDenied => {
+                write!(f, "cannot run '{}': permission denied; is it executable?", self.program)
+            }
+            _ => write!(f, "cannot run '{}': {}", self.program, self.source),
+        }
+    }
+}
+
+impl std::error::Error for SpawnError {}
+
+fn open_sink(sink: &Sink) -> io::Result<Stdio> {
+    Ok(match sink {
+        Sink::Null => Stdio::null(),
+        Sink::Inherit => Stdio::inherit(),
+        Sink::File(p) => Stdio::from(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot open output file {}: {e}", p.display())))?,
+        ),
+    })
+}
+
+fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
+    let program = spec.argv.first().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(&spec.argv[1..]);
+    cmd.env_clear();
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.stdin(match &spec.stdin {
+        Input::Null => Stdio::null(),
+        Input::File(p) => Stdio::from(
+            File::open(p).map_err(|e| io::Error::new(e.kind(), format!("cannot open input file {}: {e}", p.display())))?,
+        ),
+    });
+    cmd.stdout(open_sink(&spec.stdout)?);
+    cmd.stderr(open_sink(&spec.stderr)?);
+    // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
+    // are made — signal, setpgid, write, sched_setaffinity, setrlimit — on data prepared
+    // before the fork; nothing allocates or takes a lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            sys::reset_signals();
+            sys::setpgid_self()?;
+            for &fd in &setup.procs_fds {
+                sys::write_raw(fd, b"0")?;
+            }
+            if let Some(cpus) = &setup.affinity {
+                sys::set_affinity_self(cpus)?;
+            }
+            if let Some(secs) = setup.rlimit_cpu {
+                sys::setrlimit(libc::RLIMIT_CPU, secs, secs + 1)?;
+            }
+            if let Some(bytes) = setup.rlimit_as {
+                sys::setrlimit(libc::RLIMIT_AS, bytes, bytes)?;
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
+/// Runs commands one at a time through a measuring backend.
+pub struct Executor {
+    backend: Box<dyn Backend>,
+}
+
+impl Executor {
+    pub fn new(backend: Box<dyn Backend>) -> Self {
+        Executor { backend }
+    }
+
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// Runs `spec` once and measures it. `cancel` is checked while the run is alive; when it
+    /// becomes true the whole tree is killed and the run is marked `failed`.
+    ///
+    /// Errors are returned only when tare could not do its job (group not created, program not
+    /// found): a command that fails or hits a limit is a measurement, not an error.
+    pub fn run(&self, spec: &RunSpec, cancel: &AtomicBool) -> anyhow::Result<Measurement> {
+        let cores = spec.cores.as_deref();
+        let mut group = self.backend.create(&spec.limits, cores)?;
+        let result = self.run_in(spec, group.as_mut(), cancel);
+        let destroyed = group.destroy();
+        let m = result?;
+        destroyed?;
+        Ok(m)
+    }
+
+    fn run_in(&self, spec: &RunSpec, group: &mut dyn RunGroup, cancel: &AtomicBool) -> anyhow::Result<Measurement> {
+        let mut cmd = build_command(spec, group.child_setup())?;
+        let start = Instant::now();
+        let child = cmd.spawn().map_err(|source| SpawnError {
+            program: spec.argv.first().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+            source,
+        })?;
+        drop(cmd);
+        let pid = child.id() as i32;
+        let stopped = self.watch(spec, group, pid, start, cancel)?;
+        let (status, rusage) = sys::wait4(pid)?;
+        let wall = start.elapsed();
+        let leftover = group.kill_all(pid)?;
+        let acc = group.account(&rusage)?;
+        let cpu = acc.user + acc.system;
+        let (exit_code, signal) = match status {
+            WaitStatus::Exited(c) => (Some(c), None),
+            WaitStatus::Signaled(s) => (None, Some(s)),
+        };
+        let over_cpu = spec.limits.cpu.is_some_and(|l| cpu > l);
+        let termination = match stopped {
+            Some(Stopped::Cpu) => Termination::Cpu,
+            Some(Stopped::Wall) => Termination::Wall,
+            Some(Stopped::Interrupted) => Termination::Failed,
+            None if acc.oom_killed => Termination::Memory,
+            None if over_cpu || signal == Some(libc::SIGXCPU) => Termination::Cpu,
+            None if signal.is_some() => Termination::Signal,
+            None => Termination::Exit,
+        };
+        Ok(Measurement {
+            wall,
+            user: acc.user,
+            system: acc.system,
+            peak_memory: acc.peak_memory,
+            exit_code,
+            signal,
+            termination,
+            involuntary_context_switches: rusage.involuntary_context_switches,
+            leftover_processes: leftover,
+        })
+    }
+
+    /// Waits until the main process has exited (without reaping it), enforcing the wall and
+    /// CPU limits and the cancel flag. Returns why tare stopped the run, if it did.
+    fn watch(
+        &self,
+        spec: &RunSpec,
+        group: &mut dyn RunGroup,
+        pid: i32,
+        start: Instant,
+        cancel: &AtomicBool,
+    ) -> anyhow::Result<Option<Stopped>> {
+        let pidfd = sys::pidfd_open(pid)?;
+        let cores = spec.cores.as_ref().map(|c| c.len()).unwrap_or_else(available_cpus).max(1) as u32;
+        loop {
+            // The next moment a limit could be reached: wall directly; CPU at the earliest when
+            // the remaining CPU time is used on every allowed core at once.
+            let mut timeout: Option<Duration> = None;
+            if let Some(wall) = spec.limits.wall {
+                timeout = Some(wall.saturating_sub(start.elapsed()));
+            }
+            if let Some(cpu) = spec.limits.cpu {
+                let used = group.cpu_so_far(pid).unwrap_or_default();
+                let t = cpu.saturating_sub(used) / cores;
+                timeout = Some(timeout.map_or(t, |w| w.min(t)));
+            }
+            // Keep checking the cancel flag even when no limit is set.
+            let slice = timeout.map_or(Duration::from_millis(250), |t| {
+                t.clamp(Duration::from_millis(1), Duration::from_millis(250))
+            });
+            if sys::poll_readable(&pidfd, slice)? {
+                return Ok(None);
+            }
+            let why = if cancel.load(Ordering::Relaxed) {
+                Some(Stopped::Interrupted)
+            } else if spec.limits.wall.is_some_and(|w| start.elapsed() >= w) {
+                Some(Stopped::Wall)
+            } else if spec.limits.cpu.is_some_and(|c| group.cpu_so_far(pid).unwrap_or_default() >= c) {
+                Some(Stopped::Cpu)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                group.kill_all(pid)?;
+                // The main process may have been outside the group's reach (fallback).
+                sys::kill(pid, libc::SIGKILL)?;
+                return Ok(Some(why));
+            }
+        }
+    }
+}
+
+/// Logical CPUs this process may run on.
+fn available_cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}

@@ -1,0 +1,101 @@
+//! What one run is given (argv, environment, stdio, limits, cores) and what it yields.
+
+use crate::results::Termination;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where a run's standard input comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Null,
+    File(PathBuf),
+}
+
+/// Where a run's standard output or error goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sink {
+    Null,
+    Inherit,
+    /// Appended to this file.
+    File(PathBuf),
+}
+
+/// Limits on the whole process tree of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Limits {
+    /// CPU time (user + system) of the whole tree.
+    pub cpu: Option<Duration>,
+    /// Wall time of the main process's life.
+    pub wall: Option<Duration>,
+    /// Memory + swap of the whole tree, in bytes.
+    pub memory: Option<u64>,
+    /// Number of tasks (processes and threads) alive at once.
+    pub pids: Option<u64>,
+}
+
+/// Everything one measured run needs.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Program and arguments; the program is looked up in `PATH` when it has no slash.
+    pub argv: Vec<OsString>,
+    pub cwd: Option<PathBuf>,
+    /// The complete environment of the run (nothing else is inherited).
+    pub env: Vec<(OsString, OsString)>,
+    pub stdin: Input,
+    pub stdout: Sink,
+    pub stderr: Sink,
+    pub limits: Limits,
+    /// Logical CPUs to confine the run to (cpuset; sched_setaffinity in the fallback).
+    pub cores: Option<Vec<usize>>,
+}
+
+impl RunSpec {
+    /// A spec for `argv` with tare's own environment, null stdio and no limits.
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        RunSpec {
+            argv: argv.into_iter().map(Into::into).collect(),
+            cwd: None,
+            env: std::env::vars_os().collect(),
+            stdin: Input::Null,
+            stdout: Sink::Null,
+            stderr: Sink::Null,
+            limits: Limits::default(),
+            cores: None,
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// Monotonic time from just before spawn to the main process's exit.
+    pub wall: Duration,
+    /// User CPU time of the whole tree (or of waited-for processes in the fallback).
+    pub user: Duration,
+    /// System CPU time of the whole tree (or of waited-for processes in the fallback).
+    pub system: Duration,
+    /// Peak memory in bytes (see the backend's description for what it includes).
+    pub peak_memory: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub termination: Termination,
+    pub involuntary_context_switches: u64,
+    /// Processes that were still alive in the run's cgroup after the main process ended and
+    /// were killed by tare.
+    pub leftover_processes: usize,
+}
+
+impl Measurement {
+    pub fn cpu(&self) -> Duration {
+        self.user + self.system
+    }
+    /// Whether the main process exited with status 0 and no limit was hit.
+    pub fn succeeded(&self) -> bool {
+        self.termination == Termination::Exit && self.exit_code == Some(0)
+    }
+}

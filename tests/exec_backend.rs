@@ -1,0 +1,141 @@
+//! The exec layer against this machine's real cgroups (run as root) and the forced fallback.
+//! Each test skips itself with a message when the backend it needs is not usable here.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use tare::exec::{detect, Executor, Limits, Needs, Preference, RunSpec};
+use tare::results::{MethodKind, Termination};
+
+fn executor(pref: Preference) -> Option<Executor> {
+    match detect(pref, &Needs { cpuset: false, pids: true }, Path::new("/")) {
+        Ok((b, _)) => Some(Executor::new(b)),
+        Err(e) => {
+            eprintln!("skipping: backend {pref:?} not usable here: {e}");
+            None
+        }
+    }
+}
+
+fn sh(script: &str) -> RunSpec {
+    RunSpec::new(["/bin/sh", "-c", script])
+}
+
+fn no_cancel() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
+/// Processes whose command line contains `marker`.
+fn survivors(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let s = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if s.contains(marker) {
+                out.push(format!("{}: {s}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn v1_counts_cpu_of_killed_unwaited_child() {
+    let Some(ex) = executor(Preference::V1) else { return };
+    // The busy child is killed by its parent and never waited for.
+    let m = ex.run(&sh("sh -c 'while :; do :; done' & c=$!; sleep 0.6; kill -9 $c; exit 0"), &no_cancel()).unwrap();
+    assert_eq!(m.termination, Termination::Exit);
+    assert!(m.cpu() > Duration::from_millis(300), "cpu {:?} should include the killed child's ~0.6 s", m.cpu());
+}
+
+#[test]
+fn fallback_misses_cpu_of_unwaited_child() {
+    let Some(ex) = executor(Preference::Rusage) else { return };
+    assert_eq!(ex.backend().kind(), MethodKind::Rusage);
+    let m = ex.run(&sh("sh -c 'while :; do :; done' & c=$!; sleep 0.6; kill -9 $c; exit 0"), &no_cancel()).unwrap();
+    assert!(m.cpu() < Duration::from_millis(200), "fallback cannot see the child: {:?}", m.cpu());
+}
+
+#[test]
+fn v1_peak_memory_of_child_allocation() {
+    let Some(ex) = executor(Preference::V1) else { return };
+    let m = ex
+        .run(&sh("python3 -c 'x = bytearray(300 * 1024 * 1024); x[::4096] = b\"a\" * len(x[::4096])'"), &no_cancel())
+        .unwrap();
+    assert_eq!(m.exit_code, Some(0));
+    let peak = m.peak_memory.unwrap();
+    assert!(peak >= 300 * 1024 * 1024, "peak {peak} below the 300 MiB allocation");
+    assert!(peak < 600 * 1024 * 1024, "peak {peak} implausibly high");
+}
+
+#[test]
+fn v1_daemonized_grandchild_does_not_survive() {
+    let Some(ex) = executor(Preference::V1) else { return };
+    let marker = "987.654321";
+    let script = format!("setsid sh -c 'trap \"\" TERM HUP; sleep {marker}' </dev/null >/dev/null 2>&1 & (sleep {marker} &) ; exit 0");
+    let m = ex.run(&sh(&script), &no_cancel()).unwrap();
+    assert_eq!(m.exit_code, Some(0));
+    assert!(m.leftover_processes >= 2, "leftovers killed: {}", m.leftover_processes);
+    assert!(survivors(marker).is_empty(), "survived: {:?}", survivors(marker));
+}
+
+#[test]
+fn v1_memory_limit_ends_run() {
+    let Some(ex) = executor(Preference::V1) else { return };
+    let mut spec = sh("python3 -c 'x = bytearray(300 * 1024 * 1024); x[::4096] = b\"a\" * len(x[::4096])'");
+    spec.limits = Limits { memory: Some(100 * 1024 * 1024), ..Default::default() };
+    let m = ex.run(&spec, &no_cancel()).unwrap();
+    assert_eq!(m.termination, Termination::Memory, "{m:?}");
+}
+
+#[test]
+fn v1_cpu_limit_ends_run_of_whole_tree() {
+    let Some(ex) = executor(Preference::V1) else { return };
+    let mut spec = sh("sh -c 'while :; do :; done' & wait");
+    spec.limits = Limits { cpu: Some(Duration::from_millis(500)), ..Default::default() };
+    let m = ex.run(&spec, &no_cancel()).unwrap();
+    assert_eq!(m.termination, Termination::Cpu, "{m:?}");
+    assert!(m.cpu() >= Duration::from_millis(500));
+    assert!(m.wall < Duration::from_secs(20));
+}
+
+#[test]
+fn v1_wall_limit_ends_run() {
+    let Some(ex) = executor(Preference::V1) else { return };
+    let mut spec = sh("sleep 30");
+    spec.limits = Limits { wall: Some(Duration::from_millis(300)), ..Default::default() };
+    let m = ex.run(&spec, &no_cancel()).unwrap();
+    assert_eq!(m.termination, Termination::Wall, "{m:?}");
+    assert!(m.wall < Duration::from_secs(10));
+}
+
+#[test]
+fn v1_pids_limit_stops_fork_bomb() {
+    let Some(ex) = executor(Preference::V1) else { return };
+    let mut spec = sh("for i in $(seq 1 50); do sleep 5 & done; wait");
+    spec.limits = Limits { pids: Some(10), wall: Some(Duration::from_secs(20)), ..Default::default() };
+    let m = ex.run(&spec, &no_cancel()).unwrap();
+    // The shell cannot fork past the limit and reports errors; nothing is left behind.
+    assert!(m.leftover_processes <= 10, "{m:?}");
+}
+
+#[test]
+fn v2_cpu_and_kill_on_real_unified_hierarchy() {
+    // The unified hierarchy here has no memory/cpu controllers (they are on v1), but cpu.stat
+    // and cgroup.kill are core features: this exercises the v2 backend for real.
+    let Some(ex) = executor(Preference::V2) else { return };
+    let marker = "876.543219";
+    let m = ex
+        .run(&sh(&format!("setsid sleep {marker} & sh -c 'while :; do :; done' & c=$!; sleep 0.4; kill -9 $c; exit 3")), &no_cancel())
+        .unwrap();
+    assert_eq!(m.exit_code, Some(3));
+    assert!(m.cpu() > Duration::from_millis(200), "{m:?}");
+    assert!(survivors(marker).is_empty());
+}
+
+#[test]
+fn unknown_program_is_a_clear_error() {
+    let Some(ex) = executor(Preference::Auto) else { return };
+    let err = ex.run(&RunSpec::new(["definitely-not-a-program-xyz"]), &no_cancel()).unwrap_err();
+    assert!(err.to_string().contains("program not found"), "{err}");
+}
