@@ -25,13 +25,22 @@ pub struct UserError {
 
 impl UserError {
     pub fn usage(message: impl Into<String>) -> Self {
-        UserError { code: exit::USAGE, message: message.into() }
+        UserError {
+            code: exit::USAGE,
+            message: message.into(),
+        }
     }
     pub fn run_failed(message: impl Into<String>) -> Self {
-        UserError { code: exit::RUN_FAILED, message: message.into() }
+        UserError {
+            code: exit::RUN_FAILED,
+            message: message.into(),
+        }
     }
     pub fn interrupted() -> Self {
-        UserError { code: exit::INTERRUPTED, message: "interrupted; completed runs were kept".into() }
+        UserError {
+            code: exit::INTERRUPTED,
+            message: "interrupted; completed runs were kept".into(),
+        }
     }
 }
 
@@ -50,5 +59,7 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 
 /// The exit code an error should end the program with (2 unless it says otherwise).
 pub fn exit_code_of(err: &anyhow::Error) -> i32 {
-    err.downcast_ref::<UserError>().map(|e| e.code).unwrap_or(exit::USAGE)
+    err.downcast_ref::<UserError>()
+        .map(|e| e.code)
+        .unwrap_or(exit::USAGE)
 }

@@ -31,10 +31,18 @@ impl std::fmt::Display for SpawnError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.source.kind() {
             io::ErrorKind::NotFound => {
-                write!(f, "cannot run '{}': program not found; check the name or PATH, or use --shell", self.program)
+                write!(
+                    f,
+                    "cannot run '{}': program not found; check the name or PATH, or use --shell",
+                    self.program
+                )
             }
             io::ErrorKind::PermissionDenied => {
-                write!(f, "cannot run '{}': permission denied; is it executable?", self.program)
+                write!(
+                    f,
+                    "cannot run '{}': permission denied; is it executable?",
+                    self.program
+                )
             }
             _ => write!(f, "cannot run '{}': {}", self.program, self.source),
         }
@@ -52,13 +60,21 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
                 .create(true)
                 .append(true)
                 .open(p)
-                .map_err(|e| io::Error::new(e.kind(), format!("cannot open output file {}: {e}", p.display())))?,
+                .map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("cannot open output file {}: {e}", p.display()),
+                    )
+                })?,
         ),
     })
 }
 
 fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
-    let program = spec.argv.first().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+    let program = spec
+        .argv
+        .first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
     let mut cmd = Command::new(program);
     cmd.args(&spec.argv[1..]);
     cmd.env_clear();
@@ -68,9 +84,12 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
     }
     cmd.stdin(match &spec.stdin {
         Input::Null => Stdio::null(),
-        Input::File(p) => Stdio::from(
-            File::open(p).map_err(|e| io::Error::new(e.kind(), format!("cannot open input file {}: {e}", p.display())))?,
-        ),
+        Input::File(p) => Stdio::from(File::open(p).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot open input file {}: {e}", p.display()),
+            )
+        })?),
     });
     cmd.stdout(open_sink(&spec.stdout)?);
     cmd.stderr(open_sink(&spec.stderr)?);
@@ -102,11 +121,16 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
 /// Runs commands one at a time through a measuring backend.
 pub struct Executor {
     backend: Box<dyn Backend>,
+    /// Logical CPUs tare may use, read once (it costs several file reads).
+    cpus: usize,
 }
 
 impl Executor {
     pub fn new(backend: Box<dyn Backend>) -> Self {
-        Executor { backend }
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        Executor { backend, cpus }
     }
 
     pub fn backend(&self) -> &dyn Backend {
@@ -128,11 +152,20 @@ impl Executor {
         Ok(m)
     }
 
-    fn run_in(&self, spec: &RunSpec, group: &mut dyn RunGroup, cancel: &AtomicBool) -> anyhow::Result<Measurement> {
+    fn run_in(
+        &self,
+        spec: &RunSpec,
+        group: &mut dyn RunGroup,
+        cancel: &AtomicBool,
+    ) -> anyhow::Result<Measurement> {
         let mut cmd = build_command(spec, group.child_setup())?;
         let start = Instant::now();
         let child = cmd.spawn().map_err(|source| SpawnError {
-            program: spec.argv.first().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+            program: spec
+                .argv
+                .first()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             source,
         })?;
         drop(cmd);
@@ -181,7 +214,7 @@ impl Executor {
         cancel: &AtomicBool,
     ) -> anyhow::Result<Option<Stopped>> {
         let pidfd = sys::pidfd_open(pid)?;
-        let cores = spec.cores.as_ref().map(|c| c.len()).unwrap_or_else(available_cpus).max(1) as u32;
+        let cores = spec.cores.as_ref().map_or(self.cpus, |c| c.len()).max(1) as u32;
         loop {
             // The next moment a limit could be reached: wall directly; CPU at the earliest when
             // the remaining CPU time is used on every allowed core at once.
@@ -205,7 +238,11 @@ impl Executor {
                 Some(Stopped::Interrupted)
             } else if spec.limits.wall.is_some_and(|w| start.elapsed() >= w) {
                 Some(Stopped::Wall)
-            } else if spec.limits.cpu.is_some_and(|c| group.cpu_so_far(pid).unwrap_or_default() >= c) {
+            } else if spec
+                .limits
+                .cpu
+                .is_some_and(|c| group.cpu_so_far(pid).unwrap_or_default() >= c)
+            {
                 Some(Stopped::Cpu)
             } else {
                 None
@@ -218,9 +255,4 @@ impl Executor {
             }
         }
     }
-}
-
-/// Logical CPUs this process may run on.
-fn available_cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }

@@ -70,7 +70,11 @@ pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
 
 /// Waits up to `timeout` for `fd` to become readable; true when it did.
 pub fn poll_readable(fd: &OwnedFd, timeout: Duration) -> io::Result<bool> {
-    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
     let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
     // SAFETY: `pfd` is one valid pollfd that lives for the call.
     let r = unsafe { libc::poll(&mut pfd, 1, ms.max(0)) };
@@ -118,7 +122,10 @@ pub fn setpgid_self() -> io::Result<()> {
 
 /// Async-signal-safe: sets a resource limit of the calling process.
 pub fn setrlimit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> io::Result<()> {
-    let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+    let lim = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
     // SAFETY: `lim` is a valid rlimit that lives for the call; setrlimit is async-signal-safe.
     if unsafe { libc::setrlimit(resource, &lim) } != 0 {
         return Err(io::Error::last_os_error());
@@ -181,7 +188,9 @@ pub fn killpg(pgid: i32, sig: i32) -> io::Result<bool> {
 
 /// Whether this process may write into `path` (access(2) with W_OK).
 pub fn writable(path: &std::path::Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
     // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }

@@ -30,7 +30,10 @@ pub enum Termination {
 impl Termination {
     /// Whether the run hit one of the limits the user set.
     pub fn is_limit(self) -> bool {
-        matches!(self, Termination::Cpu | Termination::Wall | Termination::Memory)
+        matches!(
+            self,
+            Termination::Cpu | Termination::Wall | Termination::Memory
+        )
     }
     pub fn as_str(self) -> &'static str {
         match self {

@@ -51,7 +51,10 @@ impl Backend for RusageBackend {
 
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
         if limits.pids.is_some() {
-            return Err(io::Error::new(io::ErrorKind::Unsupported, "--pids-limit needs a cgroup (pids controller)"));
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "--pids-limit needs a cgroup (pids controller)",
+            ));
         }
         Ok(Box::new(RusageGroup {
             setup: ChildSetup {
@@ -76,7 +79,9 @@ fn proc_cpu(pid: i32) -> io::Result<Duration> {
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     // After the ')' field 3 (state) is index 0, so utime (14) is 11 and stime (15) is 12.
     let total = ticks(11) + ticks(12);
-    Ok(Duration::from_secs_f64(total as f64 / sys::clock_ticks() as f64))
+    Ok(Duration::from_secs_f64(
+        total as f64 / sys::clock_ticks() as f64,
+    ))
 }
 
 impl RunGroup for RusageGroup {

@@ -90,7 +90,11 @@ impl std::str::FromStr for Preference {
 ///
 /// When a specific backend is asked for and is not usable, this fails with the reason.
 /// `reasons` collects why better backends were passed over (for the loud fallback notice).
-pub fn detect(pref: Preference, needs: &Needs, root: &Path) -> io::Result<(Box<dyn Backend>, Vec<String>)> {
+pub fn detect(
+    pref: Preference,
+    needs: &Needs,
+    root: &Path,
+) -> io::Result<(Box<dyn Backend>, Vec<String>)> {
     let mut reasons = Vec::new();
     if matches!(pref, Preference::Auto | Preference::V1) {
         match v1::V1::discover(root, needs) {
@@ -106,7 +110,10 @@ pub fn detect(pref: Preference, needs: &Needs, root: &Path) -> io::Result<(Box<d
             Err(e) => reasons.push(format!("cgroup v2: {e}")),
         }
     }
-    Ok((Box::new(fallback::RusageBackend::new(reasons.clone())), reasons))
+    Ok((
+        Box::new(fallback::RusageBackend::new(reasons.clone())),
+        reasons,
+    ))
 }
 
 /// Optional controllers a session needs.
@@ -125,27 +132,41 @@ pub(crate) fn read_trimmed(path: &Path) -> io::Result<String> {
 
 /// Writes a small control file, with the path in the error.
 pub(crate) fn write_file(path: &Path, value: &str) -> io::Result<()> {
-    std::fs::write(path, value).map_err(|e| io::Error::new(e.kind(), format!("cannot write '{value}' to {}: {e}", path.display())))
+    std::fs::write(path, value).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot write '{value}' to {}: {e}", path.display()),
+        )
+    })
 }
 
 /// Parses an unsigned integer control value, with the path in the error.
 pub(crate) fn read_u64(path: &Path) -> io::Result<u64> {
     let s = read_trimmed(path)?;
-    s.parse::<u64>()
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("{}: not a number: '{s}'", path.display())))
+    s.parse::<u64>().map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: not a number: '{s}'", path.display()),
+        )
+    })
 }
 
 /// Finds `key value` in a flat-keyed file such as cpu.stat, memory.events or memory.oom_control.
 pub(crate) fn keyed_value(content: &str, key: &str) -> Option<u64> {
     content.lines().find_map(|l| {
         let mut it = l.split_whitespace();
-        (it.next() == Some(key)).then(|| it.next()?.parse().ok()).flatten()
+        (it.next() == Some(key))
+            .then(|| it.next()?.parse().ok())
+            .flatten()
     })
 }
 
 /// Pids listed in a `cgroup.procs` file.
 pub(crate) fn read_pids(path: &Path) -> io::Result<Vec<i32>> {
-    Ok(std::fs::read_to_string(path)?.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    Ok(std::fs::read_to_string(path)?
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect())
 }
 
 /// Removes a cgroup directory, retrying briefly while the kernel still counts exiting tasks.
@@ -159,17 +180,29 @@ pub(crate) fn remove_dir_retrying(dir: &Path) -> io::Result<()> {
                 std::thread::sleep(delay);
                 delay = (delay * 2).min(Duration::from_millis(50));
             }
-            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot remove cgroup {}: {e}", dir.display()))),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot remove cgroup {}: {e}", dir.display()),
+                ))
+            }
         }
     }
-    Err(io::Error::other(format!("cgroup {} still busy after its processes were killed", dir.display())))
+    Err(io::Error::other(format!(
+        "cgroup {} still busy after its processes were killed",
+        dir.display()
+    )))
 }
 
 /// A fresh, process-unique name for a run group.
 pub(crate) fn group_name() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!("tare-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "tare-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Current cgroup path of this process in a hierarchy, from /proc/self/cgroup.
@@ -179,7 +212,9 @@ pub(crate) fn own_cgroup(root: &Path, controller: Option<&str>) -> io::Result<St
     for line in content.lines() {
         let mut parts = line.splitn(3, ':');
         let (id, ctrls, path) = (parts.next(), parts.next(), parts.next());
-        let (Some(id), Some(ctrls), Some(path)) = (id, ctrls, path) else { continue };
+        let (Some(id), Some(ctrls), Some(path)) = (id, ctrls, path) else {
+            continue;
+        };
         let hit = match controller {
             None => id == "0" && ctrls.is_empty(),
             Some(c) => ctrls.split(',').any(|x| x == c),
@@ -188,7 +223,10 @@ pub(crate) fn own_cgroup(root: &Path, controller: Option<&str>) -> io::Result<St
             return Ok(path.to_string());
         }
     }
-    Err(io::Error::new(io::ErrorKind::NotFound, "not in /proc/self/cgroup"))
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        "not in /proc/self/cgroup",
+    ))
 }
 
 /// Mount points of cgroup file systems, from /proc/self/mountinfo: (fstype, mount point, super options).
@@ -197,21 +235,30 @@ pub(crate) fn cgroup_mounts(root: &Path) -> io::Result<Vec<(String, String, Stri
     let mut out = Vec::new();
     for line in content.lines() {
         // fields: id parent maj:min root mountpoint opts [optional...] - fstype source superopts
-        let Some((left, right)) = line.split_once(" - ") else { continue };
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
         let mount_point = left.split_whitespace().nth(4).unwrap_or("");
         let mut r = right.split_whitespace();
         let fstype = r.next().unwrap_or("");
         let _source = r.next();
         let superopts = r.next().unwrap_or("");
         if fstype == "cgroup" || fstype == "cgroup2" {
-            out.push((fstype.to_string(), unescape_mount(mount_point), superopts.to_string()));
+            out.push((
+                fstype.to_string(),
+                unescape_mount(mount_point),
+                superopts.to_string(),
+            ));
         }
     }
     Ok(out)
 }
 
 fn unescape_mount(s: &str) -> String {
-    s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
 }
 
 #[cfg(test)]
@@ -223,7 +270,10 @@ mod tests {
         let s = "usage_usec 120\nuser_usec 100\nsystem_usec 20\n";
         assert_eq!(keyed_value(s, "user_usec"), Some(100));
         assert_eq!(keyed_value(s, "usage"), None);
-        assert_eq!(keyed_value("oom_kill_disable 0\nunder_oom 0\noom_kill 3", "oom_kill"), Some(3));
+        assert_eq!(
+            keyed_value("oom_kill_disable 0\nunder_oom 0\noom_kill 3", "oom_kill"),
+            Some(3)
+        );
     }
 
     #[test]

@@ -5,22 +5,30 @@
 //! Peak memory: `memory.memsw.max_usage_in_bytes` when swap accounting exists, else
 //! `memory.max_usage_in_bytes` (whole tree, page cache charged to it included).
 //! Kill: freeze (`freezer.state`), SIGKILL every member, thaw, wait until empty.
+//!
+//! Cost: the memory group is made fresh for every run, because charges (page cache, kernel
+//! objects) that outlive a run's processes stay with their group and would inflate the next
+//! run's peak. The cpuacct, freezer, pids and cpuset groups carry no such state once empty, so
+//! they are made once per configuration and reused: CPU time is the difference of
+//! `cpuacct.usage_*` across the run, and the group is proven empty before each run.
 
 use super::{
-    cgroup_mounts, group_name, keyed_value, own_cgroup, read_pids, read_trimmed, read_u64, remove_dir_retrying,
-    write_file, Accounting, Backend, ChildSetup, Needs, RunGroup,
+    cgroup_mounts, group_name, keyed_value, own_cgroup, read_pids, read_trimmed, read_u64,
+    remove_dir_retrying, write_file, Accounting, Backend, ChildSetup, Needs, RunGroup,
 };
 use crate::exec::spec::Limits;
 use crate::exec::sys::{self, Rusage};
 use crate::results::{MeasurementMethod, MethodKind};
+use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// The v1 hierarchies this backend uses: the parent directory of run groups in each.
-#[derive(Debug)]
+
 pub struct V1 {
     cpuacct: PathBuf,
     memory: PathBuf,
@@ -28,6 +36,8 @@ pub struct V1 {
     pids: Option<PathBuf>,
     cpuset: Option<PathBuf>,
     memsw: bool,
+    /// Groups reused from run to run for one (task limit, cores) configuration.
+    shared: RefCell<Option<Rc<Shared>>>,
 }
 
 fn parent_in(root: &Path, mounts: &[(String, String, String)], ctrl: &str) -> io::Result<PathBuf> {
@@ -35,18 +45,31 @@ fn parent_in(root: &Path, mounts: &[(String, String, String)], ctrl: &str) -> io
         .iter()
         .find(|(fs, _, opts)| fs == "cgroup" && opts.split(',').any(|o| o == ctrl))
         .map(|(_, mp, _)| mp.clone())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("controller '{ctrl}' is not mounted")))?;
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("controller '{ctrl}' is not mounted"),
+            )
+        })?;
     let own = own_cgroup(root, Some(ctrl))?;
-    let dir = root.join(mount.trim_start_matches('/')).join(own.trim_start_matches('/'));
+    let dir = root
+        .join(mount.trim_start_matches('/'))
+        .join(own.trim_start_matches('/'));
     // Probe that we may create groups here: the directory must be writable.
     let procs = dir.join("cgroup.procs");
     if !procs.exists() {
-        return Err(io::Error::new(io::ErrorKind::NotFound, format!("{} does not exist", procs.display())));
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} does not exist", procs.display()),
+        ));
     }
     if !sys::writable(&dir) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("no permission to create cgroups in {} (run as root)", dir.display()),
+            format!(
+                "no permission to create cgroups in {} (run as root)",
+                dir.display()
+            ),
         ));
     }
     Ok(dir)
@@ -59,10 +82,26 @@ impl V1 {
         let cpuacct = parent_in(root, &mounts, "cpuacct")?;
         let memory = parent_in(root, &mounts, "memory")?;
         let freezer = parent_in(root, &mounts, "freezer")?;
-        let pids = if needs.pids { Some(parent_in(root, &mounts, "pids")?) } else { None };
-        let cpuset = if needs.cpuset { Some(parent_in(root, &mounts, "cpuset")?) } else { None };
+        let pids = if needs.pids {
+            Some(parent_in(root, &mounts, "pids")?)
+        } else {
+            None
+        };
+        let cpuset = if needs.cpuset {
+            Some(parent_in(root, &mounts, "cpuset")?)
+        } else {
+            None
+        };
         let memsw = memory.join("memory.memsw.max_usage_in_bytes").exists();
-        Ok(V1 { cpuacct, memory, freezer, pids, cpuset, memsw })
+        Ok(V1 {
+            cpuacct,
+            memory,
+            freezer,
+            pids,
+            cpuset,
+            memsw,
+            shared: RefCell::new(None),
+        })
     }
 }
 
@@ -90,88 +129,190 @@ impl Backend for V1 {
     }
 
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
-        let name = group_name();
-        let mut g = V1Group { dirs: Vec::new(), procs: Vec::new(), freezer: None, cpuacct: None, memory: None, memsw: self.memsw };
-        // On any error the partially built group is dropped, which removes what was made.
-        let cpuacct = g.make(&self.cpuacct, &name)?;
-        g.cpuacct = Some(cpuacct);
-        let memory = g.make(&self.memory, &name)?;
+        let shared = self.shared_for(limits.pids, cores)?;
+        // A group that is not empty would mix another run's processes into this one.
+        if !read_pids(&shared.freezer.join("cgroup.procs"))?.is_empty() {
+            return Err(io::Error::other(format!(
+                "cgroup {} is not empty before a run",
+                shared.freezer.display()
+            )));
+        }
+        let memory = Dir::make(&self.memory, &group_name())?;
         if let Some(bytes) = limits.memory {
-            write_file(&memory.join("memory.limit_in_bytes"), &bytes.to_string())?;
+            write_file(
+                &memory.path.join("memory.limit_in_bytes"),
+                &bytes.to_string(),
+            )?;
             if self.memsw {
-                write_file(&memory.join("memory.memsw.limit_in_bytes"), &bytes.to_string())?;
+                write_file(
+                    &memory.path.join("memory.memsw.limit_in_bytes"),
+                    &bytes.to_string(),
+                )?;
             }
         }
-        g.memory = Some(memory);
-        let freezer = g.make(&self.freezer, &name)?;
-        g.freezer = Some(freezer);
-        if let Some(p) = &self.pids {
-            let dir = g.make(p, &name)?;
-            if let Some(max) = limits.pids {
-                write_file(&dir.join("pids.max"), &max.to_string())?;
-            }
-        }
-        if let (Some(p), Some(cores)) = (&self.cpuset, cores) {
-            let dir = g.make_unjoined(p, &name)?;
-            let list: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
-            write_file(&dir.join("cpuset.cpus"), &list.join(","))?;
-            let mems = read_trimmed(&p.join("cpuset.mems"))?;
-            write_file(&dir.join("cpuset.mems"), &mems)?;
-            g.join(&dir)?;
-        }
-        Ok(Box::new(g))
+        let memory_procs = OpenOptions::new()
+            .write(true)
+            .open(memory.path.join("cgroup.procs"))?;
+        let baseline = shared.cpu()?;
+        Ok(Box::new(V1Group {
+            shared,
+            memory: Some(memory),
+            memory_procs: Some(memory_procs),
+            baseline,
+            memsw: self.memsw,
+        }))
     }
 }
 
-/// One run's groups across the v1 hierarchies.
-struct V1Group {
-    dirs: Vec<PathBuf>,
+impl V1 {
+    fn shared_for(&self, pids: Option<u64>, cores: Option<&[usize]>) -> io::Result<Rc<Shared>> {
+        let key = (pids, cores.map(<[usize]>::to_vec));
+        let mut slot = self.shared.borrow_mut();
+        if let Some(s) = slot.as_ref() {
+            if s.key == key {
+                return Ok(Rc::clone(s));
+            }
+        }
+        *slot = None; // drops (removes) the groups of the previous configuration
+        let name = group_name();
+        let cpuacct = Dir::make(&self.cpuacct, &name)?;
+        let freezer = Dir::make(&self.freezer, &name)?;
+        let pids_dir = match &self.pids {
+            Some(p) => {
+                let d = Dir::make(p, &name)?;
+                write_file(
+                    &d.path.join("pids.max"),
+                    &pids.map_or("max".to_string(), |m| m.to_string()),
+                )?;
+                Some(d)
+            }
+            None => None,
+        };
+        let cpuset_dir = match (&self.cpuset, cores) {
+            (Some(p), Some(cores)) => {
+                let d = Dir::make(p, &name)?;
+                let list: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
+                write_file(&d.path.join("cpuset.cpus"), &list.join(","))?;
+                write_file(
+                    &d.path.join("cpuset.mems"),
+                    &read_trimmed(&p.join("cpuset.mems"))?,
+                )?;
+                Some(d)
+            }
+            (None, Some(_)) => {
+                return Err(io::Error::other(
+                    "pinning to cores needs the cpuset controller",
+                ))
+            }
+            _ => None,
+        };
+        let mut procs = Vec::new();
+        for d in [
+            Some(&cpuacct),
+            Some(&freezer),
+            pids_dir.as_ref(),
+            cpuset_dir.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            procs.push(
+                OpenOptions::new()
+                    .write(true)
+                    .open(d.path.join("cgroup.procs"))?,
+            );
+        }
+        let freezer_path = freezer.path.clone();
+        let cpuacct_path = cpuacct.path.clone();
+        let mut dirs = vec![cpuacct, freezer];
+        dirs.extend(pids_dir);
+        dirs.extend(cpuset_dir);
+        let s = Rc::new(Shared {
+            key,
+            cpuacct: cpuacct_path,
+            freezer: freezer_path,
+            procs,
+            _dirs: dirs,
+        });
+        *slot = Some(Rc::clone(&s));
+        Ok(s)
+    }
+}
+
+/// A cgroup directory tare made; removed when dropped.
+struct Dir {
+    path: PathBuf,
+}
+
+impl Dir {
+    fn make(parent: &Path, name: &str) -> io::Result<Dir> {
+        let path = parent.join(name);
+        std::fs::create_dir(&path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot create cgroup {}: {e}", path.display()),
+            )
+        })?;
+        Ok(Dir { path })
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = remove_dir_retrying(&self.path);
+    }
+}
+
+/// Groups shared by consecutive runs of one configuration (empty between runs).
+struct Shared {
+    key: (Option<u64>, Option<Vec<usize>>),
+    cpuacct: PathBuf,
+    freezer: PathBuf,
     procs: Vec<File>,
-    freezer: Option<PathBuf>,
-    cpuacct: Option<PathBuf>,
-    memory: Option<PathBuf>,
-    memsw: bool,
+    // Declared last so the files above are closed before the directories are removed.
+    _dirs: Vec<Dir>,
 }
 
-impl V1Group {
-    fn make_unjoined(&mut self, parent: &Path, name: &str) -> io::Result<PathBuf> {
-        let dir = parent.join(name);
-        std::fs::create_dir(&dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot create cgroup {}: {e}", dir.display())))?;
-        self.dirs.push(dir.clone());
-        Ok(dir)
-    }
-
-    fn join(&mut self, dir: &Path) -> io::Result<()> {
-        let f = OpenOptions::new().write(true).open(dir.join("cgroup.procs"))?;
-        self.procs.push(f);
-        Ok(())
-    }
-
-    fn make(&mut self, parent: &Path, name: &str) -> io::Result<PathBuf> {
-        let dir = self.make_unjoined(parent, name)?;
-        self.join(&dir)?;
-        Ok(dir)
+impl Shared {
+    /// (user, system) CPU time accumulated in the cpuacct group so far.
+    fn cpu(&self) -> io::Result<(Duration, Duration)> {
+        Ok((
+            Duration::from_nanos(read_u64(&self.cpuacct.join("cpuacct.usage_user"))?),
+            Duration::from_nanos(read_u64(&self.cpuacct.join("cpuacct.usage_sys"))?),
+        ))
     }
 
     fn freezer_state(&self, state: &str) -> io::Result<()> {
-        let Some(f) = &self.freezer else { return Ok(()) };
-        write_file(&f.join("freezer.state"), state)
+        write_file(&self.freezer.join("freezer.state"), state)
     }
+}
+
+/// One run: the shared groups plus its own fresh memory group.
+struct V1Group {
+    shared: Rc<Shared>,
+    memory: Option<Dir>,
+    memory_procs: Option<File>,
+    baseline: (Duration, Duration),
+    memsw: bool,
 }
 
 impl RunGroup for V1Group {
     fn child_setup(&self) -> ChildSetup {
-        ChildSetup { procs_fds: self.procs.iter().map(|f| f.as_raw_fd()).collect(), ..Default::default() }
+        let mut fds: Vec<_> = self.shared.procs.iter().map(|f| f.as_raw_fd()).collect();
+        fds.extend(self.memory_procs.iter().map(|f| f.as_raw_fd()));
+        ChildSetup {
+            procs_fds: fds,
+            ..Default::default()
+        }
     }
 
     fn cpu_so_far(&self, _main_pid: i32) -> io::Result<Duration> {
-        let dir = self.cpuacct.as_ref().ok_or_else(|| io::Error::other("no cpuacct group"))?;
-        Ok(Duration::from_nanos(read_u64(&dir.join("cpuacct.usage"))?))
+        let total = Duration::from_nanos(read_u64(&self.shared.cpuacct.join("cpuacct.usage"))?);
+        Ok(total.saturating_sub(self.baseline.0 + self.baseline.1))
     }
 
     fn kill_all(&mut self, _main_pid: i32) -> io::Result<usize> {
-        let Some(freezer) = self.freezer.clone() else { return Ok(0) };
+        let freezer = &self.shared.freezer;
         let procs = freezer.join("cgroup.procs");
         let first = read_pids(&procs)?;
         if first.is_empty() {
@@ -179,63 +320,76 @@ impl RunGroup for V1Group {
         }
         // Freeze so nothing can fork while we kill, then kill every member, then thaw so the
         // kill is delivered.
-        self.freezer_state("FROZEN")?;
+        self.shared.freezer_state("FROZEN")?;
         let deadline = Instant::now() + Duration::from_secs(2);
-        while read_trimmed(&freezer.join("freezer.state"))? != "FROZEN" && Instant::now() < deadline {
+        while read_trimmed(&freezer.join("freezer.state"))? != "FROZEN" && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_micros(100));
         }
-        let mut killed = 0;
         for pid in read_pids(&procs)? {
             sys::kill(pid, libc::SIGKILL)?;
-            killed += 1;
         }
-        self.freezer_state("THAWED")?;
+        self.shared.freezer_state("THAWED")?;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let left = read_pids(&procs)?;
             if left.is_empty() {
-                break;
+                return Ok(first.len());
             }
             if Instant::now() > deadline {
-                return Err(io::Error::other(format!("processes {left:?} survived SIGKILL in {}", freezer.display())));
+                return Err(io::Error::other(format!(
+                    "processes {left:?} survived SIGKILL in {}",
+                    freezer.display()
+                )));
             }
             for pid in left {
                 sys::kill(pid, libc::SIGKILL)?;
             }
             std::thread::sleep(Duration::from_micros(200));
         }
-        Ok(killed.max(first.len()))
     }
 
     fn account(&self, _rusage: &Rusage) -> io::Result<Accounting> {
-        let cpu = self.cpuacct.as_ref().ok_or_else(|| io::Error::other("no cpuacct group"))?;
-        let user = Duration::from_nanos(read_u64(&cpu.join("cpuacct.usage_user"))?);
-        let system = Duration::from_nanos(read_u64(&cpu.join("cpuacct.usage_sys"))?);
-        let mem = self.memory.as_ref().ok_or_else(|| io::Error::other("no memory group"))?;
-        let peak_file = if self.memsw { "memory.memsw.max_usage_in_bytes" } else { "memory.max_usage_in_bytes" };
+        let (user, system) = self.shared.cpu()?;
+        let mem = &self
+            .memory
+            .as_ref()
+            .ok_or_else(|| io::Error::other("memory group already removed"))?
+            .path;
+        let peak_file = if self.memsw {
+            "memory.memsw.max_usage_in_bytes"
+        } else {
+            "memory.max_usage_in_bytes"
+        };
         let peak = read_u64(&mem.join(peak_file))?;
         let oom = std::fs::read_to_string(mem.join("memory.oom_control"))
             .ok()
             .and_then(|s| keyed_value(&s, "oom_kill"))
             .unwrap_or(0);
-        Ok(Accounting { user, system, peak_memory: Some(peak), oom_killed: oom > 0 })
+        Ok(Accounting {
+            user: user.saturating_sub(self.baseline.0),
+            system: system.saturating_sub(self.baseline.1),
+            peak_memory: Some(peak),
+            oom_killed: oom > 0,
+        })
     }
 
     fn destroy(&mut self) -> io::Result<()> {
-        self.procs.clear();
-        let mut first_err = None;
-        for dir in self.dirs.drain(..).rev() {
-            if let Err(e) = remove_dir_retrying(&dir) {
-                first_err.get_or_insert(e);
+        self.memory_procs = None;
+        match self.memory.take() {
+            Some(dir) => {
+                let path = dir.path.clone();
+                std::mem::forget(dir);
+                remove_dir_retrying(&path)
             }
+            None => Ok(()),
         }
-        first_err.map_or(Ok(()), Err)
     }
 }
 
 impl Drop for V1Group {
     fn drop(&mut self) {
-        if !self.dirs.is_empty() {
+        if self.memory.is_some() {
             let _ = self.kill_all(0);
             let _ = self.destroy();
         }

@@ -12,8 +12,8 @@
 //! delegated directory. To get one as a user: `systemd-run --user --scope -p Delegate=yes tare …`.
 
 use super::{
-    cgroup_mounts, group_name, keyed_value, own_cgroup, read_pids, read_trimmed, remove_dir_retrying, write_file,
-    Accounting, Backend, ChildSetup, Needs, RunGroup,
+    cgroup_mounts, group_name, keyed_value, own_cgroup, read_pids, read_trimmed,
+    remove_dir_retrying, write_file, Accounting, Backend, ChildSetup, Needs, RunGroup,
 };
 use crate::exec::spec::Limits;
 use crate::exec::sys::{self, Rusage};
@@ -33,7 +33,8 @@ pub struct V2 {
     warnings: Vec<String>,
 }
 
-const HOWTO: &str = "run tare in a delegated cgroup, e.g. `systemd-run --user --scope -p Delegate=yes tare …`, \
+const HOWTO: &str =
+    "run tare in a delegated cgroup, e.g. `systemd-run --user --scope -p Delegate=yes tare …`, \
                      or set TARE_CGROUP_PARENT to a cgroup directory you own";
 
 impl V2 {
@@ -47,9 +48,12 @@ impl V2 {
                     .iter()
                     .find(|(fs, _, _)| fs == "cgroup2")
                     .map(|(_, mp, _)| mp.clone())
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no cgroup2 file system is mounted"))?;
+                    .ok_or_else(|| {
+                        io::Error::new(io::ErrorKind::NotFound, "no cgroup2 file system is mounted")
+                    })?;
                 let own = own_cgroup(root, None)?;
-                root.join(mount.trim_start_matches('/')).join(own.trim_start_matches('/'))
+                root.join(mount.trim_start_matches('/'))
+                    .join(own.trim_start_matches('/'))
             }
         };
         Self::at(&parent, needs)
@@ -58,10 +62,15 @@ impl V2 {
     /// Uses `parent` as the subtree; enables the controllers tare wants where it may.
     pub fn at(parent: &Path, needs: &Needs) -> io::Result<V2> {
         if !parent.join("cgroup.procs").exists() {
-            return Err(io::Error::new(io::ErrorKind::NotFound, format!("{} is not a cgroup2 directory", parent.display())));
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{} is not a cgroup2 directory", parent.display()),
+            ));
         }
-        let available: Vec<String> =
-            read_trimmed(&parent.join("cgroup.controllers"))?.split_whitespace().map(String::from).collect();
+        let available: Vec<String> = read_trimmed(&parent.join("cgroup.controllers"))?
+            .split_whitespace()
+            .map(String::from)
+            .collect();
         let mut wanted = vec!["memory"];
         if needs.pids {
             wanted.push("pids");
@@ -70,30 +79,45 @@ impl V2 {
             wanted.push("cpuset");
         }
         let subtree = parent.join("cgroup.subtree_control");
-        let mut enabled: Vec<String> = read_trimmed(&subtree)?.split_whitespace().map(String::from).collect();
+        let mut enabled: Vec<String> = read_trimmed(&subtree)?
+            .split_whitespace()
+            .map(String::from)
+            .collect();
         let mut warnings = Vec::new();
         for c in &wanted {
             if enabled.iter().any(|e| e == c) {
                 continue;
             }
             if !available.iter().any(|a| a == c) {
-                warnings.push(format!("cgroup v2 controller '{c}' is not available in {}", parent.display()));
+                warnings.push(format!(
+                    "cgroup v2 controller '{c}' is not available in {}",
+                    parent.display()
+                ));
                 continue;
             }
             match write_file(&subtree, &format!("+{c}")) {
                 Ok(()) => enabled.push(c.to_string()),
-                Err(e) => warnings.push(format!("cannot enable cgroup v2 controller '{c}': {e}; {HOWTO}")),
+                Err(e) => warnings.push(format!(
+                    "cannot enable cgroup v2 controller '{c}': {e}; {HOWTO}"
+                )),
             }
         }
         for (need, c) in [(needs.pids, "pids"), (needs.cpuset, "cpuset")] {
             if need && !enabled.iter().any(|e| e == c) {
                 return Err(io::Error::new(
                     io::ErrorKind::Unsupported,
-                    format!("cgroup v2 controller '{c}' is needed but not usable in {}; {HOWTO}", parent.display()),
+                    format!(
+                        "cgroup v2 controller '{c}' is needed but not usable in {}; {HOWTO}",
+                        parent.display()
+                    ),
                 ));
             }
         }
-        Ok(V2 { parent: parent.to_path_buf(), controllers: enabled, warnings })
+        Ok(V2 {
+            parent: parent.to_path_buf(),
+            controllers: enabled,
+            warnings,
+        })
     }
 
     fn has(&self, c: &str) -> bool {
@@ -111,7 +135,9 @@ impl Backend for V2 {
         let peak = if self.has("memory") {
             "peak memory + page cache of the whole tree (cgroup v2 memory.peak; none before Linux 5.19)".to_string()
         } else {
-            warnings.push(format!("peak memory is not measured: the memory controller is not enabled; {HOWTO}"));
+            warnings.push(format!(
+                "peak memory is not measured: the memory controller is not enabled; {HOWTO}"
+            ));
             "not measured (memory controller not enabled in the delegated cgroup)".to_string()
         };
         MeasurementMethod {
@@ -127,9 +153,16 @@ impl Backend for V2 {
 
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
         let dir = self.parent.join(group_name());
-        std::fs::create_dir(&dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot create cgroup {}: {e}", dir.display())))?;
-        let mut g = V2Group { dir: Some(dir.clone()), procs: None };
+        std::fs::create_dir(&dir).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot create cgroup {}: {e}", dir.display()),
+            )
+        })?;
+        let mut g = V2Group {
+            dir: Some(dir.clone()),
+            procs: None,
+        };
         if let Some(bytes) = limits.memory {
             if !self.has("memory") {
                 return Err(io::Error::new(
@@ -149,7 +182,11 @@ impl Backend for V2 {
             let list: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
             write_file(&dir.join("cpuset.cpus"), &list.join(","))?;
         }
-        g.procs = Some(OpenOptions::new().write(true).open(dir.join("cgroup.procs"))?);
+        g.procs = Some(
+            OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))?,
+        );
         Ok(Box::new(g))
     }
 }
@@ -162,7 +199,9 @@ pub struct V2Group {
 
 impl V2Group {
     fn dir(&self) -> io::Result<&Path> {
-        self.dir.as_deref().ok_or_else(|| io::Error::other("cgroup already removed"))
+        self.dir
+            .as_deref()
+            .ok_or_else(|| io::Error::other("cgroup already removed"))
     }
 }
 
@@ -175,7 +214,10 @@ pub fn parse_cpu_stat(content: &str) -> Option<(Duration, Duration)> {
 
 impl RunGroup for V2Group {
     fn child_setup(&self) -> ChildSetup {
-        ChildSetup { procs_fds: self.procs.iter().map(|f| f.as_raw_fd()).collect(), ..Default::default() }
+        ChildSetup {
+            procs_fds: self.procs.iter().map(|f| f.as_raw_fd()).collect(),
+            ..Default::default()
+        }
     }
 
     fn cpu_so_far(&self, _main_pid: i32) -> io::Result<Duration> {
@@ -209,7 +251,10 @@ impl RunGroup for V2Group {
                 return Ok(first.len());
             }
             if Instant::now() > deadline {
-                return Err(io::Error::other(format!("processes {left:?} survived SIGKILL in {}", dir.display())));
+                return Err(io::Error::other(format!(
+                    "processes {left:?} survived SIGKILL in {}",
+                    dir.display()
+                )));
             }
             for pid in left {
                 sys::kill(pid, libc::SIGKILL)?;
@@ -221,8 +266,12 @@ impl RunGroup for V2Group {
     fn account(&self, _rusage: &Rusage) -> io::Result<Accounting> {
         let dir = self.dir()?;
         let stat = read_trimmed(&dir.join("cpu.stat"))?;
-        let (user, system) = parse_cpu_stat(&stat)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("{}/cpu.stat lacks user_usec/system_usec", dir.display())))?;
+        let (user, system) = parse_cpu_stat(&stat).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}/cpu.stat lacks user_usec/system_usec", dir.display()),
+            )
+        })?;
         let peak_memory = match read_trimmed(&dir.join("memory.peak")) {
             Ok(s) => s.parse::<u64>().ok(),
             Err(_) => None,
@@ -231,7 +280,12 @@ impl RunGroup for V2Group {
             .ok()
             .and_then(|s| keyed_value(&s, "oom_kill"))
             .unwrap_or(0);
-        Ok(Accounting { user, system, peak_memory, oom_killed: oom > 0 })
+        Ok(Accounting {
+            user,
+            system,
+            peak_memory,
+            oom_killed: oom > 0,
+        })
     }
 
     fn destroy(&mut self) -> io::Result<()> {
