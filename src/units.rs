@@ -1,1 +1,193 @@
-//! units
+//! Units for people: parsing sizes and durations the user types, and printing seconds and
+//! bytes with SI prefixes and as many significant digits as the measurement supports
+//! (seed 003 §7.2–7.3: a digit below the precision of a value is noise presented as fact).
+
+use std::time::Duration;
+
+/// Parses a memory size: plain bytes ("1048576"), SI ("512MB", "1.5GB", "10kB") or binary
+/// ("2GiB", "512MiB", "64KiB"). Case-insensitive suffixes; "B" alone means bytes.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid size '{s}': expected a number with an optional unit, e.g. 512MB or 2GiB"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        other => return Err(format!("invalid size unit '{other}' in '{s}': use B, kB, MB, GB, KiB, MiB or GiB")),
+    };
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("invalid size '{s}': must be at least 1 byte"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// Parses a duration: plain seconds ("1.5"), or with a unit ("500ms", "2s", "1m", "1h30m").
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs > 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+        return Err(format!("invalid duration '{s}': must be positive"));
+    }
+    humantime::parse_duration(t)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("invalid duration '{s}': use seconds (1.5) or a unit (500ms, 2s, 1m)"))
+}
+
+/// Parses a relative precision: "1%", "0.5 %" or a fraction "0.01".
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("invalid percentage '{s}': use e.g. 1% or 0.01"))?;
+    if !(v.is_finite() && v > 0.0 && v < 1.0) {
+        return Err(format!("invalid percentage '{s}': must be between 0% and 100%"));
+    }
+    Ok(v)
+}
+
+/// Number of decimals needed to show `value` down to the leading digit of `resolution`
+/// (both in the same unit), at least `min_sig` significant digits of `value`.
+fn decimals_for(value: f64, resolution: Option<f64>, min_sig: i32) -> usize {
+    let mag = if value.abs() > 0.0 { value.abs().log10().floor() as i32 } else { 0 };
+    let by_value = (min_sig - 1 - mag).max(0);
+    let by_res = match resolution {
+        Some(r) if r.is_finite() && r > 0.0 => (-(r.log10().floor() as i32)).max(0),
+        _ => by_value,
+    };
+    by_value.min(by_res.max(0)).clamp(0, 9) as usize
+}
+
+/// Chooses the SI prefix for seconds so the number is in [1, 1000) where possible.
+pub fn time_scale(seconds: f64) -> (f64, &'static str) {
+    let a = seconds.abs();
+    if a >= 1.0 || a == 0.0 {
+        (1.0, "s")
+    } else if a >= 1e-3 {
+        (1e3, "ms")
+    } else if a >= 1e-6 {
+        (1e6, "µs")
+    } else {
+        (1e9, "ns")
+    }
+}
+
+/// Formats seconds with an SI prefix. `resolution` (seconds) is the precision of the value,
+/// e.g. the half-width of its confidence interval: digits below it are not printed; at most
+/// four significant digits are shown.
+pub fn format_time(seconds: f64, resolution: Option<f64>) -> String {
+    let (scale, unit) = time_scale(seconds);
+    format_scaled(seconds, scale, unit, resolution)
+}
+
+/// Formats `value` (in base units) in a given scale and unit with precision-driven digits.
+pub fn format_scaled(value: f64, scale: f64, unit: &str, resolution: Option<f64>) -> String {
+    if !value.is_finite() {
+        return "n/a".to_string();
+    }
+    let v = value * scale;
+    let d = decimals_for(v, resolution.map(|r| r * scale), 4);
+    format!("{v:.d$} {unit}")
+}
+
+/// Chooses the SI prefix for bytes (kB, MB, GB: powers of 1000).
+pub fn bytes_scale(bytes: f64) -> (f64, &'static str) {
+    let a = bytes.abs();
+    if a >= 1e9 {
+        (1e-9, "GB")
+    } else if a >= 1e6 {
+        (1e-6, "MB")
+    } else if a >= 1e3 {
+        (1e-3, "kB")
+    } else {
+        (1.0, "B")
+    }
+}
+
+/// Formats bytes with an SI prefix and precision-driven digits (see [`format_time`]).
+pub fn format_bytes(bytes: f64, resolution: Option<f64>) -> String {
+    let (scale, unit) = bytes_scale(bytes);
+    if unit == "B" {
+        return format!("{bytes:.0} B");
+    }
+    format_scaled(bytes, scale, unit, resolution)
+}
+
+/// Formats a fraction as a percentage with two significant digits (at least one decimal
+/// below 10%).
+pub fn format_percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if !p.is_finite() {
+        "n/a".to_string()
+    } else if p.abs() < 10.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.0}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("512MB"), Ok(512_000_000));
+        assert_eq!(parse_bytes("2GiB"), Ok(2 * 1024 * 1024 * 1024));
+        assert_eq!(parse_bytes("1048576"), Ok(1_048_576));
+        assert_eq!(parse_bytes("1.5kb"), Ok(1500));
+        assert!(parse_bytes("12XB").is_err());
+        assert!(parse_bytes("").is_err());
+        assert!(parse_bytes("0").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn fractions() {
+        assert_eq!(parse_fraction("1%"), Ok(0.01));
+        assert_eq!(parse_fraction("0.05"), Ok(0.05));
+        assert!(parse_fraction("150%").is_err());
+    }
+
+    #[test]
+    fn time_digits_follow_precision() {
+        // 101.23 ms known to ±0.4 ms: one decimal of ms, not four.
+        assert_eq!(format_time(0.10123, Some(0.0004)), "101.2 ms");
+        // Known to ±3 ms: no decimals.
+        assert_eq!(format_time(0.10123, Some(0.003)), "101 ms");
+        // No resolution: four significant digits.
+        assert_eq!(format_time(1.234567, None), "1.235 s");
+        assert_eq!(format_time(0.000_789_1, None), "789.1 µs");
+        assert_eq!(format_time(0.0, None), "0.000 s");
+    }
+
+    #[test]
+    fn bytes_digits() {
+        assert_eq!(format_bytes(314_572_800.0, None), "314.6 MB");
+        assert_eq!(format_bytes(512.0, None), "512 B");
+        assert_eq!(format_bytes(1_500_000.0, Some(100_000.0)), "1.5 MB");
+    }
+}

@@ -124,6 +124,9 @@ pub struct MetricSummary {
     /// 95% confidence interval of the median (distribution-free, from order statistics).
     pub median_ci_low: f64,
     pub median_ci_high: f64,
+    /// False when there are too few runs (n < 6) for a 95% interval: the bounds are then
+    /// min and max.
+    pub median_ci_exact: bool,
     pub mean: f64,
     /// Sample standard deviation (n − 1); 0 when n < 2.
     pub stddev: f64,

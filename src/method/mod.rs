@@ -1,0 +1,298 @@
+//! How a plan is run: warm-up, order (interleaved rounds or sequential), the actions around
+//! runs, and when to stop. Calls `exec` for each run and fills the results as it goes; an
+//! [`Observer`] sees every finished run (progress bar, journal).
+//!
+//! Not for: measuring (that is `exec`) or printing (that is `report`).
+
+pub mod actions;
+pub mod summary;
+
+use crate::error::UserError;
+use crate::exec::{Executor, RunSpec};
+use crate::plan::stop::StopContext;
+use crate::plan::{BenchmarkPlan, Order, Plan};
+use crate::results::{Benchmark, Run, Session, Termination};
+use actions::run_action;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Sees the session as it goes.
+pub trait Observer {
+    /// A benchmark is about to start (sequential order) or the rounds are (interleaved).
+    fn started(&mut self, _benchmarks: &[Benchmark], _current: Option<usize>) {}
+    /// A run finished and was appended to `benchmarks[index].runs`.
+    fn run_finished(&mut self, _benchmarks: &[Benchmark], _index: usize) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// A benchmark reached its stop rule (sequential order) or the rounds ended.
+    fn finished(&mut self, _benchmarks: &[Benchmark], _current: Option<usize>) {}
+}
+
+/// How a session ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Complete,
+    /// Ctrl-C: completed runs are kept.
+    Interrupted,
+    /// A run failed or hit a limit (and failures were not ignored), or an action failed.
+    Failed(anyhow::Error),
+}
+
+/// After this many consecutive runs that do not count (limits hit with --ignore-failure), a
+/// benchmark stops: its stop rule could never be reached.
+const MAX_UNCOUNTED_STREAK: usize = 20;
+
+enum Step {
+    Ok,
+    Interrupted,
+}
+
+struct Runner<'a> {
+    plan: &'a Plan,
+    exec: &'a Executor,
+    cancel: &'a AtomicBool,
+    t0: Instant,
+}
+
+/// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
+/// one per benchmark, in the same order) and filling summaries and stop reasons at the end,
+/// whatever the outcome.
+pub fn execute(plan: &Plan, exec: &Executor, session: &mut Session, obs: &mut dyn Observer, cancel: &AtomicBool) -> Outcome {
+    let runner = Runner { plan, exec, cancel, t0: Instant::now() };
+    let result = match plan.order {
+        Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
+        Order::Interleaved => runner.interleaved(&mut session.benchmarks, obs),
+    };
+    for b in &mut session.benchmarks {
+        b.summary = summary::summarize(b);
+    }
+    match result {
+        Ok(Step::Ok) => Outcome::Complete,
+        Ok(Step::Interrupted) => Outcome::Interrupted,
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// Values of one benchmark for its stop rule.
+struct Ctx<'a> {
+    bench: &'a Benchmark,
+    time: f64,
+}
+
+impl Ctx<'_> {
+    fn walls(&self) -> Vec<f64> {
+        summary::counted(&self.bench.runs).map(|r| r.wall_time).collect()
+    }
+}
+
+impl StopContext for Ctx<'_> {
+    fn runs(&self) -> usize {
+        summary::counted(&self.bench.runs).count()
+    }
+    fn time(&self) -> f64 {
+        self.time
+    }
+    fn ci_median(&self) -> Option<f64> {
+        crate::stats::relative_median_ci_halfwidth(&self.walls())
+    }
+    fn cv(&self, window: Option<usize>) -> Option<f64> {
+        let w = self.walls();
+        let tail = match window {
+            Some(n) if w.len() >= n => &w[w.len() - n..],
+            Some(_) => return None,
+            None => &w[..],
+        };
+        crate::stats::describe(tail).map(|d| d.cv)
+    }
+    fn ratio_ci(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// Consecutive measured runs at the end that did not count.
+fn uncounted_streak(b: &Benchmark) -> usize {
+    b.runs.iter().rev().take_while(|r| !r.warmup && !r.counted).count()
+}
+
+impl Runner<'_> {
+    fn sequential(&self, benches: &mut [Benchmark], obs: &mut dyn Observer) -> anyhow::Result<Step> {
+        for i in 0..benches.len() {
+            let bp = &self.plan.benchmarks[i];
+            obs.started(benches, Some(i));
+            if let Some(s) = &bp.setup {
+                run_action(self.plan, "--setup", s)?;
+            }
+            let step = self.warm_up(bp, benches, i, obs)?;
+            if let Step::Interrupted = step {
+                return Ok(step);
+            }
+            let started = Instant::now();
+            loop {
+                if let Step::Interrupted = self.measure(bp, benches, i, false, None, obs)? {
+                    return Ok(Step::Interrupted);
+                }
+                if let Some(reason) = self.stop_reason(&benches[i], started.elapsed().as_secs_f64()) {
+                    benches[i].stop_reason = reason;
+                    break;
+                }
+            }
+            if let Some(c) = &bp.cleanup {
+                run_action(self.plan, "--cleanup", c)?;
+            }
+            obs.finished(benches, Some(i));
+        }
+        Ok(Step::Ok)
+    }
+
+    fn interleaved(&self, benches: &mut [Benchmark], obs: &mut dyn Observer) -> anyhow::Result<Step> {
+        for bp in &self.plan.benchmarks {
+            if let Some(s) = &bp.setup {
+                run_action(self.plan, "--setup", s)?;
+            }
+        }
+        for (i, bp) in self.plan.benchmarks.iter().enumerate() {
+            if let Step::Interrupted = self.warm_up(bp, benches, i, obs)? {
+                return Ok(Step::Interrupted);
+            }
+        }
+        obs.started(benches, None);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.plan.seed);
+        let mut order: Vec<usize> = (0..benches.len()).collect();
+        let started = Instant::now();
+        for round in 0.. {
+            order.shuffle(&mut rng);
+            for &i in &order {
+                let bp = &self.plan.benchmarks[i];
+                if let Step::Interrupted = self.measure(bp, benches, i, false, Some(round), obs)? {
+                    return Ok(Step::Interrupted);
+                }
+            }
+            let t = started.elapsed().as_secs_f64();
+            let reasons: Vec<Option<String>> = benches.iter().map(|b| self.stop_reason(b, t)).collect();
+            if reasons.iter().all(Option::is_some) {
+                for (b, r) in benches.iter_mut().zip(reasons) {
+                    b.stop_reason = r.unwrap_or_default();
+                }
+                break;
+            }
+        }
+        for bp in &self.plan.benchmarks {
+            if let Some(c) = &bp.cleanup {
+                run_action(self.plan, "--cleanup", c)?;
+            }
+        }
+        obs.finished(benches, None);
+        Ok(Step::Ok)
+    }
+
+    fn stop_reason(&self, b: &Benchmark, time: f64) -> Option<String> {
+        let ctx = Ctx { bench: b, time };
+        if self.plan.stop.holds(&ctx) {
+            return Some(self.plan.stop.explain(&ctx));
+        }
+        let streak = uncounted_streak(b);
+        (streak >= MAX_UNCOUNTED_STREAK).then(|| format!("the last {streak} runs hit a limit or failed; none of them counts"))
+    }
+
+    fn warm_up(&self, bp: &BenchmarkPlan, benches: &mut [Benchmark], i: usize, obs: &mut dyn Observer) -> anyhow::Result<Step> {
+        for _ in 0..self.plan.warmup {
+            if let Step::Interrupted = self.measure(bp, benches, i, true, None, obs)? {
+                return Ok(Step::Interrupted);
+            }
+        }
+        Ok(Step::Ok)
+    }
+
+    /// One run with its prepare/conclude actions, appended to `benches[i]`.
+    fn measure(
+        &self,
+        bp: &BenchmarkPlan,
+        benches: &mut [Benchmark],
+        i: usize,
+        warmup: bool,
+        round: Option<usize>,
+        obs: &mut dyn Observer,
+    ) -> anyhow::Result<Step> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Ok(Step::Interrupted);
+        }
+        if let Some(p) = &bp.prepare {
+            run_action(self.plan, "--prepare", p)?;
+        }
+        let spec = RunSpec {
+            argv: bp.argv.iter().map(Into::into).collect(),
+            cwd: self.plan.cwd.clone(),
+            env: self.plan.env.clone(),
+            stdin: self.plan.stdin.clone(),
+            stdout: self.plan.output.clone(),
+            stderr: self.plan.output.clone(),
+            limits: self.plan.limits,
+            cores: self.plan.cores.clone(),
+        };
+        let start_offset = self.t0.elapsed().as_secs_f64();
+        let m = self.exec.run(&spec, self.cancel)?;
+        if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
+            // The interrupted run is incomplete: it is not recorded.
+            return Ok(Step::Interrupted);
+        }
+        if let Some(c) = &bp.conclude {
+            run_action(self.plan, "--conclude", c)?;
+        }
+        let ok_exit = m.termination == Termination::Exit && (m.exit_code == Some(0) || self.plan.ignore_failure);
+        let bench = &mut benches[i];
+        let index = bench.runs.len();
+        bench.runs.push(Run {
+            index,
+            round,
+            warmup,
+            start_offset,
+            wall_time: m.wall.as_secs_f64(),
+            user_time: m.user.as_secs_f64(),
+            system_time: m.system.as_secs_f64(),
+            cpu_time: m.cpu().as_secs_f64(),
+            peak_memory: m.peak_memory,
+            exit_code: m.exit_code,
+            signal: m.signal,
+            termination: m.termination,
+            involuntary_context_switches: Some(m.involuntary_context_switches),
+            counted: ok_exit && !warmup,
+            extra: Default::default(),
+        });
+        obs.run_finished(benches, i)?;
+        if !ok_exit && !self.plan.ignore_failure {
+            return Err(UserError::run_failed(failure_message(&benches[i], self.plan)).into());
+        }
+        Ok(Step::Ok)
+    }
+}
+
+/// One line saying which run failed how, and what to do.
+fn failure_message(b: &Benchmark, plan: &Plan) -> String {
+    let r = b.runs.last().expect("a run was just recorded");
+    let which = format!("run {} of '{}'", r.index + 1, b.name);
+    match r.termination {
+        Termination::Exit => format!(
+            "{which} exited with code {}; fix the command or pass --ignore-failure to measure it anyway",
+            r.exit_code.unwrap_or(-1)
+        ),
+        Termination::Signal => format!(
+            "{which} was killed by signal {}; fix the command or pass --ignore-failure to measure it anyway",
+            r.signal.unwrap_or(0)
+        ),
+        Termination::Cpu => format!(
+            "{which} hit the CPU time limit ({} s); raise --cpu-limit, or pass --ignore-failure to record such runs and go on",
+            plan.limits.cpu.map_or(0.0, |d| d.as_secs_f64())
+        ),
+        Termination::Wall => format!(
+            "{which} hit the wall time limit ({} s); raise --wall-limit, or pass --ignore-failure to record such runs and go on",
+            plan.limits.wall.map_or(0.0, |d| d.as_secs_f64())
+        ),
+        Termination::Memory => format!(
+            "{which} hit the memory limit ({}); raise --memory-limit, or pass --ignore-failure to record such runs and go on",
+            crate::units::format_bytes(plan.limits.memory.unwrap_or(0) as f64, None)
+        ),
+        Termination::Failed => format!("{which} could not be completed"),
+    }
+}

@@ -1,0 +1,57 @@
+//! The plan: what to run — benchmarks (command × parameter combination), the actions around
+//! runs, limits, cores, order, stop rule and exports — resolved once from the command line into
+//! plain data that the `method` layer reads. Building a plan validates everything that can be
+//! checked before the first run.
+
+pub mod command;
+pub mod stop;
+
+use crate::exec::{Input, Limits, Sink};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use stop::StopRule;
+
+/// One benchmark: a command with one combination of parameter values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchmarkPlan {
+    pub name: String,
+    /// The command text, parameters substituted.
+    pub command: String,
+    /// What is executed (the shell and `-c` first when `--shell` is used).
+    pub argv: Vec<String>,
+    pub parameters: BTreeMap<String, String>,
+    /// Untimed shell commands: once before/after this benchmark, before/after each run.
+    pub setup: Option<String>,
+    pub cleanup: Option<String>,
+    pub prepare: Option<String>,
+    pub conclude: Option<String>,
+}
+
+/// Order of runs when there are several benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Round by round, each benchmark once per round, shuffled afresh every round.
+    Interleaved,
+    /// All runs of one benchmark, then the next.
+    Sequential,
+}
+
+/// Everything a session needs, validated.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub benchmarks: Vec<BenchmarkPlan>,
+    pub warmup: usize,
+    pub stop: StopRule,
+    pub order: Order,
+    pub seed: u64,
+    pub limits: Limits,
+    pub cores: Option<Vec<usize>>,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: Option<PathBuf>,
+    pub stdin: Input,
+    pub output: Sink,
+    pub ignore_failure: bool,
+    /// Shell used for setup/cleanup/prepare/conclude (and the commands with `--shell`).
+    pub shell: String,
+}
