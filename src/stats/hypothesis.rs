@@ -138,8 +138,22 @@ pub fn min_runs_for_significance(alpha: f64) -> usize {
         return usize::MAX;
     }
     (1..=600u64)
-        .find(|&n| (2f64.ln() - ln_binomial(2 * n, n)).exp() < alpha)
+        .find(|&n| extreme_p(n) < alpha)
         .map_or(usize::MAX, |n| n as usize)
+}
+
+/// `2 / C(2n, n)`, from exact integers while they fit so that boundary cases such as
+/// `2/20 = 0.1` compare exactly, then from log-binomials.
+fn extreme_p(n: u64) -> f64 {
+    let mut c: u128 = 1;
+    for i in 1..=n {
+        // C(n+i, i) = C(n+i−1, i−1)·(n+i)/i, exact at every step.
+        match c.checked_mul((n + i) as u128) {
+            Some(v) => c = v / i as u128,
+            None => return (2f64.ln() - ln_binomial(2 * n, n)).exp(),
+        }
+    }
+    2.0 / c as f64
 }
 
 fn mean_var(xs: &[f64]) -> (f64, f64) {
