@@ -3,3 +3,40 @@
 //! No I/O, no processes, no clocks: every function takes numbers (and a seed where it
 //! resamples) and returns numbers. Each is unit-tested against reference values computed with
 //! an established package (see `tests/data/stats/` and `scripts/stats_reference.py`).
+//!
+//! No function panics: empty input, a single value, all-equal values and NaN give `None` or a
+//! documented result. NaN values are ignored (dropped) unless a function says otherwise.
+//!
+//! Submodules:
+//! * [`quantile`] — type-7 quantiles, sorting helpers;
+//! * [`describe`] — one-sample summary and distribution-free median interval;
+//! * [`bootstrap`] — seeded bootstrap interval for a ratio of medians;
+//! * [`hypothesis`] — Mann–Whitney, Welch, Kruskal–Wallis, Holm;
+//! * [`compare`] — verdicts ("B is 1.12× faster than A");
+//! * [`outliers`], [`trend`], [`autocorr`], [`warmup`], [`modality`] — diagnostics.
+
+pub mod autocorr;
+pub mod bootstrap;
+pub mod compare;
+pub mod describe;
+pub mod hypothesis;
+pub mod modality;
+pub mod outliers;
+pub mod quantile;
+mod rank;
+pub mod trend;
+pub mod warmup;
+
+pub use autocorr::{lag1_autocorrelation, Autocorrelation};
+pub use bootstrap::{bootstrap_ratio_of_medians, Interval};
+pub use compare::{compare, CompareOptions, Comparison, Verdict};
+pub use describe::{describe, median_ci, median_ci_rank, relative_median_ci_halfwidth, Describe};
+pub use hypothesis::{
+    holm, kruskal_wallis, mann_whitney_u, mann_whitney_u_with, min_runs_for_significance,
+    welch_t_test, MannWhitneyMethod, TestResult,
+};
+pub use modality::{bimodality_coefficient, gaussian_kde, modes, silverman_bandwidth, Modality};
+pub use outliers::{tukey_outliers, OutlierKind, Outliers};
+pub use quantile::{median, quantile, sorted_finite};
+pub use trend::{mann_kendall, Trend};
+pub use warmup::{mser_truncation, warmup_transient, Warmup};

@@ -1,0 +1,70 @@
+//! Sample quantiles with numpy's default definition (Hyndman & Fan type 7, linear
+//! interpolation between order statistics), plus helpers to obtain a sorted copy of a sample.
+
+/// Returns a sorted (ascending) copy of `xs` with every NaN removed.
+///
+/// Infinities are kept and sort to the ends. The sort uses [`f64::total_cmp`], so it never
+/// panics; `-0.0` sorts before `+0.0`.
+pub fn sorted_finite(xs: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_unstable_by(f64::total_cmp);
+    v
+}
+
+/// The `p`-quantile (`0 ≤ p ≤ 1`) of an already sorted sample, with linear interpolation
+/// between order statistics: `h = (n − 1)·p`, result `x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋])`.
+///
+/// This is numpy's default (`np.quantile(x, p)`, method `"linear"`, Hyndman & Fan type 7).
+/// `sorted` must be ascending and free of NaN (see [`sorted_finite`]); this is not checked.
+/// Returns `None` for an empty slice or when `p` is NaN or outside `[0, 1]`.
+pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() || !(0.0..=1.0).contains(&p) {
+        return None;
+    }
+    let n = sorted.len();
+    let h = (n - 1) as f64 * p;
+    let lo = (h.floor() as usize).min(n - 1);
+    let hi = (lo + 1).min(n - 1);
+    let t = h - lo as f64;
+    let (a, b) = (sorted[lo], sorted[hi]);
+    if t == 0.0 || a == b {
+        return Some(a);
+    }
+    // Same two-sided form as numpy's `_lerp`, which keeps the result monotone in `t` and
+    // exact at both ends.
+    let d = b - a;
+    Some(if t >= 0.5 {
+        b - d * (1.0 - t)
+    } else {
+        a + d * t
+    })
+}
+
+/// The median of an already sorted, NaN-free sample: [`quantile`] at `p = 0.5`
+/// (mean of the two middle values when `n` is even). `None` if empty.
+pub fn median(sorted: &[f64]) -> Option<f64> {
+    quantile(sorted, 0.5)
+}
+
+/// The median of an unsorted slice that may be reordered in place, in O(n) expected time.
+/// NaN must have been removed by the caller. `None` if empty. Used by the bootstrap, which
+/// takes millions of medians of resamples.
+pub(crate) fn median_in_place(xs: &mut [f64]) -> Option<f64> {
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let mid = n / 2;
+    let (left, m, _) = xs.select_nth_unstable_by(mid, f64::total_cmp);
+    let upper = *m;
+    if n % 2 == 1 {
+        return Some(upper);
+    }
+    let lower = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // Same arithmetic as `quantile(.., 0.5)` so both give bit-identical medians.
+    Some(if lower == upper {
+        upper
+    } else {
+        upper - (upper - lower) * 0.5
+    })
+}
