@@ -1,6 +1,8 @@
 //! Results: the data model (serde), the crash-safe journal, and the exporters (JSON, CSV,
 //! Markdown). Not for: computing statistics (see `stats`) or printing to the terminal (`report`).
 
+pub mod export;
+pub mod journal;
 pub mod model;
 
 pub use model::*;

@@ -1,0 +1,25 @@
+//! What people look at: the terminal summary and the progress display.
+//!
+//! Reads results; never measures. Colors follow `--style` and `NO_COLOR`.
+
+pub mod progress;
+pub mod terminal;
+
+/// How much to print and whether to use color.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Colors (unless NO_COLOR or not a terminal) and a progress bar on a terminal.
+    Full,
+    /// Plain text, no progress bar.
+    Basic,
+    /// Nothing but errors.
+    None,
+}
+
+impl Style {
+    /// Whether to color output on stdout: `Full`, stdout a terminal, and NO_COLOR unset/empty.
+    pub fn color(self) -> bool {
+        use std::io::IsTerminal;
+        self == Style::Full && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    }
+}
