@@ -2,3 +2,8 @@
 //!
 //! Every sysfs/procfs file is read through one root (see [`sysfs`]) so tests can point it at a
 //! synthetic tree.
+
+pub mod sysfs;
+pub mod topology;
+
+pub use sysfs::SysRoot;
