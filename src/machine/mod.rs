@@ -3,7 +3,12 @@
 //! Every sysfs/procfs file is read through one root (see [`sysfs`]) so tests can point it at a
 //! synthetic tree.
 
+pub mod freq;
+pub mod info;
+pub mod probe;
+pub mod procfs;
 pub mod sysfs;
+pub mod thermal;
 pub mod topology;
 
 pub use sysfs::SysRoot;
