@@ -62,7 +62,11 @@ fn busy_neighbour_is_reported_and_flagged() {
     // The spinner had the core for (almost) the whole 0.3 s window.
     assert!(env.other_cpu_time > 0.1, "{env:?}");
     assert!(env.interfered, "{env:?}");
-    assert!(env.interference_reason.as_deref().unwrap_or("").contains("other work"));
+    assert!(env
+        .interference_reason
+        .as_deref()
+        .unwrap_or("")
+        .contains("other work"));
     assert_eq!(env.cores, vec![cpu]);
     assert_eq!(env.freq_before_khz, vec![None]); // no cpufreq on the CI VM
 }
@@ -73,7 +77,11 @@ fn quiet_window_is_not_flagged() {
     let cpu = last_cpu();
     let root = SysRoot::host();
     // Generous: half the core may be taken by background noise before we call it interfered.
-    let th = InterferenceThresholds { other_cpu_share: 0.5, steal_share: 0.5, tick_allowance: 5 };
+    let th = InterferenceThresholds {
+        other_cpu_share: 0.5,
+        steal_share: 0.5,
+        tick_allowance: 5,
+    };
     let mut probe = RunProbe::new(&root, &[cpu], th);
     // The machine is shared; noise is bursty. One quiet window out of ten is enough.
     let mut seen = Vec::new();

@@ -45,7 +45,10 @@ pub fn read_cpufreq(root: &SysRoot, cpu: usize) -> Option<CpuFreq> {
     if !root.exists(&d) {
         return None;
     }
-    let s = |f: &str| root.opt_string(&format!("{d}/{f}")).filter(|v| !v.is_empty());
+    let s = |f: &str| {
+        root.opt_string(&format!("{d}/{f}"))
+            .filter(|v| !v.is_empty())
+    };
     let u = |f: &str| root.opt_u64(&format!("{d}/{f}"));
     Some(CpuFreq {
         cpu,
@@ -81,16 +84,31 @@ pub fn turbo_controls(root: &SysRoot) -> Vec<TurboControl> {
     let mut out = Vec::new();
     let no_turbo = format!("{CPU_DIR}/intel_pstate/no_turbo");
     if let Some(v) = root.opt_string(&no_turbo) {
-        out.push(TurboControl { on: v == "0", path: no_turbo, value: v, off_value: "1".into() });
+        out.push(TurboControl {
+            on: v == "0",
+            path: no_turbo,
+            value: v,
+            off_value: "1".into(),
+        });
     }
     let boost = format!("{CPU_DIR}/cpufreq/boost");
     if let Some(v) = root.opt_string(&boost) {
-        out.push(TurboControl { on: v == "1", path: boost, value: v, off_value: "0".into() });
+        out.push(TurboControl {
+            on: v == "1",
+            path: boost,
+            value: v,
+            off_value: "0".into(),
+        });
     }
     for (_, name) in root.list_numbered(&format!("{CPU_DIR}/cpufreq"), "policy") {
         let p = format!("{CPU_DIR}/cpufreq/{name}/boost");
         if let Some(v) = root.opt_string(&p) {
-            out.push(TurboControl { on: v == "1", path: p, value: v, off_value: "0".into() });
+            out.push(TurboControl {
+                on: v == "1",
+                path: p,
+                value: v,
+                off_value: "0".into(),
+            });
         }
     }
     out

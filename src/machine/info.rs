@@ -95,11 +95,18 @@ pub fn os_name(root: &SysRoot) -> String {
 /// product (KVM/QEMU, VMware, Hyper-V, VirtualBox, cloud vendors), then the `hypervisor` CPU
 /// flag ("vm (hypervisor flag)"). `None` on bare metal as far as these files tell.
 pub fn detect_virtualization(root: &SysRoot) -> Option<String> {
-    if let Some(t) = root.opt_string("/sys/hypervisor/type").filter(|s| !s.is_empty()) {
+    if let Some(t) = root
+        .opt_string("/sys/hypervisor/type")
+        .filter(|s| !s.is_empty())
+    {
         return Some(t);
     }
-    let vendor = root.opt_string("/sys/class/dmi/id/sys_vendor").unwrap_or_default();
-    let product = root.opt_string("/sys/class/dmi/id/product_name").unwrap_or_default();
+    let vendor = root
+        .opt_string("/sys/class/dmi/id/sys_vendor")
+        .unwrap_or_default();
+    let product = root
+        .opt_string("/sys/class/dmi/id/product_name")
+        .unwrap_or_default();
     let both = format!("{vendor} {product}").to_lowercase();
     let known = [
         ("qemu", "kvm"),

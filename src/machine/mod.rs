@@ -5,10 +5,12 @@
 
 pub mod freq;
 pub mod info;
+pub mod inventory;
 pub mod probe;
 pub mod procfs;
 pub mod sysfs;
 pub mod thermal;
 pub mod topology;
+pub mod warnings;
 
 pub use sysfs::SysRoot;

@@ -38,7 +38,11 @@ pub struct InterferenceThresholds {
 
 impl Default for InterferenceThresholds {
     fn default() -> Self {
-        InterferenceThresholds { other_cpu_share: 0.05, steal_share: 0.05, tick_allowance: 2 }
+        InterferenceThresholds {
+            other_cpu_share: 0.05,
+            steal_share: 0.05,
+            tick_allowance: 2,
+        }
     }
 }
 
@@ -169,7 +173,13 @@ impl RunProbe {
         let temp = hottest(&self.root, &self.temp_paths, &mut self.buf);
         let psi = self.read_psi();
         let ticks = self.read_ticks().map(|(t, _)| t);
-        ProbeStart { at: Instant::now(), ticks, freqs, temp, psi }
+        ProbeStart {
+            at: Instant::now(),
+            ticks,
+            freqs,
+            temp,
+            psi,
+        }
     }
 
     /// Snapshot just after the run (/proc/stat first) and the record of the window.
@@ -215,7 +225,11 @@ impl RunProbe {
         };
 
         // Not pinned: every CPU with a line in /proc/stat.
-        let ncores = if self.cores.is_empty() { found.max(1) } else { self.cores.len() } as f64;
+        let ncores = if self.cores.is_empty() {
+            found.max(1)
+        } else {
+            self.cores.len()
+        } as f64;
         let capacity = window * ncores;
         let allowance = self.thresholds.tick_allowance as f64 * ncores / hz;
         let mut reasons = Vec::new();
@@ -254,7 +268,11 @@ impl RunProbe {
             iowait_time,
             psi: psi_d,
             interfered,
-            interference_reason: if reasons.is_empty() { None } else { Some(reasons.join("; ")) },
+            interference_reason: if reasons.is_empty() {
+                None
+            } else {
+                Some(reasons.join("; "))
+            },
         }
     }
 }

@@ -68,7 +68,12 @@ pub struct ProcStat {
 }
 
 fn parse_ticks<'a>(mut fields: impl Iterator<Item = &'a str>) -> CpuTicks {
-    let mut next = || fields.next().and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let mut next = || {
+        fields
+            .next()
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     CpuTicks {
         user: next(),
         nice: next(),
@@ -116,7 +121,9 @@ pub fn sum_cpu_ticks(s: &str, cpus: &[usize]) -> (CpuTicks, usize) {
         }
         let mut f = line.split_ascii_whitespace();
         let Some(key) = f.next() else { continue };
-        let Ok(n) = key[3..].parse::<usize>() else { continue };
+        let Ok(n) = key[3..].parse::<usize>() else {
+            continue;
+        };
         if cpus.is_empty() || cpus.contains(&n) {
             sum.add(&parse_ticks(f));
             found += 1;
@@ -161,7 +168,13 @@ pub fn parse_loadavg(s: &str) -> Option<LoadAvg> {
         Some((r, t)) => (r.parse().ok(), t.parse().ok()),
         None => (None, None),
     };
-    Some(LoadAvg { one, five, fifteen, runnable, threads })
+    Some(LoadAvg {
+        one,
+        five,
+        fifteen,
+        runnable,
+        threads,
+    })
 }
 
 /// One pressure stall line (`some` or `full`) of `/proc/pressure/*`.
@@ -189,7 +202,9 @@ pub fn parse_psi(s: &str) -> Psi {
         let mut l = PsiLine::default();
         let mut ok = false;
         for kv in f {
-            let Some((k, v)) = kv.split_once('=') else { continue };
+            let Some((k, v)) = kv.split_once('=') else {
+                continue;
+            };
             match k {
                 "avg10" => l.avg10 = v.parse().unwrap_or(0.0),
                 "avg60" => l.avg60 = v.parse().unwrap_or(0.0),

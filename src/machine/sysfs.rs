@@ -44,7 +44,13 @@ impl SysError {
 
 impl fmt::Display for SysError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot {} {}: {}", self.op, self.path.display(), self.source)
+        write!(
+            f,
+            "cannot {} {}: {}",
+            self.op,
+            self.path.display(),
+            self.source
+        )
     }
 }
 
@@ -106,7 +112,11 @@ impl SysRoot {
     }
 
     fn err(&self, kernel_path: &str, op: &'static str, source: io::Error) -> SysError {
-        SysError { path: self.path(kernel_path), op, source }
+        SysError {
+            path: self.path(kernel_path),
+            op,
+            source,
+        }
     }
 
     /// The exact bytes of a file, as a string (invalid UTF-8 replaced). Used to save values that
@@ -121,7 +131,11 @@ impl SysRoot {
     pub fn read_into(&self, kernel_path: &str, buf: &mut String) -> SysResult<()> {
         buf.clear();
         let p = self.path(kernel_path);
-        read_path_into(&p, buf).map_err(|e| SysError { path: p, op: "read", source: e })
+        read_path_into(&p, buf).map_err(|e| SysError {
+            path: p,
+            op: "read",
+            source: e,
+        })
     }
 
     /// A file's content with surrounding whitespace removed.
@@ -136,7 +150,10 @@ impl SysRoot {
             self.err(
                 kernel_path,
                 "parse",
-                io::Error::new(io::ErrorKind::InvalidData, format!("not an unsigned integer: {s:?}")),
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("not an unsigned integer: {s:?}"),
+                ),
             )
         })
     }
@@ -171,7 +188,11 @@ impl SysRoot {
     /// Names of the entries of a directory, sorted naturally (`cpu2` before `cpu10`).
     pub fn list_dir(&self, kernel_path: &str) -> SysResult<Vec<String>> {
         let p = self.path(kernel_path);
-        let rd = fs::read_dir(&p).map_err(|e| SysError { path: p.clone(), op: "list", source: e })?;
+        let rd = fs::read_dir(&p).map_err(|e| SysError {
+            path: p.clone(),
+            op: "list",
+            source: e,
+        })?;
         let mut names: Vec<String> = rd
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -205,10 +226,17 @@ impl SysRoot {
             .write(true)
             .truncate(true)
             .open(&p)
-            .map_err(|e| SysError { path: p.clone(), op: "write", source: e })?;
+            .map_err(|e| SysError {
+                path: p.clone(),
+                op: "write",
+                source: e,
+            })?;
         use std::io::Write;
-        f.write_all(value.as_bytes())
-            .map_err(|e| SysError { path: p.clone(), op: "write", source: e })
+        f.write_all(value.as_bytes()).map_err(|e| SysError {
+            path: p.clone(),
+            op: "write",
+            source: e,
+        })
     }
 }
 
@@ -242,7 +270,10 @@ mod tests {
     fn paths_join_under_root() {
         let r = SysRoot::new("/tmp/x");
         assert_eq!(r.path("/proc/stat"), PathBuf::from("/tmp/x/proc/stat"));
-        assert_eq!(SysRoot::host().path("/proc/stat"), PathBuf::from("/proc/stat"));
+        assert_eq!(
+            SysRoot::host().path("/proc/stat"),
+            PathBuf::from("/proc/stat")
+        );
     }
 
     #[test]

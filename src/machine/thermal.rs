@@ -45,9 +45,11 @@ pub fn parse_millicelsius(s: &str) -> Option<f64> {
 /// Whether a zone type names a CPU/SoC sensor (x86_pkg_temp, cpu*-thermal, soc-thermal, ...).
 pub fn is_cpu_zone(kind: &str) -> bool {
     let k = kind.to_lowercase();
-    ["cpu", "pkg", "soc", "core", "k10temp", "tctl", "tsens", "big", "little"]
-        .iter()
-        .any(|n| k.contains(n))
+    [
+        "cpu", "pkg", "soc", "core", "k10temp", "tctl", "tsens", "big", "little",
+    ]
+    .iter()
+    .any(|n| k.contains(n))
 }
 
 /// All zones, in number order. A missing directory gives an empty list.
@@ -55,11 +57,17 @@ pub fn read_zones(root: &SysRoot) -> Vec<Zone> {
     let mut zones = Vec::new();
     for (_, name) in root.list_numbered(THERMAL_DIR, "thermal_zone") {
         let d = format!("{THERMAL_DIR}/{name}");
-        let kind = root.opt_string(&format!("{d}/type")).unwrap_or_else(|| "unknown".into());
-        let temp_c = root.opt_string(&format!("{d}/temp")).and_then(|s| parse_millicelsius(&s));
+        let kind = root
+            .opt_string(&format!("{d}/type"))
+            .unwrap_or_else(|| "unknown".into());
+        let temp_c = root
+            .opt_string(&format!("{d}/temp"))
+            .and_then(|s| parse_millicelsius(&s));
         let mut trips = Vec::new();
         for i in 0..32 {
-            let Some(t) = root.opt_string(&format!("{d}/trip_point_{i}_temp")) else { break };
+            let Some(t) = root.opt_string(&format!("{d}/trip_point_{i}_temp")) else {
+                break;
+            };
             let kind = root
                 .opt_string(&format!("{d}/trip_point_{i}_type"))
                 .unwrap_or_else(|| "unknown".into());
@@ -68,7 +76,13 @@ pub fn read_zones(root: &SysRoot) -> Vec<Zone> {
             }
         }
         let cpu = is_cpu_zone(&kind);
-        zones.push(Zone { name, kind, temp_c, trips, cpu });
+        zones.push(Zone {
+            name,
+            kind,
+            temp_c,
+            trips,
+            cpu,
+        });
     }
     zones
 }

@@ -152,7 +152,11 @@ pub fn format_cpu_list(ids: &[usize]) -> String {
             i += 1;
             end = v[i];
         }
-        parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
         i += 1;
     }
     parts.join(",")
@@ -185,7 +189,10 @@ pub fn read_topology(root: &SysRoot) -> Result<Topology> {
         }
     };
     let online = if online.is_empty() {
-        root.list_numbered(CPU_DIR, "cpu").into_iter().map(|(n, _)| n).collect()
+        root.list_numbered(CPU_DIR, "cpu")
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
     } else {
         online
     };
@@ -202,7 +209,12 @@ pub fn read_topology(root: &SysRoot) -> Result<Topology> {
             }
         }
     }
-    let node_of = |cpu: usize| nodes.iter().find(|(_, v)| v.contains(&cpu)).map(|(n, _)| *n);
+    let node_of = |cpu: usize| {
+        nodes
+            .iter()
+            .find(|(_, v)| v.contains(&cpu))
+            .map(|(n, _)| *n)
+    };
 
     let mut cpus = Vec::new();
     let mut sibling_sets: Vec<Vec<usize>> = Vec::new();
@@ -213,7 +225,11 @@ pub fn read_topology(root: &SysRoot) -> Result<Topology> {
             .opt_string(&format!("{t}/core_cpus_list"))
             .or_else(|| root.opt_string(&format!("{t}/thread_siblings_list")))
             .and_then(|s| parse_cpu_list(&s).ok())
-            .map(|v| v.into_iter().filter(|c| online.contains(c)).collect::<Vec<_>>());
+            .map(|v| {
+                v.into_iter()
+                    .filter(|c| online.contains(c))
+                    .collect::<Vec<_>>()
+            });
         let siblings = match siblings {
             Some(v) if v.contains(&id) => v,
             _ => {
@@ -267,7 +283,15 @@ pub fn read_topology(root: &SysRoot) -> Result<Topology> {
         .opt_string(&format!("{CPU_DIR}/nohz_full"))
         .map(|s| parse_cpu_list(&s).unwrap_or_default());
 
-    Ok(Topology { cpus, cores, nodes, caches, isolated, nohz_full, notes })
+    Ok(Topology {
+        cpus,
+        cores,
+        nodes,
+        caches,
+        isolated,
+        nohz_full,
+        notes,
+    })
 }
 
 fn read_caches(root: &SysRoot, online: &[usize]) -> Vec<Cache> {
@@ -276,14 +300,25 @@ fn read_caches(root: &SysRoot, online: &[usize]) -> Vec<Cache> {
         let dir = format!("{CPU_DIR}/cpu{id}/cache");
         for (_, name) in root.list_numbered(&dir, "index") {
             let d = format!("{dir}/{name}");
-            let Some(level) = root.opt_u64(&format!("{d}/level")) else { continue };
-            let kind = root.opt_string(&format!("{d}/type")).unwrap_or_else(|| "Unknown".into());
-            let size_bytes = root.opt_string(&format!("{d}/size")).and_then(|s| parse_size(&s));
+            let Some(level) = root.opt_u64(&format!("{d}/level")) else {
+                continue;
+            };
+            let kind = root
+                .opt_string(&format!("{d}/type"))
+                .unwrap_or_else(|| "Unknown".into());
+            let size_bytes = root
+                .opt_string(&format!("{d}/size"))
+                .and_then(|s| parse_size(&s));
             let shared_cpus = root
                 .opt_string(&format!("{d}/shared_cpu_list"))
                 .and_then(|s| parse_cpu_list(&s).ok())
                 .unwrap_or_else(|| vec![id]);
-            let c = Cache { level: level as u32, kind, size_bytes, shared_cpus };
+            let c = Cache {
+                level: level as u32,
+                kind,
+                size_bytes,
+                shared_cpus,
+            };
             if !caches.contains(&c) {
                 caches.push(c);
             }
@@ -376,7 +411,11 @@ pub fn choose_cores(topo: &Topology, n: usize) -> Result<CoreChoice> {
     for g in groups.values() {
         let Some(k) = cores_needed(g) else { continue };
         let chosen: Vec<&PhysicalCore> = g[..k].to_vec();
-        let min_cap = chosen.iter().map(|c| c.capacity.unwrap_or(0)).min().unwrap_or(0);
+        let min_cap = chosen
+            .iter()
+            .map(|c| c.capacity.unwrap_or(0))
+            .min()
+            .unwrap_or(0);
         let n_iso = chosen.iter().filter(|c| isolated(c)).count();
         let spare = g.len() > k;
         let key = (min_cap, n_iso, spare, std::cmp::Reverse(k));
@@ -427,7 +466,10 @@ pub fn choose_cores(topo: &Topology, n: usize) -> Result<CoreChoice> {
     if caps.len() > 1 {
         notes.push(format!(
             "the run spans cores of different capacity ({}); timings mix big and little cores",
-            caps.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+            caps.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     let n_iso_run = chosen.iter().filter(|c| isolated(c)).count();
@@ -437,9 +479,19 @@ pub fn choose_cores(topo: &Topology, n: usize) -> Result<CoreChoice> {
 
     // tare's core: a remaining whole core.
     let pkg = chosen.first().and_then(|c| c.package);
-    let mut rest: Vec<&PhysicalCore> =
-        topo.cores.iter().filter(|c| !chosen.iter().any(|x| x.cpus == c.cpus)).collect();
-    rest.sort_by_key(|c| (c.package != pkg, isolated(c), c.capacity.unwrap_or(0), c.cpus[0]));
+    let mut rest: Vec<&PhysicalCore> = topo
+        .cores
+        .iter()
+        .filter(|c| !chosen.iter().any(|x| x.cpus == c.cpus))
+        .collect();
+    rest.sort_by_key(|c| {
+        (
+            c.package != pkg,
+            isolated(c),
+            c.capacity.unwrap_or(0),
+            c.cpus[0],
+        )
+    });
     let tare_cores = match rest.first() {
         Some(c) => c.cpus.clone(),
         None => {
@@ -448,7 +500,12 @@ pub fn choose_cores(topo: &Topology, n: usize) -> Result<CoreChoice> {
         }
     };
 
-    Ok(CoreChoice { run_cores, tare_cores, idle_siblings, notes })
+    Ok(CoreChoice {
+        run_cores,
+        tare_cores,
+        idle_siblings,
+        notes,
+    })
 }
 
 #[cfg(test)]
@@ -457,7 +514,10 @@ mod tests {
 
     #[test]
     fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-3,8,10-11").unwrap(), vec![0, 1, 2, 3, 8, 10, 11]);
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11").unwrap(),
+            vec![0, 1, 2, 3, 8, 10, 11]
+        );
         assert_eq!(parse_cpu_list("").unwrap(), Vec::<usize>::new());
         assert_eq!(parse_cpu_list("\n").unwrap(), Vec::<usize>::new());
         assert_eq!(parse_cpu_list("5").unwrap(), vec![5]);
@@ -506,7 +566,12 @@ mod tests {
     #[test]
     fn intel_smt_whole_cores() {
         let t = topo(
-            &[(&[0, 4], 0, 0, None), (&[1, 5], 0, 0, None), (&[2, 6], 0, 0, None), (&[3, 7], 0, 0, None)],
+            &[
+                (&[0, 4], 0, 0, None),
+                (&[1, 5], 0, 0, None),
+                (&[2, 6], 0, 0, None),
+                (&[3, 7], 0, 0, None),
+            ],
             &[],
         );
         let c = choose_cores(&t, 2).unwrap();
@@ -517,7 +582,10 @@ mod tests {
         let c = choose_cores(&t, 6).unwrap();
         assert_eq!(c.run_cores, vec![1, 2, 3, 5, 6, 7]);
         assert_eq!(c.tare_cores, vec![0, 4]);
-        assert!(c.notes.iter().any(|n| n.contains("whole cores with their SMT siblings")));
+        assert!(c
+            .notes
+            .iter()
+            .any(|n| n.contains("whole cores with their SMT siblings")));
         let c = choose_cores(&t, 7).unwrap();
         assert_eq!(c.run_cores.len(), 7);
         assert_eq!(c.idle_siblings.len(), 1);
@@ -530,10 +598,16 @@ mod tests {
     fn two_cpu_vm() {
         let t = topo(&[(&[0], 0, 0, Some(1024)), (&[1], 0, 0, Some(1024))], &[]);
         let c = choose_cores(&t, 1).unwrap();
-        assert_eq!((c.run_cores.clone(), c.tare_cores.clone()), (vec![1], vec![0]));
+        assert_eq!(
+            (c.run_cores.clone(), c.tare_cores.clone()),
+            (vec![1], vec![0])
+        );
         let c = choose_cores(&t, 2).unwrap();
         assert_eq!(c.run_cores, vec![0, 1]);
         assert!(c.tare_cores.is_empty());
-        assert_eq!(c.notes, vec!["too few cores to keep tare apart from the run".to_string()]);
+        assert_eq!(
+            c.notes,
+            vec!["too few cores to keep tare apart from the run".to_string()]
+        );
     }
 }
