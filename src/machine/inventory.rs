@@ -704,16 +704,15 @@ fn derive_items(root: &SysRoot, f: &Facts) -> Vec<Item> {
     // --- load
     match f.loadavg {
         Some(l) => {
-            let runnable = f
-                .procs_running
-                .map(|r| format!(", {} runnable now incl. this reader", r))
-                .unwrap_or_default();
-            let threads = l
-                .threads
-                .map(|t| format!(" of {t} threads"))
-                .unwrap_or_default();
+            let runnable = match (f.procs_running, l.threads) {
+                (Some(r), Some(t)) => {
+                    format!("; {r} of {t} threads runnable now, this reader included")
+                }
+                (Some(r), None) => format!("; {r} threads runnable now, this reader included"),
+                _ => String::new(),
+            };
             let value = format!(
-                "{:.2} {:.2} {:.2} (1, 5, 15 min){runnable}{threads}",
+                "{:.2} {:.2} {:.2} (1, 5, 15 min){runnable}",
                 l.one, l.five, l.fifteen
             );
             if l.one > f.load_threshold() {

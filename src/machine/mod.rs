@@ -11,6 +11,7 @@ pub mod procfs;
 pub mod sysfs;
 pub mod thermal;
 pub mod topology;
+pub mod tune;
 pub mod warnings;
 
 pub use sysfs::SysRoot;
