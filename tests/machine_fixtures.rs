@@ -248,3 +248,61 @@ fn sysroot_from_env_is_for_tests() {
     }
     let _: PathBuf = fixture("vm-2cpu").path("/proc/stat");
 }
+
+#[test]
+fn probe_on_a_synthetic_proc_stat() {
+    use tare::machine::probe::{InterferenceThresholds, RunProbe};
+    let d = tempfile::tempdir().unwrap();
+    let stat = |busy: u64, steal: u64| {
+        format!(
+            "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 1000 0 0 5000 0 0 0 0 0 0\ncpu1 {busy} 0 0 5000 7 0 0 {steal} 0 0\nintr 0\nprocs_running 1\n"
+        )
+    };
+    std::fs::create_dir_all(d.path().join("proc/pressure")).unwrap();
+    std::fs::write(d.path().join("proc/stat"), stat(1000, 0)).unwrap();
+    std::fs::write(
+        d.path().join("proc/pressure/cpu"),
+        "some avg10=0.00 avg60=0.00 avg300=0.00 total=100\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+    )
+    .unwrap();
+    let root = SysRoot::new(d.path());
+    let mut p = RunProbe::new(&root, &[1], InterferenceThresholds::default());
+
+    // Quiet: nothing moved.
+    let s = p.start();
+    let env = p.finish(s, 0.0, 0.2);
+    assert!(!env.interfered, "{env:?}");
+    assert_eq!(env.other_cpu_time, 0.0);
+    assert_eq!(env.psi.cpu_some_us, Some(0));
+    assert_eq!(env.psi.io_some_us, None); // no io file in this tree
+    assert_eq!(env.freq_before_khz, vec![None]);
+    assert_eq!(env.temp_before_c, None);
+
+    // The run used 0.1 s of a 1 s window; the core was busy 0.15 s: 0.05 s of other work is
+    // exactly 5% of 1 s × 1 core, not above the default threshold.
+    let s = p.start();
+    std::fs::write(d.path().join("proc/stat"), stat(1015, 0)).unwrap();
+    let env = p.finish(s, 0.1, 1.0);
+    assert!((env.other_cpu_time - 0.05).abs() < 1e-9, "{env:?}");
+    assert!(!env.interfered, "{env:?}");
+
+    // 0.5 s of other work and 0.2 s of steal in a 1 s run: flagged, both reasons.
+    let s = p.start();
+    std::fs::write(d.path().join("proc/stat"), stat(1065, 20)).unwrap();
+    std::fs::write(
+        d.path().join("proc/pressure/cpu"),
+        "some avg10=0.00 avg60=0.00 avg300=0.00 total=5100\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+    )
+    .unwrap();
+    let env = p.finish(s, 0.0, 1.0);
+    assert!(env.interfered);
+    let why = env.interference_reason.clone().unwrap();
+    assert!(
+        why.contains("other work used 0.500 s") && why.contains("stole 0.200 s"),
+        "{why}"
+    );
+    assert_eq!(env.psi.cpu_some_us, Some(5000));
+    // Serialized for Run.extra["environment"].
+    let v = serde_json::to_value(&env).unwrap();
+    assert_eq!(v["interfered"], true);
+}

@@ -3,6 +3,7 @@
 //! Every sysfs/procfs file is read through one root (see [`sysfs`]) so tests can point it at a
 //! synthetic tree.
 
+pub mod cooldown;
 pub mod freq;
 pub mod info;
 pub mod inventory;
