@@ -242,13 +242,17 @@ impl SysRoot {
 
 fn read_path_into(p: &Path, buf: &mut String) -> io::Result<()> {
     let mut f = fs::File::open(p)?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
-    match String::from_utf8(bytes) {
-        Ok(s) => buf.push_str(&s),
-        Err(e) => buf.push_str(&String::from_utf8_lossy(e.as_bytes())),
+    match f.read_to_string(buf) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            // Not UTF-8: keep what can be read, replacing the invalid bytes.
+            buf.clear();
+            let bytes = fs::read(p)?;
+            buf.push_str(&String::from_utf8_lossy(&bytes));
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
-    Ok(())
 }
 
 /// Orders names so that embedded numbers compare numerically: `cpu2` < `cpu10`.
@@ -288,6 +292,8 @@ mod tests {
         let e = r.read_u64("/sys/x").unwrap_err();
         assert!(e.to_string().contains("not an unsigned integer"), "{e}");
         assert_eq!(r.read_raw("/sys/x").unwrap(), "abc\n");
+        std::fs::write(d.path().join("sys/bin"), b"a\xffb\n").unwrap();
+        assert_eq!(r.read_string("/sys/bin").unwrap(), "a\u{fffd}b");
         assert!(r.write("/sys/absent", "1").unwrap_err().is_missing());
     }
 
