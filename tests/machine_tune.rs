@@ -244,3 +244,32 @@ fn failed_writes_are_reported_and_not_saved() {
         "0"
     );
 }
+
+#[test]
+fn unwritable_state_file_aborts_before_any_change() {
+    let tree = copy_fixture("intel-4c8t");
+    let root = SysRoot::new(tree.path());
+    let before = snapshot(tree.path());
+    // The state file's directory cannot be created: its parent is a regular file.
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let state = blocker.path().join("tare/tune-state.json");
+    let err = apply(&root, &plan_tune(&root), &state).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("tune aborted before changing anything"),
+        "{err:#}"
+    );
+    assert_eq!(snapshot(tree.path()), before);
+}
+
+#[test]
+fn reset_refuses_a_state_file_of_another_root() {
+    let tree = copy_fixture("xeon-2s");
+    let other = copy_fixture("xeon-2s");
+    let state = tree.path().join("s.json");
+    let root = SysRoot::new(tree.path());
+    apply(&root, &plan_tune(&root), &state).unwrap();
+    let err = reset(&SysRoot::new(other.path()), &state).unwrap_err();
+    assert!(err.to_string().contains("was saved for root"), "{err}");
+    assert!(state.exists());
+    assert!(reset(&root, &state).unwrap().state_file_removed);
+}

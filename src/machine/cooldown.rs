@@ -247,7 +247,11 @@ pub fn heat_up(root: &SysRoot, cores: &[usize], max: Duration) -> HeatUpOutcome 
                 .iter()
                 .map(|p| read_khz(root, p, &mut buf))
                 .collect(),
-            note: Some("no frequency information; heat-up skipped".into()),
+            note: Some(if cores.is_empty() {
+                "no cores given; heat-up skipped".into()
+            } else {
+                "no frequency information; heat-up skipped".into()
+            }),
         };
     }
     let at_max = |i: usize, buf: &mut String| -> bool {
