@@ -1,0 +1,278 @@
+//! The per-run environment record: what the machine did on the run's cores while it ran.
+//!
+//! For: a snapshot just before a run and one just after ([`RunProbe::start`],
+//! [`RunProbe::finish`]) giving a [`RunEnvironment`]: frequencies and temperature before and
+//! after, CPU time of *other* work on the run's cores, steal and iowait time, pressure stall
+//! deltas, and whether the run counts as interfered with ([`InterferenceThresholds`]).
+//! Stored per run under `Run.extra["environment"]`.
+//!
+//! Not for: measuring the run itself (exec does that with cgroups), acting on the machine
+//! (see [`super::cooldown`]), or session-level facts (see [`super::inventory`]).
+//!
+//! Cost: file paths are resolved once per session in [`RunProbe::new`]; each snapshot reads
+//! `/proc/stat`, the `scaling_cur_freq` of the pinned cores, the CPU thermal zones and the three
+//! `/proc/pressure` files into one reusable buffer. `/proc/stat` counts in scheduler ticks
+//! (USER_HZ, normally 10 ms) and is sampled at tick granularity, so CPU times here carry an
+//! error of about one tick per core; the thresholds allow for it.
+
+use super::freq::cur_freq_path;
+use super::procfs::{clock_ticks_per_second, parse_psi, sum_cpu_ticks, CpuTicks, Psi};
+use super::sysfs::SysRoot;
+use super::thermal::{hottest, relevant_temp_paths};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// When a run counts as interfered with. Compared against the probe window (from the first
+/// snapshot to the second, a little longer than the run's wall time) times the number of cores
+/// watched.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct InterferenceThresholds {
+    /// Other work's CPU time on the run's cores, as a share of window × cores. Default 0.05.
+    pub other_cpu_share: f64,
+    /// Steal time (the hypervisor ran someone else) as a share of window × cores. Default 0.05.
+    pub steal_share: f64,
+    /// Ticks per core that are always tolerated, for the tick granularity of /proc/stat.
+    /// Default 2 (20 ms per core at USER_HZ = 100).
+    pub tick_allowance: u64,
+}
+
+impl Default for InterferenceThresholds {
+    fn default() -> Self {
+        InterferenceThresholds {
+            other_cpu_share: 0.05,
+            steal_share: 0.05,
+            tick_allowance: 2,
+        }
+    }
+}
+
+/// Pressure stall deltas during a run, in microseconds (`None` where the kernel has no PSI).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct PsiDelta {
+    pub cpu_some_us: Option<u64>,
+    pub cpu_full_us: Option<u64>,
+    pub io_some_us: Option<u64>,
+    pub io_full_us: Option<u64>,
+    pub memory_some_us: Option<u64>,
+    pub memory_full_us: Option<u64>,
+}
+
+/// What the machine did during one run. Times in seconds, frequencies in kHz, temperatures in
+/// °C. Stored as `Run.extra["environment"]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunEnvironment {
+    /// Cores watched: the run's pinned cores, or empty when it was not pinned (then all CPUs
+    /// are watched and no frequencies are recorded).
+    pub cores: Vec<usize>,
+    /// Seconds between the two snapshots (covers the run).
+    pub window: f64,
+    /// `scaling_cur_freq` per watched core before and after, in the order of `cores`.
+    pub freq_before_khz: Vec<Option<u64>>,
+    pub freq_after_khz: Vec<Option<u64>>,
+    /// Hottest CPU thermal zone before and after.
+    pub temp_before_c: Option<f64>,
+    pub temp_after_c: Option<f64>,
+    /// Non-idle CPU time (user, nice, system, irq, softirq) on the watched cores in the window.
+    pub busy_time: f64,
+    /// `busy_time` minus the run's own CPU time, clamped at 0: other work that competed with
+    /// the run (tare's own threads included if they share the cores).
+    pub other_cpu_time: f64,
+    /// Time the hypervisor did not run the watched (virtual) cores.
+    pub steal_time: f64,
+    /// Idle time with I/O outstanding on the watched cores.
+    pub iowait_time: f64,
+    pub psi: PsiDelta,
+    pub interfered: bool,
+    /// Why, in words, when `interfered`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference_reason: Option<String>,
+}
+
+/// Snapshot taken by [`RunProbe::start`].
+#[derive(Debug, Clone)]
+pub struct ProbeStart {
+    at: Instant,
+    ticks: Option<CpuTicks>,
+    freqs: Vec<Option<u64>>,
+    temp: Option<f64>,
+    psi: [Option<Psi>; 3],
+}
+
+/// Session-long prober for one set of cores; reuse it for every run.
+#[derive(Debug, Clone)]
+pub struct RunProbe {
+    root: SysRoot,
+    cores: Vec<usize>,
+    freq_paths: Vec<Option<String>>,
+    temp_paths: Vec<String>,
+    psi_paths: [Option<String>; 3],
+    thresholds: InterferenceThresholds,
+    ticks_per_sec: u64,
+    buf: String,
+}
+
+const PSI_NAMES: [&str; 3] = ["cpu", "io", "memory"];
+
+impl RunProbe {
+    /// Resolves the files to read for a run on `cores` (empty: not pinned, watch all CPUs).
+    pub fn new(root: &SysRoot, cores: &[usize], thresholds: InterferenceThresholds) -> RunProbe {
+        let psi_paths = PSI_NAMES.map(|n| {
+            let p = format!("/proc/pressure/{n}");
+            root.exists(&p).then_some(p)
+        });
+        RunProbe {
+            root: root.clone(),
+            cores: cores.to_vec(),
+            freq_paths: cores.iter().map(|&c| cur_freq_path(root, c)).collect(),
+            temp_paths: relevant_temp_paths(root),
+            psi_paths,
+            thresholds,
+            ticks_per_sec: clock_ticks_per_second(),
+            buf: String::with_capacity(16 * 1024),
+        }
+    }
+
+    pub fn cores(&self) -> &[usize] {
+        &self.cores
+    }
+
+    /// Summed ticks of the watched cores and how many cores had a line.
+    fn read_ticks(&mut self) -> Option<(CpuTicks, usize)> {
+        self.root.read_into("/proc/stat", &mut self.buf).ok()?;
+        let (t, found) = sum_cpu_ticks(&self.buf, &self.cores);
+        (found > 0).then_some((t, found))
+    }
+
+    fn read_freqs(&mut self) -> Vec<Option<u64>> {
+        let mut out = Vec::with_capacity(self.freq_paths.len());
+        for p in &self.freq_paths {
+            let v = p.as_ref().and_then(|p| {
+                self.root.read_into(p, &mut self.buf).ok()?;
+                self.buf.trim().parse::<u64>().ok()
+            });
+            out.push(v);
+        }
+        out
+    }
+
+    fn read_psi(&mut self) -> [Option<Psi>; 3] {
+        let mut out = [None; 3];
+        for (i, p) in self.psi_paths.iter().enumerate() {
+            if let Some(p) = p {
+                if self.root.read_into(p, &mut self.buf).is_ok() {
+                    out[i] = Some(parse_psi(&self.buf));
+                }
+            }
+        }
+        out
+    }
+
+    /// Snapshot just before the run. /proc/stat is read last, closest to the run.
+    pub fn start(&mut self) -> ProbeStart {
+        let freqs = self.read_freqs();
+        let temp = hottest(&self.root, &self.temp_paths, &mut self.buf);
+        let psi = self.read_psi();
+        let ticks = self.read_ticks().map(|(t, _)| t);
+        ProbeStart {
+            at: Instant::now(),
+            ticks,
+            freqs,
+            temp,
+            psi,
+        }
+    }
+
+    /// Snapshot just after the run (/proc/stat first) and the record of the window.
+    /// `run_cpu_seconds` is the run's own CPU time (user + system of its tree).
+    pub fn finish(
+        &mut self,
+        start: ProbeStart,
+        run_cpu_seconds: f64,
+        run_wall_seconds: f64,
+    ) -> RunEnvironment {
+        let ticks = self.read_ticks();
+        let found = ticks.map(|(_, n)| n).unwrap_or(0);
+        let ticks = ticks.map(|(t, _)| t);
+        let window = start.at.elapsed().as_secs_f64().max(run_wall_seconds);
+        let freqs = self.read_freqs();
+        let temp = hottest(&self.root, &self.temp_paths, &mut self.buf);
+        let psi = self.read_psi();
+
+        let hz = self.ticks_per_sec as f64;
+        let delta = match (start.ticks, ticks) {
+            (Some(a), Some(b)) => Some(b.since(&a)),
+            _ => None,
+        };
+        let d = delta.unwrap_or_default();
+        let busy_time = d.busy() as f64 / hz;
+        let other_cpu_time = (busy_time - run_cpu_seconds.max(0.0)).max(0.0);
+        let steal_time = d.steal as f64 / hz;
+        let iowait_time = d.iowait as f64 / hz;
+
+        let psi_delta = |i: usize, full: bool| -> Option<u64> {
+            let pick = |p: &Psi| if full { p.full } else { p.some };
+            let a = pick(start.psi[i].as_ref()?)?;
+            let b = pick(psi[i].as_ref()?)?;
+            Some(b.total_us.saturating_sub(a.total_us))
+        };
+        let psi_d = PsiDelta {
+            cpu_some_us: psi_delta(0, false),
+            cpu_full_us: psi_delta(0, true),
+            io_some_us: psi_delta(1, false),
+            io_full_us: psi_delta(1, true),
+            memory_some_us: psi_delta(2, false),
+            memory_full_us: psi_delta(2, true),
+        };
+
+        // Not pinned: every CPU with a line in /proc/stat.
+        let ncores = if self.cores.is_empty() {
+            found.max(1)
+        } else {
+            self.cores.len()
+        } as f64;
+        let capacity = window * ncores;
+        let allowance = self.thresholds.tick_allowance as f64 * ncores / hz;
+        let mut reasons = Vec::new();
+        if delta.is_none() {
+            reasons.push("no /proc/stat reading; interference unknown".to_string());
+        }
+        let other_limit = (self.thresholds.other_cpu_share * capacity).max(allowance);
+        if other_cpu_time > other_limit {
+            reasons.push(format!(
+                "other work used {:.3} s of CPU on the run's cores ({:.0}% of {:.3} s × {} cores)",
+                other_cpu_time,
+                100.0 * other_cpu_time / capacity.max(f64::MIN_POSITIVE),
+                window,
+                ncores
+            ));
+        }
+        let steal_limit = (self.thresholds.steal_share * capacity).max(allowance);
+        if steal_time > steal_limit {
+            reasons.push(format!(
+                "the hypervisor stole {:.3} s ({:.0}% of the window)",
+                steal_time,
+                100.0 * steal_time / capacity.max(f64::MIN_POSITIVE)
+            ));
+        }
+        let interfered = delta.is_some() && !reasons.is_empty();
+        RunEnvironment {
+            cores: self.cores.clone(),
+            window,
+            freq_before_khz: start.freqs,
+            freq_after_khz: freqs,
+            temp_before_c: start.temp,
+            temp_after_c: temp,
+            busy_time,
+            other_cpu_time,
+            steal_time,
+            iowait_time,
+            psi: psi_d,
+            interfered,
+            interference_reason: if reasons.is_empty() {
+                None
+            } else {
+                Some(reasons.join("; "))
+            },
+        }
+    }
+}
