@@ -8,11 +8,13 @@ use std::time::Duration;
 /// ("2GiB", "512MiB", "64KiB"). Case-insensitive suffixes; "B" alone means bytes.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid size '{s}': expected a number with an optional unit, e.g. 512MB or 2GiB"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        format!("invalid size '{s}': expected a number with an optional unit, e.g. 512MB or 2GiB")
+    })?;
     let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" => 1e3,
@@ -23,7 +25,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         "mib" => 1024.0 * 1024.0,
         "gib" => 1024.0 * 1024.0 * 1024.0,
         "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        other => return Err(format!("invalid size unit '{other}' in '{s}': use B, kB, MB, GB, KiB, MiB or GiB")),
+        other => {
+            return Err(format!(
+                "invalid size unit '{other}' in '{s}': use B, kB, MB, GB, KiB, MiB or GiB"
+            ))
+        }
     };
     let bytes = value * mult;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
@@ -44,7 +50,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(t)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("invalid duration '{s}': use seconds (1.5) or a unit (500ms, 2s, 1m)"))
+        .ok_or_else(|| {
+            format!("invalid duration '{s}': use seconds (1.5) or a unit (500ms, 2s, 1m)")
+        })
 }
 
 /// Parses a relative precision: "1%", "0.5 %" or a fraction "0.01".
@@ -56,7 +64,9 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     }
     .map_err(|_| format!("invalid percentage '{s}': use e.g. 1% or 0.01"))?;
     if !(v.is_finite() && v > 0.0 && v < 1.0) {
-        return Err(format!("invalid percentage '{s}': must be between 0% and 100%"));
+        return Err(format!(
+            "invalid percentage '{s}': must be between 0% and 100%"
+        ));
     }
     Ok(v)
 }
@@ -64,7 +74,11 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
 /// Number of decimals needed to show `value` down to the leading digit of `resolution`
 /// (both in the same unit), at least `min_sig` significant digits of `value`.
 fn decimals_for(value: f64, resolution: Option<f64>, min_sig: i32) -> usize {
-    let mag = if value.abs() > 0.0 { value.abs().log10().floor() as i32 } else { 0 };
+    let mag = if value.abs() > 0.0 {
+        value.abs().log10().floor() as i32
+    } else {
+        0
+    };
     let by_value = (min_sig - 1 - mag).max(0);
     let by_res = match resolution {
         Some(r) if r.is_finite() && r > 0.0 => (-(r.log10().floor() as i32)).max(0),

@@ -55,22 +55,38 @@ fn survivors(marker: &str) -> Vec<String> {
     out
 }
 
+/// The parent starts a fixed amount of CPU work (a shell loop) in a child, waits for the
+/// child's sign on disk, kills it with SIGKILL and exits without ever waiting for it.
+fn killed_unwaited(sign: &str) -> String {
+    let work =
+        format!("i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; touch {sign}; sleep 100");
+    format!("sh -c '{work}' & c=$!; while [ ! -e {sign} ]; do sleep 0.01; done; kill -9 $c; exit 0")
+}
+
+/// CPU time of the same work measured directly (waited for): independent of machine load.
+fn direct_work_cpu(ex: &Executor) -> Duration {
+    let script = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
+    ex.run(&sh(script), &no_cancel()).unwrap().cpu()
+}
+
+fn sign_path(dir: &tempfile::TempDir) -> String {
+    dir.path().join("sign").display().to_string()
+}
+
 #[test]
 fn v1_counts_cpu_of_killed_unwaited_child() {
     let Some(ex) = executor(Preference::V1) else {
         return;
     };
-    // The busy child is killed by its parent and never waited for.
+    let work = direct_work_cpu(&ex);
+    let dir = tempfile::tempdir().unwrap();
     let m = ex
-        .run(
-            &sh("sh -c 'while :; do :; done' & c=$!; sleep 0.6; kill -9 $c; exit 0"),
-            &no_cancel(),
-        )
+        .run(&sh(&killed_unwaited(&sign_path(&dir))), &no_cancel())
         .unwrap();
     assert_eq!(m.termination, Termination::Exit);
     assert!(
-        m.cpu() > Duration::from_millis(300),
-        "cpu {:?} should include the killed child's ~0.6 s",
+        m.cpu() >= work.mul_f64(0.8),
+        "cpu {:?} should include the killed child's work ({work:?})",
         m.cpu()
     );
 }
@@ -81,15 +97,14 @@ fn fallback_misses_cpu_of_unwaited_child() {
         return;
     };
     assert_eq!(ex.backend().kind(), MethodKind::Rusage);
+    let work = direct_work_cpu(&ex);
+    let dir = tempfile::tempdir().unwrap();
     let m = ex
-        .run(
-            &sh("sh -c 'while :; do :; done' & c=$!; sleep 0.6; kill -9 $c; exit 0"),
-            &no_cancel(),
-        )
+        .run(&sh(&killed_unwaited(&sign_path(&dir))), &no_cancel())
         .unwrap();
     assert!(
-        m.cpu() < Duration::from_millis(200),
-        "fallback cannot see the child: {:?}",
+        m.cpu() < work.mul_f64(0.5),
+        "fallback cannot see the child's work ({work:?}): {:?}",
         m.cpu()
     );
 }
@@ -201,12 +216,21 @@ fn v2_cpu_and_kill_on_real_unified_hierarchy() {
     let Some(ex) = executor(Preference::V2) else {
         return;
     };
+    let work = direct_work_cpu(&ex);
+    let dir = tempfile::tempdir().unwrap();
     let marker = "876.543219";
-    let m = ex
-        .run(&sh(&format!("setsid sleep {marker} & sh -c 'while :; do :; done' & c=$!; sleep 0.4; kill -9 $c; exit 3")), &no_cancel())
-        .unwrap();
-    assert_eq!(m.exit_code, Some(3));
-    assert!(m.cpu() > Duration::from_millis(200), "{m:?}");
+    let script = format!(
+        "setsid sleep {marker} & {}",
+        killed_unwaited(&sign_path(&dir))
+    );
+    let m = ex.run(&sh(&script), &no_cancel()).unwrap();
+    assert_eq!(m.exit_code, Some(0));
+    assert!(
+        m.cpu() >= work.mul_f64(0.8),
+        "cpu {:?} should include the killed child's work ({work:?})",
+        m.cpu()
+    );
+    assert!(m.leftover_processes >= 1);
     assert!(survivors(marker).is_empty());
 }
 

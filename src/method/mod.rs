@@ -59,8 +59,19 @@ struct Runner<'a> {
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
 /// one per benchmark, in the same order) and filling summaries and stop reasons at the end,
 /// whatever the outcome.
-pub fn execute(plan: &Plan, exec: &Executor, session: &mut Session, obs: &mut dyn Observer, cancel: &AtomicBool) -> Outcome {
-    let runner = Runner { plan, exec, cancel, t0: Instant::now() };
+pub fn execute(
+    plan: &Plan,
+    exec: &Executor,
+    session: &mut Session,
+    obs: &mut dyn Observer,
+    cancel: &AtomicBool,
+) -> Outcome {
+    let runner = Runner {
+        plan,
+        exec,
+        cancel,
+        t0: Instant::now(),
+    };
     let result = match plan.order {
         Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
         Order::Interleaved => runner.interleaved(&mut session.benchmarks, obs),
@@ -83,7 +94,9 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn walls(&self) -> Vec<f64> {
-        summary::counted(&self.bench.runs).map(|r| r.wall_time).collect()
+        summary::counted(&self.bench.runs)
+            .map(|r| r.wall_time)
+            .collect()
     }
 }
 
@@ -113,11 +126,19 @@ impl StopContext for Ctx<'_> {
 
 /// Consecutive measured runs at the end that did not count.
 fn uncounted_streak(b: &Benchmark) -> usize {
-    b.runs.iter().rev().take_while(|r| !r.warmup && !r.counted).count()
+    b.runs
+        .iter()
+        .rev()
+        .take_while(|r| !r.warmup && !r.counted)
+        .count()
 }
 
 impl Runner<'_> {
-    fn sequential(&self, benches: &mut [Benchmark], obs: &mut dyn Observer) -> anyhow::Result<Step> {
+    fn sequential(
+        &self,
+        benches: &mut [Benchmark],
+        obs: &mut dyn Observer,
+    ) -> anyhow::Result<Step> {
         for i in 0..benches.len() {
             let bp = &self.plan.benchmarks[i];
             obs.started(benches, Some(i));
@@ -133,7 +154,8 @@ impl Runner<'_> {
                 if let Step::Interrupted = self.measure(bp, benches, i, false, None, obs)? {
                     return Ok(Step::Interrupted);
                 }
-                if let Some(reason) = self.stop_reason(&benches[i], started.elapsed().as_secs_f64()) {
+                if let Some(reason) = self.stop_reason(&benches[i], started.elapsed().as_secs_f64())
+                {
                     benches[i].stop_reason = reason;
                     break;
                 }
@@ -146,7 +168,11 @@ impl Runner<'_> {
         Ok(Step::Ok)
     }
 
-    fn interleaved(&self, benches: &mut [Benchmark], obs: &mut dyn Observer) -> anyhow::Result<Step> {
+    fn interleaved(
+        &self,
+        benches: &mut [Benchmark],
+        obs: &mut dyn Observer,
+    ) -> anyhow::Result<Step> {
         for bp in &self.plan.benchmarks {
             if let Some(s) = &bp.setup {
                 run_action(self.plan, "--setup", s)?;
@@ -170,7 +196,8 @@ impl Runner<'_> {
                 }
             }
             let t = started.elapsed().as_secs_f64();
-            let reasons: Vec<Option<String>> = benches.iter().map(|b| self.stop_reason(b, t)).collect();
+            let reasons: Vec<Option<String>> =
+                benches.iter().map(|b| self.stop_reason(b, t)).collect();
             if reasons.iter().all(Option::is_some) {
                 for (b, r) in benches.iter_mut().zip(reasons) {
                     b.stop_reason = r.unwrap_or_default();
@@ -193,10 +220,17 @@ impl Runner<'_> {
             return Some(self.plan.stop.explain(&ctx));
         }
         let streak = uncounted_streak(b);
-        (streak >= MAX_UNCOUNTED_STREAK).then(|| format!("the last {streak} runs hit a limit or failed; none of them counts"))
+        (streak >= MAX_UNCOUNTED_STREAK)
+            .then(|| format!("the last {streak} runs hit a limit or failed; none of them counts"))
     }
 
-    fn warm_up(&self, bp: &BenchmarkPlan, benches: &mut [Benchmark], i: usize, obs: &mut dyn Observer) -> anyhow::Result<Step> {
+    fn warm_up(
+        &self,
+        bp: &BenchmarkPlan,
+        benches: &mut [Benchmark],
+        i: usize,
+        obs: &mut dyn Observer,
+    ) -> anyhow::Result<Step> {
         for _ in 0..self.plan.warmup {
             if let Step::Interrupted = self.measure(bp, benches, i, true, None, obs)? {
                 return Ok(Step::Interrupted);
@@ -240,7 +274,8 @@ impl Runner<'_> {
         if let Some(c) = &bp.conclude {
             run_action(self.plan, "--conclude", c)?;
         }
-        let ok_exit = m.termination == Termination::Exit && (m.exit_code == Some(0) || self.plan.ignore_failure);
+        let ok_exit = m.termination == Termination::Exit
+            && (m.exit_code == Some(0) || self.plan.ignore_failure);
         let bench = &mut benches[i];
         let index = bench.runs.len();
         bench.runs.push(Run {

@@ -30,7 +30,8 @@ pub fn counted(runs: &[Run]) -> impl Iterator<Item = &Run> {
 
 /// Summary statistics over the counted runs of `bench`.
 pub fn summarize(bench: &Benchmark) -> Summary {
-    let col = |f: fn(&Run) -> Option<f64>| -> Vec<f64> { counted(&bench.runs).filter_map(f).collect() };
+    let col =
+        |f: fn(&Run) -> Option<f64>| -> Vec<f64> { counted(&bench.runs).filter_map(f).collect() };
     Summary {
         wall_time: metric(describe(&col(|r| Some(r.wall_time)))),
         cpu_time: metric(describe(&col(|r| Some(r.cpu_time)))),

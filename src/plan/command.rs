@@ -14,17 +14,25 @@ pub struct Parameter {
 /// Integers print without a decimal point; the number of decimals follows the step.
 pub fn scan_values(name: &str, min: f64, max: f64, step: f64) -> Result<Vec<String>, String> {
     if !(min.is_finite() && max.is_finite() && step.is_finite()) || step <= 0.0 {
-        return Err(format!("invalid --parameter-scan {name}: bounds and step must be numbers, step > 0"));
+        return Err(format!(
+            "invalid --parameter-scan {name}: bounds and step must be numbers, step > 0"
+        ));
     }
     if max < min {
-        return Err(format!("invalid --parameter-scan {name}: MIN {min} is greater than MAX {max}"));
+        return Err(format!(
+            "invalid --parameter-scan {name}: MIN {min} is greater than MAX {max}"
+        ));
     }
     let count = ((max - min) / step + 1e-9).floor() as u64 + 1;
     if count > 100_000 {
-        return Err(format!("--parameter-scan {name} would make {count} benchmarks; use a larger --parameter-step"));
+        return Err(format!(
+            "--parameter-scan {name} would make {count} benchmarks; use a larger --parameter-step"
+        ));
     }
     let decimals = decimals_of(step).max(decimals_of(min));
-    Ok((0..count).map(|i| format!("{:.*}", decimals, min + i as f64 * step)).collect())
+    Ok((0..count)
+        .map(|i| format!("{:.*}", decimals, min + i as f64 * step))
+        .collect())
 }
 
 fn decimals_of(x: f64) -> usize {
@@ -36,7 +44,9 @@ fn decimals_of(x: f64) -> usize {
 pub fn list_values(name: &str, list: &str) -> Result<Vec<String>, String> {
     let values: Vec<String> = list.split(',').map(|v| v.to_string()).collect();
     if values.iter().any(|v| v.is_empty()) {
-        return Err(format!("invalid --parameter-list {name} '{list}': empty value (use a,b,c)"));
+        return Err(format!(
+            "invalid --parameter-list {name} '{list}': empty value (use a,b,c)"
+        ));
     }
     Ok(values)
 }
@@ -49,7 +59,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("invalid parameter name '{name}': use letters, digits and _"))
+        Err(format!(
+            "invalid parameter name '{name}': use letters, digits and _"
+        ))
     }
 }
 
@@ -83,7 +95,8 @@ pub fn substitute(template: &str, values: &BTreeMap<String, String>) -> String {
 /// Splits a command into words like a POSIX shell would (quotes, backslashes), without
 /// starting one.
 pub fn split_words(command: &str) -> Result<Vec<String>, String> {
-    let words = shell_words::split(command).map_err(|e| format!("cannot split command '{command}': {e}; check its quotes"))?;
+    let words = shell_words::split(command)
+        .map_err(|e| format!("cannot split command '{command}': {e}; check its quotes"))?;
     if words.is_empty() {
         return Err("empty command: give a program to run".to_string());
     }
@@ -97,7 +110,10 @@ mod tests {
     #[test]
     fn scans_and_lists() {
         assert_eq!(scan_values("n", 1.0, 3.0, 1.0).unwrap(), ["1", "2", "3"]);
-        assert_eq!(scan_values("x", 0.0, 0.5, 0.25).unwrap(), ["0.00", "0.25", "0.50"]);
+        assert_eq!(
+            scan_values("x", 0.0, 0.5, 0.25).unwrap(),
+            ["0.00", "0.25", "0.50"]
+        );
         assert!(scan_values("x", 3.0, 1.0, 1.0).is_err());
         assert!(scan_values("x", 0.0, 1.0, 0.0).is_err());
         assert_eq!(list_values("a", "x,y").unwrap(), ["x", "y"]);
@@ -107,8 +123,14 @@ mod tests {
     #[test]
     fn cross_product_and_substitution() {
         let ps = vec![
-            Parameter { name: "a".into(), values: vec!["1".into(), "2".into()] },
-            Parameter { name: "b".into(), values: vec!["x".into(), "y".into(), "z".into()] },
+            Parameter {
+                name: "a".into(),
+                values: vec!["1".into(), "2".into()],
+            },
+            Parameter {
+                name: "b".into(),
+                values: vec!["x".into(), "y".into(), "z".into()],
+            },
         ];
         let combos = combinations(&ps);
         assert_eq!(combos.len(), 6);
@@ -117,7 +139,10 @@ mod tests {
 
     #[test]
     fn word_splitting() {
-        assert_eq!(split_words("echo 'a b' \"c\\\"d\"").unwrap(), ["echo", "a b", "c\"d"]);
+        assert_eq!(
+            split_words("echo 'a b' \"c\\\"d\"").unwrap(),
+            ["echo", "a b", "c\"d"]
+        );
         assert!(split_words("echo 'unterminated").is_err());
         assert!(split_words("   ").is_err());
         assert!(check_name("n1").is_ok());

@@ -91,7 +91,12 @@ impl StopRule {
         match self {
             StopRule::Cond(m, c, v) => {
                 let now = value_of(*m, ctx).map_or("n/a".to_string(), |x| show(*m, x));
-                format!("{} {} {} (now {now})", metric_name(*m), cmp_name(*c), show(*m, *v))
+                format!(
+                    "{} {} {} (now {now})",
+                    metric_name(*m),
+                    cmp_name(*c),
+                    show(*m, *v)
+                )
             }
             StopRule::And(a, b) => format!("{} and {}", a.explain(ctx), b.explain(ctx)),
             StopRule::Or(a, b) => {
@@ -163,7 +168,9 @@ fn trim_float(v: f64) -> String {
 impl fmt::Display for StopRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StopRule::Cond(m, c, v) => write!(f, "{} {} {}", metric_name(*m), cmp_name(*c), show(*m, *v)),
+            StopRule::Cond(m, c, v) => {
+                write!(f, "{} {} {}", metric_name(*m), cmp_name(*c), show(*m, *v))
+            }
             StopRule::And(a, b) => write!(f, "{} and {}", paren(a), paren(b)),
             StopRule::Or(a, b) => write!(f, "{a} or {b}"),
             StopRule::Not(a) => write!(f, "not ({a})"),
@@ -183,10 +190,16 @@ fn paren(r: &StopRule) -> String {
 /// Parses a stop rule. Errors name the offending word and show the grammar.
 pub fn parse(text: &str) -> Result<StopRule, String> {
     let tokens = tokenize(text)?;
-    let mut p = Parser { tokens: &tokens, pos: 0 };
+    let mut p = Parser {
+        tokens: &tokens,
+        pos: 0,
+    };
     let rule = p.or()?;
     if p.pos != tokens.len() {
-        return Err(grammar_error(text, &format!("unexpected '{}'", tokens[p.pos])));
+        return Err(grammar_error(
+            text,
+            &format!("unexpected '{}'", tokens[p.pos]),
+        ));
     }
     Ok(rule)
 }
@@ -226,7 +239,9 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
             // Glue a metric's argument: ci(median), cv(10).
             if (word == "ci" || word == "cv") && chars.get(i) == Some(&'(') {
                 let close = chars[i..].iter().position(|&c| c == ')').map(|p| i + p);
-                let Some(close) = close else { return Err(grammar_error(text, "missing ')'")) };
+                let Some(close) = close else {
+                    return Err(grammar_error(text, "missing ')'"));
+                };
                 word.extend(chars[i..=close].iter());
                 i = close + 1;
             }
@@ -291,7 +306,9 @@ impl Parser<'_> {
     }
 
     fn cond(&mut self) -> Result<StopRule, String> {
-        let metric_word = self.next().ok_or_else(|| self.err("a condition is missing"))?;
+        let metric_word = self
+            .next()
+            .ok_or_else(|| self.err("a condition is missing"))?;
         let metric = match metric_word.as_str() {
             "runs" => Metric::Runs,
             "time" => Metric::Time,
@@ -299,7 +316,10 @@ impl Parser<'_> {
             "ci(ratio)" => Metric::RatioCi,
             "cv" => Metric::Cv(None),
             w if w.starts_with("cv(") && w.ends_with(')') => {
-                let n: usize = w[3..w.len() - 1].trim().parse().map_err(|_| self.err(&format!("bad window in '{w}'")))?;
+                let n: usize = w[3..w.len() - 1]
+                    .trim()
+                    .parse()
+                    .map_err(|_| self.err(&format!("bad window in '{w}'")))?;
                 if n < 2 {
                     return Err(self.err("cv(N) needs a window of at least 2 runs"));
                 }
@@ -312,12 +332,22 @@ impl Parser<'_> {
             Some("<=") => Cmp::Le,
             Some(">") => Cmp::Gt,
             Some(">=") => Cmp::Ge,
-            other => return Err(self.err(&format!("expected <, <=, > or >= after '{metric_word}', found '{}'", other.unwrap_or("end")))),
+            other => {
+                return Err(self.err(&format!(
+                    "expected <, <=, > or >= after '{metric_word}', found '{}'",
+                    other.unwrap_or("end")
+                )))
+            }
         };
         let raw = self.next().ok_or_else(|| self.err("a value is missing"))?;
         let value = match metric {
-            Metric::Runs => raw.parse::<usize>().map(|v| v as f64).map_err(|_| self.err(&format!("'{raw}' is not a whole number of runs")))?,
-            Metric::Time => crate::units::parse_duration(&raw).map(|d| d.as_secs_f64()).map_err(|e| self.err(&e))?,
+            Metric::Runs => raw
+                .parse::<usize>()
+                .map(|v| v as f64)
+                .map_err(|_| self.err(&format!("'{raw}' is not a whole number of runs")))?,
+            Metric::Time => crate::units::parse_duration(&raw)
+                .map(|d| d.as_secs_f64())
+                .map_err(|e| self.err(&e))?,
             _ => {
                 if !raw.ends_with('%') {
                     return Err(self.err(&format!("'{raw}' should be a percentage such as 1%")));
@@ -359,28 +389,66 @@ mod tests {
     #[test]
     fn parses_and_evaluates() {
         let r = parse("runs >= 20 and ci(median) < 1%").unwrap();
-        assert!(!r.holds(&Ctx { runs: 19, time: 1.0, ci: Some(0.001) }));
-        assert!(r.holds(&Ctx { runs: 20, time: 1.0, ci: Some(0.001) }));
-        assert!(!r.holds(&Ctx { runs: 20, time: 1.0, ci: None }));
+        assert!(!r.holds(&Ctx {
+            runs: 19,
+            time: 1.0,
+            ci: Some(0.001)
+        }));
+        assert!(r.holds(&Ctx {
+            runs: 20,
+            time: 1.0,
+            ci: Some(0.001)
+        }));
+        assert!(!r.holds(&Ctx {
+            runs: 20,
+            time: 1.0,
+            ci: None
+        }));
         let r = parse("not (runs < 5) and (cv(10) < 2% or time >= 1m)").unwrap();
-        assert!(r.holds(&Ctx { runs: 5, time: 61.0, ci: None }));
-        assert!(!r.holds(&Ctx { runs: 5, time: 59.0, ci: None }));
+        assert!(r.holds(&Ctx {
+            runs: 5,
+            time: 61.0,
+            ci: None
+        }));
+        assert!(!r.holds(&Ctx {
+            runs: 5,
+            time: 59.0,
+            ci: None
+        }));
         assert!(parse("ci(ratio) < 1%").unwrap().uses_ratio());
     }
 
     #[test]
     fn explains_and_displays() {
         let r = StopRule::default_rule(10, 1000, 0.01, 60.0);
-        let ctx = Ctx { runs: 23, time: 2.0, ci: Some(0.0087) };
+        let ctx = Ctx {
+            runs: 23,
+            time: 2.0,
+            ci: Some(0.0087),
+        };
         assert!(r.holds(&ctx));
-        assert_eq!(r.explain(&ctx), "runs >= 10 (now 23) and ci(median) <= 1% (now 0.87%)");
-        assert_eq!(r.to_string(), "runs >= 10 and (ci(median) <= 1% or runs >= 1000 or time >= 60s)");
+        assert_eq!(
+            r.explain(&ctx),
+            "runs >= 10 (now 23) and ci(median) <= 1% (now 0.87%)"
+        );
+        assert_eq!(
+            r.to_string(),
+            "runs >= 10 and (ci(median) <= 1% or runs >= 1000 or time >= 60s)"
+        );
         assert_eq!(parse(&r.to_string()).unwrap(), r);
     }
 
     #[test]
     fn errors_say_what_to_write() {
-        for bad in ["runs >=", "speed > 3", "runs >= x", "ci(median) < 1", "(runs > 3", "runs > 3 extra", "cv(1) < 1%"] {
+        for bad in [
+            "runs >=",
+            "speed > 3",
+            "runs >= x",
+            "ci(median) < 1",
+            "(runs > 3",
+            "runs > 3 extra",
+            "cv(1) < 1%",
+        ] {
             let e = parse(bad).unwrap_err();
             assert!(e.starts_with("invalid --stop"), "{bad}: {e}");
         }

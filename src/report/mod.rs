@@ -20,6 +20,8 @@ impl Style {
     /// Whether to color output on stdout: `Full`, stdout a terminal, and NO_COLOR unset/empty.
     pub fn color(self) -> bool {
         use std::io::IsTerminal;
-        self == Style::Full && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        self == Style::Full
+            && std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
     }
 }

@@ -44,7 +44,9 @@ impl Progress {
             return r;
         }
         let guess = match rel {
-            Some(h) if h > 0.0 && n > 0 => ((n as f64) * (h / self.targets.precision).powi(2)).ceil() as usize,
+            Some(h) if h > 0.0 && n > 0 => {
+                ((n as f64) * (h / self.targets.precision).powi(2)).ceil() as usize
+            }
             _ => self.targets.min_runs,
         };
         guess.clamp(self.targets.min_runs.max(n), self.targets.max_runs.max(n))
@@ -62,7 +64,12 @@ impl Progress {
         let mut elapsed = 0.0;
         let mut medians = Vec::new();
         for b in &shown {
-            let walls: Vec<f64> = b.runs.iter().filter(|r| r.counted).map(|r| r.wall_time).collect();
+            let walls: Vec<f64> = b
+                .runs
+                .iter()
+                .filter(|r| r.counted)
+                .map(|r| r.wall_time)
+                .collect();
             let n = walls.len();
             done += n;
             total += self.expected_runs(n, crate::stats::relative_median_ci_halfwidth(&walls));
@@ -80,7 +87,11 @@ impl Progress {
         bar.set_prefix(prefix);
         bar.set_length(total.max(1) as u64);
         bar.set_position(done as u64);
-        bar.set_message(format!("{done}/{total} runs  median {}  ETA {}", medians.join(" | "), format_time(eta, Some(1.0))));
+        bar.set_message(format!(
+            "{done}/{total} runs  median {}  ETA {}",
+            medians.join(" | "),
+            format_time(eta, Some(1.0))
+        ));
     }
 
     /// Removes the bar so the summary starts on a clean line.

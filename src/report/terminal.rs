@@ -2,7 +2,9 @@
 //! mean ± σ, range, quartiles), CPU time (user + system), peak memory, runs and why measuring
 //! stopped, then how the numbers were measured. Digits follow precision (seed 003 §7.2).
 
-use crate::results::{Benchmark, MeasurementMethod, MethodKind, MetricSummary, Session, Termination};
+use crate::results::{
+    Benchmark, MeasurementMethod, MethodKind, MetricSummary, Session, Termination,
+};
 use crate::units::{self, format_bytes, format_scaled, format_time, time_scale};
 use std::fmt::Write;
 
@@ -73,18 +75,35 @@ fn time_block(out: &mut String, p: &Paint, label: &str, m: &MetricSummary) {
 pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
-    let _ = writeln!(out, "{} {}", p.bold(&format!("Benchmark {}:", index + 1)), b.name);
+    let _ = writeln!(
+        out,
+        "{} {}",
+        p.bold(&format!("Benchmark {}:", index + 1)),
+        b.name
+    );
     if !b.parameters.is_empty() {
-        let ps: Vec<String> = b.parameters.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let ps: Vec<String> = b
+            .parameters
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let _ = writeln!(out, "  {:<14}{}", "parameters", ps.join(" "));
     }
     match &b.summary.wall_time {
         Some(w) => time_block(&mut out, &p, "wall time", w),
         None => {
-            let _ = writeln!(out, "  {}", p.yellow("no counted runs: nothing to summarize"));
+            let _ = writeln!(
+                out,
+                "  {}",
+                p.yellow("no counted runs: nothing to summarize")
+            );
         }
     }
-    if let (Some(c), Some(u), Some(s)) = (&b.summary.cpu_time, &b.summary.user_time, &b.summary.system_time) {
+    if let (Some(c), Some(u), Some(s)) = (
+        &b.summary.cpu_time,
+        &b.summary.user_time,
+        &b.summary.system_time,
+    ) {
         let _ = writeln!(
             out,
             "  {:<14}{} median = {} user + {} system   (mean {})",
@@ -97,7 +116,13 @@ pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
     }
     match &b.summary.peak_memory {
         Some(m) => {
-            let _ = writeln!(out, "  {:<14}{} median   (max {})", "peak memory", format_bytes(m.median, None), format_bytes(m.max, None));
+            let _ = writeln!(
+                out,
+                "  {:<14}{} median   (max {})",
+                "peak memory",
+                format_bytes(m.median, None),
+                format_bytes(m.max, None)
+            );
         }
         None => {
             let _ = writeln!(out, "  {:<14}{}", "peak memory", p.dim("not measured"));
@@ -109,14 +134,28 @@ pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
     if warm > 0 {
         let _ = write!(runs, ", {warm} warm-up (excluded)");
     }
-    for t in [Termination::Cpu, Termination::Wall, Termination::Memory, Termination::Signal, Termination::Exit] {
-        let n = b.runs.iter().filter(|r| !r.warmup && !r.counted && r.termination == t).count();
+    for t in [
+        Termination::Cpu,
+        Termination::Wall,
+        Termination::Memory,
+        Termination::Signal,
+        Termination::Exit,
+    ] {
+        let n = b
+            .runs
+            .iter()
+            .filter(|r| !r.warmup && !r.counted && r.termination == t)
+            .count();
         if n > 0 {
             let what = match t {
                 Termination::Exit => "failed (non-zero exit)".to_string(),
                 other => format!("hit the {} limit", other.as_str()),
             };
-            let what = if t == Termination::Signal { "killed by a signal".to_string() } else { what };
+            let what = if t == Termination::Signal {
+                "killed by a signal".to_string()
+            } else {
+                what
+            };
             let _ = write!(runs, ", {}", p.yellow(&format!("{n} {what} (excluded)")));
         }
     }
@@ -136,7 +175,13 @@ pub fn method_block(m: &MeasurementMethod, color: bool) -> String {
         MethodKind::CgroupV2 => "cgroup v2",
         MethodKind::Rusage => "rusage FALLBACK",
     };
-    let _ = writeln!(out, "{} {name}: CPU time = {}; peak memory = {}.", p.bold("Measured with"), m.cpu_time, m.peak_memory);
+    let _ = writeln!(
+        out,
+        "{} {name}: CPU time = {}; peak memory = {}.",
+        p.bold("Measured with"),
+        m.cpu_time,
+        m.peak_memory
+    );
     for w in &m.warnings {
         let _ = writeln!(out, "{} {w}", p.yellow("warning:"));
     }

@@ -32,7 +32,12 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
         .append(true)
         .create(true)
         .open(path)
-        .map_err(|e| crate::error::usage(format!("cannot write export file {}: {e}; choose a writable path", path.display())))?;
+        .map_err(|e| {
+            crate::error::usage(format!(
+                "cannot write export file {}: {e}; choose a writable path",
+                path.display()
+            ))
+        })?;
     if !existed {
         let _ = std::fs::remove_file(path);
     }
@@ -41,13 +46,22 @@ pub fn check_writable(path: &Path) -> anyhow::Result<()> {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".into());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".into());
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    f.write_all(bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut f =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
     f.sync_all().ok();
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))?;
     Ok(())
 }
 
@@ -113,7 +127,11 @@ fn csv_row(b: &Benchmark, r: &Run, params: &[String], cores: &str) -> Vec<String
         opt(r.involuntary_context_switches),
         cores.to_string(),
     ];
-    row.extend(params.iter().map(|p| b.parameters.get(p).cloned().unwrap_or_default()));
+    row.extend(
+        params
+            .iter()
+            .map(|p| b.parameters.get(p).cloned().unwrap_or_default()),
+    );
     row
 }
 
@@ -127,7 +145,16 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let cores = session.cores.as_ref().map(|c| c.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+    let cores = session
+        .cores
+        .as_ref()
+        .map(|c| {
+            c.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = CSV_FIELDS.iter().map(|s| s.to_string()).collect();
     header.extend(params.iter().map(|p| format!("parameter_{p}")));
@@ -137,7 +164,7 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
             w.write_record(csv_row(b, r, &params, &cores))?;
         }
     }
-    Ok(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?)
+    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
 }
 
 fn md_escape(s: &str) -> String {
@@ -151,14 +178,26 @@ pub fn to_markdown(session: &Session) -> String {
     out.push_str("|:---|---:|---:|---:|---:|---:|---:|---:|\n");
     for b in &session.benchmarks {
         let Some(w) = &b.summary.wall_time else {
-            out.push_str(&format!("| `{}` | – | – | – | – | – | – | 0 |\n", md_escape(&b.name)));
+            out.push_str(&format!(
+                "| `{}` | – | – | – | – | – | – | 0 |\n",
+                md_escape(&b.name)
+            ));
             continue;
         };
-        let res = Some((w.median_ci_high - w.median_ci_low) / 2.0).filter(|r| *r > 0.0 && w.median_ci_exact);
+        let res = Some((w.median_ci_high - w.median_ci_low) / 2.0)
+            .filter(|r| *r > 0.0 && w.median_ci_exact);
         let (scale, unit) = units::time_scale(w.median);
         let f = |v: f64| units::format_scaled(v, scale, unit, res);
-        let cpu = b.summary.cpu_time.as_ref().map_or("–".into(), |c| units::format_time(c.median, None));
-        let mem = b.summary.peak_memory.as_ref().map_or("–".into(), |m| units::format_bytes(m.median, None));
+        let cpu = b
+            .summary
+            .cpu_time
+            .as_ref()
+            .map_or("–".into(), |c| units::format_time(c.median, None));
+        let mem = b
+            .summary
+            .peak_memory
+            .as_ref()
+            .map_or("–".into(), |m| units::format_bytes(m.median, None));
         out.push_str(&format!(
             "| `{}` | {} | {} … {} | {} ± {} | {} … {} | {} | {} | {} |\n",
             md_escape(&b.name),

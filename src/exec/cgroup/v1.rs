@@ -1,7 +1,10 @@
 //! cgroup v1 backend: one fresh group per run in the cpuacct, memory and freezer hierarchies
 //! (plus pids and cpuset when asked for), below this process's own cgroup in each.
 //!
-//! CPU time: `cpuacct.usage_user` / `cpuacct.usage_sys` (nanoseconds, whole tree).
+//! CPU time: `cpuacct.usage` (nanoseconds of scheduler runtime, whole tree: exact). The kernel
+//! splits it into user and system only by sampling at timer ticks (`cpuacct.usage_user` /
+//! `usage_sys` move in steps of 1/HZ), so the split reported is that sampled ratio applied to
+//! the exact total — what cgroup v2's cpu.stat and getrusage do too (`cputime_adjust`).
 //! Peak memory: `memory.memsw.max_usage_in_bytes` when swap accounting exists, else
 //! `memory.max_usage_in_bytes` (whole tree, page cache charged to it included).
 //! Kill: freeze (`freezer.state`), SIGKILL every member, thaw, wait until empty.
@@ -28,7 +31,6 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// The v1 hierarchies this backend uses: the parent directory of run groups in each.
-
 pub struct V1 {
     cpuacct: PathBuf,
     memory: PathBuf,
@@ -113,8 +115,9 @@ impl Backend for V1 {
     fn method(&self) -> MeasurementMethod {
         MeasurementMethod {
             kind: MethodKind::CgroupV1,
-            cpu_time: "user and system CPU time of the whole process tree, children never waited for and \
-                       killed ones included (cgroup v1 cpuacct.usage_user/usage_sys, nanoseconds)"
+            cpu_time: "CPU time of the whole process tree, children never waited for and killed ones \
+                       included (cgroup v1 cpuacct.usage, nanoseconds; split into user and system by the \
+                       kernel's tick-sampled ratio)"
                 .into(),
             peak_memory: if self.memsw {
                 "peak memory + swap of the whole tree, page cache charged to it included \
@@ -274,12 +277,13 @@ struct Shared {
 }
 
 impl Shared {
-    /// (user, system) CPU time accumulated in the cpuacct group so far.
-    fn cpu(&self) -> io::Result<(Duration, Duration)> {
-        Ok((
-            Duration::from_nanos(read_u64(&self.cpuacct.join("cpuacct.usage_user"))?),
-            Duration::from_nanos(read_u64(&self.cpuacct.join("cpuacct.usage_sys"))?),
-        ))
+    /// (total, user ticks, system ticks) of the cpuacct group so far, in nanoseconds.
+    fn cpu(&self) -> io::Result<CpuCounters> {
+        Ok(CpuCounters {
+            total: read_u64(&self.cpuacct.join("cpuacct.usage"))?,
+            user: read_u64(&self.cpuacct.join("cpuacct.usage_user"))?,
+            system: read_u64(&self.cpuacct.join("cpuacct.usage_sys"))?,
+        })
     }
 
     fn freezer_state(&self, state: &str) -> io::Result<()> {
@@ -287,12 +291,33 @@ impl Shared {
     }
 }
 
+/// Raw cpuacct counters in nanoseconds: `total` is exact, `user`/`system` tick-sampled.
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuCounters {
+    total: u64,
+    user: u64,
+    system: u64,
+}
+
+/// Splits the exact `total` in the ratio of the tick-sampled `user` and `system` times, like
+/// the kernel's `cputime_adjust`: all user when no system tick was seen, and vice versa.
+pub fn split_total(total: u64, user: u64, system: u64) -> (Duration, Duration) {
+    if system == 0 {
+        return (Duration::from_nanos(total), Duration::ZERO);
+    }
+    if user == 0 {
+        return (Duration::ZERO, Duration::from_nanos(total));
+    }
+    let u = (total as u128 * user as u128 / (user as u128 + system as u128)) as u64;
+    (Duration::from_nanos(u), Duration::from_nanos(total - u))
+}
+
 /// One run: the shared groups plus its own fresh memory group.
 struct V1Group {
     shared: Rc<Shared>,
     memory: Option<Dir>,
     memory_procs: Option<File>,
-    baseline: (Duration, Duration),
+    baseline: CpuCounters,
     memsw: bool,
 }
 
@@ -307,8 +332,10 @@ impl RunGroup for V1Group {
     }
 
     fn cpu_so_far(&self, _main_pid: i32) -> io::Result<Duration> {
-        let total = Duration::from_nanos(read_u64(&self.shared.cpuacct.join("cpuacct.usage"))?);
-        Ok(total.saturating_sub(self.baseline.0 + self.baseline.1))
+        let total = read_u64(&self.shared.cpuacct.join("cpuacct.usage"))?;
+        Ok(Duration::from_nanos(
+            total.saturating_sub(self.baseline.total),
+        ))
     }
 
     fn kill_all(&mut self, _main_pid: i32) -> io::Result<usize> {
@@ -350,7 +377,13 @@ impl RunGroup for V1Group {
     }
 
     fn account(&self, _rusage: &Rusage) -> io::Result<Accounting> {
-        let (user, system) = self.shared.cpu()?;
+        let now = self.shared.cpu()?;
+        let b = self.baseline;
+        let (user, system) = split_total(
+            now.total.saturating_sub(b.total),
+            now.user.saturating_sub(b.user),
+            now.system.saturating_sub(b.system),
+        );
         let mem = &self
             .memory
             .as_ref()
@@ -367,8 +400,8 @@ impl RunGroup for V1Group {
             .and_then(|s| keyed_value(&s, "oom_kill"))
             .unwrap_or(0);
         Ok(Accounting {
-            user: user.saturating_sub(self.baseline.0),
-            system: system.saturating_sub(self.baseline.1),
+            user,
+            system,
             peak_memory: Some(peak),
             oom_killed: oom > 0,
         })
@@ -393,5 +426,29 @@ impl Drop for V1Group {
             let _ = self.kill_all(0);
             let _ = self.destroy();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_total;
+    use std::time::Duration;
+
+    #[test]
+    fn split_follows_ticks_and_keeps_total() {
+        assert_eq!(
+            split_total(900, 0, 0),
+            (Duration::from_nanos(900), Duration::ZERO)
+        );
+        assert_eq!(
+            split_total(900, 4, 0),
+            (Duration::from_nanos(900), Duration::ZERO)
+        );
+        assert_eq!(
+            split_total(900, 0, 4),
+            (Duration::ZERO, Duration::from_nanos(900))
+        );
+        let (u, s) = split_total(1000, 1, 3);
+        assert_eq!((u.as_nanos(), s.as_nanos()), (250, 750));
     }
 }

@@ -1,4 +1,0 @@
-//! cli
-pub fn main() -> i32 {
-    0
-}

@@ -1,0 +1,62 @@
+//! Command-line interface: parses arguments into a plan, runs it, prints, and maps every
+//! error to one line and an exit code (see `crate::error::exit`).
+
+mod run;
+
+use crate::error::{exit, exit_code_of};
+use clap::{Parser, Subcommand};
+
+/// tare — benchmarks whose numbers can be trusted.
+#[derive(Parser, Debug)]
+#[command(name = "tare", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Measure commands: repeated runs, kernel-accounted CPU time and peak memory, statistics.
+    Run(Box<run::RunArgs>),
+    /// Rebuild results from the journal of a session that crashed.
+    Recover(run::RecoverArgs),
+}
+
+/// Runs tare with the process's arguments; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Run(args) => run::run(*args),
+        Command::Recover(args) => run::recover(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tare: error: {}", one_line(&e));
+            exit_code_of(&e)
+        }
+    }
+}
+
+/// The error and its causes on one line.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+    }
+    parts.join(": ").replace('\n', " ")
+}

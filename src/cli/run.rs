@@ -1,0 +1,690 @@
+//! `tare run` (and `tare recover`): from arguments to a validated plan, then the session,
+//! the summary and the exports.
+
+use crate::error::{exit, usage, UserError};
+use crate::exec::{self, Executor, Input, Limits, Needs, Preference, Sink};
+use crate::machine::{self, sysfs::SysRoot, topology};
+use crate::method::{self, Observer, Outcome};
+use crate::plan::command::{self, Parameter};
+use crate::plan::stop::{self, Cmp, Metric, StopRule};
+use crate::plan::{BenchmarkPlan, Order, Plan};
+use crate::report::progress::{Progress, Targets};
+use crate::report::{terminal, Style};
+use crate::results::export::{self, Export, Format};
+use crate::results::journal::{self, Journal};
+use crate::results::{Benchmark, LimitsRecord, Session, Summary, SCHEMA_VERSION};
+use crate::units;
+use clap::{Args, ValueEnum};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  tare run 'sleep 0.1'\n  tare run --runs 20 'gzip -k -f data' 'zstd -f data'\n  \
+                  tare run --export-json out.json -L n 10,20 'seq {n}'\n  tare run --memory-limit 512MB --wall-limit 10s -- ./solver input.cnf"
+)]
+pub struct RunArgs {
+    /// Commands to benchmark, each one string split into words like a shell would (no shell is
+    /// started unless --shell). After `--`, one command given as separate words.
+    #[arg(value_name = "COMMAND")]
+    commands: Vec<String>,
+    /// One command as argv, after `--` (e.g. `tare run -- prog arg1 arg2`).
+    #[arg(last = true, value_name = "ARGV")]
+    argv: Vec<String>,
+
+    /// Name of a command in the output (repeat once per command, in order; {PARAM} allowed).
+    #[arg(short = 'n', long = "name", value_name = "NAME")]
+    names: Vec<String>,
+    /// Run commands through a shell (default /bin/sh) instead of splitting them into words.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/bin/sh")]
+    shell: Option<String>,
+
+    /// Runs before measuring each command: measured and kept in the results, excluded from statistics.
+    #[arg(short = 'w', long, value_name = "N", default_value_t = 0)]
+    warmup: usize,
+    /// Exactly N counted runs per command (instead of stopping at the precision target).
+    #[arg(short = 'r', long, value_name = "N", conflicts_with_all = ["min_runs", "max_runs", "stop", "precision"])]
+    runs: Option<usize>,
+    /// Fewest counted runs before the adaptive rule may stop.
+    #[arg(short = 'm', long, value_name = "N", default_value_t = 10)]
+    min_runs: usize,
+    /// Most counted runs per command.
+    #[arg(short = 'M', long, value_name = "N", default_value_t = 10_000)]
+    max_runs: usize,
+    /// Stop once the 95% CI of the median wall time is within ± this of the median.
+    #[arg(long, value_name = "PCT", default_value = "1%")]
+    precision: String,
+    /// Stop measuring a command after this much time (e.g. 30s, 2m).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    time_budget: String,
+    /// A stop rule, e.g. "runs >= 20 and ci(median) < 1%"; see docs/statistics.md.
+    #[arg(long, value_name = "RULE")]
+    stop: Option<String>,
+    /// Order of runs with several commands: interleaved rounds (shuffled each round) or sequential.
+    #[arg(long, value_enum, default_value_t = OrderArg::Interleaved)]
+    order: OrderArg,
+    /// Seed for the run order (and resampling); recorded in the results. Random by default.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+
+    /// Shell command run before every run (untimed).
+    #[arg(long, value_name = "CMD")]
+    prepare: Option<String>,
+    /// Shell command run after every run (untimed).
+    #[arg(long, value_name = "CMD")]
+    conclude: Option<String>,
+    /// Shell command run once before each command's runs.
+    #[arg(long, value_name = "CMD")]
+    setup: Option<String>,
+    /// Shell command run once after each command's runs.
+    #[arg(long, value_name = "CMD")]
+    cleanup: Option<String>,
+    /// File given to every run as standard input (default: nothing).
+    #[arg(long, value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// Where the commands' output goes: null, inherit, or a file (appended).
+    #[arg(long, value_name = "WHERE", default_value = "null")]
+    output: String,
+    /// Show the commands' output (same as --output inherit).
+    #[arg(long, conflicts_with = "output")]
+    show_output: bool,
+    /// Keep going when a run exits non-zero (it is counted) or hits a limit (it is recorded, not counted).
+    #[arg(short = 'i', long)]
+    ignore_failure: bool,
+
+    /// A parameter with a list of values: {NAME} in commands is replaced (repeatable; cross product).
+    #[arg(short = 'L', long, num_args = 2, value_names = ["NAME", "VALUES"], action = clap::ArgAction::Append)]
+    parameter_list: Vec<String>,
+    /// A numeric parameter scanned from MIN to MAX (see --parameter-step).
+    #[arg(short = 'P', long, num_args = 3, value_names = ["NAME", "MIN", "MAX"], action = clap::ArgAction::Append)]
+    parameter_scan: Vec<String>,
+    /// Step of --parameter-scan.
+    #[arg(short = 'D', long, value_name = "STEP", default_value = "1")]
+    parameter_step: String,
+
+    /// CPU time limit of each run's whole process tree (seconds, or with a unit).
+    #[arg(long, value_name = "SECONDS")]
+    cpu_limit: Option<String>,
+    /// Wall time limit of each run.
+    #[arg(long, value_name = "SECONDS")]
+    wall_limit: Option<String>,
+    /// Memory + swap limit of each run's whole tree (e.g. 512MB, 2GiB).
+    #[arg(long, value_name = "BYTES")]
+    memory_limit: Option<String>,
+    /// Most tasks (processes + threads) alive at once in a run: stops fork bombs.
+    #[arg(long, value_name = "N")]
+    pids_limit: Option<u64>,
+    /// Pin runs to these logical CPUs (e.g. 2,3 or 4-7), with cpuset.
+    #[arg(long, value_name = "LIST", conflicts_with = "cpus")]
+    cores: Option<String>,
+    /// Pin runs to N CPUs chosen from the topology (whole cores; tare kept apart when possible).
+    #[arg(long, value_name = "N")]
+    cpus: Option<usize>,
+
+    /// Write every run and the summary as JSON.
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
+    /// Write one CSV row per run.
+    #[arg(long, value_name = "FILE")]
+    export_csv: Option<PathBuf>,
+    /// Write the summary table as Markdown.
+    #[arg(long, value_name = "FILE")]
+    export_markdown: Option<PathBuf>,
+    /// Record environment variable values in the results (names only by default).
+    #[arg(long)]
+    record_env_values: bool,
+    /// Output style: full (colors, progress bar), basic (plain), none (errors only). NO_COLOR is respected.
+    #[arg(long, value_enum, default_value_t = StyleArg::Full)]
+    style: StyleArg,
+    /// Measurement backend (for testing): auto, v1, v2 or rusage. Also TARE_BACKEND.
+    #[arg(long, value_name = "BACKEND", hide = true)]
+    backend: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum OrderArg {
+    Interleaved,
+    Sequential,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum StyleArg {
+    Full,
+    Basic,
+    None,
+}
+
+#[derive(Args, Debug)]
+pub struct RecoverArgs {
+    /// The journal left beside an export file (FILE.journal).
+    journal: PathBuf,
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    export_csv: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    export_markdown: Option<PathBuf>,
+}
+
+fn exports_of(json: &Option<PathBuf>, csv: &Option<PathBuf>, md: &Option<PathBuf>) -> Vec<Export> {
+    let mut v = Vec::new();
+    for (p, format) in [
+        (json, Format::Json),
+        (csv, Format::Csv),
+        (md, Format::Markdown),
+    ] {
+        if let Some(path) = p {
+            v.push(Export {
+                format,
+                path: path.clone(),
+            });
+        }
+    }
+    v
+}
+
+/// Parameters from -L and -P, checked.
+fn parameters(a: &RunArgs) -> anyhow::Result<Vec<Parameter>> {
+    let mut out: Vec<Parameter> = Vec::new();
+    for pair in a.parameter_list.chunks(2) {
+        let (name, list) = (&pair[0], &pair[1]);
+        command::check_name(name).map_err(usage)?;
+        out.push(Parameter {
+            name: name.clone(),
+            values: command::list_values(name, list).map_err(usage)?,
+        });
+    }
+    let step: f64 = a.parameter_step.parse().map_err(|_| {
+        usage(format!(
+            "invalid --parameter-step '{}': expected a number",
+            a.parameter_step
+        ))
+    })?;
+    for t in a.parameter_scan.chunks(3) {
+        let name = &t[0];
+        command::check_name(name).map_err(usage)?;
+        let num = |s: &str| -> anyhow::Result<f64> {
+            s.parse().map_err(|_| {
+                usage(format!(
+                    "invalid --parameter-scan {name}: '{s}' is not a number"
+                ))
+            })
+        };
+        let values = command::scan_values(name, num(&t[1])?, num(&t[2])?, step).map_err(usage)?;
+        out.push(Parameter {
+            name: name.clone(),
+            values,
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    for p in &out {
+        if !seen.insert(p.name.clone()) {
+            return Err(usage(format!(
+                "parameter '{}' is given twice; give each name once",
+                p.name
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Finds `program` like execvp would; errors are one line with what to do.
+fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if program.contains('/') {
+        let p = match cwd {
+            Some(d) if !program.starts_with('/') => d.join(program),
+            _ => PathBuf::from(program),
+        };
+        if !p.exists() {
+            return Err(usage(format!(
+                "cannot run '{program}': no such file; check the path"
+            )));
+        }
+        if !executable(&p) {
+            return Err(usage(format!(
+                "cannot run '{program}': not an executable file; check its permissions (chmod +x)"
+            )));
+        }
+        return Ok(());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|d| executable(&d.join(program))) {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "cannot run '{program}': program not found in PATH; check the name, or use --shell for shell syntax"
+    )))
+}
+
+/// The benchmarks: every command × every parameter combination.
+fn benchmarks(
+    a: &RunArgs,
+    params: &[Parameter],
+    shell: &str,
+) -> anyhow::Result<Vec<BenchmarkPlan>> {
+    let templates: Vec<String> = if !a.argv.is_empty() {
+        if !a.commands.is_empty() {
+            return Err(usage(
+                "give commands as strings or one command after `--`, not both",
+            ));
+        }
+        vec![shell_words::join(&a.argv)]
+    } else {
+        a.commands.clone()
+    };
+    if templates.is_empty() {
+        return Err(usage(
+            "no command to benchmark: give one, e.g. tare run 'sleep 0.1'",
+        ));
+    }
+    if a.names.len() > templates.len() {
+        return Err(usage(format!(
+            "{} names for {} commands: give at most one --name per command",
+            a.names.len(),
+            templates.len()
+        )));
+    }
+    for p in params {
+        let token = format!("{{{}}}", p.name);
+        if !templates.iter().any(|t| t.contains(&token)) {
+            return Err(usage(format!(
+                "parameter '{}' is not used: write {token} in a command",
+                p.name
+            )));
+        }
+    }
+    let combos = command::combinations(params);
+    let mut out = Vec::new();
+    for (ci, template) in templates.iter().enumerate() {
+        for combo in &combos {
+            let text = command::substitute(template, combo);
+            let argv = if a.shell.is_some() {
+                vec![shell.to_string(), "-c".to_string(), text.clone()]
+            } else if !a.argv.is_empty() {
+                a.argv
+                    .iter()
+                    .map(|w| command::substitute(w, combo))
+                    .collect()
+            } else {
+                command::split_words(&text).map_err(usage)?
+            };
+            let name = a
+                .names
+                .get(ci)
+                .map(|n| command::substitute(n, combo))
+                .unwrap_or_else(|| text.clone());
+            out.push(BenchmarkPlan {
+                name,
+                command: text,
+                argv,
+                parameters: combo.clone(),
+                setup: a.setup.clone(),
+                cleanup: a.cleanup.clone(),
+                prepare: a.prepare.clone(),
+                conclude: a.conclude.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
+    let dur = |opt: &Option<String>, flag: &str| -> anyhow::Result<Option<std::time::Duration>> {
+        opt.as_deref()
+            .map(|s| units::parse_duration(s).map_err(|e| usage(format!("{flag}: {e}"))))
+            .transpose()
+    };
+    if a.pids_limit == Some(0) {
+        return Err(usage("--pids-limit must be at least 1"));
+    }
+    Ok(Limits {
+        cpu: dur(&a.cpu_limit, "--cpu-limit")?,
+        wall: dur(&a.wall_limit, "--wall-limit")?,
+        memory: a
+            .memory_limit
+            .as_deref()
+            .map(|s| units::parse_bytes(s).map_err(|e| usage(format!("--memory-limit: {e}"))))
+            .transpose()?,
+        pids: a.pids_limit,
+    })
+}
+
+fn stop_rule(a: &RunArgs) -> anyhow::Result<(StopRule, Targets)> {
+    let precision =
+        units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
+    let budget =
+        units::parse_duration(&a.time_budget).map_err(|e| usage(format!("--time-budget: {e}")))?;
+    if a.min_runs == 0 || a.max_runs < a.min_runs {
+        return Err(usage(format!(
+            "--min-runs ({}) must be at least 1 and at most --max-runs ({})",
+            a.min_runs, a.max_runs
+        )));
+    }
+    let mut targets = Targets {
+        runs: None,
+        min_runs: a.min_runs,
+        max_runs: a.max_runs,
+        precision,
+    };
+    let rule = if let Some(n) = a.runs {
+        if n == 0 {
+            return Err(usage("--runs must be at least 1"));
+        }
+        targets.runs = Some(n);
+        StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
+    } else if let Some(text) = &a.stop {
+        stop::parse(text).map_err(usage)?
+    } else {
+        StopRule::default_rule(a.min_runs, a.max_runs, precision, budget.as_secs_f64())
+    };
+    if rule.uses_ratio() {
+        return Err(usage("ci(ratio) in --stop needs comparison statistics, which this version does not compute yet"));
+    }
+    Ok((rule, targets))
+}
+
+/// Cores chosen for the runs and, with --cpus, for tare itself, with notes on compromises.
+struct Cores {
+    run: Option<Vec<usize>>,
+    tare: Vec<usize>,
+    notes: Vec<String>,
+}
+
+fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
+    if let Some(list) = &a.cores {
+        let cores =
+            topology::parse_cpu_list(list).map_err(|e| usage(format!("--cores '{list}': {e}")))?;
+        let online = topology::read_topology(root)
+            .map(|t| t.cpus.iter().map(|c| c.id).collect::<Vec<_>>())
+            .unwrap_or_default();
+        if let Some(bad) = cores
+            .iter()
+            .find(|c| !online.is_empty() && !online.contains(c))
+        {
+            return Err(usage(format!(
+                "--cores: CPU {bad} is not online here (online: {})",
+                topology::format_cpu_list(&online)
+            )));
+        }
+        return Ok(Cores {
+            run: Some(cores),
+            tare: Vec::new(),
+            notes: Vec::new(),
+        });
+    }
+    if let Some(n) = a.cpus {
+        let topo = topology::read_topology(root)
+            .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
+        let choice = topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?;
+        return Ok(Cores {
+            run: Some(choice.run_cores),
+            tare: choice.tare_cores,
+            notes: choice.notes,
+        });
+    }
+    Ok(Cores {
+        run: None,
+        tare: Vec::new(),
+        notes: Vec::new(),
+    })
+}
+
+fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
+    if a.show_output {
+        return Ok(Sink::Inherit);
+    }
+    Ok(match a.output.as_str() {
+        "null" => Sink::Null,
+        "inherit" => Sink::Inherit,
+        path => {
+            export::check_writable(Path::new(path)).map_err(|_| {
+                usage(format!(
+                    "--output: cannot write to '{path}'; choose a writable file"
+                ))
+            })?;
+            Sink::File(PathBuf::from(path))
+        }
+    })
+}
+
+/// Journal + progress bar, fed by the method layer.
+struct Watch {
+    journal: Option<Journal>,
+    progress: Progress,
+    current: Option<usize>,
+}
+
+impl Observer for Watch {
+    fn started(&mut self, benches: &[Benchmark], current: Option<usize>) {
+        self.current = current;
+        self.progress.update(benches, current);
+    }
+    fn run_finished(&mut self, benches: &[Benchmark], index: usize) -> anyhow::Result<()> {
+        if let Some(j) = &mut self.journal {
+            if let Some(run) = benches[index].runs.last() {
+                j.append(index, run)?;
+            }
+        }
+        self.progress.update(benches, self.current);
+        Ok(())
+    }
+    fn finished(&mut self, benches: &[Benchmark], _current: Option<usize>) {
+        self.progress.update(benches, self.current);
+    }
+}
+
+fn style_of(s: StyleArg) -> Style {
+    match s {
+        StyleArg::Full => Style::Full,
+        StyleArg::Basic => Style::Basic,
+        StyleArg::None => Style::None,
+    }
+}
+
+/// `tare run`.
+pub fn run(a: RunArgs) -> anyhow::Result<i32> {
+    let root = SysRoot::from_env();
+    let shell = a.shell.clone().unwrap_or_else(|| "/bin/sh".to_string());
+    let params = parameters(&a)?;
+    let plans = benchmarks(&a, &params, &shell)?;
+    let cwd: Option<PathBuf> = None;
+    for b in &plans {
+        check_program(&b.argv[0], cwd.as_deref())?;
+    }
+    if a.shell.is_some()
+        || a.prepare.is_some()
+        || a.conclude.is_some()
+        || a.setup.is_some()
+        || a.cleanup.is_some()
+    {
+        check_program(&shell, None)?;
+    }
+    let (rule, targets) = stop_rule(&a)?;
+    let limits = limits(&a)?;
+    let stdin = match &a.input {
+        Some(p) => {
+            std::fs::File::open(p)
+                .map_err(|e| usage(format!("--input: cannot read {}: {e}", p.display())))?;
+            Input::File(p.clone())
+        }
+        None => Input::Null,
+    };
+    let output = sink(&a)?;
+    let Cores {
+        run: run_cores,
+        tare: tare_cores,
+        notes: core_notes,
+    } = cores(&a, &root)?;
+    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
+    for e in &exports {
+        export::check_writable(&e.path)?;
+    }
+    let pref: Preference = match a
+        .backend
+        .clone()
+        .or_else(|| std::env::var("TARE_BACKEND").ok())
+    {
+        Some(s) => s.parse().map_err(usage)?,
+        None => Preference::Auto,
+    };
+    let needs = Needs {
+        cpuset: run_cores.is_some(),
+        pids: limits.pids.is_some(),
+    };
+    let (backend, _reasons) = exec::detect(pref, &needs, Path::new("/")).map_err(|e| {
+        usage(format!(
+            "measurement backend '{}' is not usable: {e}",
+            a.backend.as_deref().unwrap_or("auto")
+        ))
+    })?;
+    let style = style_of(a.style);
+    let color = style.color();
+    let method_record = backend.method();
+    if style != Style::None {
+        for w in &method_record.warnings {
+            eprintln!("tare: warning: {w}");
+        }
+        for n in &core_notes {
+            eprintln!("tare: note: {n}");
+        }
+    }
+    if !tare_cores.is_empty() {
+        // Keep tare (and the threads it starts later) off the run's cores.
+        if let Err(e) = exec::sys::set_affinity_self(&tare_cores) {
+            eprintln!("tare: warning: cannot keep tare on CPUs {tare_cores:?}: {e}");
+        }
+    }
+    let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    let seed = a.seed.unwrap_or_else(rand::random);
+    let plan = Plan {
+        benchmarks: plans,
+        warmup: a.warmup,
+        stop: rule,
+        order: match a.order {
+            OrderArg::Interleaved => Order::Interleaved,
+            OrderArg::Sequential => Order::Sequential,
+        },
+        seed,
+        limits,
+        cores: run_cores.clone(),
+        env: env.clone(),
+        cwd,
+        stdin,
+        output,
+        ignore_failure: a.ignore_failure,
+        shell,
+    };
+    let mut session = Session {
+        schema_version: SCHEMA_VERSION,
+        tare_version: env!("CARGO_PKG_VERSION").to_string(),
+        invocation: std::env::args().collect(),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        machine: machine::info::collect_info(&root),
+        method: method_record,
+        cores: run_cores,
+        limits: LimitsRecord {
+            cpu_time: limits.cpu.map(|d| d.as_secs_f64()),
+            wall_time: limits.wall.map(|d| d.as_secs_f64()),
+            memory: limits.memory,
+            pids: limits.pids,
+        },
+        environment: env
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    a.record_env_values
+                        .then(|| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect::<BTreeMap<_, _>>(),
+        seed,
+        benchmarks: plan
+            .benchmarks
+            .iter()
+            .map(|b| Benchmark {
+                name: b.name.clone(),
+                command: b.command.clone(),
+                argv: b.argv.clone(),
+                parameters: b.parameters.clone(),
+                summary: Summary::default(),
+                stop_reason: String::new(),
+                runs: Vec::new(),
+                extra: Default::default(),
+            })
+            .collect(),
+        complete: false,
+        extra: Default::default(),
+    };
+    session.extra.insert(
+        "stop_rule".into(),
+        serde_json::Value::String(plan.stop.to_string()),
+    );
+    session.extra.insert(
+        "order".into(),
+        serde_json::Value::String(match plan.order {
+            Order::Interleaved => "interleaved".into(),
+            Order::Sequential => "sequential".into(),
+        }),
+    );
+    let journal = match exports.first() {
+        Some(e) => Some(Journal::create(journal::path_for(&e.path), &session)?),
+        None => None,
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
+    }
+    let executor = Executor::new(backend);
+    let mut watch = Watch {
+        journal,
+        progress: Progress::new(style == Style::Full, targets),
+        current: None,
+    };
+    let outcome = method::execute(&plan, &executor, &mut session, &mut watch, &cancel);
+    watch.progress.clear();
+    drop(executor);
+    session.complete = matches!(outcome, Outcome::Complete);
+    if style != Style::None {
+        print!("{}", terminal::summary(&session, color));
+    }
+    for e in &exports {
+        export::write(e, &session)?;
+    }
+    if let Some(j) = watch.journal.take() {
+        j.finish()?;
+    }
+    match outcome {
+        Outcome::Complete => Ok(exit::OK),
+        Outcome::Interrupted => Err(UserError::interrupted().into()),
+        Outcome::Failed(e) => Err(e),
+    }
+}
+
+/// `tare recover`: rebuild results from a journal.
+pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
+    let mut session = journal::recover(&a.journal)?;
+    for b in &mut session.benchmarks {
+        b.summary = method::summary::summarize(b);
+        if b.stop_reason.is_empty() {
+            b.stop_reason = "recovered from a journal: the session did not finish".into();
+        }
+    }
+    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
+    for e in &exports {
+        export::check_writable(&e.path)?;
+    }
+    print!("{}", terminal::summary(&session, Style::Full.color()));
+    for e in &exports {
+        export::write(e, &session)?;
+    }
+    Ok(exit::OK)
+}
