@@ -503,3 +503,28 @@ pub fn render_report(r: &TuneReport) -> String {
     });
     out
 }
+
+/// Report of [`reset`] as text.
+pub fn render_reset(r: &ResetReport) -> String {
+    let mut out = String::new();
+    if let Some(n) = &r.note {
+        out.push_str(&format!("{n}\n"));
+    }
+    for c in &r.restored {
+        out.push_str(&format!(
+            "restored {} = {} (was {})\n",
+            c.path,
+            c.to.trim(),
+            c.from.trim()
+        ));
+    }
+    for f in &r.failed {
+        out.push_str(&format!("FAILED {}: {}\n", f.path, f.message));
+    }
+    if !r.failed.is_empty() {
+        out.push_str(
+            "the values not restored stay in the state file; fix the cause and run reset again\n",
+        );
+    }
+    out
+}
