@@ -260,8 +260,8 @@ pub fn render_plan(plan: &TunePlan) -> String {
     }
     for s in &plan.steps {
         out.push_str(&format!(
-            "write {} > {}   (now {}): {}\n",
-            s.value, s.path, s.current, s.why
+            "set {} = {} (now {}): {}\n",
+            s.path, s.value, s.current, s.why
         ));
     }
     for n in &plan.already {
