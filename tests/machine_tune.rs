@@ -3,7 +3,9 @@
 
 use std::fs;
 use std::path::Path;
-use tare::machine::tune::{apply, plan_tune, render_plan, render_report, reset, FailKind};
+use tare::machine::tune::{
+    apply, plan_tune, render_plan, render_report, render_reset, reset, FailKind,
+};
 use tare::machine::SysRoot;
 
 /// Copies a fixture tree (symlinks kept as symlinks) into a fresh temporary directory.
@@ -103,6 +105,7 @@ fn intel_tune_then_reset_is_byte_exact() {
     assert!(again.steps.is_empty(), "{:?}", again.steps);
 
     let rr = reset(&root, &state).unwrap();
+    eprintln!("{}", render_reset(&rr));
     assert!(rr.failed.is_empty(), "{rr:?}");
     assert!(rr.state_file_removed);
     assert!(!state.exists());

@@ -240,6 +240,79 @@ impl SysRoot {
     }
 }
 
+/// A kernel file kept open and re-read from offset 0 each time, for values read once per run:
+/// procfs and sysfs regenerate a file's content on every read from offset 0, so this saves the
+/// open and close of [`SysRoot::read_into`]. A file *replaced* by rename (only happens in
+/// synthetic trees) would keep showing the old content; files rewritten in place are fine.
+#[derive(Debug)]
+pub struct KernelFile {
+    path: PathBuf,
+    file: Option<fs::File>,
+    bytes: Vec<u8>,
+}
+
+impl KernelFile {
+    /// Opens lazily, on the first read.
+    pub fn new(root: &SysRoot, kernel_path: &str) -> KernelFile {
+        KernelFile {
+            path: root.path(kernel_path),
+            file: None,
+            bytes: Vec::with_capacity(4096),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn pread_all(&mut self) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        if self.file.is_none() {
+            self.file = Some(fs::File::open(&self.path)?);
+        }
+        let f = self.file.as_ref().expect("opened above");
+        self.bytes.clear();
+        loop {
+            if self.bytes.capacity() - self.bytes.len() < 1024 {
+                self.bytes.reserve(self.bytes.capacity().max(4096));
+            }
+            let len = self.bytes.len();
+            let cap = self.bytes.capacity();
+            self.bytes.resize(cap, 0);
+            match f.read_at(&mut self.bytes[len..], len as u64) {
+                Ok(0) => {
+                    self.bytes.truncate(len);
+                    return Ok(());
+                }
+                Ok(n) => self.bytes.truncate(len + n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.bytes.truncate(len),
+                Err(e) => {
+                    self.bytes.truncate(len);
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Reads the whole file into `buf` (cleared first). On an error the file is reopened once.
+    pub fn read_into(&mut self, buf: &mut String) -> SysResult<()> {
+        buf.clear();
+        if self.pread_all().is_err() {
+            self.file = None;
+            self.pread_all().map_err(|e| SysError {
+                path: self.path.clone(),
+                op: "read",
+                source: e,
+            })?;
+        }
+        match std::str::from_utf8(&self.bytes) {
+            Ok(s) => buf.push_str(s),
+            Err(_) => buf.push_str(&String::from_utf8_lossy(&self.bytes)),
+        }
+        Ok(())
+    }
+}
+
 fn read_path_into(p: &Path, buf: &mut String) -> io::Result<()> {
     let mut f = fs::File::open(p)?;
     match f.read_to_string(buf) {
@@ -295,6 +368,24 @@ mod tests {
         std::fs::write(d.path().join("sys/bin"), b"a\xffb\n").unwrap();
         assert_eq!(r.read_string("/sys/bin").unwrap(), "a\u{fffd}b");
         assert!(r.write("/sys/absent", "1").unwrap_err().is_missing());
+    }
+
+    #[test]
+    fn kernel_file_rereads_from_start() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, "first\n").unwrap();
+        let r = SysRoot::new(d.path());
+        let mut f = KernelFile::new(&r, "/f");
+        let mut buf = String::new();
+        f.read_into(&mut buf).unwrap();
+        assert_eq!(buf, "first\n");
+        let long = "x".repeat(10_000);
+        std::fs::write(&p, &long).unwrap(); // in place, like the kernel
+        f.read_into(&mut buf).unwrap();
+        assert_eq!(buf, long);
+        let mut missing = KernelFile::new(&r, "/nope");
+        assert!(missing.read_into(&mut buf).unwrap_err().is_missing());
     }
 
     #[test]

@@ -260,8 +260,8 @@ pub fn render_plan(plan: &TunePlan) -> String {
     }
     for s in &plan.steps {
         out.push_str(&format!(
-            "write {} > {}   (now {}): {}\n",
-            s.value, s.path, s.current, s.why
+            "set {} = {} (now {}): {}\n",
+            s.path, s.value, s.current, s.why
         ));
     }
     for n in &plan.already {
@@ -501,5 +501,30 @@ pub fn render_report(r: &TuneReport) -> String {
     } else {
         "tuning INCOMPLETE: see above\n"
     });
+    out
+}
+
+/// Report of [`reset`] as text.
+pub fn render_reset(r: &ResetReport) -> String {
+    let mut out = String::new();
+    if let Some(n) = &r.note {
+        out.push_str(&format!("{n}\n"));
+    }
+    for c in &r.restored {
+        out.push_str(&format!(
+            "restored {} = {} (was {})\n",
+            c.path,
+            c.to.trim(),
+            c.from.trim()
+        ));
+    }
+    for f in &r.failed {
+        out.push_str(&format!("FAILED {}: {}\n", f.path, f.message));
+    }
+    if !r.failed.is_empty() {
+        out.push_str(
+            "the values not restored stay in the state file; fix the cause and run reset again\n",
+        );
+    }
     out
 }
