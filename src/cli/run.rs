@@ -618,9 +618,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
                 summary: Summary::default(),
                 stop_reason: String::new(),
                 runs: Vec::new(),
+                diagnostics: Vec::new(),
                 extra: Default::default(),
             })
             .collect(),
+        comparisons: Vec::new(),
         complete: false,
         extra: Default::default(),
     };

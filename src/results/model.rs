@@ -165,7 +165,10 @@ pub struct Benchmark {
     /// Why measuring stopped (e.g. "precision reached: median 95% CI within ±1%").
     pub stop_reason: String,
     pub runs: Vec<Run>,
-    /// Diagnostics and other per-benchmark records of later layers, keyed by name.
+    /// Warnings about the sample (outliers, warm-up, drift, modes, ...), each with evidence.
+    #[serde(default)]
+    pub diagnostics: Vec<Diagnostic>,
+    /// Other per-benchmark records of later layers, keyed by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
 }
@@ -211,9 +214,55 @@ pub struct Session {
     /// Random seed of the session (order, bootstrap).
     pub seed: u64,
     pub benchmarks: Vec<Benchmark>,
+    /// Each benchmark against the reference (empty with a single benchmark).
+    #[serde(default)]
+    pub comparisons: Vec<ComparisonRecord>,
     /// Whether the session finished (false in a journal, or after Ctrl-C).
     pub complete: bool,
     /// Session-level records of later layers, keyed by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A warning about a benchmark's sample, with the evidence and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// What was found: `outliers`, `warmup`, `trend`, `modes`, `autocorrelation`,
+    /// `too-few-runs`, `interference`, ...
+    pub kind: String,
+    /// One line for people.
+    pub message: String,
+    /// A concrete next step.
+    pub suggestion: String,
+    /// The numbers behind it (test statistics, indices, counts).
+    pub evidence: serde_json::Value,
+}
+
+/// One benchmark compared with the reference on one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRecord {
+    /// The metric compared, e.g. `wall_time`.
+    pub metric: String,
+    /// Indices into `Session.benchmarks`.
+    pub reference: usize,
+    pub candidate: usize,
+    pub reference_name: String,
+    pub candidate_name: String,
+    /// median(candidate) / median(reference): above 1 means the candidate is slower.
+    pub ratio: f64,
+    pub ratio_ci_low: f64,
+    pub ratio_ci_high: f64,
+    /// Confidence level of the interval (0.95).
+    pub confidence: f64,
+    /// Whether the interval was computed by resampling interleaved rounds jointly.
+    pub paired: bool,
+    /// The test behind the p-value: `mann-whitney` or `welch`.
+    pub test: String,
+    pub p_value: f64,
+    /// The p-value after Holm's correction for the number of comparisons.
+    pub p_adjusted: f64,
+    /// `faster`, `slower`, `no-significant-difference` or `equal-within-noise`.
+    pub verdict: String,
+    /// The verdict in words, e.g. "B is 1.12× faster than A (95% CI 1.10–1.14)".
+    pub words: String,
 }
