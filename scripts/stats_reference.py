@@ -278,7 +278,16 @@ def gen_autocorr(rng):
 def count_modes(grid, f):
     peaks = [i for i in range(1, len(f) - 1) if f[i] > f[i - 1] and f[i] >= f[i + 1]]
     top = max([f[i] for i in peaks], default=0.0)
-    return [i for i in peaks if f[i] >= 0.1 * top]
+    keep = [i for i in peaks if f[i] >= 0.1 * top]
+    # merge ripples: neighbouring modes whose valley stays above 90% of the lower one
+    while True:
+        for k in range(len(keep) - 1):
+            i, j = keep[k], keep[k + 1]
+            if f[i:j + 1].min() > 0.9 * min(f[i], f[j]):
+                keep.pop(k if f[i] < f[j] else k + 1)
+                break
+        else:
+            return keep
 
 
 def gen_kde(rng):
@@ -291,6 +300,18 @@ def gen_kde(rng):
         "three_clusters": np.concatenate([rng.normal(0, 0.1, 40), rng.normal(3, 0.1, 40),
                                           rng.normal(6, 0.1, 40)]),
     }
+    # A unimodal sample whose KDE has a ripple (a second local maximum above 10% of the top)
+    # that the valley rule removes: draw until one turns up (deterministic given the seed).
+    while True:
+        x = rng.lognormal(0, 0.01, 50)
+        kde = st.gaussian_kde(x, bw_method="silverman")
+        h = float(np.sqrt(kde.covariance[0, 0]))
+        g = np.linspace(x.min() - 3 * h, x.max() + 3 * h, 512)
+        f = kde(g)
+        raw = [i for i in range(1, 511) if f[i] > f[i - 1] and f[i] >= f[i + 1]]
+        if len([i for i in raw if f[i] >= 0.1 * f.max()]) > 1 and len(count_modes(g, f)) == 1:
+            xs["ripple_50"] = x
+            break
     for name, x in xs.items():
         kde = st.gaussian_kde(x, bw_method="silverman")
         h = float(np.sqrt(kde.covariance[0, 0]))

@@ -1,7 +1,7 @@
 //! Seeded percentile-bootstrap confidence interval for the ratio of two medians
 //! (candidate / reference), unpaired or paired by round.
 
-use rand::{Rng, SeedableRng};
+use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -54,26 +54,33 @@ pub fn bootstrap_ratio_of_medians(
         return None;
     }
     let (a, b) = usable(reference, candidate, paired)?;
-    let estimate = ratio(&mut a.clone(), &mut b.clone())?;
+    let estimate = ratio_of(
+        median_in_place(&mut b.clone())?,
+        median_in_place(&mut a.clone())?,
+    )?;
+    let (sa, rank_a) = sorted_with_ranks(&a);
+    let (sb, rank_b) = sorted_with_ranks(&b);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mut ra, mut rb) = (vec![0.0; a.len()], vec![0.0; b.len()]);
+    let (mut ca, mut cb) = (vec![0u32; a.len()], vec![0u32; b.len()]);
     let mut stats = Vec::with_capacity(resamples);
     for _ in 0..resamples {
+        ca.fill(0);
+        cb.fill(0);
         if paired {
-            for j in 0..a.len() {
-                let i = rng.gen_range(0..a.len());
-                ra[j] = a[i];
-                rb[j] = b[i];
+            for _ in 0..a.len() {
+                let i = draw_index(&mut rng, a.len());
+                ca[rank_a[i]] += 1;
+                cb[rank_b[i]] += 1;
             }
         } else {
-            for x in ra.iter_mut() {
-                *x = a[rng.gen_range(0..a.len())];
+            for _ in 0..a.len() {
+                ca[draw_index(&mut rng, a.len())] += 1;
             }
-            for x in rb.iter_mut() {
-                *x = b[rng.gen_range(0..b.len())];
+            for _ in 0..b.len() {
+                cb[draw_index(&mut rng, b.len())] += 1;
             }
         }
-        if let Some(r) = ratio(&mut ra, &mut rb) {
+        if let Some(r) = ratio_of(median_of_counts(&sb, &cb), median_of_counts(&sa, &ca)) {
             stats.push(r);
         }
     }
@@ -88,6 +95,51 @@ pub fn bootstrap_ratio_of_medians(
         high: quantile(&stats, 1.0 - tail)?,
         confidence,
     })
+}
+
+/// Uniform index in `0..n` from one 32-bit draw by multiply-shift (Lemire) without the
+/// rejection step: the bias is below n/2³² (< 10⁻⁵ for n < 40 000 runs), negligible next to
+/// bootstrap Monte Carlo error, and it halves the cost of `gen_range`.
+fn draw_index(rng: &mut ChaCha8Rng, n: usize) -> usize {
+    ((u64::from(rng.next_u32()) * n as u64) >> 32) as usize
+}
+
+/// Sorted copy of `xs` and, for each original position, its position in the sorted copy.
+fn sorted_with_ranks(xs: &[f64]) -> (Vec<f64>, Vec<usize>) {
+    let mut idx: Vec<usize> = (0..xs.len()).collect();
+    idx.sort_unstable_by(|&i, &j| xs[i].total_cmp(&xs[j]));
+    let mut rank = vec![0; xs.len()];
+    for (pos, &i) in idx.iter().enumerate() {
+        rank[i] = pos;
+    }
+    (idx.iter().map(|&i| xs[i]).collect(), rank)
+}
+
+/// Median of a resample given as multiplicities `counts[i]` of `sorted[i]` (they sum to
+/// `sorted.len()`). A resample only ever contains values of the original sample, so its order
+/// statistics can be read off the counts in O(n) without sorting or selecting; the arithmetic
+/// is the same as [`quantile`] at 0.5.
+fn median_of_counts(sorted: &[f64], counts: &[u32]) -> f64 {
+    let n = sorted.len();
+    let (lo_pos, hi_pos) = ((n - 1) / 2, n / 2);
+    let mut cum = 0usize;
+    let mut lo = f64::NAN;
+    for (&x, &c) in sorted.iter().zip(counts) {
+        cum += c as usize;
+        if cum > lo_pos && lo.is_nan() {
+            lo = x;
+        }
+        if cum > hi_pos {
+            return if lo == x { x } else { x - (x - lo) * 0.5 };
+        }
+    }
+    f64::NAN
+}
+
+/// `num / den` if finite.
+fn ratio_of(num: f64, den: f64) -> Option<f64> {
+    let r = num / den;
+    r.is_finite().then_some(r)
 }
 
 /// The NaN-free samples to resample, or `None` if unusable (see the public function).
@@ -107,10 +159,4 @@ fn usable(reference: &[f64], candidate: &[f64], paired: bool) -> Option<(Vec<f64
         (keep(reference), keep(candidate))
     };
     (a.len() >= 2 && b.len() >= 2).then_some((a, b))
-}
-
-/// `median(b) / median(a)` (reorders both slices); `None` if not finite.
-fn ratio(a: &mut [f64], b: &mut [f64]) -> Option<f64> {
-    let r = median_in_place(b)? / median_in_place(a)?;
-    r.is_finite().then_some(r)
 }
