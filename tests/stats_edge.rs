@@ -20,7 +20,9 @@ fn degenerate_inputs() -> Vec<Vec<f64>> {
         vec![-1.0, 0.0, 1.0, 2.0, -3.0, 5.0, 7.0],
         vec![1e308, -1e308, 1e308, 5.0, 6.0],
         (0..25).map(|i| i as f64).collect(),
-        (0..25).map(|i| if i % 3 == 0 { NAN } else { 1.0 }).collect(),
+        (0..25)
+            .map(|i| if i % 3 == 0 { NAN } else { 1.0 })
+            .collect(),
     ]
 }
 
@@ -93,7 +95,10 @@ fn documented_degenerate_results() {
     assert_eq!(describe(&[NAN]), None);
     let d = describe(&[5.0]).unwrap();
     assert_eq!((d.n, d.median, d.stddev, d.cv), (1, 5.0, 0.0, 0.0));
-    assert_eq!((d.median_ci_low, d.median_ci_high, d.median_ci_exact), (5.0, 5.0, false));
+    assert_eq!(
+        (d.median_ci_low, d.median_ci_high, d.median_ci_exact),
+        (5.0, 5.0, false)
+    );
     let d = describe(&[2.0, 1.0, NAN, 3.0, 4.0, 5.0]).unwrap();
     assert_eq!((d.n, d.median_ci_exact), (5, false));
     assert_eq!((d.median_ci_low, d.median_ci_high), (1.0, 5.0));
@@ -130,11 +135,26 @@ fn documented_degenerate_results() {
     assert_eq!(h[2], 0.04);
     assert!(holm(&[]).is_empty());
 
-    assert_eq!(bootstrap_ratio_of_medians(&[1.0], &[1.0, 2.0], false, 0.95, 100, 0), None);
-    assert_eq!(bootstrap_ratio_of_medians(&[1.0, 2.0], &[1.0, 2.0, 3.0], true, 0.95, 100, 0), None);
-    assert_eq!(bootstrap_ratio_of_medians(&[0.0, 0.0], &[1.0, 2.0], false, 0.95, 100, 0), None);
-    assert_eq!(bootstrap_ratio_of_medians(&[1.0, 2.0], &[1.0, 2.0], false, 1.0, 100, 0), None);
-    assert_eq!(bootstrap_ratio_of_medians(&[1.0, 2.0], &[1.0, 2.0], false, 0.95, 0, 0), None);
+    assert_eq!(
+        bootstrap_ratio_of_medians(&[1.0], &[1.0, 2.0], false, 0.95, 100, 0),
+        None
+    );
+    assert_eq!(
+        bootstrap_ratio_of_medians(&[1.0, 2.0], &[1.0, 2.0, 3.0], true, 0.95, 100, 0),
+        None
+    );
+    assert_eq!(
+        bootstrap_ratio_of_medians(&[0.0, 0.0], &[1.0, 2.0], false, 0.95, 100, 0),
+        None
+    );
+    assert_eq!(
+        bootstrap_ratio_of_medians(&[1.0, 2.0], &[1.0, 2.0], false, 1.0, 100, 0),
+        None
+    );
+    assert_eq!(
+        bootstrap_ratio_of_medians(&[1.0, 2.0], &[1.0, 2.0], false, 0.95, 0, 0),
+        None
+    );
     let r = bootstrap_ratio_of_medians(&[2.0; 10], &[3.0; 10], true, 0.95, 100, 0).unwrap();
     assert_eq!((r.estimate, r.low, r.high), (1.5, 1.5, 1.5));
 
@@ -154,7 +174,9 @@ fn documented_degenerate_results() {
 
 #[test]
 fn mann_kendall_thins_long_series_and_keeps_slope_units() {
-    let x: Vec<f64> = (0..9000).map(|i| 0.5 * i as f64 + ((i * 7919) % 13) as f64).collect();
+    let x: Vec<f64> = (0..9000)
+        .map(|i| 0.5 * i as f64 + ((i * 7919) % 13) as f64)
+        .collect();
     let t = mann_kendall(&x).unwrap();
     assert_eq!(t.n, 3000);
     assert!((t.sen_slope - 0.5).abs() < 0.01, "{}", t.sen_slope);
@@ -176,7 +198,9 @@ fn verdict_rules() {
     assert!(matches!(v, Verdict::EqualWithinNoise { .. }));
     let v = Verdict::classify(&iv(0.9, 0.88, 0.92), 0.001, 0.05, 0.01);
     match v {
-        Verdict::Faster { ratio, low, high, .. } => {
+        Verdict::Faster {
+            ratio, low, high, ..
+        } => {
             assert!((ratio - 1.0 / 0.9).abs() < 1e-15);
             assert!((low - 1.0 / 0.92).abs() < 1e-15);
             assert!((high - 1.0 / 0.88).abs() < 1e-15);
@@ -199,13 +223,25 @@ fn verdict_rules() {
 #[test]
 fn verdict_words() {
     let v = Verdict::classify(&iv(1.12, 1.10, 1.14), 0.001, 0.05, 0.01);
-    assert_eq!(v.words("A", "B"), "B is 1.12× slower than A (95% CI 1.10–1.14)");
+    assert_eq!(
+        v.words("A", "B"),
+        "B is 1.12× slower than A (95% CI 1.10–1.14)"
+    );
     let v = Verdict::classify(&iv(1.0 / 1.12, 1.0 / 1.14, 1.0 / 1.10), 0.001, 0.05, 0.01);
-    assert_eq!(v.words("A", "B"), "B is 1.12× faster than A (95% CI 1.10–1.14)");
+    assert_eq!(
+        v.words("A", "B"),
+        "B is 1.12× faster than A (95% CI 1.10–1.14)"
+    );
     let v = Verdict::classify(&iv(1.0, 0.99, 1.02), 0.3, 0.05, 0.01);
-    assert_eq!(v.words("A", "B"), "no significant difference (B/A 95% CI 0.99–1.02)");
+    assert_eq!(
+        v.words("A", "B"),
+        "no significant difference (B/A 95% CI 0.99–1.02)"
+    );
     let v = Verdict::classify(&iv(1.0, 0.995, 1.004), 0.3, 0.05, 0.01);
-    assert_eq!(v.words("A", "B"), "equal within noise (B/A 95% CI 0.995–1.004)");
+    assert_eq!(
+        v.words("A", "B"),
+        "equal within noise (B/A 95% CI 0.995–1.004)"
+    );
     let v = Verdict::classify(
         &Interval {
             estimate: 1.0,
@@ -217,13 +253,20 @@ fn verdict_words() {
         0.05,
         0.01,
     );
-    assert_eq!(v.words("A", "B"), "equal within noise (B/A 99.9% CI 0.9995–1.0004)");
+    assert_eq!(
+        v.words("A", "B"),
+        "equal within noise (B/A 99.9% CI 0.9995–1.0004)"
+    );
 }
 
 #[test]
 fn bootstrap_is_reproducible_and_seed_dependent() {
-    let a: Vec<f64> = (0..30).map(|i| 1.0 + 0.001 * ((i * 37) % 17) as f64).collect();
-    let b: Vec<f64> = (0..30).map(|i| 1.03 + 0.001 * ((i * 53) % 19) as f64).collect();
+    let a: Vec<f64> = (0..30)
+        .map(|i| 1.0 + 0.001 * ((i * 37) % 17) as f64)
+        .collect();
+    let b: Vec<f64> = (0..30)
+        .map(|i| 1.03 + 0.001 * ((i * 53) % 19) as f64)
+        .collect();
     let r1 = bootstrap_ratio_of_medians(&a, &b, false, 0.95, 500, 42).unwrap();
     let r2 = bootstrap_ratio_of_medians(&a, &b, false, 0.95, 500, 42).unwrap();
     let r3 = bootstrap_ratio_of_medians(&a, &b, false, 0.95, 500, 43).unwrap();

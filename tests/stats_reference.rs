@@ -266,22 +266,31 @@ fn kde_and_modes_match_scipy_gaussian_kde() {
 }
 
 /// scipy's bootstrap uses numpy's RNG, so resamples cannot match; the percentile interval must
-/// agree within Monte Carlo error (20 000 scipy resamples, 20 000 here).
+/// agree within Monte Carlo error (20 000 scipy resamples, 20 000 here): each end within 5% of
+/// scipy's interval width.
 #[test]
-fn bootstrap_agrees_with_scipy_percentile_interval() {
+fn bootstrap_agrees_with_scipy_percentile_and_bca_intervals() {
     for c in load(include_str!("data/stats/bootstrap.json")) {
         let paired = c["paired"].as_bool().unwrap();
+        let method = match c["method"].as_str().unwrap() {
+            "percentile" => BootstrapMethod::Percentile,
+            "BCa" => BootstrapMethod::Bca,
+            m => panic!("unknown method {m}"),
+        };
         let (a, b) = (fs(&c["a"]), fs(&c["b"]));
-        let r = bootstrap_ratio_of_medians(&a, &b, paired, 0.95, 20_000, 7).unwrap();
+        let r = bootstrap_ratio_of_medians_with(&a, &b, paired, 0.95, 20_000, 7, method).unwrap();
         close(r.estimate, f(&c["estimate"]), 1e-12, 0.0, "estimate");
+        let acc = bca_acceleration(&a, &b, paired).unwrap();
+        close(acc, f(&c["acceleration"]), 1e-8, 1e-11, "BCa acceleration");
         let (lo, hi) = (f(&c["low"]), f(&c["high"]));
         let width = hi - lo;
         let what = format!(
-            "paired={paired} n={}: got [{}, {}], scipy [{lo}, {hi}]",
+            "{method:?} paired={paired} n={}: got [{}, {}], scipy [{lo}, {hi}]",
             a.len(),
             r.low,
             r.high
         );
+        eprintln!("{what}");
         assert!((r.low - lo).abs() < 0.05 * width, "{what}");
         assert!((r.high - hi).abs() < 0.05 * width, "{what}");
     }

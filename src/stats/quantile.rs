@@ -45,26 +45,3 @@ pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
 pub fn median(sorted: &[f64]) -> Option<f64> {
     quantile(sorted, 0.5)
 }
-
-/// The median of an unsorted slice that may be reordered in place, in O(n) expected time.
-/// NaN must have been removed by the caller. `None` if empty. Used by the bootstrap, which
-/// takes millions of medians of resamples.
-pub(crate) fn median_in_place(xs: &mut [f64]) -> Option<f64> {
-    let n = xs.len();
-    if n == 0 {
-        return None;
-    }
-    let mid = n / 2;
-    let (left, m, _) = xs.select_nth_unstable_by(mid, f64::total_cmp);
-    let upper = *m;
-    if n % 2 == 1 {
-        return Some(upper);
-    }
-    let lower = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // Same arithmetic as `quantile(.., 0.5)` so both give bit-identical medians.
-    Some(if lower == upper {
-        upper
-    } else {
-        upper - (upper - lower) * 0.5
-    })
-}
