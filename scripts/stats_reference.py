@@ -366,6 +366,37 @@ def gen_bootstrap(rng):
     return cases
 
 
+def gen_warmup(rng):
+    """MSER-5 by its textbook definition (two-pass variances), confirmed by scipy's
+    Mann-Whitney at alpha = 0.01, as documented in src/stats/warmup.rs."""
+    cases = []
+    t60 = np.arange(60)
+    series = {
+        "decaying_60": (1 + 0.3 * np.exp(-t60 / 4)) * np.exp(rng.normal(0, 0.01, 60)),
+        "iid_40": np.exp(rng.normal(0, 0.01, 40)),
+        "step_50": np.concatenate([np.full(10, 1.1), np.ones(40)]) * np.exp(rng.normal(0, 0.01, 50)),
+        "leftover_23": np.concatenate([[2.0, 1.8, 1.5], np.ones(20)]) + rng.normal(0, 0.01, 23),
+        "constant_30": np.full(30, 7.0),
+        "slow_start_100": (1 + 0.05 * np.exp(-np.arange(100) / 10)) * np.exp(rng.normal(0, 0.01, 100)),
+    }
+    for name, x in series.items():
+        m = len(x) // 5
+        y = x[: 5 * m].reshape(m, 5).mean(axis=1)
+        stats = [np.sum((y[d:] - y[d:].mean()) ** 2) / (m - d) ** 2 for d in range(m // 2 + 1)]
+        d = int(np.argmin(stats))
+        cut = 5 * d
+        p = None
+        suggested = 0
+        if cut > 0:
+            p = float(st.mannwhitneyu(x[:cut], x[cut:], alternative="two-sided").pvalue)
+            suggested = cut if p < 0.01 else 0
+        cases.append({"name": name, "x": fl(x), "mser_truncation": cut, "p_value": p,
+                      "suggested_warmup": suggested,
+                      "prefix_median": float(np.median(x[:cut])) if cut else None,
+                      "rest_median": float(np.median(x[cut:]))})
+    return cases
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     write("quantile.json", gen_quantile(np.random.default_rng(1)))
@@ -381,6 +412,7 @@ def main():
     write("autocorr.json", gen_autocorr(np.random.default_rng(9)))
     write("kde.json", gen_kde(np.random.default_rng(10)))
     write("bootstrap.json", gen_bootstrap(np.random.default_rng(11)))
+    write("warmup.json", gen_warmup(np.random.default_rng(12)))
 
 
 if __name__ == "__main__":

@@ -295,3 +295,23 @@ fn bootstrap_agrees_with_scipy_percentile_and_bca_intervals() {
         assert!((r.high - hi).abs() < 0.05 * width, "{what}");
     }
 }
+
+#[test]
+fn warmup_matches_textbook_mser5_and_scipy_mann_whitney() {
+    for c in load(include_str!("data/stats/warmup.json")) {
+        let name = c["name"].as_str().unwrap();
+        let w = warmup_transient(&fs(&c["x"])).unwrap();
+        let want = |k: &str| c[k].as_u64().unwrap() as usize;
+        assert_eq!(w.mser_truncation, want("mser_truncation"), "{name}");
+        assert_eq!(w.suggested_warmup, want("suggested_warmup"), "{name}");
+        match c["p_value"].as_f64() {
+            None => assert_eq!(w.p_value, None, "{name}"),
+            Some(p) => close(w.p_value.unwrap(), p, REL, 1e-15, name),
+        }
+        match c["prefix_median"].as_f64() {
+            None => assert_eq!(w.prefix_median, None, "{name}"),
+            Some(m) => close(w.prefix_median.unwrap(), m, 1e-12, 0.0, name),
+        }
+        close(w.rest_median, f(&c["rest_median"]), 1e-12, 0.0, name);
+    }
+}
