@@ -275,3 +275,19 @@ fn bootstrap_is_reproducible_and_seed_dependent() {
     assert!(r1.low <= r1.estimate && r1.estimate <= r1.high);
     assert!(r1.low > 1.0, "candidate b is slower, ratio b/a > 1: {r1:?}");
 }
+
+#[test]
+fn mann_whitney_exact_is_capped_and_auto_falls_back() {
+    let a: Vec<f64> = (0..8).map(|i| i as f64 * 0.5 + 0.25).collect();
+    let b: Vec<f64> = (0..600_000).map(|i| i as f64 * 1e-5).collect();
+    assert_eq!(mann_whitney_u_with(&a, &b, MannWhitneyMethod::Exact), None);
+    let auto = mann_whitney_u(&a, &b).unwrap();
+    let asym = mann_whitney_u_with(&a, &b, MannWhitneyMethod::Asymptotic).unwrap();
+    assert_eq!(auto, asym);
+    let big: Vec<f64> = (0..20_000).map(|i| i as f64 + 0.5).collect();
+    let small: Vec<f64> = (0..100).map(|i| i as f64 * 3.0).collect();
+    assert_eq!(
+        mann_whitney_u_with(&small, &big, MannWhitneyMethod::Exact),
+        None
+    );
+}

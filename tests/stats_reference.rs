@@ -217,6 +217,14 @@ fn mann_kendall_matches_pymannkendall() {
         close(t.p_value, f(&c["p_value"]), REL, 1e-15, name);
         close(t.tau, f(&c["tau"]), REL, 1e-15, name);
         close(t.sen_slope, f(&c["sen_slope"]), REL, 1e-15, name);
+        // Without ties, tau-a (pymannkendall's Tau) equals scipy's kendalltau (tau-b) vs index.
+        let x = fs(&c["x"]);
+        let mut s = x.clone();
+        s.sort_by(f64::total_cmp);
+        s.dedup();
+        if s.len() == x.len() {
+            close(t.tau, f(&c["scipy_kendalltau_b"]), REL, 1e-15, name);
+        }
     }
 }
 

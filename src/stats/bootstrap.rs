@@ -1,6 +1,9 @@
 //! Seeded bootstrap confidence interval for the ratio of two medians (candidate / reference),
 //! unpaired or paired by round, with percentile or BCa (bias-corrected and accelerated)
 //! intervals.
+//!
+//! Hand-written (statrs has no resampling); normal CDF and quantile come from statrs' `erfc`
+//! and `erfc_inv`.
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;

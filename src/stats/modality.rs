@@ -4,6 +4,9 @@
 //! Evidence: the local maxima of a Gaussian kernel density estimate with Silverman's
 //! bandwidth factor (`scipy.stats.gaussian_kde(x, bw_method="silverman")`), evaluated on a
 //! 512-point grid, and Sarle's bimodality coefficient.
+//!
+//! Hand-written: statrs has no kernel density estimator and no sample skewness/kurtosis
+//! (its `skewness` is a property of parametric distributions).
 
 use serde::{Deserialize, Serialize};
 

@@ -15,6 +15,8 @@ pub fn sorted_finite(xs: &[f64]) -> Vec<f64> {
 /// between order statistics: `h = (n − 1)·p`, result `x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋])`.
 ///
 /// This is numpy's default (`np.quantile(x, p)`, method `"linear"`, Hyndman & Fan type 7).
+/// Hand-written because statrs' `OrderStatistics::quantile` implements type 8, which gives
+/// different numbers than numpy, R's default and every other tool our users compare with.
 /// `sorted` must be ascending and free of NaN (see [`sorted_finite`]); this is not checked.
 /// Returns `None` for an empty slice or when `p` is NaN or outside `[0, 1]`.
 pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {

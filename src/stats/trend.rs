@@ -1,4 +1,6 @@
 //! Mann–Kendall test for a monotonic trend over run order, with Sen's slope.
+//!
+//! Hand-written (statrs has neither); the normal tail uses statrs' `erfc`.
 
 use serde::{Deserialize, Serialize};
 use statrs::function::erf::erfc;

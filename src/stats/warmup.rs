@@ -13,6 +13,8 @@
 //! suggestion is only kept when the truncated prefix differs from the rest by a two-sided
 //! Mann–Whitney test at α = 0.01 (stricter than 0.05 because the prefix was chosen to look
 //! different).
+//!
+//! MSER is hand-written (a few sums; statrs has nothing similar).
 
 use serde::{Deserialize, Serialize};
 
