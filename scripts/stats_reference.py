@@ -24,6 +24,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.tsa.stattools import acf
 from statsmodels.stats.diagnostic import acorr_ljungbox
 import pymannkendall as pmk
+from scipy.stats._resampling import _bca_interval  # private; only for the BCa acceleration
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "stats")
 GENERATOR = {
@@ -278,7 +279,16 @@ def gen_autocorr(rng):
 def count_modes(grid, f):
     peaks = [i for i in range(1, len(f) - 1) if f[i] > f[i - 1] and f[i] >= f[i + 1]]
     top = max([f[i] for i in peaks], default=0.0)
-    return [i for i in peaks if f[i] >= 0.1 * top]
+    keep = [i for i in peaks if f[i] >= 0.1 * top]
+    # merge ripples: neighbouring modes whose valley stays above 90% of the lower one
+    while True:
+        for k in range(len(keep) - 1):
+            i, j = keep[k], keep[k + 1]
+            if f[i:j + 1].min() > 0.9 * min(f[i], f[j]):
+                keep.pop(k if f[i] < f[j] else k + 1)
+                break
+        else:
+            return keep
 
 
 def gen_kde(rng):
@@ -291,6 +301,18 @@ def gen_kde(rng):
         "three_clusters": np.concatenate([rng.normal(0, 0.1, 40), rng.normal(3, 0.1, 40),
                                           rng.normal(6, 0.1, 40)]),
     }
+    # A unimodal sample whose KDE has a ripple (a second local maximum above 10% of the top)
+    # that the valley rule removes: draw until one turns up (deterministic given the seed).
+    while True:
+        x = rng.lognormal(0, 0.01, 50)
+        kde = st.gaussian_kde(x, bw_method="silverman")
+        h = float(np.sqrt(kde.covariance[0, 0]))
+        g = np.linspace(x.min() - 3 * h, x.max() + 3 * h, 512)
+        f = kde(g)
+        raw = [i for i in range(1, 511) if f[i] > f[i - 1] and f[i] >= f[i + 1]]
+        if len([i for i in raw if f[i] >= 0.1 * f.max()]) > 1 and len(count_modes(g, f)) == 1:
+            xs["ripple_50"] = x
+            break
     for name, x in xs.items():
         kde = st.gaussian_kde(x, bw_method="silverman")
         h = float(np.sqrt(kde.covariance[0, 0]))
@@ -316,18 +338,62 @@ def gen_bootstrap(rng):
         return np.median(b, axis=axis) / np.median(a, axis=axis)
 
     for paired in [False, True]:
-        for n in [40, 200]:
+        for n in [41, 200]:
             common = rng.normal(0, 0.01, n)  # shared round effect for the paired case
             a = np.exp(rng.normal(0, 0.02, n) + (common if paired else 0))
-            b = np.exp(rng.normal(0.03, 0.02, n) + (common if paired else 0)) * 1.0
-            res = st.bootstrap((a, b), stat, paired=paired, vectorized=True, n_resamples=20000,
-                               confidence_level=0.95, method="percentile",
-                               rng=np.random.default_rng(12345))
-            cases.append({"paired": paired, "a": fl(a), "b": fl(b),
-                          "estimate": float(stat(a, b)),
-                          "low": float(res.confidence_interval.low),
-                          "high": float(res.confidence_interval.high),
-                          "standard_error": float(res.standard_error)})
+            # skewed candidate so that BCa's corrections are not negligible
+            b = np.exp(rng.normal(0.03, 0.02, n) + (common if paired else 0)) \
+                + rng.exponential(0.01, n)
+            # the jackknife acceleration is deterministic: take it from scipy's own BCa code
+            if paired:
+                data = (np.arange(n),)
+
+                def jstat(i, axis=-1, a=a, b=b):
+                    return stat(a[i], b[i], axis=axis)
+            else:
+                data, jstat = (a, b), stat
+            _, _, a_hat = _bca_interval(data, jstat, axis=-1, alpha=0.025,
+                                        theta_hat_b=np.array([stat(a, b)] * 3), batch=None, xp=np)
+            for method in ["percentile", "BCa"]:
+                res = st.bootstrap((a, b), stat, paired=paired, vectorized=True,
+                                   n_resamples=20000, confidence_level=0.95, method=method,
+                                   rng=np.random.default_rng(12345))
+                cases.append({"paired": paired, "method": method, "a": fl(a), "b": fl(b),
+                              "estimate": float(stat(a, b)), "acceleration": float(a_hat),
+                              "low": float(res.confidence_interval.low),
+                              "high": float(res.confidence_interval.high),
+                              "standard_error": float(res.standard_error)})
+    return cases
+
+
+def gen_warmup(rng):
+    """MSER-5 by its textbook definition (two-pass variances), confirmed by scipy's
+    Mann-Whitney at alpha = 0.01, as documented in src/stats/warmup.rs."""
+    cases = []
+    t60 = np.arange(60)
+    series = {
+        "decaying_60": (1 + 0.3 * np.exp(-t60 / 4)) * np.exp(rng.normal(0, 0.01, 60)),
+        "iid_40": np.exp(rng.normal(0, 0.01, 40)),
+        "step_50": np.concatenate([np.full(10, 1.1), np.ones(40)]) * np.exp(rng.normal(0, 0.01, 50)),
+        "leftover_23": np.concatenate([[2.0, 1.8, 1.5], np.ones(20)]) + rng.normal(0, 0.01, 23),
+        "constant_30": np.full(30, 7.0),
+        "slow_start_100": (1 + 0.05 * np.exp(-np.arange(100) / 10)) * np.exp(rng.normal(0, 0.01, 100)),
+    }
+    for name, x in series.items():
+        m = len(x) // 5
+        y = x[: 5 * m].reshape(m, 5).mean(axis=1)
+        stats = [np.sum((y[d:] - y[d:].mean()) ** 2) / (m - d) ** 2 for d in range(m // 2 + 1)]
+        d = int(np.argmin(stats))
+        cut = 5 * d
+        p = None
+        suggested = 0
+        if cut > 0:
+            p = float(st.mannwhitneyu(x[:cut], x[cut:], alternative="two-sided").pvalue)
+            suggested = cut if p < 0.01 else 0
+        cases.append({"name": name, "x": fl(x), "mser_truncation": cut, "p_value": p,
+                      "suggested_warmup": suggested,
+                      "prefix_median": float(np.median(x[:cut])) if cut else None,
+                      "rest_median": float(np.median(x[cut:]))})
     return cases
 
 
@@ -346,6 +412,7 @@ def main():
     write("autocorr.json", gen_autocorr(np.random.default_rng(9)))
     write("kde.json", gen_kde(np.random.default_rng(10)))
     write("bootstrap.json", gen_bootstrap(np.random.default_rng(11)))
+    write("warmup.json", gen_warmup(np.random.default_rng(12)))
 
 
 if __name__ == "__main__":

@@ -217,6 +217,14 @@ fn mann_kendall_matches_pymannkendall() {
         close(t.p_value, f(&c["p_value"]), REL, 1e-15, name);
         close(t.tau, f(&c["tau"]), REL, 1e-15, name);
         close(t.sen_slope, f(&c["sen_slope"]), REL, 1e-15, name);
+        // Without ties, tau-a (pymannkendall's Tau) equals scipy's kendalltau (tau-b) vs index.
+        let x = fs(&c["x"]);
+        let mut s = x.clone();
+        s.sort_by(f64::total_cmp);
+        s.dedup();
+        if s.len() == x.len() {
+            close(t.tau, f(&c["scipy_kendalltau_b"]), REL, 1e-15, name);
+        }
     }
 }
 
@@ -266,23 +274,52 @@ fn kde_and_modes_match_scipy_gaussian_kde() {
 }
 
 /// scipy's bootstrap uses numpy's RNG, so resamples cannot match; the percentile interval must
-/// agree within Monte Carlo error (20 000 scipy resamples, 20 000 here).
+/// agree within Monte Carlo error (20 000 scipy resamples, 20 000 here): each end within 5% of
+/// scipy's interval width.
 #[test]
-fn bootstrap_agrees_with_scipy_percentile_interval() {
+fn bootstrap_agrees_with_scipy_percentile_and_bca_intervals() {
     for c in load(include_str!("data/stats/bootstrap.json")) {
         let paired = c["paired"].as_bool().unwrap();
+        let method = match c["method"].as_str().unwrap() {
+            "percentile" => BootstrapMethod::Percentile,
+            "BCa" => BootstrapMethod::Bca,
+            m => panic!("unknown method {m}"),
+        };
         let (a, b) = (fs(&c["a"]), fs(&c["b"]));
-        let r = bootstrap_ratio_of_medians(&a, &b, paired, 0.95, 20_000, 7).unwrap();
+        let r = bootstrap_ratio_of_medians_with(&a, &b, paired, 0.95, 20_000, 7, method).unwrap();
         close(r.estimate, f(&c["estimate"]), 1e-12, 0.0, "estimate");
+        let acc = bca_acceleration(&a, &b, paired).unwrap();
+        close(acc, f(&c["acceleration"]), 1e-8, 1e-11, "BCa acceleration");
         let (lo, hi) = (f(&c["low"]), f(&c["high"]));
         let width = hi - lo;
         let what = format!(
-            "paired={paired} n={}: got [{}, {}], scipy [{lo}, {hi}]",
+            "{method:?} paired={paired} n={}: got [{}, {}], scipy [{lo}, {hi}]",
             a.len(),
             r.low,
             r.high
         );
+        eprintln!("{what}");
         assert!((r.low - lo).abs() < 0.05 * width, "{what}");
         assert!((r.high - hi).abs() < 0.05 * width, "{what}");
+    }
+}
+
+#[test]
+fn warmup_matches_textbook_mser5_and_scipy_mann_whitney() {
+    for c in load(include_str!("data/stats/warmup.json")) {
+        let name = c["name"].as_str().unwrap();
+        let w = warmup_transient(&fs(&c["x"])).unwrap();
+        let want = |k: &str| c[k].as_u64().unwrap() as usize;
+        assert_eq!(w.mser_truncation, want("mser_truncation"), "{name}");
+        assert_eq!(w.suggested_warmup, want("suggested_warmup"), "{name}");
+        match c["p_value"].as_f64() {
+            None => assert_eq!(w.p_value, None, "{name}"),
+            Some(p) => close(w.p_value.unwrap(), p, REL, 1e-15, name),
+        }
+        match c["prefix_median"].as_f64() {
+            None => assert_eq!(w.prefix_median, None, "{name}"),
+            Some(m) => close(w.prefix_median.unwrap(), m, 1e-12, 0.0, name),
+        }
+        close(w.rest_median, f(&c["rest_median"]), 1e-12, 0.0, name);
     }
 }

@@ -1,6 +1,8 @@
 //! Lag-1 autocorrelation of a series in run order, with the Ljung–Box test at lag 1: are
 //! consecutive runs dependent (drift, periodic interference), so that iid-based intervals are
 //! too narrow?
+//!
+//! The sums are hand-written (statrs has no autocorrelation); the χ² tail is statrs'.
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ChiSquared, ContinuousCDF};

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::bootstrap::{bootstrap_ratio_of_medians, Interval};
+use super::bootstrap::{bootstrap_ratio_of_medians_with, BootstrapMethod, Interval};
 use super::hypothesis::{mann_whitney_u, TestResult};
 
 /// Outcome of comparing a candidate B against a reference A.
@@ -11,7 +11,7 @@ use super::hypothesis::{mann_whitney_u, TestResult};
 /// Every variant carries `ratio`, `low`, `high` and the interval's `confidence`. For
 /// [`Verdict::Faster`] they are the **speedup** `A/B` (> 1), i.e. the inverted candidate/reference
 /// interval `(1/high, 1/low)`; for every other variant they are the candidate/reference ratio
-/// `B/A` as produced by [`bootstrap_ratio_of_medians`].
+/// `B/A` as produced by [`bootstrap_ratio_of_medians`](super::bootstrap_ratio_of_medians).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Verdict {
     /// B is faster: significant, and the whole B/A interval is below 1. Values are A/B > 1.
@@ -46,7 +46,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// Classifies a candidate/reference ratio interval (B/A, as from
-    /// [`bootstrap_ratio_of_medians`]) together with a two-sided p-value:
+    /// [`bootstrap_ratio_of_medians`](super::bootstrap_ratio_of_medians)) together with a two-sided p-value:
     ///
     /// 1. if `1 − noise ≤ low` and `high ≤ 1 + noise` → [`Verdict::EqualWithinNoise`];
     /// 2. else if `p_value < alpha` and the interval excludes 1 → [`Verdict::Faster`] when
@@ -184,7 +184,7 @@ fn percent(confidence: f64) -> String {
 /// Settings for [`compare`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CompareOptions {
-    /// Resample rounds jointly (see [`bootstrap_ratio_of_medians`]).
+    /// Resample rounds jointly (see [`bootstrap_ratio_of_medians`](super::bootstrap_ratio_of_medians)).
     pub paired: bool,
     /// Confidence level of the ratio interval (default 0.95).
     pub confidence: f64,
@@ -196,6 +196,8 @@ pub struct CompareOptions {
     pub resamples: usize,
     /// Bootstrap seed (default 0).
     pub seed: u64,
+    /// Bootstrap interval method (default [`BootstrapMethod::Percentile`]).
+    pub method: BootstrapMethod,
 }
 
 impl Default for CompareOptions {
@@ -207,6 +209,7 @@ impl Default for CompareOptions {
             noise: 0.01,
             resamples: 10_000,
             seed: 0,
+            method: BootstrapMethod::Percentile,
         }
     }
 }
@@ -223,17 +226,21 @@ pub struct Comparison {
 }
 
 /// Compares a candidate sample against a reference sample of run times: bootstrap ratio of
-/// medians ([`bootstrap_ratio_of_medians`]), two-sided [`mann_whitney_u`] (also when paired:
-/// ignoring the pairing only costs power), and [`Verdict::classify`]. `None` if either step
-/// returns `None`.
+/// medians ([`bootstrap_ratio_of_medians`](super::bootstrap_ratio_of_medians)), two-sided [`mann_whitney_u`], and
+/// [`Verdict::classify`]. `None` if either step returns `None`.
+///
+/// When `paired`, the test still treats the samples as independent; with the positively
+/// correlated rounds of interleaved runs this makes it conservative (fewer false alarms, less
+/// power), which the simulations in `tests/stats_simulation.rs` confirm.
 pub fn compare(reference: &[f64], candidate: &[f64], opts: &CompareOptions) -> Option<Comparison> {
-    let ratio = bootstrap_ratio_of_medians(
+    let ratio = bootstrap_ratio_of_medians_with(
         reference,
         candidate,
         opts.paired,
         opts.confidence,
         opts.resamples,
         opts.seed,
+        opts.method,
     )?;
     let test = mann_whitney_u(reference, candidate)?;
     let verdict = Verdict::classify(&ratio, test.p_value, opts.alpha, opts.noise);

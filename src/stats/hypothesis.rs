@@ -52,7 +52,8 @@ pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> Option<TestResult> {
 /// * Exact: `p = min(1, 2·P(U ≤ min(U_a, U_b)))` under the null distribution of U, as scipy's
 ///   `method="exact"`. Returns `None` when there are ties (the exact null distribution does not
 ///   apply; scipy would silently return a wrong value) or when the computation would be too
-///   large (`min(n)²·max(n) > 10⁸`).
+///   large (`min(n)²·max(n) > 10⁸` or `n_a·n_b > 4·10⁶`). `Auto` falls back to the asymptotic
+///   method in that case (only reachable with one sample ≤ 8 and the other > 500 000 runs).
 /// * Asymptotic: `z = (max(U_a, U_b) − n_a·n_b/2 − 0.5) / σ`, with
 ///   `σ² = n_a·n_b/12 · ((N + 1) − Σ(t³ − t)/(N(N − 1)))`, `p = min(1, 2·Φ(−z))`; as scipy's
 ///   `method="asymptotic"` with `use_continuity=True`. When every value is tied, σ = 0 and
@@ -70,7 +71,9 @@ pub fn mann_whitney_u_with(a: &[f64], b: &[f64], method: MannWhitneyMethod) -> O
     let u1 = r1 - f1 * (f1 + 1.0) / 2.0;
     let u2 = f1 * f2 - u1;
     let exact = match method {
-        MannWhitneyMethod::Auto => (n1 <= 8 || n2 <= 8) && ties.is_empty(),
+        MannWhitneyMethod::Auto => {
+            (n1 <= 8 || n2 <= 8) && ties.is_empty() && exact_feasible(n1, n2)
+        }
         MannWhitneyMethod::Exact => true,
         MannWhitneyMethod::Asymptotic => false,
     };
@@ -98,6 +101,13 @@ pub fn mann_whitney_u_with(a: &[f64], b: &[f64], method: MannWhitneyMethod) -> O
     })
 }
 
+/// Whether [`mwu_exact_cdf`] will compute for these sizes: at most ~10⁸ operations and 16 MB
+/// (`min(n)²·max(n) ≤ 10⁸`, `n1·n2 ≤ 4·10⁶`), and a total count representable in f64.
+fn exact_feasible(n1: usize, n2: usize) -> bool {
+    let (m, n) = (n1.min(n2) as f64, n1.max(n2) as f64);
+    m * m * n <= 1e8 && m * n <= 4e6 && ln_binomial((n1 + n2) as u64, n1.min(n2) as u64) <= 700.0
+}
+
 /// `P(U ≤ k)` under the null for sample sizes `n1`, `n2` without ties.
 ///
 /// Hand-written because statrs has no Mann–Whitney distribution. The number of arrangements
@@ -107,11 +117,11 @@ pub fn mann_whitney_u_with(a: &[f64], b: &[f64], method: MannWhitneyMethod) -> O
 /// so the lower tail (which is what we sum) is computed from additions only and stays accurate
 /// even beyond 2⁵³. Cost O(m·k).
 fn mwu_exact_cdf(k: usize, n1: usize, n2: usize) -> Option<f64> {
-    let (m, n) = (n1.min(n2), n1.max(n2));
-    let ln_total = ln_binomial((m + n) as u64, m as u64);
-    if (m as f64) * (m as f64) * (n as f64) > 1e8 || ln_total > 700.0 {
+    if !exact_feasible(n1, n2) {
         return None;
     }
+    let (m, n) = (n1.min(n2), n1.max(n2));
+    let ln_total = ln_binomial((m + n) as u64, m as u64);
     let k = k.min(m * n);
     let mut c = vec![0.0f64; k + 1];
     c[0] = 1.0;

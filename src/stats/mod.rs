@@ -8,12 +8,12 @@
 //! documented result. NaN values are ignored (dropped) unless a function says otherwise.
 //!
 //! Submodules:
-//! * [`quantile`] — type-7 quantiles, sorting helpers;
-//! * [`describe`] — one-sample summary and distribution-free median interval;
-//! * [`bootstrap`] — seeded bootstrap interval for a ratio of medians;
-//! * [`hypothesis`] — Mann–Whitney, Welch, Kruskal–Wallis, Holm;
-//! * [`compare`] — verdicts ("B is 1.12× faster than A");
-//! * [`outliers`], [`trend`], [`autocorr`], [`warmup`], [`modality`] — diagnostics.
+//! * [`quantile`](mod@quantile) — type-7 quantiles, sorting helpers;
+//! * [`describe`](mod@describe) — one-sample summary and distribution-free median interval;
+//! * [`bootstrap`](mod@bootstrap) — seeded bootstrap interval for a ratio of medians;
+//! * [`hypothesis`](mod@hypothesis) — Mann–Whitney, Welch, Kruskal–Wallis, Holm;
+//! * [`compare`](mod@compare) — verdicts ("B is 1.12× faster than A");
+//! * [`outliers`](mod@outliers), [`trend`], [`autocorr`], [`warmup`], [`modality`] — diagnostics.
 
 pub mod autocorr;
 pub mod bootstrap;
@@ -28,7 +28,10 @@ pub mod trend;
 pub mod warmup;
 
 pub use autocorr::{lag1_autocorrelation, Autocorrelation};
-pub use bootstrap::{bootstrap_ratio_of_medians, Interval};
+pub use bootstrap::{
+    bca_acceleration, bootstrap_ratio_of_medians, bootstrap_ratio_of_medians_with, BootstrapMethod,
+    Interval,
+};
 pub use compare::{compare, CompareOptions, Comparison, Verdict};
 pub use describe::{describe, median_ci, median_ci_rank, relative_median_ci_halfwidth, Describe};
 pub use hypothesis::{

@@ -15,6 +15,8 @@ pub fn sorted_finite(xs: &[f64]) -> Vec<f64> {
 /// between order statistics: `h = (n − 1)·p`, result `x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋])`.
 ///
 /// This is numpy's default (`np.quantile(x, p)`, method `"linear"`, Hyndman & Fan type 7).
+/// Hand-written because statrs' `OrderStatistics::quantile` implements type 8, which gives
+/// different numbers than numpy, R's default and every other tool our users compare with.
 /// `sorted` must be ascending and free of NaN (see [`sorted_finite`]); this is not checked.
 /// Returns `None` for an empty slice or when `p` is NaN or outside `[0, 1]`.
 pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
@@ -44,27 +46,4 @@ pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
 /// (mean of the two middle values when `n` is even). `None` if empty.
 pub fn median(sorted: &[f64]) -> Option<f64> {
     quantile(sorted, 0.5)
-}
-
-/// The median of an unsorted slice that may be reordered in place, in O(n) expected time.
-/// NaN must have been removed by the caller. `None` if empty. Used by the bootstrap, which
-/// takes millions of medians of resamples.
-pub(crate) fn median_in_place(xs: &mut [f64]) -> Option<f64> {
-    let n = xs.len();
-    if n == 0 {
-        return None;
-    }
-    let mid = n / 2;
-    let (left, m, _) = xs.select_nth_unstable_by(mid, f64::total_cmp);
-    let upper = *m;
-    if n % 2 == 1 {
-        return Some(upper);
-    }
-    let lower = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // Same arithmetic as `quantile(.., 0.5)` so both give bit-identical medians.
-    Some(if lower == upper {
-        upper
-    } else {
-        upper - (upper - lower) * 0.5
-    })
 }

@@ -1,4 +1,8 @@
 //! Average ranks with tie bookkeeping, shared by the rank-based tests.
+//!
+//! Hand-written rather than statrs' `OrderStatistics::ranks(RankTieBreaker::Average)` because
+//! the tests also need the sizes of the tie groups (for their tie corrections), which statrs
+//! does not return, and this gets both from one sort.
 
 /// Average ranks (1-based, ties get the mean of the ranks they span, like
 /// `scipy.stats.rankdata(method="average")`) of `xs`, and the sizes of every tie group of
