@@ -1,6 +1,7 @@
 //! Command-line interface: parses arguments into a plan, runs it, prints, and maps every
 //! error to one line and an exit code (see `crate::error::exit`).
 
+mod compare;
 mod run;
 
 use crate::error::{exit, exit_code_of};
@@ -18,6 +19,8 @@ struct Cli {
 enum Command {
     /// Measure commands: repeated runs, kernel-accounted CPU time and peak memory, statistics.
     Run(Box<run::RunArgs>),
+    /// Compare saved results (old vs new): ratios, CIs, tests; --fail-if-slower for CI.
+    Compare(compare::CompareArgs),
     /// Rebuild results from the journal of a session that crashed.
     Recover(run::RecoverArgs),
 }
@@ -38,6 +41,7 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
+        Command::Compare(args) => compare::compare(args),
         Command::Recover(args) => run::recover(args),
     };
     match result {

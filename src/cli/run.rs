@@ -7,7 +7,7 @@ use crate::machine::{self, sysfs::SysRoot, topology};
 use crate::method::{self, Observer, Outcome};
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
-use crate::plan::{BenchmarkPlan, Order, Plan};
+use crate::plan::{Analysis, BenchmarkPlan, Order, Plan};
 use crate::report::progress::{Progress, Targets};
 use crate::report::{terminal, Style};
 use crate::results::export::{self, Export, Format};
@@ -68,6 +68,22 @@ pub struct RunArgs {
     /// Seed for the run order (and resampling); recorded in the results. Random by default.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+
+    /// The benchmark others are compared with: its name or its 1-based position (default: the first).
+    #[arg(long, value_name = "NAME|INDEX")]
+    reference: Option<String>,
+    /// Test behind the comparison p-values.
+    #[arg(long, value_enum, default_value_t = TestArg::MannWhitney)]
+    test: TestArg,
+    /// Significance level of the comparisons (Holm-corrected across them).
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    alpha: f64,
+    /// A difference whose whole 95% CI lies within ± this is reported as "equal within noise".
+    #[arg(long, value_name = "PCT", default_value = "1%")]
+    noise_threshold: String,
+    /// Drop runs beyond Tukey's fences from the statistics (they stay in the results, marked).
+    #[arg(long)]
+    discard_outliers: bool,
 
     /// Shell command run before every run (untimed).
     #[arg(long, value_name = "CMD")]
@@ -147,6 +163,12 @@ pub struct RunArgs {
 enum OrderArg {
     Interleaved,
     Sequential,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum TestArg {
+    MannWhitney,
+    Welch,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -336,6 +358,30 @@ fn benchmarks(
     Ok(out)
 }
 
+/// Reference, test, α and noise threshold for the comparisons.
+fn analysis_settings(a: &RunArgs, plans: &[BenchmarkPlan]) -> anyhow::Result<Analysis> {
+    let reference = match &a.reference {
+        None => 0,
+        Some(r) => match plans.iter().position(|b| &b.name == r) {
+            Some(i) => i,
+            None => match r.parse::<usize>() {
+                Ok(i) if i >= 1 && i <= plans.len() => i - 1,
+                _ => {
+                    return Err(usage(format!(
+                        "--reference '{r}' names no benchmark: give a benchmark's name or a position from 1 to {}",
+                        plans.len()
+                    )))
+                }
+            },
+        },
+    };
+    if !(a.alpha > 0.0 && a.alpha < 1.0) {
+        return Err(usage(format!("--alpha {} must be between 0 and 1, e.g. 0.05", a.alpha)));
+    }
+    let noise = units::parse_fraction(&a.noise_threshold).map_err(|e| usage(format!("--noise-threshold: {e}")))?;
+    Ok(Analysis { reference, welch: a.test == TestArg::Welch, alpha: a.alpha, noise, discard_outliers: a.discard_outliers })
+}
+
 fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
     let dur = |opt: &Option<String>, flag: &str| -> anyhow::Result<Option<std::time::Duration>> {
         opt.as_deref()
@@ -357,7 +403,10 @@ fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
     })
 }
 
-fn stop_rule(a: &RunArgs) -> anyhow::Result<(StopRule, Targets)> {
+/// The stop rule: `--runs`, `--stop`, or the default — the median's CI for one benchmark, the
+/// widest ratio CI for an interleaved comparison — with the budget and run bounds.
+fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Targets)> {
+    let comparing = benchmarks > 1 && a.order == OrderArg::Interleaved;
     let precision =
         units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
     let budget =
@@ -382,11 +431,17 @@ fn stop_rule(a: &RunArgs) -> anyhow::Result<(StopRule, Targets)> {
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
         stop::parse(text).map_err(usage)?
+    } else if comparing {
+        StopRule::Cond(Metric::Runs, Cmp::Ge, a.min_runs as f64).and(
+            StopRule::Cond(Metric::RatioCi, Cmp::Le, precision)
+                .or(StopRule::Cond(Metric::Runs, Cmp::Ge, a.max_runs as f64))
+                .or(StopRule::Cond(Metric::Time, Cmp::Ge, budget.as_secs_f64())),
+        )
     } else {
         StopRule::default_rule(a.min_runs, a.max_runs, precision, budget.as_secs_f64())
     };
-    if rule.uses_ratio() {
-        return Err(usage("ci(ratio) in --stop needs comparison statistics, which this version does not compute yet"));
+    if rule.uses_ratio() && !comparing {
+        return Err(usage("ci(ratio) in --stop needs several commands measured in interleaved order"));
     }
     Ok((rule, targets))
 }
@@ -507,7 +562,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     {
         check_program(&shell, None)?;
     }
-    let (rule, targets) = stop_rule(&a)?;
+    let (rule, targets) = stop_rule(&a, plans.len())?;
+    let analysis = analysis_settings(&a, &plans)?;
     let limits = limits(&a)?;
     let stdin = match &a.input {
         Some(p) => {
@@ -581,6 +637,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         output,
         ignore_failure: a.ignore_failure,
         shell,
+        analysis,
     };
     let mut session = Session {
         schema_version: SCHEMA_VERSION,

@@ -5,6 +5,7 @@
 //! Not for: measuring (that is `exec`) or printing (that is `report`).
 
 pub mod actions;
+pub mod analysis;
 pub mod summary;
 
 use crate::error::UserError;
@@ -76,9 +77,7 @@ pub fn execute(
         Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
         Order::Interleaved => runner.interleaved(&mut session.benchmarks, obs),
     };
-    for b in &mut session.benchmarks {
-        b.summary = summary::summarize(b);
-    }
+    analyse(plan, session);
     match result {
         Ok(Step::Ok) => Outcome::Complete,
         Ok(Step::Interrupted) => Outcome::Interrupted,
@@ -86,10 +85,39 @@ pub fn execute(
     }
 }
 
+/// Comparison settings for a plan (paired by round when interleaved).
+pub fn compare_settings(plan: &Plan) -> analysis::CompareSettings {
+    analysis::CompareSettings {
+        reference: plan.analysis.reference,
+        test: if plan.analysis.welch { analysis::Test::Welch } else { analysis::Test::MannWhitney },
+        alpha: plan.analysis.alpha,
+        noise: plan.analysis.noise,
+        paired: plan.order == Order::Interleaved,
+        resamples: 10_000,
+        seed: plan.seed,
+    }
+}
+
+/// Outliers, summaries, comparisons and diagnostics over whatever was measured.
+pub fn analyse(plan: &Plan, session: &mut Session) {
+    for b in &mut session.benchmarks {
+        analysis::mark_outliers(b, plan.analysis.discard_outliers);
+        b.summary = summary::summarize(b);
+    }
+    let comparing = session.benchmarks.len() > 1;
+    session.comparisons =
+        if comparing { analysis::compare_all(&session.benchmarks, &compare_settings(plan)) } else { Vec::new() };
+    for b in &mut session.benchmarks {
+        b.diagnostics = analysis::diagnose(b, comparing, plan.analysis.alpha);
+    }
+}
+
 /// Values of one benchmark for its stop rule.
 struct Ctx<'a> {
     bench: &'a Benchmark,
     time: f64,
+    /// Widest relative ratio CI half-width over all pairs (interleaved comparisons only).
+    ratio: Option<f64>,
 }
 
 impl Ctx<'_> {
@@ -120,7 +148,7 @@ impl StopContext for Ctx<'_> {
         crate::stats::describe(tail).map(|d| d.cv)
     }
     fn ratio_ci(&self) -> Option<f64> {
-        None
+        self.ratio
     }
 }
 
@@ -154,8 +182,8 @@ impl Runner<'_> {
                 if let Step::Interrupted = self.measure(bp, benches, i, false, None, obs)? {
                     return Ok(Step::Interrupted);
                 }
-                if let Some(reason) = self.stop_reason(&benches[i], started.elapsed().as_secs_f64())
-                {
+                let elapsed = started.elapsed().as_secs_f64();
+                if let Some(reason) = self.stop_reason(&benches[i], elapsed, None) {
                     benches[i].stop_reason = reason;
                     break;
                 }
@@ -195,9 +223,15 @@ impl Runner<'_> {
                     return Ok(Step::Interrupted);
                 }
             }
-            let t = started.elapsed().as_secs_f64();
+            // --time-budget is per command: each gets its share of the rounds' time.
+            let t = started.elapsed().as_secs_f64() / benches.len().max(1) as f64;
+            let ratio = if self.plan.stop.uses_ratio() {
+                analysis::ratio_precision(benches, &compare_settings(self.plan))
+            } else {
+                None
+            };
             let reasons: Vec<Option<String>> =
-                benches.iter().map(|b| self.stop_reason(b, t)).collect();
+                benches.iter().map(|b| self.stop_reason(b, t, ratio)).collect();
             if reasons.iter().all(Option::is_some) {
                 for (b, r) in benches.iter_mut().zip(reasons) {
                     b.stop_reason = r.unwrap_or_default();
@@ -214,8 +248,8 @@ impl Runner<'_> {
         Ok(Step::Ok)
     }
 
-    fn stop_reason(&self, b: &Benchmark, time: f64) -> Option<String> {
-        let ctx = Ctx { bench: b, time };
+    fn stop_reason(&self, b: &Benchmark, time: f64, ratio: Option<f64>) -> Option<String> {
+        let ctx = Ctx { bench: b, time, ratio };
         if self.plan.stop.holds(&ctx) {
             return Some(self.plan.stop.explain(&ctx));
         }

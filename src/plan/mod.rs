@@ -37,6 +37,21 @@ pub enum Order {
     Sequential,
 }
 
+/// How benchmarks are compared and diagnosed after (and, for `ci(ratio)`, while) measuring.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Analysis {
+    /// Index of the reference benchmark.
+    pub reference: usize,
+    /// Welch's t-test instead of Mann–Whitney U.
+    pub welch: bool,
+    /// Significance level.
+    pub alpha: f64,
+    /// Relative half-width under which a ratio CI means "equal within noise".
+    pub noise: f64,
+    /// Drop Tukey outliers from the statistics (they stay in the results, marked).
+    pub discard_outliers: bool,
+}
+
 /// Everything a session needs, validated.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -54,4 +69,5 @@ pub struct Plan {
     pub ignore_failure: bool,
     /// Shell used for setup/cleanup/prepare/conclude (and the commands with `--shell`).
     pub shell: String,
+    pub analysis: Analysis,
 }

@@ -163,7 +163,51 @@ pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
     if !b.stop_reason.is_empty() {
         let _ = writeln!(out, "  {:<14}{}", "stopped", p.dim(&b.stop_reason));
     }
+    for d in &b.diagnostics {
+        let _ = writeln!(out, "  {} {} — {}", p.yellow("warning:"), d.message, d.suggestion);
+    }
     out
+}
+
+/// The comparisons against the reference, one verdict per line.
+pub fn comparison_block(session: &Session, color: bool) -> String {
+    let p = Paint { on: color };
+    let mut out = String::new();
+    let Some(first) = session.comparisons.first() else { return out };
+    let test = if first.test == "welch" { "Welch's t-test" } else { "Mann–Whitney U" };
+    let _ = writeln!(
+        out,
+        "{} wall time against {} (ratio of medians, {} bootstrap CI; {test}, Holm-adjusted p)",
+        p.bold("Comparison:"),
+        first.reference_name,
+        if first.paired { "95% paired-by-round" } else { "95%" },
+    );
+    for c in &session.comparisons {
+        let words = match c.verdict.as_str() {
+            "faster" => p.green(&c.words),
+            "slower" => p.yellow(&c.words),
+            _ => c.words.clone(),
+        };
+        let _ = writeln!(out, "  {words}   p = {}", format_p(c.p_adjusted));
+    }
+    out
+}
+
+/// A p-value with two significant digits, or a bound below 0.0001.
+pub fn format_p(p: f64) -> String {
+    if !p.is_finite() {
+        "n/a".into()
+    } else if p < 1e-4 {
+        "< 0.0001".into()
+    } else {
+        sig2(p)
+    }
+}
+
+fn sig2(p: f64) -> String {
+    let mag = p.log10().floor() as i32;
+    let decimals = (1 - mag).max(0) as usize;
+    format!("{p:.decimals$}")
 }
 
 /// How the numbers were measured, with any caveat in yellow.
@@ -193,6 +237,10 @@ pub fn summary(session: &Session, color: bool) -> String {
     let mut out = String::new();
     for (i, b) in session.benchmarks.iter().enumerate() {
         out.push_str(&benchmark_block(b, i, color));
+        out.push('\n');
+    }
+    if !session.comparisons.is_empty() {
+        out.push_str(&comparison_block(session, color));
         out.push('\n');
     }
     out.push_str(&method_block(&session.method, color));

@@ -83,7 +83,7 @@ pub fn to_json(session: &Session) -> anyhow::Result<String> {
 }
 
 /// Column names of the per-run CSV, before the parameter columns.
-pub const CSV_FIELDS: [&str; 17] = [
+pub const CSV_FIELDS: [&str; 18] = [
     "benchmark",
     "command",
     "index",
@@ -101,6 +101,7 @@ pub const CSV_FIELDS: [&str; 17] = [
     "termination",
     "involuntary_context_switches",
     "cores",
+    "outlier",
 ];
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -126,6 +127,7 @@ fn csv_row(b: &Benchmark, r: &Run, params: &[String], cores: &str) -> Vec<String
         r.termination.as_str().to_string(),
         opt(r.involuntary_context_switches),
         cores.to_string(),
+        r.extra.get("outlier").and_then(|v| v.as_str()).unwrap_or("").to_string(),
     ];
     row.extend(
         params
@@ -212,6 +214,22 @@ pub fn to_markdown(session: &Session) -> String {
             mem,
             w.n
         ));
+    }
+    if !session.comparisons.is_empty() {
+        out.push_str("\n| Candidate | Reference | Ratio (median) | 95% CI | p (Holm) | Verdict |\n");
+        out.push_str("|:---|:---|---:|---:|---:|:---|\n");
+        for c in &session.comparisons {
+            out.push_str(&format!(
+                "| `{}` | `{}` | {:.4} | {:.4} … {:.4} | {} | {} |\n",
+                md_escape(&c.candidate_name),
+                md_escape(&c.reference_name),
+                c.ratio,
+                c.ratio_ci_low,
+                c.ratio_ci_high,
+                crate::report::terminal::format_p(c.p_adjusted),
+                md_escape(&c.words)
+            ));
+        }
     }
     out
 }

@@ -1,0 +1,275 @@
+//! After measuring: comparisons against the reference (ratio of medians with a bootstrap CI,
+//! a test, Holm's correction, a verdict in words) and diagnostics that explain noise (outliers,
+//! warm-up, drift, modes, serial correlation, too few runs). Reads results, calls the pure
+//! `stats` functions, returns result records; prints nothing.
+
+use crate::results::{Benchmark, ComparisonRecord, Diagnostic, Run};
+use crate::stats::{self, Verdict};
+use serde_json::json;
+
+/// The test behind comparison p-values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Test {
+    MannWhitney,
+    Welch,
+}
+
+impl Test {
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::MannWhitney => "mann-whitney",
+            Test::Welch => "welch",
+        }
+    }
+}
+
+/// How comparisons are made.
+#[derive(Debug, Clone, Copy)]
+pub struct CompareSettings {
+    pub reference: usize,
+    pub test: Test,
+    pub alpha: f64,
+    /// Relative half-width under which a difference is "equal within noise".
+    pub noise: f64,
+    /// Resample rounds jointly (interleaved order).
+    pub paired: bool,
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+/// Counted wall times in run order.
+pub fn walls(b: &Benchmark) -> Vec<f64> {
+    b.runs.iter().filter(|r| r.counted).map(|r| r.wall_time).collect()
+}
+
+/// Wall times of the rounds where both benchmarks have a counted run, aligned by round.
+fn paired_walls(a: &Benchmark, b: &Benchmark) -> (Vec<f64>, Vec<f64>) {
+    let by_round = |x: &Benchmark| -> std::collections::BTreeMap<usize, f64> {
+        x.runs.iter().filter(|r| r.counted).filter_map(|r| r.round.map(|k| (k, r.wall_time))).collect()
+    };
+    let (ra, rb) = (by_round(a), by_round(b));
+    ra.iter().filter_map(|(k, va)| rb.get(k).map(|vb| (*va, *vb))).unzip()
+}
+
+fn samples(a: &Benchmark, b: &Benchmark, paired: bool) -> (Vec<f64>, Vec<f64>, bool) {
+    if paired {
+        let (x, y) = paired_walls(a, b);
+        if x.len() >= 2 {
+            return (x, y, true);
+        }
+    }
+    (walls(a), walls(b), false)
+}
+
+/// Relative half-width of the widest ratio CI over all pairs with the reference: the
+/// quantity the `ci(ratio)` stop rule looks at. Uses fewer resamples than the final analysis.
+pub fn ratio_precision(benches: &[Benchmark], s: &CompareSettings) -> Option<f64> {
+    let reference = benches.get(s.reference)?;
+    let mut worst: Option<f64> = None;
+    for (i, b) in benches.iter().enumerate() {
+        if i == s.reference {
+            continue;
+        }
+        let (x, y, paired) = samples(reference, b, s.paired);
+        let iv = stats::bootstrap_ratio_of_medians(&x, &y, paired, 0.95, 500, s.seed)?;
+        let w = ((iv.estimate - iv.low).max(iv.high - iv.estimate)) / iv.estimate;
+        worst = Some(worst.map_or(w, |m: f64| m.max(w)));
+    }
+    worst
+}
+
+fn verdict_kind(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Faster { .. } => "faster",
+        Verdict::Slower { .. } => "slower",
+        Verdict::NoSignificantDifference { .. } => "no-significant-difference",
+        Verdict::EqualWithinNoise { .. } => "equal-within-noise",
+    }
+}
+
+/// Every benchmark against the reference on wall time, p-values Holm-corrected together.
+pub fn compare_all(benches: &[Benchmark], s: &CompareSettings) -> Vec<ComparisonRecord> {
+    let pairs: Vec<(usize, usize)> = (0..benches.len()).filter(|&i| i != s.reference).map(|i| (s.reference, i)).collect();
+    if s.reference >= benches.len() {
+        return Vec::new();
+    }
+    compare_pairs(benches, benches, &pairs, s)
+}
+
+/// Compares `candidates[c]` with `references[r]` for each `(r, c)` on wall time; p-values are
+/// Holm-corrected over all pairs. Pairs with too few runs are left out.
+pub fn compare_pairs(
+    references: &[Benchmark],
+    candidates: &[Benchmark],
+    pairs: &[(usize, usize)],
+    s: &CompareSettings,
+) -> Vec<ComparisonRecord> {
+    struct Raw {
+        reference: usize,
+        candidate: usize,
+        interval: stats::Interval,
+        p: f64,
+        paired: bool,
+    }
+    let mut raws = Vec::new();
+    for &(r, c) in pairs {
+        let (Some(reference), Some(cand)) = (references.get(r), candidates.get(c)) else { continue };
+        let (x, y, paired) = samples(reference, cand, s.paired);
+        let Some(interval) = stats::bootstrap_ratio_of_medians(&x, &y, paired, 0.95, s.resamples, s.seed) else {
+            continue;
+        };
+        let test = match s.test {
+            Test::MannWhitney => stats::mann_whitney_u(&x, &y),
+            Test::Welch => stats::welch_t_test(&x, &y),
+        };
+        let Some(test) = test else { continue };
+        raws.push(Raw { reference: r, candidate: c, interval, p: test.p_value, paired });
+    }
+    let adjusted = stats::holm(&raws.iter().map(|r| r.p).collect::<Vec<_>>());
+    raws.iter()
+        .zip(adjusted)
+        .map(|(r, p_adj)| {
+            let reference = &references[r.reference];
+            let cand = &candidates[r.candidate];
+            let verdict = Verdict::classify(&r.interval, p_adj, s.alpha, s.noise);
+            ComparisonRecord {
+                metric: "wall_time".into(),
+                reference: r.reference,
+                candidate: r.candidate,
+                reference_name: reference.name.clone(),
+                candidate_name: cand.name.clone(),
+                ratio: r.interval.estimate,
+                ratio_ci_low: r.interval.low,
+                ratio_ci_high: r.interval.high,
+                confidence: r.interval.confidence,
+                paired: r.paired,
+                test: s.test.name().into(),
+                p_value: r.p,
+                p_adjusted: p_adj,
+                verdict: verdict_kind(&verdict).into(),
+                words: verdict.words(&reference.name, &cand.name),
+            }
+        })
+        .collect()
+}
+
+/// Marks Tukey outliers of the counted wall times in `run.extra["outlier"]` (`mild`/`severe`);
+/// with `discard`, they stop counting. Returns how many were marked.
+pub fn mark_outliers(b: &mut Benchmark, discard: bool) -> usize {
+    let idx: Vec<usize> = b.runs.iter().enumerate().filter(|(_, r)| r.counted).map(|(i, _)| i).collect();
+    let xs: Vec<f64> = idx.iter().map(|&i| b.runs[i].wall_time).collect();
+    let Some(o) = stats::tukey_outliers(&xs) else { return 0 };
+    for (k, kind) in &o.indices {
+        let run: &mut Run = &mut b.runs[idx[*k]];
+        let label = match kind {
+            stats::OutlierKind::LowSevere | stats::OutlierKind::HighSevere => "severe",
+            _ => "mild",
+        };
+        run.extra.insert("outlier".into(), json!(label));
+        if discard {
+            run.counted = false;
+            run.extra.insert("discarded".into(), json!(true));
+        }
+    }
+    o.indices.len()
+}
+
+/// Diagnostics for one benchmark's counted wall times (in run order). `comparing` says
+/// whether a test will be run on them (for the too-few-runs warning).
+pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
+    let xs = walls(b);
+    let mut out = Vec::new();
+    let fmt = |v: f64| crate::units::format_time(v, None);
+    if let Some(o) = stats::tukey_outliers(&xs) {
+        let severe = o.low_severe + o.high_severe;
+        let mild = o.low_mild + o.high_mild;
+        if severe + mild > 0 {
+            out.push(Diagnostic {
+                kind: "outliers".into(),
+                message: format!(
+                    "{} of {} runs lie beyond Tukey's fences ({mild} mild beyond 1.5 IQR, {severe} severe beyond 3 IQR)",
+                    severe + mild,
+                    xs.len()
+                ),
+                suggestion: "they are kept in the statistics; look for bursts of other load (tare machine), or pass \
+                             --discard-outliers to drop them"
+                    .into(),
+                evidence: json!({"low_mild": o.low_mild, "high_mild": o.high_mild, "low_severe": o.low_severe,
+                                  "high_severe": o.high_severe, "q1": o.q1, "q3": o.q3, "iqr": o.iqr}),
+            });
+        }
+    }
+    if let Some(w) = stats::warmup_transient(&xs) {
+        if w.suggested_warmup > 0 {
+            out.push(Diagnostic {
+                kind: "warmup".into(),
+                message: format!(
+                    "the first {} runs differ from the rest (median {} vs {}{})",
+                    w.suggested_warmup,
+                    w.prefix_median.map_or("n/a".into(), fmt),
+                    fmt(w.rest_median),
+                    w.p_value.map_or(String::new(), |p| format!(", Mann–Whitney p = {p:.2e}"))
+                ),
+                suggestion: format!("add --warmup {} (caches, JIT or frequency still settling)", w.suggested_warmup),
+                evidence: json!(w),
+            });
+        }
+    }
+    if let Some(t) = stats::mann_kendall(&xs) {
+        if t.p_value < 0.01 {
+            out.push(Diagnostic {
+                kind: "trend".into(),
+                message: format!(
+                    "wall time {} over the run sequence (Sen slope {} per run, Mann–Kendall p = {:.2e})",
+                    if t.sen_slope > 0.0 { "rises" } else { "falls" },
+                    fmt(t.sen_slope.abs()),
+                    t.p_value
+                ),
+                suggestion: "heat, frequency scaling or background load changed during the session; check tare machine, \
+                             use --cool-down, and compare commands in interleaved order"
+                    .into(),
+                evidence: json!(t),
+            });
+        }
+    }
+    if let Some(m) = stats::modes(&xs) {
+        if m.multimodal {
+            let at: Vec<String> = m.modes.iter().map(|v| fmt(*v)).collect();
+            out.push(Diagnostic {
+                kind: "modes".into(),
+                message: format!("the distribution has {} modes (at {})", m.modes.len(), at.join(", ")),
+                suggestion: "runs landing on different cores or frequency states are a common cause: pin with --cpus 1 \
+                             and look at the run sequence"
+                    .into(),
+                evidence: json!(m),
+            });
+        }
+    }
+    if let Some(a) = stats::lag1_autocorrelation(&xs) {
+        if a.p_value < 0.01 && a.r1 > 0.0 {
+            out.push(Diagnostic {
+                kind: "autocorrelation".into(),
+                message: format!("successive runs are correlated (lag-1 r = {:.2}, Ljung–Box p = {:.2e})", a.r1, a.p_value),
+                suggestion: "noise comes in bursts longer than one run: compare in interleaved order, or add pauses \
+                             between runs"
+                    .into(),
+                evidence: json!(a),
+            });
+        }
+    }
+    if comparing {
+        let need = stats::min_runs_for_significance(alpha);
+        if xs.len() < need {
+            out.push(Diagnostic {
+                kind: "too-few-runs".into(),
+                message: format!(
+                    "with {} runs the Mann–Whitney test can never reach significance at α = {alpha} (needs at least {need} per command)",
+                    xs.len()
+                ),
+                suggestion: format!("run at least {need} times (--runs {need} or more)"),
+                evidence: json!({"runs": xs.len(), "needed": need, "alpha": alpha}),
+            });
+        }
+    }
+    out
+}
