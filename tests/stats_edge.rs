@@ -291,3 +291,24 @@ fn mann_whitney_exact_is_capped_and_auto_falls_back() {
         None
     );
 }
+
+#[test]
+fn describe_is_ordered_on_random_samples() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for n in 1..80 {
+        let x: Vec<f64> = (0..n).map(|_| rng.gen::<f64>().powi(3)).collect();
+        let d = describe(&x).unwrap();
+        let chain = [d.min, d.p5, d.q1, d.median, d.q3, d.p95, d.max];
+        assert!(chain.windows(2).all(|w| w[0] <= w[1]), "n={n}: {d:?}");
+        assert!(
+            d.median_ci_low <= d.median && d.median <= d.median_ci_high,
+            "{d:?}"
+        );
+        assert!(d.min <= d.median_ci_low && d.median_ci_high <= d.max);
+        assert!(d.min <= d.mean && d.mean <= d.max && d.stddev >= 0.0);
+        if let Some(h) = relative_median_ci_halfwidth(&x) {
+            assert!(h >= 0.0);
+        }
+    }
+}
