@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hypothesis::mann_whitney_u;
-use super::quantile::{median, sorted_finite};
+use super::quantile::{median, sorted_without_nan};
 
 /// Batch size of MSER-5.
 pub const MSER_BATCH: usize = 5;
@@ -55,7 +55,7 @@ pub fn warmup_transient(xs: &[f64]) -> Option<Warmup> {
     }
     let d = mser_truncation(&x, MSER_BATCH)?;
     let cut = d * MSER_BATCH;
-    let rest_median = median(&sorted_finite(&x[cut..]))?;
+    let rest_median = median(&sorted_without_nan(&x[cut..]))?;
     if cut == 0 {
         return Some(Warmup {
             suggested_warmup: 0,
@@ -71,7 +71,7 @@ pub fn warmup_transient(xs: &[f64]) -> Option<Warmup> {
         suggested_warmup: if significant { cut } else { 0 },
         mser_truncation: cut,
         p_value: p,
-        prefix_median: median(&sorted_finite(&x[..cut])),
+        prefix_median: median(&sorted_without_nan(&x[..cut])),
         rest_median,
     })
 }
