@@ -14,6 +14,11 @@
 //! Mann–Whitney test at α = 0.01 (stricter than 0.05 because the prefix was chosen to look
 //! different).
 //!
+//! Limits: truncation comes in steps of 5 runs and MSER tends to over-truncate a little (a
+//! clean 10-run step is typically cut at 15–20). A single slow first run (cold cache) is
+//! usually *not* confirmed as warm-up (2% of simulated series); it shows up as a Tukey outlier
+//! instead (see [`super::outliers`]).
+//!
 //! MSER is hand-written (a few sums; statrs has nothing similar).
 
 use serde::{Deserialize, Serialize};
