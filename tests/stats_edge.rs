@@ -30,7 +30,7 @@ fn degenerate_inputs() -> Vec<Vec<f64>> {
 fn nothing_panics_on_degenerate_input() {
     let all = degenerate_inputs();
     for x in &all {
-        let s = sorted_finite(x);
+        let s = sorted_without_nan(x);
         let _ = quantile(&s, 0.5);
         let _ = quantile(&s, NAN);
         let _ = quantile(&s, -0.1);
@@ -89,7 +89,7 @@ fn documented_degenerate_results() {
     assert_eq!(quantile(&[], 0.5), None);
     assert_eq!(quantile(&[1.0, 2.0], 1.5), None);
     assert_eq!(quantile(&[4.0], 0.3), Some(4.0));
-    assert_eq!(sorted_finite(&[3.0, NAN, 1.0]), vec![1.0, 3.0]);
+    assert_eq!(sorted_without_nan(&[3.0, NAN, 1.0]), vec![1.0, 3.0]);
 
     assert_eq!(describe(&[]), None);
     assert_eq!(describe(&[NAN]), None);
@@ -290,4 +290,25 @@ fn mann_whitney_exact_is_capped_and_auto_falls_back() {
         mann_whitney_u_with(&small, &big, MannWhitneyMethod::Exact),
         None
     );
+}
+
+#[test]
+fn describe_is_ordered_on_random_samples() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for n in 1..80 {
+        let x: Vec<f64> = (0..n).map(|_| rng.gen::<f64>().powi(3)).collect();
+        let d = describe(&x).unwrap();
+        let chain = [d.min, d.p5, d.q1, d.median, d.q3, d.p95, d.max];
+        assert!(chain.windows(2).all(|w| w[0] <= w[1]), "n={n}: {d:?}");
+        assert!(
+            d.median_ci_low <= d.median && d.median <= d.median_ci_high,
+            "{d:?}"
+        );
+        assert!(d.min <= d.median_ci_low && d.median_ci_high <= d.max);
+        assert!(d.min <= d.mean && d.mean <= d.max && d.stddev >= 0.0);
+        if let Some(h) = relative_median_ci_halfwidth(&x) {
+            assert!(h >= 0.0);
+        }
+    }
 }

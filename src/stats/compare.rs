@@ -16,37 +16,54 @@ use super::hypothesis::{mann_whitney_u, TestResult};
 pub enum Verdict {
     /// B is faster: significant, and the whole B/A interval is below 1. Values are A/B > 1.
     Faster {
+        /// Speedup A/B of the medians (> 1).
         ratio: f64,
+        /// Lower end of the speedup interval, `1 / high(B/A)`.
         low: f64,
+        /// Upper end of the speedup interval, `1 / low(B/A)`.
         high: f64,
+        /// Confidence level of the interval, e.g. 0.95.
         confidence: f64,
     },
     /// B is slower: significant, and the whole B/A interval is above 1. Values are B/A > 1.
     Slower {
+        /// Ratio B/A of the medians.
         ratio: f64,
+        /// Lower end of the B/A interval.
         low: f64,
+        /// Upper end of the B/A interval.
         high: f64,
+        /// Confidence level of the interval, e.g. 0.95.
         confidence: f64,
     },
     /// Neither equal within noise nor a significant difference. Values are B/A.
     NoSignificantDifference {
+        /// Ratio B/A of the medians.
         ratio: f64,
+        /// Lower end of the B/A interval.
         low: f64,
+        /// Upper end of the B/A interval.
         high: f64,
+        /// Confidence level of the interval, e.g. 0.95.
         confidence: f64,
     },
     /// The whole B/A interval lies within `[1 − noise, 1 + noise]`. Values are B/A.
     EqualWithinNoise {
+        /// Ratio B/A of the medians.
         ratio: f64,
+        /// Lower end of the B/A interval.
         low: f64,
+        /// Upper end of the B/A interval.
         high: f64,
+        /// Confidence level of the interval, e.g. 0.95.
         confidence: f64,
     },
 }
 
 impl Verdict {
     /// Classifies a candidate/reference ratio interval (B/A, as from
-    /// [`bootstrap_ratio_of_medians`](super::bootstrap_ratio_of_medians)) together with a two-sided p-value:
+    /// [`bootstrap_ratio_of_medians`](super::bootstrap_ratio_of_medians)) together with a
+    /// two-sided p-value:
     ///
     /// 1. if `1 − noise ≤ low` and `high ≤ 1 + noise` → [`Verdict::EqualWithinNoise`];
     /// 2. else if `p_value < alpha` and the interval excludes 1 → [`Verdict::Faster`] when

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, DiscreteCDF};
 
-use super::quantile::{median, quantile, sorted_finite};
+use super::quantile::{median, quantile, sorted_without_nan};
 
 /// Summary of one sample. NaN values are ignored; `n` counts the values that were used.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -50,7 +50,7 @@ pub struct Describe {
 /// Quantiles use numpy's default linear interpolation; the median interval is
 /// [`median_ci`] at 95%.
 pub fn describe(xs: &[f64]) -> Option<Describe> {
-    let s = sorted_finite(xs);
+    let s = sorted_without_nan(xs);
     let n = s.len();
     let med = median(&s)?;
     let mean = s.iter().sum::<f64>() / n as f64;
@@ -141,7 +141,7 @@ pub fn median_ci(sorted: &[f64], confidence: f64) -> Option<(f64, f64)> {
 /// |median|`, for the adaptive stop rule. Sorts a copy (O(n log n)); NaN ignored.
 /// `None` when n < 6 (no 95% interval exists) or the median is 0.
 pub fn relative_median_ci_halfwidth(xs: &[f64]) -> Option<f64> {
-    let s = sorted_finite(xs);
+    let s = sorted_without_nan(xs);
     let m = median(&s)?;
     let (lo, hi) = median_ci(&s, 0.95)?;
     if m == 0.0 {

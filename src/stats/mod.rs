@@ -40,6 +40,6 @@ pub use hypothesis::{
 };
 pub use modality::{bimodality_coefficient, gaussian_kde, modes, silverman_bandwidth, Modality};
 pub use outliers::{tukey_outliers, OutlierKind, Outliers};
-pub use quantile::{median, quantile, sorted_finite};
+pub use quantile::{median, quantile, sorted_without_nan};
 pub use trend::{mann_kendall, Trend};
 pub use warmup::{mser_truncation, warmup_transient, Warmup};

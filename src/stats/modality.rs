@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::quantile::sorted_finite;
+use super::quantile::sorted_without_nan;
 
 /// Grid points used to locate modes.
 pub const KDE_GRID_POINTS: usize = 512;
@@ -39,7 +39,7 @@ pub struct Modality {
 /// dimension: `s·(3n/4)^(−1/5)` with `s` the sample standard deviation (`ddof = 1`).
 /// NaN ignored. `None` for fewer than 2 values or zero spread.
 pub fn silverman_bandwidth(xs: &[f64]) -> Option<f64> {
-    let x = sorted_finite(xs);
+    let x = sorted_without_nan(xs);
     let n = x.len() as f64;
     if x.len() < 2 {
         return None;
@@ -94,7 +94,7 @@ pub const MODE_MAX_VALLEY_RATIO: f64 = 0.9;
 /// of the leftmost such pair is dropped (the right one on equal heights).
 /// `None` for fewer than 3 values or zero spread.
 pub fn modes(xs: &[f64]) -> Option<Modality> {
-    let x = sorted_finite(xs);
+    let x = sorted_without_nan(xs);
     if x.len() < 3 {
         return None;
     }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::quantile::{quantile, sorted_finite};
+use super::quantile::{quantile, sorted_without_nan};
 
 /// Which fence a value crosses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,7 +51,7 @@ impl Outliers {
 /// quartiles. NaN values are ignored (neither used for the quartiles nor reported). `None` if
 /// no non-NaN value exists.
 pub fn tukey_outliers(xs: &[f64]) -> Option<Outliers> {
-    let s = sorted_finite(xs);
+    let s = sorted_without_nan(xs);
     let (q1, q3) = (quantile(&s, 0.25)?, quantile(&s, 0.75)?);
     let iqr = q3 - q1;
     let mut out = Outliers {

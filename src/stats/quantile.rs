@@ -5,7 +5,7 @@
 ///
 /// Infinities are kept and sort to the ends. The sort uses [`f64::total_cmp`], so it never
 /// panics; `-0.0` sorts before `+0.0`.
-pub fn sorted_finite(xs: &[f64]) -> Vec<f64> {
+pub fn sorted_without_nan(xs: &[f64]) -> Vec<f64> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
     v.sort_unstable_by(f64::total_cmp);
     v
@@ -17,7 +17,7 @@ pub fn sorted_finite(xs: &[f64]) -> Vec<f64> {
 /// This is numpy's default (`np.quantile(x, p)`, method `"linear"`, Hyndman & Fan type 7).
 /// Hand-written because statrs' `OrderStatistics::quantile` implements type 8, which gives
 /// different numbers than numpy, R's default and every other tool our users compare with.
-/// `sorted` must be ascending and free of NaN (see [`sorted_finite`]); this is not checked.
+/// `sorted` must be ascending and free of NaN (see [`sorted_without_nan`]); this is not checked.
 /// Returns `None` for an empty slice or when `p` is NaN or outside `[0, 1]`.
 pub fn quantile(sorted: &[f64], p: f64) -> Option<f64> {
     if sorted.is_empty() || !(0.0..=1.0).contains(&p) {

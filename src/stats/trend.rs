@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use statrs::function::erf::erfc;
 
-use super::quantile::sorted_finite;
+use super::quantile::sorted_without_nan;
 
 /// Largest series analysed point by point; longer series are thinned (see [`mann_kendall`]).
 const MAX_POINTS: usize = 2500;
@@ -94,7 +94,7 @@ fn sign(d: f64) -> i64 {
 
 /// Sizes of groups of equal values (size > 1 only).
 fn tie_groups(x: &[f64]) -> Vec<usize> {
-    let s = sorted_finite(x);
+    let s = sorted_without_nan(x);
     let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
