@@ -15,7 +15,18 @@ fn tare() -> Command {
 fn template(dir: &Path) -> Value {
     let p = dir.join("t.json");
     let out = tare()
-        .args(["run", "--style", "none", "--runs", "2", "-n", "bench", "--export-json", p.to_str().unwrap(), "true"])
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "-n",
+            "bench",
+            "--export-json",
+            p.to_str().unwrap(),
+            "true",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -45,8 +56,17 @@ fn results(dir: &Path, name: &str, tpl: &Value, median: f64, seed: u64) -> PathB
 }
 
 fn compare(old: &Path, new: &Path, extra: &[&str]) -> (i32, String) {
-    let out = tare().arg("compare").arg(old).arg(new).args(extra).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    let out = tare()
+        .arg("compare")
+        .arg(old)
+        .arg(new)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
 }
 
 #[test]

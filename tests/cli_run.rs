@@ -13,7 +13,11 @@ fn tare() -> Command {
 
 fn run_ok(args: &[&str]) -> Output {
     let out = tare().args(args).output().unwrap();
-    assert!(out.status.success(), "tare {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tare {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -23,7 +27,10 @@ fn json(path: &Path) -> Value {
 
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
-        .map(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0")))
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+        })
         .unwrap_or(false)
 }
 
@@ -32,7 +39,9 @@ fn survivors(marker: &str) -> usize {
         .unwrap()
         .flatten()
         .filter(|e| {
-            std::fs::read(e.path().join("cmdline")).map(|c| String::from_utf8_lossy(&c).contains(marker)).unwrap_or(false)
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(marker))
+                .unwrap_or(false)
         })
         .count()
 }
@@ -45,7 +54,18 @@ fn runs(doc: &Value, bench: usize) -> Vec<Value> {
 fn exact_runs_warmup_and_json_fields() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
-    run_ok(&["run", "--style", "none", "--runs", "5", "--warmup", "2", "--export-json", j.to_str().unwrap(), "true"]);
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "5",
+        "--warmup",
+        "2",
+        "--export-json",
+        j.to_str().unwrap(),
+        "true",
+    ]);
     let doc = json(&j);
     assert_eq!(doc["schema_version"], 1);
     assert_eq!(doc["complete"], true);
@@ -54,15 +74,27 @@ fn exact_runs_warmup_and_json_fields() {
     assert_eq!(rs.iter().filter(|r| r["warmup"] == true).count(), 2);
     assert_eq!(rs.iter().filter(|r| r["counted"] == true).count(), 5);
     for r in &rs {
-        for f in ["wall_time", "user_time", "system_time", "cpu_time", "start_offset"] {
+        for f in [
+            "wall_time",
+            "user_time",
+            "system_time",
+            "cpu_time",
+            "start_offset",
+        ] {
             assert!(r[f].as_f64().unwrap() >= 0.0, "{f}");
         }
         assert_eq!(r["termination"], "exit");
         assert_eq!(r["exit_code"], 0);
     }
     assert_eq!(doc["benchmarks"][0]["summary"]["wall_time"]["n"], 5);
-    assert!(doc["benchmarks"][0]["stop_reason"].as_str().unwrap().contains("runs >= 5"));
-    assert!(!Path::new(&format!("{}.journal", j.display())).exists(), "journal removed at the end");
+    assert!(doc["benchmarks"][0]["stop_reason"]
+        .as_str()
+        .unwrap()
+        .contains("runs >= 5"));
+    assert!(
+        !Path::new(&format!("{}.journal", j.display())).exists(),
+        "journal removed at the end"
+    );
     // Environment recorded by name only.
     assert!(doc["environment"]["PATH"].is_null());
 }
@@ -71,12 +103,30 @@ fn exact_runs_warmup_and_json_fields() {
 fn adaptive_stop_records_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
-    run_ok(&["run", "--style", "none", "--min-runs", "5", "--max-runs", "40", "--precision", "50%", "--export-json", j.to_str().unwrap(), "true"]);
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--min-runs",
+        "5",
+        "--max-runs",
+        "40",
+        "--precision",
+        "50%",
+        "--export-json",
+        j.to_str().unwrap(),
+        "true",
+    ]);
     let doc = json(&j);
-    let n = doc["benchmarks"][0]["summary"]["wall_time"]["n"].as_u64().unwrap();
+    let n = doc["benchmarks"][0]["summary"]["wall_time"]["n"]
+        .as_u64()
+        .unwrap();
     assert!((5..=40).contains(&n));
     let reason = doc["benchmarks"][0]["stop_reason"].as_str().unwrap();
-    assert!(reason.contains("ci(median) <= 50%") || reason.contains("runs >= 40"), "{reason}");
+    assert!(
+        reason.contains("ci(median) <= 50%") || reason.contains("runs >= 40"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -87,15 +137,48 @@ fn cpu_of_killed_unwaited_child_is_counted() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
     let sign = dir.path().join("sign");
-    let work = format!("i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; touch {}; sleep 100", sign.display());
-    let script = format!("sh -c '{work}' & c=$!; while [ ! -e {s} ]; do sleep 0.01; done; kill -9 $c; rm {s}", s = sign.display());
+    let work = format!(
+        "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; touch {}; sleep 100",
+        sign.display()
+    );
+    let script = format!(
+        "sh -c '{work}' & c=$!; while [ ! -e {s} ]; do sleep 0.01; done; kill -9 $c; rm {s}",
+        s = sign.display()
+    );
     let direct = dir.path().join("d.json");
-    run_ok(&["run", "--style", "none", "--runs", "1", "--export-json", direct.to_str().unwrap(), "--", "sh", "-c", "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done"]);
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "1",
+        "--export-json",
+        direct.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done",
+    ]);
     let work_cpu = runs(&json(&direct), 0)[0]["cpu_time"].as_f64().unwrap();
-    run_ok(&["run", "--style", "none", "--runs", "2", "--export-json", j.to_str().unwrap(), "--", "sh", "-c", &script]);
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "2",
+        "--export-json",
+        j.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
     for r in runs(&json(&j), 0) {
         let cpu = r["cpu_time"].as_f64().unwrap();
-        assert!(cpu >= 0.8 * work_cpu, "cpu {cpu} should include the killed child's work {work_cpu}");
+        assert!(
+            cpu >= 0.8 * work_cpu,
+            "cpu {cpu} should include the killed child's work {work_cpu}"
+        );
     }
 }
 
@@ -106,11 +189,27 @@ fn peak_memory_of_child_300mb() {
     }
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
-    let alloc = "python3 -c 'x = bytearray(300 * 1024 * 1024); x[::4096] = b\"a\" * len(x[::4096])'";
-    run_ok(&["run", "--style", "none", "--runs", "2", "--export-json", j.to_str().unwrap(), "--", "sh", "-c", alloc]);
+    let alloc =
+        "python3 -c 'x = bytearray(300 * 1024 * 1024); x[::4096] = b\"a\" * len(x[::4096])'";
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "2",
+        "--export-json",
+        j.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        alloc,
+    ]);
     for r in runs(&json(&j), 0) {
         let peak = r["peak_memory"].as_u64().unwrap();
-        assert!(peak >= 300 * 1024 * 1024 && peak < 600 * 1024 * 1024, "peak {peak}");
+        assert!(
+            (300 * 1024 * 1024..600 * 1024 * 1024).contains(&peak),
+            "peak {peak}"
+        );
     }
 }
 
@@ -121,7 +220,9 @@ fn daemonized_grandchild_does_not_survive() {
     }
     let marker = "765.432198";
     let script = format!("setsid sh -c 'trap \"\" TERM HUP; sleep {marker}' </dev/null >/dev/null 2>&1 & (sleep {marker} &); exit 0");
-    run_ok(&["run", "--style", "none", "--runs", "3", "--", "sh", "-c", &script]);
+    run_ok(&[
+        "run", "--style", "none", "--runs", "3", "--", "sh", "-c", &script,
+    ]);
     assert_eq!(survivors(marker), 0);
 }
 
@@ -130,11 +231,24 @@ fn daemonized_grandchild_does_not_survive() {
 fn limit_case(limit: &[&str], cmd: &str, termination: &str) {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
-    let mut args = vec!["run", "--style", "none", "--runs", "1", "--export-json", j.to_str().unwrap()];
+    let mut args = vec![
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "1",
+        "--export-json",
+        j.to_str().unwrap(),
+    ];
     args.extend_from_slice(limit);
     args.extend_from_slice(&["--", "sh", "-c", cmd]);
     let out = tare().args(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("limit"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
@@ -147,9 +261,19 @@ fn limit_case(limit: &[&str], cmd: &str, termination: &str) {
     let idx = args2.iter().position(|a| *a == "1").unwrap();
     args2[idx] = "2";
     let out = tare().args(&args2).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rs = runs(&json(&j), 0);
-    assert!(rs.len() >= 2 && rs.iter().all(|r| r["termination"] == termination && r["counted"] == false));
+    assert!(
+        rs.len() >= 2
+            && rs
+                .iter()
+                .all(|r| r["termination"] == termination && r["counted"] == false)
+    );
 }
 
 #[test]
@@ -182,17 +306,34 @@ fn rusage_fallback_is_announced() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
     let out = tare()
-        .args(["run", "--style", "basic", "--runs", "2", "--backend", "rusage", "--export-json", j.to_str().unwrap(), "true"])
+        .args([
+            "run",
+            "--style",
+            "basic",
+            "--runs",
+            "2",
+            "--backend",
+            "rusage",
+            "--export-json",
+            j.to_str().unwrap(),
+            "true",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(err.contains("no cgroup is usable") && err.contains("MISSED"), "{err}");
+    assert!(
+        err.contains("no cgroup is usable") && err.contains("MISSED"),
+        "{err}"
+    );
     assert!(stdout.contains("rusage FALLBACK"), "{stdout}");
     let doc = json(&j);
     assert_eq!(doc["method"]["kind"], "rusage");
-    assert!(doc["method"]["warnings"][0].as_str().unwrap().contains("MISSED"));
+    assert!(doc["method"]["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("MISSED"));
 }
 
 #[test]
@@ -202,9 +343,27 @@ fn parameters_make_one_benchmark_per_combination() {
     let c = dir.path().join("r.csv");
     let m = dir.path().join("r.md");
     run_ok(&[
-        "run", "--style", "none", "--runs", "2", "-L", "word", "a,b", "-P", "n", "1", "2",
-        "--export-json", j.to_str().unwrap(), "--export-csv", c.to_str().unwrap(), "--export-markdown", m.to_str().unwrap(),
-        "--name", "echo {word} {n}", "echo {word} {n}",
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "2",
+        "-L",
+        "word",
+        "a,b",
+        "-P",
+        "n",
+        "1",
+        "2",
+        "--export-json",
+        j.to_str().unwrap(),
+        "--export-csv",
+        c.to_str().unwrap(),
+        "--export-markdown",
+        m.to_str().unwrap(),
+        "--name",
+        "echo {word} {n}",
+        "echo {word} {n}",
     ]);
     let doc = json(&j);
     let benches = doc["benchmarks"].as_array().unwrap();
@@ -214,7 +373,10 @@ fn parameters_make_one_benchmark_per_combination() {
     assert_eq!(benches[3]["argv"], serde_json::json!(["echo", "b", "2"]));
     let csv = std::fs::read_to_string(&c).unwrap();
     let header = csv.lines().next().unwrap();
-    assert!(header.starts_with("benchmark,command,index,round,warmup,counted,start_offset,wall_time"), "{header}");
+    assert!(
+        header.starts_with("benchmark,command,index,round,warmup,counted,start_offset,wall_time"),
+        "{header}"
+    );
     assert!(header.ends_with("parameter_n,parameter_word"), "{header}");
     assert_eq!(csv.lines().count(), 1 + 8);
     let md = std::fs::read_to_string(&m).unwrap();
@@ -230,14 +392,35 @@ fn bad_input_fails_before_any_run() {
     let cases: Vec<Vec<String>> = vec![
         vec!["no-such-program-xyz".into()],
         vec!["--input".into(), "/nonexistent/in".into(), cmd.clone()],
-        vec!["-L".into(), "n".into(), "1,,2".into(), format!("{cmd} {{n}}")],
+        vec![
+            "-L".into(),
+            "n".into(),
+            "1,,2".into(),
+            format!("{cmd} {{n}}"),
+        ],
         vec!["-L".into(), "n".into(), "1,2".into(), cmd.clone()],
         vec!["--memory-limit".into(), "lots".into(), cmd.clone()],
-        vec!["--export-json".into(), "/nonexistent/dir/r.json".into(), cmd.clone()],
+        vec![
+            "--export-json".into(),
+            "/nonexistent/dir/r.json".into(),
+            cmd.clone(),
+        ],
         vec!["--stop".into(), "runs >= many".into(), cmd.clone()],
         vec!["--cores".into(), "0,999".into(), cmd.clone()],
-        vec!["--runs".into(), "3".into(), "--min-runs".into(), "2".into(), cmd.clone()],
-        vec!["--name".into(), "a".into(), "--name".into(), "b".into(), cmd.clone()],
+        vec![
+            "--runs".into(),
+            "3".into(),
+            "--min-runs".into(),
+            "2".into(),
+            cmd.clone(),
+        ],
+        vec![
+            "--name".into(),
+            "a".into(),
+            "--name".into(),
+            "b".into(),
+            cmd.clone(),
+        ],
     ];
     for case in cases {
         let mut args = vec!["run".to_string(), "--style".into(), "none".into()];
@@ -247,7 +430,10 @@ fn bad_input_fails_before_any_run() {
         assert_eq!(out.status.code(), Some(2), "{case:?}: {err}");
         assert!(!marker.exists(), "{case:?} ran the command");
         let first = err.lines().next().unwrap_or("");
-        assert!(first.starts_with("tare: error:") || first.starts_with("error:"), "{case:?}: {err}");
+        assert!(
+            first.starts_with("tare: error:") || first.starts_with("error:"),
+            "{case:?}: {err}"
+        );
     }
 }
 
@@ -255,7 +441,19 @@ fn bad_input_fails_before_any_run() {
 fn failing_command_stops_with_exit_3_and_keeps_runs() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
-    let out = tare().args(["run", "--style", "none", "--runs", "3", "--export-json", j.to_str().unwrap(), "false"]).output().unwrap();
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "3",
+            "--export-json",
+            j.to_str().unwrap(),
+            "false",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--ignore-failure"));
     let doc = json(&j);
@@ -270,7 +468,18 @@ fn ctrl_c_keeps_completed_runs_and_kills_the_tree() {
     let j = dir.path().join("r.json");
     let marker = "654.321987";
     let mut child = tare()
-        .args(["run", "--style", "none", "--runs", "1000", "--export-json", j.to_str().unwrap(), "--", "sh", "-c"])
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "1000",
+            "--export-json",
+            j.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+        ])
         .arg(format!("sleep 0.05; setsid sleep {marker} & sleep 0.2"))
         .spawn()
         .unwrap();
@@ -278,14 +487,19 @@ fn ctrl_c_keeps_completed_runs_and_kills_the_tree() {
     let journal = dir.path().join("r.json.journal");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while std::time::Instant::now() < deadline {
-        let lines = std::fs::read_to_string(&journal).map(|s| s.lines().count()).unwrap_or(0);
+        let lines = std::fs::read_to_string(&journal)
+            .map(|s| s.lines().count())
+            .unwrap_or(0);
         if lines >= 3 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     // SAFETY-free: use the kill command to send SIGINT.
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let doc = json(&j);
@@ -302,7 +516,16 @@ fn ctrl_c_keeps_completed_runs_and_kills_the_tree() {
 fn recover_rebuilds_results_from_a_journal() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
-    run_ok(&["run", "--style", "none", "--runs", "3", "--export-json", j.to_str().unwrap(), "true"]);
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "3",
+        "--export-json",
+        j.to_str().unwrap(),
+        "true",
+    ]);
     // Fake a crash: turn the finished results back into a journal with a torn last line.
     let doc = json(&j);
     let mut header = doc.clone();
@@ -310,13 +533,21 @@ fn recover_rebuilds_results_from_a_journal() {
     header["type"] = "session".into();
     let mut lines = vec![serde_json::to_string(&header).unwrap()];
     for r in runs(&doc, 0) {
-        lines.push(serde_json::to_string(&serde_json::json!({"type": "run", "benchmark": 0, "run": r})).unwrap());
+        lines.push(
+            serde_json::to_string(&serde_json::json!({"type": "run", "benchmark": 0, "run": r}))
+                .unwrap(),
+        );
     }
     lines.push("{\"type\":\"run\",\"bench".into());
     let journal = dir.path().join("crashed.journal");
     std::fs::write(&journal, lines.join("\n")).unwrap();
     let out = dir.path().join("rec.json");
-    run_ok(&["recover", journal.to_str().unwrap(), "--export-json", out.to_str().unwrap()]);
+    run_ok(&[
+        "recover",
+        journal.to_str().unwrap(),
+        "--export-json",
+        out.to_str().unwrap(),
+    ]);
     let rec = json(&out);
     assert_eq!(rec["complete"], false);
     assert_eq!(runs(&rec, 0).len(), 3);

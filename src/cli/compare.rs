@@ -11,8 +11,10 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
-#[command(after_help = "Exit codes: 0 no regression beyond the threshold (or none asked for); 1 a significant \
-                        regression larger than --fail-if-slower; 2 bad input.")]
+#[command(
+    after_help = "Exit codes: 0 no regression beyond the threshold (or none asked for); 1 a significant \
+                        regression larger than --fail-if-slower; 2 bad input."
+)]
 pub struct CompareArgs {
     /// Results of the old version (the reference).
     old: PathBuf,
@@ -37,14 +39,28 @@ pub struct CompareArgs {
 
 /// Reads a results file; errors name the file and what to do.
 pub fn load(path: &Path) -> anyhow::Result<Session> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("cannot read {}: {e}; give a file written by --export-json", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| usage(format!("{} is not a tare results file ({e}); give a file written by --export-json", path.display())))
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        usage(format!(
+            "cannot read {}: {e}; give a file written by --export-json",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        usage(format!(
+            "{} is not a tare results file ({e}); give a file written by --export-json",
+            path.display()
+        ))
+    })
 }
 
 fn key(b: &Benchmark) -> (String, Vec<(String, String)>) {
-    (b.name.clone(), b.parameters.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+    (
+        b.name.clone(),
+        b.parameters
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
@@ -55,9 +71,13 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|s| units::parse_fraction(s).map_err(|e| usage(format!("--fail-if-slower: {e}"))))
         .transpose()?;
-    let noise = units::parse_fraction(&a.noise_threshold).map_err(|e| usage(format!("--noise-threshold: {e}")))?;
+    let noise = units::parse_fraction(&a.noise_threshold)
+        .map_err(|e| usage(format!("--noise-threshold: {e}")))?;
     if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        return Err(usage(format!("--alpha {} must be between 0 and 1", a.alpha)));
+        return Err(usage(format!(
+            "--alpha {} must be between 0 and 1",
+            a.alpha
+        )));
     }
     let mut pairs = Vec::new();
     let mut unmatched = Vec::new();
@@ -76,7 +96,11 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     }
     let settings = CompareSettings {
         reference: 0,
-        test: if a.welch { Test::Welch } else { Test::MannWhitney },
+        test: if a.welch {
+            Test::Welch
+        } else {
+            Test::MannWhitney
+        },
         alpha: a.alpha,
         noise,
         paired: false,
@@ -84,7 +108,10 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         seed: a.seed,
     };
     let records = analysis::compare_pairs(&old.benchmarks, &new.benchmarks, &pairs, &settings);
-    println!("{:<32} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict", "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)");
+    println!(
+        "{:<32} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
+        "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)"
+    );
     let mut regression = false;
     for c in &records {
         let om = analysis::walls(&old.benchmarks[c.reference]);

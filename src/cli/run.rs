@@ -376,10 +376,20 @@ fn analysis_settings(a: &RunArgs, plans: &[BenchmarkPlan]) -> anyhow::Result<Ana
         },
     };
     if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        return Err(usage(format!("--alpha {} must be between 0 and 1, e.g. 0.05", a.alpha)));
+        return Err(usage(format!(
+            "--alpha {} must be between 0 and 1, e.g. 0.05",
+            a.alpha
+        )));
     }
-    let noise = units::parse_fraction(&a.noise_threshold).map_err(|e| usage(format!("--noise-threshold: {e}")))?;
-    Ok(Analysis { reference, welch: a.test == TestArg::Welch, alpha: a.alpha, noise, discard_outliers: a.discard_outliers })
+    let noise = units::parse_fraction(&a.noise_threshold)
+        .map_err(|e| usage(format!("--noise-threshold: {e}")))?;
+    Ok(Analysis {
+        reference,
+        welch: a.test == TestArg::Welch,
+        alpha: a.alpha,
+        noise,
+        discard_outliers: a.discard_outliers,
+    })
 }
 
 fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
@@ -441,7 +451,9 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         StopRule::default_rule(a.min_runs, a.max_runs, precision, budget.as_secs_f64())
     };
     if rule.uses_ratio() && !comparing {
-        return Err(usage("ci(ratio) in --stop needs several commands measured in interleaved order"));
+        return Err(usage(
+            "ci(ratio) in --stop needs several commands measured in interleaved order",
+        ));
     }
     Ok((rule, targets))
 }

@@ -39,16 +39,26 @@ pub struct CompareSettings {
 
 /// Counted wall times in run order.
 pub fn walls(b: &Benchmark) -> Vec<f64> {
-    b.runs.iter().filter(|r| r.counted).map(|r| r.wall_time).collect()
+    b.runs
+        .iter()
+        .filter(|r| r.counted)
+        .map(|r| r.wall_time)
+        .collect()
 }
 
 /// Wall times of the rounds where both benchmarks have a counted run, aligned by round.
 fn paired_walls(a: &Benchmark, b: &Benchmark) -> (Vec<f64>, Vec<f64>) {
     let by_round = |x: &Benchmark| -> std::collections::BTreeMap<usize, f64> {
-        x.runs.iter().filter(|r| r.counted).filter_map(|r| r.round.map(|k| (k, r.wall_time))).collect()
+        x.runs
+            .iter()
+            .filter(|r| r.counted)
+            .filter_map(|r| r.round.map(|k| (k, r.wall_time)))
+            .collect()
     };
     let (ra, rb) = (by_round(a), by_round(b));
-    ra.iter().filter_map(|(k, va)| rb.get(k).map(|vb| (*va, *vb))).unzip()
+    ra.iter()
+        .filter_map(|(k, va)| rb.get(k).map(|vb| (*va, *vb)))
+        .unzip()
 }
 
 fn samples(a: &Benchmark, b: &Benchmark, paired: bool) -> (Vec<f64>, Vec<f64>, bool) {
@@ -89,7 +99,10 @@ fn verdict_kind(v: &Verdict) -> &'static str {
 
 /// Every benchmark against the reference on wall time, p-values Holm-corrected together.
 pub fn compare_all(benches: &[Benchmark], s: &CompareSettings) -> Vec<ComparisonRecord> {
-    let pairs: Vec<(usize, usize)> = (0..benches.len()).filter(|&i| i != s.reference).map(|i| (s.reference, i)).collect();
+    let pairs: Vec<(usize, usize)> = (0..benches.len())
+        .filter(|&i| i != s.reference)
+        .map(|i| (s.reference, i))
+        .collect();
     if s.reference >= benches.len() {
         return Vec::new();
     }
@@ -113,9 +126,13 @@ pub fn compare_pairs(
     }
     let mut raws = Vec::new();
     for &(r, c) in pairs {
-        let (Some(reference), Some(cand)) = (references.get(r), candidates.get(c)) else { continue };
+        let (Some(reference), Some(cand)) = (references.get(r), candidates.get(c)) else {
+            continue;
+        };
         let (x, y, paired) = samples(reference, cand, s.paired);
-        let Some(interval) = stats::bootstrap_ratio_of_medians(&x, &y, paired, 0.95, s.resamples, s.seed) else {
+        let Some(interval) =
+            stats::bootstrap_ratio_of_medians(&x, &y, paired, 0.95, s.resamples, s.seed)
+        else {
             continue;
         };
         let test = match s.test {
@@ -123,7 +140,13 @@ pub fn compare_pairs(
             Test::Welch => stats::welch_t_test(&x, &y),
         };
         let Some(test) = test else { continue };
-        raws.push(Raw { reference: r, candidate: c, interval, p: test.p_value, paired });
+        raws.push(Raw {
+            reference: r,
+            candidate: c,
+            interval,
+            p: test.p_value,
+            paired,
+        });
     }
     let adjusted = stats::holm(&raws.iter().map(|r| r.p).collect::<Vec<_>>());
     raws.iter()
@@ -156,9 +179,17 @@ pub fn compare_pairs(
 /// Marks Tukey outliers of the counted wall times in `run.extra["outlier"]` (`mild`/`severe`);
 /// with `discard`, they stop counting. Returns how many were marked.
 pub fn mark_outliers(b: &mut Benchmark, discard: bool) -> usize {
-    let idx: Vec<usize> = b.runs.iter().enumerate().filter(|(_, r)| r.counted).map(|(i, _)| i).collect();
+    let idx: Vec<usize> = b
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.counted)
+        .map(|(i, _)| i)
+        .collect();
     let xs: Vec<f64> = idx.iter().map(|&i| b.runs[i].wall_time).collect();
-    let Some(o) = stats::tukey_outliers(&xs) else { return 0 };
+    let Some(o) = stats::tukey_outliers(&xs) else {
+        return 0;
+    };
     for (k, kind) in &o.indices {
         let run: &mut Run = &mut b.runs[idx[*k]];
         let label = match kind {
@@ -208,9 +239,13 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
                     w.suggested_warmup,
                     w.prefix_median.map_or("n/a".into(), fmt),
                     fmt(w.rest_median),
-                    w.p_value.map_or(String::new(), |p| format!(", Mann–Whitney p = {p:.2e}"))
+                    w.p_value
+                        .map_or(String::new(), |p| format!(", Mann–Whitney p = {p:.2e}"))
                 ),
-                suggestion: format!("add --warmup {} (caches, JIT or frequency still settling)", w.suggested_warmup),
+                suggestion: format!(
+                    "add --warmup {} (caches, JIT or frequency still settling)",
+                    w.suggested_warmup
+                ),
                 evidence: json!(w),
             });
         }

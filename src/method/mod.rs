@@ -89,7 +89,11 @@ pub fn execute(
 pub fn compare_settings(plan: &Plan) -> analysis::CompareSettings {
     analysis::CompareSettings {
         reference: plan.analysis.reference,
-        test: if plan.analysis.welch { analysis::Test::Welch } else { analysis::Test::MannWhitney },
+        test: if plan.analysis.welch {
+            analysis::Test::Welch
+        } else {
+            analysis::Test::MannWhitney
+        },
         alpha: plan.analysis.alpha,
         noise: plan.analysis.noise,
         paired: plan.order == Order::Interleaved,
@@ -105,8 +109,11 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
         b.summary = summary::summarize(b);
     }
     let comparing = session.benchmarks.len() > 1;
-    session.comparisons =
-        if comparing { analysis::compare_all(&session.benchmarks, &compare_settings(plan)) } else { Vec::new() };
+    session.comparisons = if comparing {
+        analysis::compare_all(&session.benchmarks, &compare_settings(plan))
+    } else {
+        Vec::new()
+    };
     for b in &mut session.benchmarks {
         b.diagnostics = analysis::diagnose(b, comparing, plan.analysis.alpha);
     }
@@ -230,8 +237,10 @@ impl Runner<'_> {
             } else {
                 None
             };
-            let reasons: Vec<Option<String>> =
-                benches.iter().map(|b| self.stop_reason(b, t, ratio)).collect();
+            let reasons: Vec<Option<String>> = benches
+                .iter()
+                .map(|b| self.stop_reason(b, t, ratio))
+                .collect();
             if reasons.iter().all(Option::is_some) {
                 for (b, r) in benches.iter_mut().zip(reasons) {
                     b.stop_reason = r.unwrap_or_default();
@@ -249,7 +258,11 @@ impl Runner<'_> {
     }
 
     fn stop_reason(&self, b: &Benchmark, time: f64, ratio: Option<f64>) -> Option<String> {
-        let ctx = Ctx { bench: b, time, ratio };
+        let ctx = Ctx {
+            bench: b,
+            time,
+            ratio,
+        };
         if self.plan.stop.holds(&ctx) {
             return Some(self.plan.stop.explain(&ctx));
         }

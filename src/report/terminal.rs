@@ -164,7 +164,13 @@ pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
         let _ = writeln!(out, "  {:<14}{}", "stopped", p.dim(&b.stop_reason));
     }
     for d in &b.diagnostics {
-        let _ = writeln!(out, "  {} {} — {}", p.yellow("warning:"), d.message, d.suggestion);
+        let _ = writeln!(
+            out,
+            "  {} {} — {}",
+            p.yellow("warning:"),
+            d.message,
+            d.suggestion
+        );
     }
     out
 }
@@ -173,14 +179,24 @@ pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
 pub fn comparison_block(session: &Session, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
-    let Some(first) = session.comparisons.first() else { return out };
-    let test = if first.test == "welch" { "Welch's t-test" } else { "Mann–Whitney U" };
+    let Some(first) = session.comparisons.first() else {
+        return out;
+    };
+    let test = if first.test == "welch" {
+        "Welch's t-test"
+    } else {
+        "Mann–Whitney U"
+    };
     let _ = writeln!(
         out,
         "{} wall time against {} (ratio of medians, {} bootstrap CI; {test}, Holm-adjusted p)",
         p.bold("Comparison:"),
         first.reference_name,
-        if first.paired { "95% paired-by-round" } else { "95%" },
+        if first.paired {
+            "95% paired-by-round"
+        } else {
+            "95%"
+        },
     );
     for c in &session.comparisons {
         let words = match c.verdict.as_str() {

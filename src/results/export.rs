@@ -127,7 +127,11 @@ fn csv_row(b: &Benchmark, r: &Run, params: &[String], cores: &str) -> Vec<String
         r.termination.as_str().to_string(),
         opt(r.involuntary_context_switches),
         cores.to_string(),
-        r.extra.get("outlier").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+        r.extra
+            .get("outlier")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string(),
     ];
     row.extend(
         params
@@ -216,7 +220,9 @@ pub fn to_markdown(session: &Session) -> String {
         ));
     }
     if !session.comparisons.is_empty() {
-        out.push_str("\n| Candidate | Reference | Ratio (median) | 95% CI | p (Holm) | Verdict |\n");
+        out.push_str(
+            "\n| Candidate | Reference | Ratio (median) | 95% CI | p (Holm) | Verdict |\n",
+        );
         out.push_str("|:---|:---|---:|---:|---:|:---|\n");
         for c in &session.comparisons {
             out.push_str(&format!(
