@@ -553,3 +553,78 @@ fn recover_rebuilds_results_from_a_journal() {
     assert_eq!(runs(&rec, 0).len(), 3);
     assert_eq!(rec["benchmarks"][0]["summary"]["wall_time"]["n"], 3);
 }
+
+#[test]
+fn interleaved_comparison_is_paired_by_round_and_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let m = dir.path().join("r.md");
+    let out = run_ok(&[
+        "run",
+        "--style",
+        "basic",
+        "--runs",
+        "12",
+        "--seed",
+        "7",
+        "--export-json",
+        j.to_str().unwrap(),
+        "--export-markdown",
+        m.to_str().unwrap(),
+        "-n",
+        "fast",
+        "-n",
+        "slow",
+        "true",
+        "sleep 0.05",
+    ]);
+    let doc = json(&j);
+    assert_eq!(doc["seed"], 7);
+    assert_eq!(doc["extra"]["order"], "interleaved");
+    // Every round has both benchmarks, each once.
+    for b in 0..2 {
+        let rounds: Vec<u64> = runs(&doc, b)
+            .iter()
+            .map(|r| r["round"].as_u64().unwrap())
+            .collect();
+        assert_eq!(rounds, (0..12).collect::<Vec<_>>());
+    }
+    let c = &doc["comparisons"][0];
+    assert_eq!(c["reference_name"], "fast");
+    assert_eq!(c["candidate_name"], "slow");
+    assert_eq!(c["paired"], true);
+    assert_eq!(c["verdict"], "slower");
+    assert!(c["ratio_ci_low"].as_f64().unwrap() > 1.0);
+    assert!(c["words"].as_str().unwrap().starts_with("slow is "));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Comparison:"));
+    assert!(std::fs::read_to_string(&m)
+        .unwrap()
+        .contains("| `slow` | `fast` |"));
+}
+
+#[test]
+fn sequential_order_runs_one_after_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--order",
+        "sequential",
+        "--runs",
+        "3",
+        "--export-json",
+        j.to_str().unwrap(),
+        "true",
+        "sleep 0.01",
+    ]);
+    let doc = json(&j);
+    let last_a = runs(&doc, 0).last().unwrap()["start_offset"]
+        .as_f64()
+        .unwrap();
+    let first_b = runs(&doc, 1)[0]["start_offset"].as_f64().unwrap();
+    assert!(last_a < first_b);
+    assert!(runs(&doc, 0)[0]["round"].is_null());
+    assert_eq!(doc["comparisons"][0]["paired"], false);
+}

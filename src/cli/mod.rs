@@ -2,6 +2,7 @@
 //! error to one line and an exit code (see `crate::error::exit`).
 
 mod compare;
+mod machine;
 mod run;
 
 use crate::error::{exit, exit_code_of};
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Measure commands: repeated runs, kernel-accounted CPU time and peak memory, statistics.
     Run(Box<run::RunArgs>),
+    /// Show what the machine is doing (frequency, turbo, thermal, load, steal, ...); tune or reset it.
+    Machine(machine::MachineArgs),
     /// Compare saved results (old vs new): ratios, CIs, tests; --fail-if-slower for CI.
     Compare(compare::CompareArgs),
     /// Rebuild results from the journal of a session that crashed.
@@ -42,6 +45,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Compare(args) => compare::compare(args),
+        Command::Machine(args) => machine::machine(args),
         Command::Recover(args) => run::recover(args),
     };
     match result {

@@ -2,12 +2,16 @@
 //! the summary and the exports.
 
 use crate::error::{exit, usage, UserError};
-use crate::exec::{self, Executor, Input, Limits, Needs, Preference, Sink};
+use crate::exec::{self, Executor, Input, Limits, Needs, Preference, Priority, Sink};
+use crate::machine::cooldown::CoolDown;
+use crate::machine::extra_keys;
+use crate::machine::inventory::{self, InventoryOptions};
+use crate::machine::probe::InterferenceThresholds;
 use crate::machine::{self, sysfs::SysRoot, topology};
 use crate::method::{self, Observer, Outcome};
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
-use crate::plan::{Analysis, BenchmarkPlan, Order, Plan};
+use crate::plan::{Analysis, BenchmarkPlan, Countermeasures, Order, Plan};
 use crate::report::progress::{Progress, Targets};
 use crate::report::{terminal, Style};
 use crate::results::export::{self, Export, Format};
@@ -139,6 +143,29 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     cpus: Option<usize>,
 
+    /// Before each run, wait until the hottest CPU thermal zone is below TEMP °C (5 °C
+    /// hysteresis), at most MAX_WAIT (default 60s), e.g. 60 or 55:2m.
+    #[arg(long, value_name = "TEMP[:MAX_WAIT]")]
+    cool_down: Option<String>,
+    /// Before each run, spin on the run's cores until they report maximum frequency, at most
+    /// MAX (default 10s): for machines whose governor cannot be set.
+    #[arg(long, value_name = "MAX", num_args = 0..=1, default_missing_value = "10s")]
+    heat_up: Option<String>,
+    /// Pause between runs (e.g. 500ms).
+    #[arg(long, value_name = "DURATION")]
+    sleep_between: Option<String>,
+    /// Scheduling priority of runs: normal, high (nice -20) or realtime (SCHED_FIFO, capped
+    /// at --cpu-limit or 60 s of CPU without blocking); high and realtime need root.
+    #[arg(long, value_enum, default_value_t = PriorityArg::Normal)]
+    priority: PriorityArg,
+    /// Runs during which other processes used more than this share of the run's CPUs (or the
+    /// hypervisor stole it) are flagged as interfered.
+    #[arg(long, value_name = "PCT", default_value = "5%")]
+    interference_threshold: String,
+    /// Interfered runs do not count in the statistics (they stay in the results, marked).
+    #[arg(long)]
+    exclude_interfered: bool,
+
     /// Write every run and the summary as JSON.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
@@ -163,6 +190,13 @@ pub struct RunArgs {
 enum OrderArg {
     Interleaved,
     Sequential,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum PriorityArg {
+    Normal,
+    High,
+    Realtime,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -392,6 +426,70 @@ fn analysis_settings(a: &RunArgs, plans: &[BenchmarkPlan]) -> anyhow::Result<Ana
     })
 }
 
+/// Cool-down, heat-up, pauses, priority and interference settings.
+fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasures> {
+    let cool_down = match &a.cool_down {
+        None => None,
+        Some(text) => {
+            let (temp, wait) = match text.split_once(':') {
+                Some((t, w)) => (t, Some(w)),
+                None => (text.as_str(), None),
+            };
+            let target: f64 = temp.trim().trim_end_matches("°C").trim_end_matches('C').parse().map_err(|_| {
+                usage(format!("--cool-down '{text}': give a temperature in °C, optionally with a longest wait, e.g. 60 or 55:2m"))
+            })?;
+            let mut cd = CoolDown::new(target);
+            if let Some(w) = wait {
+                cd.max_wait =
+                    units::parse_duration(w).map_err(|e| usage(format!("--cool-down: {e}")))?;
+            }
+            Some(cd)
+        }
+    };
+    let dur = |opt: &Option<String>, flag: &str| -> anyhow::Result<Option<std::time::Duration>> {
+        opt.as_deref()
+            .map(|s| units::parse_duration(s).map_err(|e| usage(format!("{flag}: {e}"))))
+            .transpose()
+    };
+    let priority = match a.priority {
+        PriorityArg::Normal => Priority::Normal,
+        PriorityArg::High => Priority::High,
+        PriorityArg::Realtime => Priority::Realtime {
+            cap_seconds: limits
+                .cpu
+                .map_or(60, |d| d.as_secs_f64().ceil() as u64)
+                .max(1),
+        },
+    };
+    if priority != Priority::Normal && !is_root() {
+        return Err(usage("--priority high/realtime needs root (raising priority is privileged); run as root or drop it"));
+    }
+    let share = units::parse_fraction(&a.interference_threshold)
+        .map_err(|e| usage(format!("--interference-threshold: {e}")))?;
+    let thresholds = InterferenceThresholds {
+        other_cpu_share: share,
+        steal_share: share,
+        ..Default::default()
+    };
+    Ok(Countermeasures {
+        cool_down,
+        heat_up: dur(&a.heat_up, "--heat-up")?,
+        sleep_between: dur(&a.sleep_between, "--sleep-between")?,
+        priority,
+        thresholds,
+        exclude_interfered: a.exclude_interfered,
+    })
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
 fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
     let dur = |opt: &Option<String>, flag: &str| -> anyhow::Result<Option<std::time::Duration>> {
         opt.as_deref()
@@ -463,6 +561,7 @@ struct Cores {
     run: Option<Vec<usize>>,
     tare: Vec<usize>,
     notes: Vec<String>,
+    choice: Option<topology::CoreChoice>,
 }
 
 fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
@@ -485,6 +584,7 @@ fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
             run: Some(cores),
             tare: Vec::new(),
             notes: Vec::new(),
+            choice: None,
         });
     }
     if let Some(n) = a.cpus {
@@ -492,15 +592,17 @@ fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
             .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
         let choice = topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?;
         return Ok(Cores {
-            run: Some(choice.run_cores),
-            tare: choice.tare_cores,
-            notes: choice.notes,
+            run: Some(choice.run_cores.clone()),
+            tare: choice.tare_cores.clone(),
+            notes: choice.notes.clone(),
+            choice: Some(choice),
         });
     }
     Ok(Cores {
         run: None,
         tare: Vec::new(),
         notes: Vec::new(),
+        choice: None,
     })
 }
 
@@ -577,6 +679,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     let (rule, targets) = stop_rule(&a, plans.len())?;
     let analysis = analysis_settings(&a, &plans)?;
     let limits = limits(&a)?;
+    let countermeasures = countermeasures(&a, &limits)?;
     let stdin = match &a.input {
         Some(p) => {
             std::fs::File::open(p)
@@ -590,6 +693,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         run: run_cores,
         tare: tare_cores,
         notes: core_notes,
+        choice: core_choice,
     } = cores(&a, &root)?;
     let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
     for e in &exports {
@@ -624,6 +728,14 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
             eprintln!("tare: note: {n}");
         }
     }
+    // What the machine is doing that tare cannot correct (no steal sample: start at once).
+    let facts = inventory::read_facts(&root, &InventoryOptions { steal_sample: None });
+    let machine_warnings = machine::warnings::session_warnings(&facts, core_choice.as_ref());
+    if style != Style::None {
+        for w in &machine_warnings {
+            eprintln!("tare: warning: {w}");
+        }
+    }
     if !tare_cores.is_empty() {
         // Keep tare (and the threads it starts later) off the run's cores.
         if let Err(e) = exec::sys::set_affinity_self(&tare_cores) {
@@ -650,6 +762,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         ignore_failure: a.ignore_failure,
         shell,
         analysis,
+        machine: countermeasures,
     };
     let mut session = Session {
         schema_version: SCHEMA_VERSION,
@@ -695,6 +808,15 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         complete: false,
         extra: Default::default(),
     };
+    session.extra.insert(
+        extra_keys::SESSION_WARNINGS.into(),
+        serde_json::json!(machine_warnings),
+    );
+    if let Some(choice) = &core_choice {
+        session
+            .extra
+            .insert(extra_keys::SESSION_CORES.into(), serde_json::json!(choice));
+    }
     session.extra.insert(
         "stop_rule".into(),
         serde_json::Value::String(plan.stop.to_string()),

@@ -13,4 +13,4 @@ pub mod sys;
 
 pub use cgroup::{detect, Backend, Needs, Preference};
 pub use run::{Executor, SpawnError};
-pub use spec::{Input, Limits, Measurement, RunSpec, Sink};
+pub use spec::{Input, Limits, Measurement, Priority, RunSpec, Sink};

@@ -2,7 +2,7 @@
 //! remains and reads the kernel's accounting.
 
 use super::cgroup::{Backend, ChildSetup, RunGroup};
-use super::spec::{Input, Measurement, RunSpec, Sink};
+use super::spec::{Input, Measurement, Priority, RunSpec, Sink};
 use super::sys::{self, WaitStatus};
 use crate::results::Termination;
 use std::fs::{File, OpenOptions};
@@ -71,6 +71,7 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
 }
 
 fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
+    let priority = spec.priority;
     let program = spec
         .argv
         .first()
@@ -111,6 +112,15 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
             }
             if let Some(bytes) = setup.rlimit_as {
                 sys::setrlimit(libc::RLIMIT_AS, bytes, bytes)?;
+            }
+            match priority {
+                Priority::Normal => {}
+                Priority::High => sys::set_nice_self(-20)?,
+                Priority::Realtime { cap_seconds } => {
+                    let us = cap_seconds.saturating_mul(1_000_000);
+                    sys::setrlimit(libc::RLIMIT_RTTIME, us, us.saturating_add(1_000_000))?;
+                    sys::set_fifo_self(1)?;
+                }
             }
             Ok(())
         });

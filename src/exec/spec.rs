@@ -34,6 +34,18 @@ pub struct Limits {
     pub pids: Option<u64>,
 }
 
+/// Scheduling priority of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Priority {
+    #[default]
+    Normal,
+    /// nice −20.
+    High,
+    /// SCHED_FIFO priority 1, with RLIMIT_RTTIME as a safety cap so a spinning run cannot
+    /// starve the machine: the kernel kills it after this many seconds of CPU without blocking.
+    Realtime { cap_seconds: u64 },
+}
+
 /// Everything one measured run needs.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
@@ -48,6 +60,7 @@ pub struct RunSpec {
     pub limits: Limits,
     /// Logical CPUs to confine the run to (cpuset; sched_setaffinity in the fallback).
     pub cores: Option<Vec<usize>>,
+    pub priority: Priority,
 }
 
 impl RunSpec {
@@ -66,6 +79,7 @@ impl RunSpec {
             stderr: Sink::Null,
             limits: Limits::default(),
             cores: None,
+            priority: Priority::Normal,
         }
     }
 }

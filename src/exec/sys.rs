@@ -194,3 +194,24 @@ pub fn writable(path: &std::path::Path) -> bool {
     // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
+
+/// Async-signal-safe: sets the nice value of the calling process.
+pub fn set_nice_self(nice: i32) -> io::Result<()> {
+    // SAFETY: setpriority takes plain integers and is async-signal-safe.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Async-signal-safe: makes the calling process SCHED_FIFO with `priority`.
+pub fn set_fifo_self(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param for the call; the syscall is async-signal-safe.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

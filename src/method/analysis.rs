@@ -292,6 +292,48 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             });
         }
     }
+    let measured: Vec<&Run> = b.runs.iter().filter(|r| !r.warmup).collect();
+    let envs: Vec<&serde_json::Value> = measured
+        .iter()
+        .filter_map(|r| r.extra.get("environment"))
+        .collect();
+    let interfered: Vec<&&serde_json::Value> = envs
+        .iter()
+        .filter(|e| e["interfered"] == json!(true))
+        .collect();
+    if !interfered.is_empty() {
+        let other: f64 = interfered
+            .iter()
+            .filter_map(|e| e["other_cpu_time"].as_f64())
+            .sum();
+        let steal: f64 = interfered
+            .iter()
+            .filter_map(|e| e["steal_time"].as_f64())
+            .sum();
+        let excluded = measured
+            .iter()
+            .filter(|r| r.extra.get("excluded") == Some(&json!("interfered")))
+            .count();
+        out.push(Diagnostic {
+            kind: "interference".into(),
+            message: format!(
+                "{} of {} runs were interfered with: other processes used {} of CPU on the run's cores and the \
+                 hypervisor stole {} during them{}",
+                interfered.len(),
+                envs.len(),
+                fmt(other),
+                fmt(steal),
+                if excluded > 0 { format!("; {excluded} excluded") } else { String::new() }
+            ),
+            suggestion: if excluded > 0 {
+                "stop the other load, or pin runs away from it with --cpus".into()
+            } else {
+                "stop the other load, pin runs away from it with --cpus, or pass --exclude-interfered".into()
+            },
+            evidence: json!({"interfered": interfered.len(), "runs": envs.len(), "other_cpu_time": other,
+                              "steal_time": steal, "excluded": excluded}),
+        });
+    }
     if comparing {
         let need = stats::min_runs_for_significance(alpha);
         if xs.len() < need {

@@ -10,14 +10,22 @@ pub mod summary;
 
 use crate::error::UserError;
 use crate::exec::{Executor, RunSpec};
+use crate::machine::cooldown::{self, SystemClock};
+use crate::machine::extra_keys;
+use crate::machine::probe::RunProbe;
+use crate::machine::sysfs::SysRoot;
+use crate::machine::topology;
 use crate::plan::stop::StopContext;
 use crate::plan::{BenchmarkPlan, Order, Plan};
 use crate::results::{Benchmark, Run, Session, Termination};
 use actions::run_action;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use serde_json::json;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Sees the session as it goes.
 pub trait Observer {
@@ -55,6 +63,11 @@ struct Runner<'a> {
     exec: &'a Executor,
     cancel: &'a AtomicBool,
     t0: Instant,
+    root: SysRoot,
+    /// Snapshots of the machine around each run (other load, steal, frequency, temperature).
+    probe: RefCell<RunProbe>,
+    /// Cores the run may use (pinned ones, else all online), for probes and heat-up.
+    cores: Vec<usize>,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -67,11 +80,21 @@ pub fn execute(
     obs: &mut dyn Observer,
     cancel: &AtomicBool,
 ) -> Outcome {
+    let root = SysRoot::from_env();
+    let cores = plan.cores.clone().unwrap_or_else(|| {
+        topology::read_topology(&root)
+            .map(|t| t.cpus.iter().map(|c| c.id).collect())
+            .unwrap_or_default()
+    });
+    let probe = RefCell::new(RunProbe::new(&root, &cores, plan.machine.thresholds));
     let runner = Runner {
         plan,
         exec,
         cancel,
         t0: Instant::now(),
+        root,
+        probe,
+        cores,
     };
     let result = match plan.order {
         Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
@@ -299,6 +322,16 @@ impl Runner<'_> {
         if self.cancel.load(Ordering::Relaxed) {
             return Ok(Step::Interrupted);
         }
+        let mc = &self.plan.machine;
+        let mut extra = BTreeMap::new();
+        if let Some(cd) = &mc.cool_down {
+            let o = cooldown::cool_down(&self.root, cd, &SystemClock::default());
+            extra.insert(extra_keys::RUN_COOLDOWN.to_string(), json!(o));
+        }
+        if let Some(max) = mc.heat_up {
+            let o = cooldown::heat_up(&self.root, &self.cores, max);
+            extra.insert(extra_keys::RUN_HEATUP.to_string(), json!(o));
+        }
         if let Some(p) = &bp.prepare {
             run_action(self.plan, "--prepare", p)?;
         }
@@ -311,9 +344,18 @@ impl Runner<'_> {
             stderr: self.plan.output.clone(),
             limits: self.plan.limits,
             cores: self.plan.cores.clone(),
+            priority: mc.priority,
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
+        let probe_start = self.probe.borrow_mut().start();
         let m = self.exec.run(&spec, self.cancel)?;
+        let env = self.probe.borrow_mut().finish(
+            probe_start,
+            m.cpu().as_secs_f64(),
+            m.wall.as_secs_f64(),
+        );
+        let interfered = env.interfered;
+        extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
         if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
             // The interrupted run is incomplete: it is not recorded.
             return Ok(Step::Interrupted);
@@ -323,6 +365,10 @@ impl Runner<'_> {
         }
         let ok_exit = m.termination == Termination::Exit
             && (m.exit_code == Some(0) || self.plan.ignore_failure);
+        let excluded = interfered && mc.exclude_interfered;
+        if excluded {
+            extra.insert("excluded".into(), json!("interfered"));
+        }
         let bench = &mut benches[i];
         let index = bench.runs.len();
         bench.runs.push(Run {
@@ -339,14 +385,31 @@ impl Runner<'_> {
             signal: m.signal,
             termination: m.termination,
             involuntary_context_switches: Some(m.involuntary_context_switches),
-            counted: ok_exit && !warmup,
-            extra: Default::default(),
+            counted: ok_exit && !warmup && !excluded,
+            extra,
         });
         obs.run_finished(benches, i)?;
+        if let Some(pause) = mc.sleep_between {
+            self.pause(pause);
+        }
         if !ok_exit && !self.plan.ignore_failure {
             return Err(UserError::run_failed(failure_message(&benches[i], self.plan)).into());
         }
         Ok(Step::Ok)
+    }
+}
+
+impl Runner<'_> {
+    /// Sleeps for `d`, waking early when the session is interrupted.
+    fn pause(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while !self.cancel.load(Ordering::Relaxed) {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
     }
 }
 

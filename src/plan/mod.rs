@@ -6,10 +6,13 @@
 pub mod command;
 pub mod stop;
 
-use crate::exec::{Input, Limits, Sink};
+use crate::exec::{Input, Limits, Priority, Sink};
+use crate::machine::cooldown::CoolDown;
+use crate::machine::probe::InterferenceThresholds;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 use stop::StopRule;
 
 /// One benchmark: a command with one combination of parameter values.
@@ -52,6 +55,22 @@ pub struct Analysis {
     pub discard_outliers: bool,
 }
 
+/// What tare does about the machine around each run (seed 000 §IV), all optional and bounded.
+#[derive(Debug, Clone, Default)]
+pub struct Countermeasures {
+    /// Wait before each run until the hottest CPU zone is below a temperature.
+    pub cool_down: Option<CoolDown>,
+    /// Spin on the run's cores before each run until they report their maximum frequency.
+    pub heat_up: Option<Duration>,
+    /// Pause between runs.
+    pub sleep_between: Option<Duration>,
+    pub priority: Priority,
+    /// When a run counts as interfered with.
+    pub thresholds: InterferenceThresholds,
+    /// Interfered runs do not count (they stay in the results, marked).
+    pub exclude_interfered: bool,
+}
+
 /// Everything a session needs, validated.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -70,4 +89,5 @@ pub struct Plan {
     /// Shell used for setup/cleanup/prepare/conclude (and the commands with `--shell`).
     pub shell: String,
     pub analysis: Analysis,
+    pub machine: Countermeasures,
 }

@@ -1,0 +1,89 @@
+//! `tare machine` (show what the machine is doing, with verdicts and advice), `tare machine
+//! tune` (performance settings, exact previous values saved) and `tare machine reset`.
+
+use crate::error::{exit, usage};
+use crate::machine::inventory::{self, InventoryOptions};
+use crate::machine::sysfs::SysRoot;
+use crate::machine::tune;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct MachineArgs {
+    #[command(subcommand)]
+    action: Option<Action>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Action {
+    /// Show the machine (the default).
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set the performance governor (or min = max frequency) and turn turbo off; needs root.
+    /// Exit 0 when tuning is complete, 3 when something could not be changed.
+    Tune {
+        /// Show what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Where the previous values are saved.
+        #[arg(long, value_name = "FILE", default_value = tune::DEFAULT_STATE_FILE)]
+        state_file: PathBuf,
+    },
+    /// Restore exactly the values saved by `tare machine tune`.
+    Reset {
+        #[arg(long, value_name = "FILE", default_value = tune::DEFAULT_STATE_FILE)]
+        state_file: PathBuf,
+    },
+}
+
+fn color() -> bool {
+    crate::report::Style::Full.color()
+}
+
+pub fn machine(a: MachineArgs) -> anyhow::Result<i32> {
+    let root = SysRoot::from_env();
+    match a.action.unwrap_or(Action::Show { json: a.json }) {
+        Action::Show { json } => {
+            let inv = inventory::take_inventory(&root, &InventoryOptions::default());
+            if json || a.json {
+                println!("{}", serde_json::to_string_pretty(&inv)?);
+            } else {
+                print!("{}", inventory::render_text(&inv, color()));
+            }
+            Ok(exit::OK)
+        }
+        Action::Tune {
+            dry_run,
+            state_file,
+        } => {
+            let plan = tune::plan_tune(&root);
+            if dry_run {
+                print!("{}", tune::render_plan(&plan));
+                return Ok(exit::OK);
+            }
+            let report = tune::apply(&root, &plan, &state_file)
+                .map_err(|e| usage(format!("cannot tune: {e}")))?;
+            print!("{}", tune::render_report(&report));
+            Ok(if report.complete {
+                exit::OK
+            } else {
+                exit::RUN_FAILED
+            })
+        }
+        Action::Reset { state_file } => {
+            let report =
+                tune::reset(&root, &state_file).map_err(|e| usage(format!("cannot reset: {e}")))?;
+            print!("{}", tune::render_reset(&report));
+            Ok(if report.failed.is_empty() {
+                exit::OK
+            } else {
+                exit::RUN_FAILED
+            })
+        }
+    }
+}
