@@ -137,12 +137,14 @@ fn cpu_of_killed_unwaited_child_is_counted() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
     let sign = dir.path().join("sign");
+    // The parent blocks on a FIFO (no CPU of its own) until the child's work is done, then
+    // kills the child and never waits for it.
     let work = format!(
-        "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; touch {}; sleep 100",
+        "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; echo done > {}; sleep 100",
         sign.display()
     );
     let script = format!(
-        "sh -c '{work}' & c=$!; while [ ! -e {s} ]; do sleep 0.01; done; kill -9 $c; rm {s}",
+        "rm -f {s}; mkfifo {s}; sh -c '{work}' & c=$!; read x < {s}; kill -9 $c",
         s = sign.display()
     );
     let direct = dir.path().join("d.json");

@@ -55,12 +55,13 @@ fn survivors(marker: &str) -> Vec<String> {
     out
 }
 
-/// The parent starts a fixed amount of CPU work (a shell loop) in a child, waits for the
-/// child's sign on disk, kills it with SIGKILL and exits without ever waiting for it.
+/// The parent starts a fixed amount of CPU work (a shell loop) in a child, blocks on a FIFO
+/// (using no CPU) until the child's sign, kills it with SIGKILL and exits without ever
+/// waiting for it.
 fn killed_unwaited(sign: &str) -> String {
     let work =
-        format!("i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; touch {sign}; sleep 100");
-    format!("sh -c '{work}' & c=$!; while [ ! -e {sign} ]; do sleep 0.01; done; kill -9 $c; exit 0")
+        format!("i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; echo done > {sign}; sleep 100");
+    format!("mkfifo {sign}; sh -c '{work}' & c=$!; read x < {sign}; kill -9 $c; exit 0")
 }
 
 /// CPU time of the same work measured directly (waited for): independent of machine load.

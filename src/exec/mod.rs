@@ -8,6 +8,7 @@
 
 pub mod cgroup;
 pub mod run;
+pub mod spawn;
 pub mod spec;
 pub mod sys;
 

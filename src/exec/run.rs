@@ -1,14 +1,12 @@
 //! Spawns one command into a fresh run group, watches its limits, waits for it, kills what
 //! remains and reads the kernel's accounting.
 
-use super::cgroup::{Backend, ChildSetup, RunGroup};
-use super::spec::{Input, Measurement, Priority, RunSpec, Sink};
+use super::cgroup::{Backend, RunGroup};
+use super::spawn;
+use super::spec::{Measurement, RunSpec};
 use super::sys::{self, WaitStatus};
 use crate::results::Termination;
-use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -51,83 +49,6 @@ impl std::fmt::Display for SpawnError {
 
 impl std::error::Error for SpawnError {}
 
-fn open_sink(sink: &Sink) -> io::Result<Stdio> {
-    Ok(match sink {
-        Sink::Null => Stdio::null(),
-        Sink::Inherit => Stdio::inherit(),
-        Sink::File(p) => Stdio::from(
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| {
-                    io::Error::new(
-                        e.kind(),
-                        format!("cannot open output file {}: {e}", p.display()),
-                    )
-                })?,
-        ),
-    })
-}
-
-fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
-    let priority = spec.priority;
-    let program = spec
-        .argv
-        .first()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
-    let mut cmd = Command::new(program);
-    cmd.args(&spec.argv[1..]);
-    cmd.env_clear();
-    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    if let Some(dir) = &spec.cwd {
-        cmd.current_dir(dir);
-    }
-    cmd.stdin(match &spec.stdin {
-        Input::Null => Stdio::null(),
-        Input::File(p) => Stdio::from(File::open(p).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot open input file {}: {e}", p.display()),
-            )
-        })?),
-    });
-    cmd.stdout(open_sink(&spec.stdout)?);
-    cmd.stderr(open_sink(&spec.stderr)?);
-    // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
-    // are made — signal, setpgid, write, sched_setaffinity, setrlimit — on data prepared
-    // before the fork; nothing allocates or takes a lock.
-    unsafe {
-        cmd.pre_exec(move || {
-            sys::reset_signals();
-            sys::setpgid_self()?;
-            for &fd in &setup.procs_fds {
-                sys::write_raw(fd, b"0")?;
-            }
-            if let Some(cpus) = &setup.affinity {
-                sys::set_affinity_self(cpus)?;
-            }
-            if let Some(secs) = setup.rlimit_cpu {
-                sys::setrlimit(libc::RLIMIT_CPU, secs, secs + 1)?;
-            }
-            if let Some(bytes) = setup.rlimit_as {
-                sys::setrlimit(libc::RLIMIT_AS, bytes, bytes)?;
-            }
-            match priority {
-                Priority::Normal => {}
-                Priority::High => sys::set_nice_self(-20)?,
-                Priority::Realtime { cap_seconds } => {
-                    let us = cap_seconds.saturating_mul(1_000_000);
-                    sys::setrlimit(libc::RLIMIT_RTTIME, us, us.saturating_add(1_000_000))?;
-                    sys::set_fifo_self(1)?;
-                }
-            }
-            Ok(())
-        });
-    }
-    Ok(cmd)
-}
-
 /// Runs commands one at a time through a measuring backend.
 pub struct Executor {
     backend: Box<dyn Backend>,
@@ -168,18 +89,23 @@ impl Executor {
         group: &mut dyn RunGroup,
         cancel: &AtomicBool,
     ) -> anyhow::Result<Measurement> {
-        let mut cmd = build_command(spec, group.child_setup())?;
-        let start = Instant::now();
-        let child = cmd.spawn().map_err(|source| SpawnError {
-            program: spec
-                .argv
+        let program = || {
+            spec.argv
                 .first()
                 .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+                .unwrap_or_default()
+        };
+        let (plan, held) =
+            spawn::prepare(spec, &group.child_setup()).map_err(|source| SpawnError {
+                program: program(),
+                source,
+            })?;
+        let start = Instant::now();
+        let pid = spawn::start(&plan).map_err(|source| SpawnError {
+            program: program(),
             source,
         })?;
-        drop(cmd);
-        let pid = child.id() as i32;
+        drop(held);
         let stopped = self.watch(spec, group, pid, start, cancel)?;
         let (status, rusage) = sys::wait4(pid)?;
         let wall = start.elapsed();

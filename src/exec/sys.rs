@@ -215,3 +215,163 @@ pub fn set_fifo_self(priority: i32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Everything the child of [`spawn_vfork`] needs, prepared by the parent so the child only
+/// makes raw syscalls on this data (it shares the parent's memory until it execs).
+pub struct ChildPlan {
+    pub path: std::ffi::CString,
+    /// NUL-terminated pointer arrays into `_argv` / `_envp`.
+    pub argv_ptrs: Vec<*const libc::c_char>,
+    pub envp_ptrs: Vec<*const libc::c_char>,
+    pub _argv: Vec<std::ffi::CString>,
+    pub _envp: Vec<std::ffi::CString>,
+    pub cwd: Option<std::ffi::CString>,
+    /// Source fds for stdin, stdout, stderr; -1 keeps tare's own.
+    pub stdio: [RawFd; 3],
+    /// Open `cgroup.procs` files the child writes "0" into.
+    pub procs_fds: Vec<RawFd>,
+    pub affinity: Option<Vec<usize>>,
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64, u64)>,
+    pub nice: Option<i32>,
+    pub fifo: bool,
+    /// Signals whose disposition the child resets to the default.
+    pub reset_signals: Vec<i32>,
+    /// Set by the child when a step fails: (step, errno).
+    pub failed: std::sync::atomic::AtomicU64,
+}
+
+/// Steps of the child, for error messages.
+pub const STEP_NAMES: [&str; 9] = [
+    "signals", "setpgid", "cgroup", "affinity", "rlimit", "priority", "stdio", "chdir", "exec",
+];
+
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `&ChildPlan` passed by `spawn_vfork`, which stays borrowed and
+    // unmoved until this child has exec'd or exited (CLONE_VFORK suspends the parent).
+    let plan = unsafe { &*(arg as *const ChildPlan) };
+    let fail = |step: u64| -> libc::c_int {
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0) as u64;
+        plan.failed
+            .store((step << 32) | errno, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: _exit is async-signal-safe and never returns.
+        unsafe { libc::_exit(127) }
+    };
+    // SAFETY (whole block): only async-signal-safe libc calls on data prepared by the parent;
+    // no allocation, no locks, no Rust runtime state is touched.
+    unsafe {
+        for &sig in &plan.reset_signals {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        if libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) != 0 {
+            return fail(0);
+        }
+        if libc::setpgid(0, 0) != 0 {
+            return fail(1);
+        }
+        for &fd in &plan.procs_fds {
+            if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                return fail(2);
+            }
+        }
+        if let Some(cpus) = &plan.affinity {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in cpus {
+                if c < libc::CPU_SETSIZE as usize {
+                    libc::CPU_SET(c, &mut set);
+                }
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return fail(3);
+            }
+        }
+        for &(res, soft, hard) in &plan.rlimits {
+            let lim = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(res, &lim) != 0 {
+                return fail(4);
+            }
+        }
+        if let Some(n) = plan.nice {
+            if libc::setpriority(libc::PRIO_PROCESS, 0, n) != 0 {
+                return fail(5);
+            }
+        }
+        if plan.fifo {
+            let p = libc::sched_param { sched_priority: 1 };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+                return fail(5);
+            }
+        }
+        for (target, &src) in plan.stdio.iter().enumerate() {
+            if src >= 0 && libc::dup2(src, target as i32) < 0 {
+                return fail(6);
+            }
+        }
+        if let Some(dir) = &plan.cwd {
+            if libc::chdir(dir.as_ptr()) != 0 {
+                return fail(7);
+            }
+        }
+        libc::execve(
+            plan.path.as_ptr(),
+            plan.argv_ptrs.as_ptr(),
+            plan.envp_ptrs.as_ptr(),
+        );
+        fail(8)
+    }
+}
+
+/// Starts `plan` in a child that shares tare's memory until it execs (like posix_spawn):
+/// no page tables are copied, so the cost does not grow with tare's own memory. Returns the
+/// child's pid once it has exec'd, or the step and error that stopped it (the child is reaped).
+pub fn spawn_vfork(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
+    const STACK: usize = 256 * 1024;
+    let mut stack = vec![0u8; STACK];
+    // SAFETY: `stack` outlives the child's use of it (CLONE_VFORK returns only after exec or
+    // exit); the top is 16-byte aligned as the ABI requires.
+    let top = unsafe { stack.as_mut_ptr().add(STACK) };
+    let top = ((top as usize) & !15) as *mut libc::c_void;
+    // Block every signal so no handler of tare runs on the child's stack; the child clears
+    // the mask after resetting dispositions.
+    // SAFETY: plain sigset manipulation on local values.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+    }
+    plan.failed.store(0, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: `child_main` only reads `plan` and makes async-signal-safe calls; CLONE_VM with
+    // CLONE_VFORK keeps this thread suspended (and `plan`, `stack` alive) until it execs.
+    let pid = unsafe {
+        libc::clone(
+            child_main,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            plan as *const ChildPlan as *mut libc::c_void,
+        )
+    };
+    let clone_err = io::Error::last_os_error();
+    // SAFETY: restores the mask saved above.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+    drop(stack);
+    if pid < 0 {
+        return Err((usize::MAX, clone_err));
+    }
+    let failed = plan.failed.load(std::sync::atomic::Ordering::SeqCst);
+    if failed != 0 {
+        let _ = wait4(pid);
+        let step = (failed >> 32) as usize;
+        return Err((
+            step,
+            io::Error::from_raw_os_error((failed & 0xffff_ffff) as i32),
+        ));
+    }
+    Ok(pid)
+}

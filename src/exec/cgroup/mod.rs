@@ -140,17 +140,6 @@ pub(crate) fn write_file(path: &Path, value: &str) -> io::Result<()> {
     })
 }
 
-/// Parses an unsigned integer control value, with the path in the error.
-pub(crate) fn read_u64(path: &Path) -> io::Result<u64> {
-    let s = read_trimmed(path)?;
-    s.parse::<u64>().map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: not a number: '{s}'", path.display()),
-        )
-    })
-}
-
 /// Finds `key value` in a flat-keyed file such as cpu.stat, memory.events or memory.oom_control.
 pub(crate) fn keyed_value(content: &str, key: &str) -> Option<u64> {
     content.lines().find_map(|l| {
@@ -159,6 +148,71 @@ pub(crate) fn keyed_value(content: &str, key: &str) -> Option<u64> {
             .then(|| it.next()?.parse().ok())
             .flatten()
     })
+}
+
+/// A single-value cgroup control file kept open and re-read from offset 0: one `pread` per
+/// read instead of open + stat + read + close. Not for lists such as `cgroup.procs`.
+pub(crate) struct ControlFile {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
+impl ControlFile {
+    pub(crate) fn open(path: std::path::PathBuf) -> io::Result<ControlFile> {
+        let file = std::fs::File::open(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        Ok(ControlFile { file, path })
+    }
+
+    /// Reads the file's current content into `buf` (truncated to its size).
+    pub(crate) fn read<'a>(&self, buf: &'a mut [u8]) -> io::Result<&'a str> {
+        use std::os::unix::fs::FileExt;
+        let n = self
+            .file
+            .read_at(buf, 0)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+        std::str::from_utf8(&buf[..n]).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: not text", self.path.display()),
+            )
+        })
+    }
+
+    pub(crate) fn read_u64(&self) -> io::Result<u64> {
+        let mut buf = [0u8; 64];
+        let s = self.read(&mut buf)?.trim();
+        s.parse().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: not a number: '{s}'", self.path.display()),
+            )
+        })
+    }
+}
+
+/// Whether a `cgroup.procs` file lists no process. Always a fresh open: a kept-open
+/// seq_file that once read empty can keep answering empty from its position.
+pub(crate) fn procs_empty(path: &Path) -> io::Result<bool> {
+    Ok(read_small(path)?.trim().is_empty())
+}
+
+/// Reads a small control file without a size query (open, read, close).
+pub(crate) fn read_small(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let mut buf = [0u8; 512];
+    let mut n = 0;
+    loop {
+        let k = f.read(&mut buf[n..])?;
+        if k == 0 || n + k == buf.len() {
+            n += k;
+            break;
+        }
+        n += k;
+    }
+    Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
 }
 
 /// Pids listed in a `cgroup.procs` file.

@@ -16,13 +16,14 @@
 //! `cpuacct.usage_*` across the run, and the group is proven empty before each run.
 
 use super::{
-    cgroup_mounts, group_name, keyed_value, own_cgroup, read_pids, read_trimmed, read_u64,
-    remove_dir_retrying, write_file, Accounting, Backend, ChildSetup, Needs, RunGroup,
+    cgroup_mounts, group_name, keyed_value, own_cgroup, procs_empty, read_pids, read_small,
+    read_trimmed, remove_dir_retrying, write_file, Accounting, Backend, ChildSetup, ControlFile,
+    Needs, RunGroup,
 };
 use crate::exec::spec::Limits;
 use crate::exec::sys::{self, Rusage};
 use crate::results::{MeasurementMethod, MethodKind};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -156,7 +157,10 @@ impl Backend for V1 {
         let memory_procs = OpenOptions::new()
             .write(true)
             .open(memory.path.join("cgroup.procs"))?;
-        let baseline = shared.cpu()?;
+        let baseline = match shared.last.get() {
+            Some(c) => c,
+            None => shared.cpu()?,
+        };
         Ok(Box::new(V1Group {
             shared,
             memory: Some(memory),
@@ -232,8 +236,12 @@ impl V1 {
         dirs.extend(cpuset_dir);
         let s = Rc::new(Shared {
             key,
-            cpuacct: cpuacct_path,
+            usage: ControlFile::open(cpuacct_path.join("cpuacct.usage"))?,
+            usage_user: ControlFile::open(cpuacct_path.join("cpuacct.usage_user"))?,
+            usage_sys: ControlFile::open(cpuacct_path.join("cpuacct.usage_sys"))?,
             freezer: freezer_path,
+            last: Cell::new(None),
+            known_empty: Cell::new(false),
             procs,
             _dirs: dirs,
         });
@@ -269,8 +277,14 @@ impl Drop for Dir {
 /// Groups shared by consecutive runs of one configuration (empty between runs).
 struct Shared {
     key: (Option<u64>, Option<Vec<usize>>),
-    cpuacct: PathBuf,
+    usage: ControlFile,
+    usage_user: ControlFile,
+    usage_sys: ControlFile,
     freezer: PathBuf,
+    /// Counters at the end of the last run: the next run's baseline (nothing runs in between).
+    last: Cell<Option<CpuCounters>>,
+    /// The last run's kill found the group empty.
+    known_empty: Cell<bool>,
     procs: Vec<File>,
     // Declared last so the files above are closed before the directories are removed.
     _dirs: Vec<Dir>,
@@ -280,9 +294,9 @@ impl Shared {
     /// (total, user ticks, system ticks) of the cpuacct group so far, in nanoseconds.
     fn cpu(&self) -> io::Result<CpuCounters> {
         Ok(CpuCounters {
-            total: read_u64(&self.cpuacct.join("cpuacct.usage"))?,
-            user: read_u64(&self.cpuacct.join("cpuacct.usage_user"))?,
-            system: read_u64(&self.cpuacct.join("cpuacct.usage_sys"))?,
+            total: self.usage.read_u64()?,
+            user: self.usage_user.read_u64()?,
+            system: self.usage_sys.read_u64()?,
         })
     }
 
@@ -332,7 +346,7 @@ impl RunGroup for V1Group {
     }
 
     fn cpu_so_far(&self, _main_pid: i32) -> io::Result<Duration> {
-        let total = read_u64(&self.shared.cpuacct.join("cpuacct.usage"))?;
+        let total = self.shared.usage.read_u64()?;
         Ok(Duration::from_nanos(
             total.saturating_sub(self.baseline.total),
         ))
@@ -341,10 +355,11 @@ impl RunGroup for V1Group {
     fn kill_all(&mut self, _main_pid: i32) -> io::Result<usize> {
         let freezer = &self.shared.freezer;
         let procs = freezer.join("cgroup.procs");
-        let first = read_pids(&procs)?;
-        if first.is_empty() {
+        if procs_empty(&procs)? {
+            self.shared.known_empty.set(true);
             return Ok(0);
         }
+        let first = read_pids(&procs)?;
         // Freeze so nothing can fork while we kill, then kill every member, then thaw so the
         // kill is delivered.
         self.shared.freezer_state("FROZEN")?;
@@ -361,6 +376,7 @@ impl RunGroup for V1Group {
         loop {
             let left = read_pids(&procs)?;
             if left.is_empty() {
+                self.shared.known_empty.set(true);
                 return Ok(first.len());
             }
             if Instant::now() > deadline {
@@ -378,6 +394,7 @@ impl RunGroup for V1Group {
 
     fn account(&self, _rusage: &Rusage) -> io::Result<Accounting> {
         let now = self.shared.cpu()?;
+        self.shared.last.set(Some(now));
         let b = self.baseline;
         let (user, system) = split_total(
             now.total.saturating_sub(b.total),
@@ -394,8 +411,14 @@ impl RunGroup for V1Group {
         } else {
             "memory.max_usage_in_bytes"
         };
-        let peak = read_u64(&mem.join(peak_file))?;
-        let oom = std::fs::read_to_string(mem.join("memory.oom_control"))
+        let peak_text = read_small(&mem.join(peak_file))?;
+        let peak: u64 = peak_text.trim().parse().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: not a number", mem.join(peak_file).display()),
+            )
+        })?;
+        let oom = read_small(&mem.join("memory.oom_control"))
             .ok()
             .and_then(|s| keyed_value(&s, "oom_kill"))
             .unwrap_or(0);

@@ -1,0 +1,205 @@
+//! Turns a [`RunSpec`] and its group's [`ChildSetup`] into a [`ChildPlan`] — program resolved
+//! in PATH, argv and environment as C strings, stdio and cgroup fds, limits and priority — and
+//! starts it with [`sys::spawn_vfork`].
+//!
+//! Why not `std::process::Command`: any `pre_exec` hook (needed to join the cgroups before
+//! exec) makes std fork instead of vfork, and fork copies tare's page tables — a cost that
+//! grows with tare's memory and made a run of /bin/true twice as expensive as hyperfine's.
+
+use super::cgroup::ChildSetup;
+use super::spec::{Input, Priority, RunSpec, Sink};
+use super::sys::{self, ChildPlan, STEP_NAMES};
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Files the parent keeps open while the child starts (their fds are in the plan).
+pub struct Held {
+    _files: Vec<File>,
+}
+
+fn cstring(s: &OsStr) -> io::Result<CString> {
+    CString::new(s.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "argument contains a NUL byte"))
+}
+
+/// Finds `program` like execvp would, in the run's PATH (tare's own when the run has none).
+pub fn resolve(
+    program: &OsStr,
+    env: &[(OsString, OsString)],
+    cwd: Option<&Path>,
+) -> io::Result<PathBuf> {
+    if program.as_bytes().contains(&b'/') {
+        return Ok(PathBuf::from(program));
+    }
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PATH"));
+    let path = path.unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let mut denied = false;
+    for dir in std::env::split_paths(&path) {
+        let dir = match cwd {
+            Some(c) if dir.is_relative() => c.join(dir),
+            _ => dir,
+        };
+        let candidate = dir.join(program);
+        if let Ok(meta) = candidate.metadata() {
+            use std::os::unix::fs::PermissionsExt;
+            if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
+                return Ok(candidate);
+            }
+            denied = true;
+        }
+    }
+    Err(io::Error::from(if denied {
+        io::ErrorKind::PermissionDenied
+    } else {
+        io::ErrorKind::NotFound
+    }))
+}
+
+fn open_sink(sink: &Sink, null: &mut Option<File>, files: &mut Vec<File>) -> io::Result<i32> {
+    Ok(match sink {
+        Sink::Inherit => -1,
+        Sink::Null => null_fd(null)?,
+        Sink::File(p) => {
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("cannot open output file {}: {e}", p.display()),
+                    )
+                })?;
+            let fd = f.as_raw_fd();
+            files.push(f);
+            fd
+        }
+    })
+}
+
+fn null_fd(null: &mut Option<File>) -> io::Result<i32> {
+    if null.is_none() {
+        *null = Some(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")?,
+        );
+    }
+    Ok(null.as_ref().map_or(-1, |f| f.as_raw_fd()))
+}
+
+/// Prepares everything the child needs. The returned [`Held`] must live until the spawn.
+pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Held)> {
+    let program = spec
+        .argv
+        .first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+    let path = resolve(program, &spec.env, spec.cwd.as_deref())?;
+    let argv: Vec<CString> = spec
+        .argv
+        .iter()
+        .map(|a| cstring(a))
+        .collect::<io::Result<_>>()?;
+    let envp: Vec<CString> = spec
+        .env
+        .iter()
+        .map(|(k, v)| {
+            let mut kv = k.clone();
+            kv.push("=");
+            kv.push(v);
+            cstring(&kv)
+        })
+        .collect::<io::Result<_>>()?;
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|c| c.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|c| c.as_ptr()).collect();
+    envp_ptrs.push(std::ptr::null());
+
+    let mut files = Vec::new();
+    let mut null = None;
+    let stdin = match &spec.stdin {
+        Input::Null => null_fd(&mut null)?,
+        Input::File(p) => {
+            let f = File::open(p).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot open input file {}: {e}", p.display()),
+                )
+            })?;
+            let fd = f.as_raw_fd();
+            files.push(f);
+            fd
+        }
+    };
+    let stdout = open_sink(&spec.stdout, &mut null, &mut files)?;
+    let stderr = open_sink(&spec.stderr, &mut null, &mut files)?;
+    files.extend(null);
+
+    let mut rlimits = Vec::new();
+    if let Some(secs) = setup.rlimit_cpu {
+        rlimits.push((libc::RLIMIT_CPU, secs, secs + 1));
+    }
+    if let Some(bytes) = setup.rlimit_as {
+        rlimits.push((libc::RLIMIT_AS, bytes, bytes));
+    }
+    let (nice, fifo) = match spec.priority {
+        Priority::Normal => (None, false),
+        Priority::High => (Some(-20), false),
+        Priority::Realtime { cap_seconds } => {
+            let us = cap_seconds.saturating_mul(1_000_000);
+            rlimits.push((libc::RLIMIT_RTTIME, us, us.saturating_add(1_000_000)));
+            (None, true)
+        }
+    };
+    let plan = ChildPlan {
+        path: cstring(path.as_os_str())?,
+        argv_ptrs,
+        envp_ptrs,
+        _argv: argv,
+        _envp: envp,
+        cwd: spec
+            .cwd
+            .as_ref()
+            .map(|d| cstring(d.as_os_str()))
+            .transpose()?,
+        stdio: [stdin, stdout, stderr],
+        procs_fds: setup.procs_fds.clone(),
+        affinity: setup.affinity.clone(),
+        rlimits,
+        nice,
+        fifo,
+        reset_signals: vec![
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGPIPE,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+        ],
+        failed: Default::default(),
+    };
+    Ok((plan, Held { _files: files }))
+}
+
+/// Starts the child; errors say which step failed.
+pub fn start(plan: &ChildPlan) -> io::Result<i32> {
+    sys::spawn_vfork(plan).map_err(|(step, e)| match step {
+        8 => e, // exec: the kind (not found, permission) speaks for itself
+        usize::MAX => io::Error::new(e.kind(), format!("clone failed: {e}")),
+        s => io::Error::new(
+            e.kind(),
+            format!(
+                "{} failed in the child: {e}",
+                STEP_NAMES.get(s).unwrap_or(&"setup")
+            ),
+        ),
+    })
+}
