@@ -93,6 +93,10 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
     });
     cmd.stdout(open_sink(&spec.stdout)?);
     cmd.stderr(open_sink(&spec.stderr)?);
+    let isolation = match &spec.isolation {
+        Some(iso) => Some(super::isolate::Prepared::new(iso, spec.cwd.as_deref(), &spec.env)?),
+        None => None,
+    };
     // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
     // are made — signal, setpgid, write, sched_setaffinity, setrlimit — on data prepared
     // before the fork; nothing allocates or takes a lock.
@@ -111,6 +115,9 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
             }
             if let Some(bytes) = setup.rlimit_as {
                 sys::setrlimit(libc::RLIMIT_AS, bytes, bytes)?;
+            }
+            if let Some(iso) = &isolation {
+                iso.enter()?; // async-signal-safe by design; see exec::isolate
             }
             Ok(())
         });

@@ -48,6 +48,8 @@ pub struct RunSpec {
     pub limits: Limits,
     /// Logical CPUs to confine the run to (cpuset; sched_setaffinity in the fallback).
     pub cores: Option<Vec<usize>>,
+    /// Namespaces and file-system layout of the run (see `exec::isolate`); `None`: none.
+    pub isolation: Option<super::isolate::Isolation>,
 }
 
 impl RunSpec {
@@ -66,6 +68,7 @@ impl RunSpec {
             stderr: Sink::Null,
             limits: Limits::default(),
             cores: None,
+            isolation: None,
         }
     }
 }

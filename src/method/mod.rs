@@ -264,6 +264,7 @@ impl Runner<'_> {
             stderr: self.plan.output.clone(),
             limits: self.plan.limits,
             cores: self.plan.cores.clone(),
+            isolation: None,
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let m = self.exec.run(&spec, self.cancel)?;
