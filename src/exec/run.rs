@@ -94,7 +94,11 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
     cmd.stdout(open_sink(&spec.stdout)?);
     cmd.stderr(open_sink(&spec.stderr)?);
     let isolation = match &spec.isolation {
-        Some(iso) => Some(super::isolate::Prepared::new(iso, spec.cwd.as_deref(), &spec.env)?),
+        Some(iso) => Some(super::isolate::Prepared::new(
+            iso,
+            spec.cwd.as_deref(),
+            &spec.env,
+        )?),
         None => None,
     };
     // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
