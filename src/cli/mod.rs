@@ -2,6 +2,8 @@
 //! error to one line and an exit code (see `crate::error::exit`).
 
 mod run;
+mod suite;
+mod table;
 
 use crate::error::{exit, exit_code_of};
 use clap::{Parser, Subcommand};
@@ -20,6 +22,10 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Rebuild results from the journal of a session that crashed.
     Recover(run::RecoverArgs),
+    /// Benchmark suites: tools × configurations × inputs, isolated, in parallel, classified.
+    Suite(suite::SuiteArgs),
+    /// Tables of suite results: HTML (with plots), CSV, regression counts for CI.
+    Table(table::TableArgs),
 }
 
 /// Runs tare with the process's arguments; returns the exit code.
@@ -39,6 +45,8 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Recover(args) => run::recover(args),
+        Command::Suite(args) => suite::run(args),
+        Command::Table(args) => table::run(args),
     };
     match result {
         Ok(code) => code,
