@@ -38,7 +38,7 @@ pub fn write(t: &Table, v: &View, out: impl Write) -> anyhow::Result<()> {
                 Some(c) => {
                     rec.push(t.statuses[c.status as usize].clone());
                     rec.push(c.category.as_str().into());
-                    rec.push(format!("{}", c.score));
+                    rec.push(num(Some(c.score)));
                     rec.push(num(c.cpu.map(|s| s.median)));
                     rec.push(num(c.wall.map(|s| s.median)));
                     rec.push(num(c.memory.map(|s| s.median)));

@@ -176,6 +176,16 @@ pub fn quantile(series: &[(String, Vec<(f64, f64)>)], xlabel: &str, ylabel: &str
                 path.join(" ")
             );
         }
+        if pts.len() <= 100 {
+            for &(x, y) in pts {
+                let _ = write!(
+                    svg,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}"/>"#,
+                    xf(x),
+                    H - MB - axis.frac(y) * (H - MT - MB)
+                );
+            }
+        }
         let ly = MT + 14.0 + 14.0 * i as f64;
         let _ = write!(
             svg,
