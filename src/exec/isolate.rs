@@ -7,28 +7,33 @@
 //! child does before exec.
 //!
 //! How (decided, so that nothing allocates between fork and exec): the parent prepares every
-//! path as a C string ([`Prepared::new`]); in the child, after it has joined the run's cgroups,
-//! [`Prepared::enter`] calls `unshare` and forks twice more, because a new PID namespace
-//! applies to children only and a fresh `/proc` must be mounted from inside it:
+//! path as a C string ([`Prepared::new`]); in the forked child, [`Prepared::enter`] calls
+//! `unshare` and forks twice more, because a new PID namespace applies to children only and a
+//! fresh `/proc` must be mounted from inside it:
 //!
 //! ```text
-//! intermediate (host pid tare waits for) ── init (PID 1: mounts, lo up, reaps) ── tool (PID 2: exec)
+//! intermediate (host pid tare waits for) ── init (PID 1: mounts, lo up, reaps) ── tool (PID 2)
 //! ```
 //!
-//! The tool is not PID 1, so signals behave as usual for it (a PID 1 ignores its own
-//! `abort()`). Init reaps orphans, passes the tool's raw wait status up a pipe and exits, and
-//! the kernel then kills whatever is left in the namespace. The intermediate ends exactly as
-//! the tool ended (exit code or signal), so tare's wall time, pidfd, limits and kill-all work
-//! as without isolation. All three stay in the run's cgroups (joined before `unshare`), so CPU
-//! time and memory are accounted as before; they add two tasks to the pids limit.
-//!
+//! Only the tool's process returns from `enter`; it then joins the run's cgroups and execs.
+//! So CPU time, peak memory and the task limit cover the tool's whole tree and nothing of the
+//! setup (namespaces, mounts, the two helper processes), as in BenchExec; wall time, measured
+//! by tare from spawn to the intermediate's exit, does include the setup (see
+//! `bench/isolation_overhead.sh` for its size). The tool is not PID 1, so signals behave as
+//! usual for it (a PID 1 ignores its own `abort()`). Init reaps orphans, passes the tool's raw
+//! wait status up a pipe and exits; the kernel then kills whatever is left in the namespace.
+//! The intermediate ends exactly as the tool ended (exit code or signal), so tare's pidfd,
+//! limits and kill-all work as without isolation: killing the tool's group makes both helpers
+//! exit, and killing the intermediate kills init (parent-death signal) and so the namespace.
+
 //! File system: `/` and every mount below it is made read-only in the run's mount namespace
 //! (`mount_setattr`), and each writable directory is re-attached read-write from a clone taken
 //! before (`open_tree` + `move_mount`; also works for directories below the private `/tmp`).
 //! Kernel overlayfs refuses `/` as a lower layer on this kind of machine, so tare does not
 //! offer BenchExec's overlay mode: writes outside writable directories fail with EROFS instead
 //! of going to a discarded overlay. Files written to the private `/tmp` (tmpfs) are memory
-//! charged to the run's memory cgroup, since the run mounts and fills it after joining.
+//! charged to the run's memory cgroup (tmpfs pages are charged to the process that writes
+//! them): they count against `--memory-limit` and in peak memory.
 //!
 //! Root uses no user namespace; other users get one mapping their own uid and gid (not tested
 //! in CI, which runs as root). Needs Linux ≥ 5.12.
@@ -217,10 +222,10 @@ impl Prepared {
         })
     }
 
-    /// Enters the isolation. Call in the forked child before exec, after it joined its
-    /// cgroups. Async-signal-safe: only syscalls on prepared data. In the intermediate process
-    /// this never returns (see the module doc); in the inner one it returns when the command
-    /// may be exec'd.
+    /// Enters the isolation. Call in the forked child before exec and before it joins the
+    /// run's cgroups. Async-signal-safe: only syscalls on prepared data. In the intermediate
+    /// and init processes this never returns (see the module doc); in the tool's process it
+    /// returns when the command may join its groups and be exec'd.
     pub fn enter(&self) -> io::Result<()> {
         sys::unshare(self.flags)?;
         if let Some((uid_map, gid_map)) = &self.user_maps {

@@ -108,6 +108,11 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
         cmd.pre_exec(move || {
             sys::reset_signals();
             sys::setpgid_self()?;
+            if let Some(iso) = &isolation {
+                // Async-signal-safe by design; returns only in the tool's process, which then
+                // joins the run's groups alone (see exec::isolate).
+                iso.enter()?;
+            }
             for &fd in &setup.procs_fds {
                 sys::write_raw(fd, b"0")?;
             }
@@ -119,9 +124,6 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
             }
             if let Some(bytes) = setup.rlimit_as {
                 sys::setrlimit(libc::RLIMIT_AS, bytes, bytes)?;
-            }
-            if let Some(iso) = &isolation {
-                iso.enter()?; // async-signal-safe by design; see exec::isolate
             }
             Ok(())
         });
