@@ -50,7 +50,8 @@ fn suite_file() -> PathBuf {
 }
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("suite-{name}-{}", std::process::id()));
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("suite-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }
@@ -83,7 +84,11 @@ fn example_suite_runs_in_parallel_and_classifies_correctly() {
         .unwrap();
     assert!(st.success(), "{st:?}");
     let recs = records(&out);
-    assert_eq!(recs.len(), 40, "5 tool configurations × 4 inputs × 2 repetitions");
+    assert_eq!(
+        recs.len(),
+        40,
+        "5 tool configurations × 4 inputs × 2 repetitions"
+    );
     let mut by_cat: BTreeMap<(String, String, String), String> = BTreeMap::new();
     let mut slots = std::collections::BTreeSet::new();
     for r in &recs {
@@ -102,7 +107,10 @@ fn example_suite_runs_in_parallel_and_classifies_correctly() {
     for r in &recs {
         let tool = r["tool"].as_str().unwrap();
         let input = r["input"].as_str().unwrap();
-        let (status, cat) = (r["status"].as_str().unwrap(), r["category"].as_str().unwrap());
+        let (status, cat) = (
+            r["status"].as_str().unwrap(),
+            r["category"].as_str().unwrap(),
+        );
         if tool == "gzip-truncated" && input != "inputs/tiny.txt" {
             assert_eq!((status, cat), ("corrupt", "wrong"), "{r}");
             assert_eq!(r["score"].as_f64(), Some(-16.0));
@@ -110,11 +118,19 @@ fn example_suite_runs_in_parallel_and_classifies_correctly() {
             assert_eq!((status, cat), ("ok", "correct"), "{r}");
             assert_eq!(r["score"].as_f64(), Some(2.0));
         }
-        let files: Vec<&str> = r["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+        let files: Vec<&str> = r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
         assert_eq!(files.len(), 1, "one result file (out.*) per run: {r}");
     }
     assert_eq!(slots.len(), 2, "runs were spread over two slots: {slots:?}");
-    assert!(!out.join("work").exists(), "scratch directories are removed");
+    assert!(
+        !out.join("work").exists(),
+        "scratch directories are removed"
+    );
 
     // --resume with everything done runs nothing and keeps the records.
     let st = tare()
@@ -149,8 +165,14 @@ fn example_suite_runs_in_parallel_and_classifies_correctly() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("STATS gzip-truncated/default: correct 1, wrong 3; score -46"), "{stdout}");
-    assert!(stdout.contains("STATS xz/l6: correct 4; score 8"), "{stdout}");
+    assert!(
+        stdout.contains("STATS gzip-truncated/default: correct 1, wrong 3; score -46"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("STATS xz/l6: correct 4; score 8"),
+        "{stdout}"
+    );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<svg") && page.contains("class=\"wrong\">corrupt"));
     let _ = std::fs::remove_dir_all(&out);
@@ -169,5 +191,8 @@ fn too_many_parallel_runs_are_refused() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("runs never share one") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("runs never share one") && err.lines().count() == 1,
+        "{err}"
+    );
 }

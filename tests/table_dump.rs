@@ -49,7 +49,8 @@ fn write(path: &Path, recs: &[RunRecord]) {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("table-{name}-{}", std::process::id()));
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("table-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -94,9 +95,15 @@ fn dump_counts_regressions_against_a_baseline() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("REGRESSIONS a/c against base: 1 (correct→timeout 1); fixed 1; status changed 2 of 3 compared"), "{out}");
-    assert!(out.contains("REGRESSIONS b/c against base: 1 (correct→wrong 1)"), "{out}");
+    assert!(
+        out.contains("REGRESSIONS b/c against base: 1 (correct→wrong 1)"),
+        "{out}"
+    );
     assert!(out.contains("REGRESSIONS total 2"), "{out}");
-    assert!(out.contains("STATS a/c: correct 2, timeout 1; score 4"), "{out}");
+    assert!(
+        out.contains("STATS a/c: correct 2, timeout 1; score 4"),
+        "{out}"
+    );
     // Against itself: no regressions, exit 0.
     let o = tare()
         .arg("table")
@@ -105,7 +112,12 @@ fn dump_counts_regressions_against_a_baseline() {
         .arg("--dump")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("REGRESSIONS total 0"));
 }
 
@@ -125,16 +137,33 @@ fn repetitions_filters_and_csv() {
             rec("b", "2", 0, "bad", Wrong, 0.1),
         ],
     );
-    let o = tare().arg("table").arg(&f).args(["--csv", "-"]).output().unwrap();
+    let o = tare()
+        .arg("table")
+        .arg(&f)
+        .args(["--csv", "-"])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let csv = String::from_utf8_lossy(&o.stdout);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
     // Input 1 of a: majority status ok, median CPU 0.2 s of 3 repetitions.
-    assert!(lines[1].starts_with("set,1,ok,ok,correct,1.333333333,0.2,"), "{csv}");
+    assert!(
+        lines[1].starts_with("set,1,ok,ok,correct,1.333333333,0.2,"),
+        "{csv}"
+    );
     assert!(lines[1].contains(",3,"), "{csv}");
-    let o = tare().arg("table").arg(&f).args(["--csv", "-", "--diff"]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2, "only input 2 differs");
+    let o = tare()
+        .arg("table")
+        .arg(&f)
+        .args(["--csv", "-", "--diff"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        2,
+        "only input 2 differs"
+    );
     let o = tare()
         .arg("table")
         .arg(&f)
@@ -145,22 +174,41 @@ fn repetitions_filters_and_csv() {
     assert_eq!(csv.lines().count(), 2, "{csv}");
     assert!(!csv.contains("a/c"), "{csv}");
     let html = d.join("t.html");
-    let o = tare().arg("table").arg(&f).arg("--html").arg(&html).output().unwrap();
+    let o = tare()
+        .arg("table")
+        .arg(&f)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("(2/3)"), "repetitions that disagree are shown");
-    assert_eq!(page.matches("<svg").count(), 3, "scatter, quantile, score-based quantile");
+    assert!(
+        page.contains("(2/3)"),
+        "repetitions that disagree are shown"
+    );
+    assert_eq!(
+        page.matches("<svg").count(),
+        3,
+        "scatter, quantile, score-based quantile"
+    );
 }
 
 #[test]
 fn errors_are_one_line() {
-    let o = tare().args(["table", "/nonexistent/results", "--dump"]).output().unwrap();
+    let o = tare()
+        .args(["table", "/nonexistent/results", "--dump"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(e.lines().count(), 1, "{e}");
     let o = tare().args(["table", "x"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--html"));
-    let o = tare().args(["table", "x", "--dump", "--category", "nope"]).output().unwrap();
+    let o = tare()
+        .args(["table", "x", "--dump", "--category", "nope"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }

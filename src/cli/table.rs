@@ -54,7 +54,10 @@ fn regex(s: &Option<String>, flag: &str) -> anyhow::Result<Option<regex::Regex>>
     s.as_deref()
         .map(|r| {
             regex::Regex::new(r).map_err(|e| {
-                usage(format!("{flag}: invalid regex: {}", e.to_string().replace('\n', " ")))
+                usage(format!(
+                    "{flag}: invalid regex: {}",
+                    e.to_string().replace('\n', " ")
+                ))
             })
         })
         .transpose()
@@ -62,7 +65,9 @@ fn regex(s: &Option<String>, flag: &str) -> anyhow::Result<Option<regex::Regex>>
 
 pub fn run(a: TableArgs) -> anyhow::Result<i32> {
     if a.html.is_none() && a.csv.is_none() && !a.dump {
-        return Err(usage("nothing to write: give --html OUT, --csv OUT or --dump"));
+        return Err(usage(
+            "nothing to write: give --html OUT, --csv OUT or --dump",
+        ));
     }
     let metric: Metric = a.metric.parse().map_err(usage)?;
     let categories = a
@@ -90,7 +95,11 @@ pub fn run(a: TableArgs) -> anyhow::Result<i32> {
                 .collect::<Result<_, _>>()
                 .ok()
                 .filter(|v: &Vec<usize>| v.len() == 2 && v.iter().all(|&x| x >= 1))
-                .ok_or_else(|| usage(format!("--scatter '{s}': give two column positions, e.g. 1,2")))?;
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--scatter '{s}': give two column positions, e.g. 1,2"
+                    ))
+                })?;
             Some((parts[0] - 1, parts[1] - 1))
         }
         None => Some((0, 1)),
@@ -102,11 +111,15 @@ pub fn run(a: TableArgs) -> anyhow::Result<i32> {
             .title
             .clone()
             .unwrap_or_else(|| format!("Results: {}", t.sources.join(", ")));
-        let page = html::render(&t, &v, &html::PageOptions {
-            title,
-            scatter,
-            metric,
-        });
+        let page = html::render(
+            &t,
+            &v,
+            &html::PageOptions {
+                title,
+                scatter,
+                metric,
+            },
+        );
         std::fs::write(out, page)
             .map_err(|e| usage(format!("cannot write {}: {e}", out.display())))?;
     }
@@ -129,14 +142,25 @@ pub fn run(a: TableArgs) -> anyhow::Result<i32> {
                 let base = Table::load(&a.results[..1])?;
                 let cur = Table::load(&a.results[1..])?;
                 let cur_v = View::new(&cur, &filters);
-                (table::model::source_label(&a.results[0]), Some(base), cur, cur_v)
+                (
+                    table::model::source_label(&a.results[0]),
+                    Some(base),
+                    cur,
+                    cur_v,
+                )
             }
             None => (String::new(), None, t, v),
         };
-        let regs = base.as_ref().map(|b| dump::compare(b, &cur_t, &cur_v.columns));
+        let regs = base
+            .as_ref()
+            .map(|b| dump::compare(b, &cur_t, &cur_v.columns));
         print!(
             "{}",
-            dump::render(&cur_t, &cur_v, regs.as_deref().map(|r| (base_label.as_str(), r)))
+            dump::render(
+                &cur_t,
+                &cur_v,
+                regs.as_deref().map(|r| (base_label.as_str(), r))
+            )
         );
         if regs.is_some_and(|r| r.iter().any(|x| x.regressions > 0)) {
             return Ok(exit::VERDICT);

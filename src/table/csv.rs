@@ -13,7 +13,15 @@ pub fn write(t: &Table, v: &View, out: impl Write) -> anyhow::Result<()> {
     let mut header = vec!["set".to_string(), "input".into(), "expected".into()];
     for &c in &v.columns {
         let l = &t.columns[c].label;
-        for f in ["status", "category", "score", "cpu_time", "wall_time", "peak_memory", "repetitions"] {
+        for f in [
+            "status",
+            "category",
+            "score",
+            "cpu_time",
+            "wall_time",
+            "peak_memory",
+            "repetitions",
+        ] {
             header.push(format!("{l} {f}"));
         }
     }

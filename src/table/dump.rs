@@ -50,9 +50,12 @@ pub fn compare(base: &Table, cur: &Table, columns: &[usize]) -> Vec<Regressions>
                 let Some(now) = summarize(&row.cells[ci]) else {
                     continue;
                 };
-                let Some(&(was, was_status)) =
-                    base_cells.get(&(col.tool.as_str(), col.config.as_str(), row.set.as_str(), row.input.as_str()))
-                else {
+                let Some(&(was, was_status)) = base_cells.get(&(
+                    col.tool.as_str(),
+                    col.config.as_str(),
+                    row.set.as_str(),
+                    row.input.as_str(),
+                )) else {
                     continue;
                 };
                 r.compared += 1;

@@ -110,8 +110,13 @@ pub fn render(t: &Table, v: &View, opts: &PageOptions) -> String {
     let units: Vec<(Unit, Unit, Unit)> = (0..v.columns.len())
         .map(|ci| {
             let typical = |f: &dyn Fn(&super::model::CellSummary) -> Option<f64>| {
-                Spread::of(v.rows.iter().filter_map(|(_, c)| c[ci].as_ref().and_then(f)).collect())
-                    .map_or(1.0, |s| s.median)
+                Spread::of(
+                    v.rows
+                        .iter()
+                        .filter_map(|(_, c)| c[ci].as_ref().and_then(f))
+                        .collect(),
+                )
+                .map_or(1.0, |s| s.median)
             };
             (
                 time_unit(typical(&|c| c.cpu.map(|s| s.median))),

@@ -139,7 +139,11 @@ impl Table {
                     memory: r.peak_memory,
                 });
             })
-            .map_err(|e| crate::error::usage(format!("{e}; give a suite output directory or its results.jsonl")))?;
+            .map_err(|e| {
+                crate::error::usage(format!(
+                    "{e}; give a suite output directory or its results.jsonl"
+                ))
+            })?;
             t.skipped_lines += bad;
         }
         let n = t.columns.len();
@@ -222,7 +226,11 @@ pub fn summarize(reps: &[Rep]) -> Option<CellSummary> {
         score: reps.iter().map(|r| r.score).sum::<f64>() / reps.len() as f64,
         cpu: Spread::of(reps.iter().map(|r| r.cpu).collect()),
         wall: Spread::of(reps.iter().map(|r| r.wall).collect()),
-        memory: Spread::of(reps.iter().filter_map(|r| r.memory.map(|m| m as f64)).collect()),
+        memory: Spread::of(
+            reps.iter()
+                .filter_map(|r| r.memory.map(|m| m as f64))
+                .collect(),
+        ),
     })
 }
 
@@ -249,7 +257,10 @@ mod tests {
             rep(0, Category::Correct, 2.0),
         ])
         .unwrap();
-        assert_eq!((s.status, s.category, s.agreeing, s.reps), (0, Category::Correct, 2, 3));
+        assert_eq!(
+            (s.status, s.category, s.agreeing, s.reps),
+            (0, Category::Correct, 2, 3)
+        );
         let cpu = s.cpu.unwrap();
         assert_eq!((cpu.median, cpu.min, cpu.max), (2.0, 1.0, 9.0));
         assert!((s.score - 4.0 / 3.0).abs() < 1e-9);

@@ -46,7 +46,11 @@ pub struct View {
 impl View {
     pub fn new(t: &Table, f: &Filters) -> View {
         let columns: Vec<usize> = (0..t.columns.len())
-            .filter(|&c| f.columns.as_ref().map_or(true, |re| re.is_match(&t.columns[c].label)))
+            .filter(|&c| {
+                f.columns
+                    .as_ref()
+                    .map_or(true, |re| re.is_match(&t.columns[c].label))
+            })
             .collect();
         let mut rows = Vec::new();
         let mut same = Vec::new();
