@@ -165,6 +165,7 @@ impl Prepared {
             )));
         }
         let mut writable = Vec::new();
+        let mut writable_paths: Vec<PathBuf> = Vec::new();
         for d in &dirs {
             let canon = d.canonicalize().map_err(|e| {
                 invalid(format!(
@@ -194,11 +195,23 @@ impl Prepared {
                 path: cstring(&canon)?,
                 mkdirs,
             });
+            writable_paths.push(canon);
         }
         let cwd = match cwd {
             Some(c) => c.to_path_buf(),
             None => std::env::current_dir()?,
         };
+        let cwd = cwd.canonicalize().unwrap_or(cwd);
+        let reachable = |p: &Path| {
+            !tmpfs.iter().any(|t| p.starts_with(t))
+                || writable_paths.iter().any(|w| p.starts_with(w))
+        };
+        if !reachable(&cwd) {
+            return Err(invalid(format!(
+                "the working directory {} is hidden in isolated runs (private /tmp, /run, /dev/shm or hidden home); run from another directory or make it writable",
+                cwd.display()
+            )));
+        }
         let memory_mask = iso.memory_nodes.as_ref().map(|nodes| {
             let bits = 8 * std::mem::size_of::<libc::c_ulong>();
             let max = nodes.iter().copied().max().unwrap_or(0);
@@ -337,6 +350,14 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn hidden_working_directory_is_refused() {
+        let e = Prepared::new(&Isolation::default(), Some(Path::new("/tmp")), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hidden in isolated runs"), "{e}");
     }
 
     #[test]

@@ -102,16 +102,10 @@ pub fn allocate(
     let mut ordered: Vec<_> = groups.into_iter().collect();
     ordered.sort_by_key(|(k, g)| (std::cmp::Reverse(g.len()), *k));
     'outer: for ((package, node), mut cores) in ordered {
-        cores.sort_by_key(|c| c.cpus[0]);
         let k = need(&cores);
-        // Prefer cores without CPU 0 (more housekeeping interrupts) when there is room.
-        let spare = cores.len() - (cores.len() / k) * k;
-        if spare > 0 {
-            if let Some(i) = cores.iter().position(|c| c.cpus.contains(&0)) {
-                let c0 = cores.remove(i);
-                cores.push(c0);
-            }
-        }
+        // CPU 0's core last: it takes more housekeeping interrupts, and is left free when
+        // fewer slots than cores are needed.
+        cores.sort_by_key(|c| (c.cpus.contains(&0), c.cpus[0]));
         for chunk in cores.chunks(k) {
             if chunk.len() < k || slots.len() == parallel {
                 break;
