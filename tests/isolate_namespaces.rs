@@ -167,18 +167,23 @@ fn file_system_is_read_only_except_writable_dirs_and_tmp_is_private() {
 }
 
 #[test]
-fn writable_dir_below_tmp_and_hidden_home() {
+fn writable_and_readable_dirs_below_tmp_and_hidden_home() {
     need_root!();
     let host_tmp_dir = tempfile::tempdir().unwrap(); // lives in the host /tmp
+    let readable_dir = tempfile::tempdir().unwrap(); // also in the host /tmp
+    std::fs::write(readable_dir.path().join("input"), "in").unwrap();
     let home = scratch("home");
     std::fs::write(home.join("secret"), "s").unwrap();
     let script = format!(
-        "echo y > {}/f && echo TMPW=ok; ls -A $HOME | wc -l | sed 's/^/HOMECOUNT=/'",
-        host_tmp_dir.path().display()
+        "echo y > {}/f && echo TMPW=ok; ls -A $HOME | wc -l | sed 's/^/HOMECOUNT=/'; \
+         cat {r}/input && echo; if echo z > {r}/w 2>/dev/null; then echo RW=ok; else echo RW=refused; fi",
+        host_tmp_dir.path().display(),
+        r = readable_dir.path().display()
     );
     let log_dir = scratch("home-log");
     let iso = Isolation {
         writable: vec![host_tmp_dir.path().to_path_buf()],
+        readable: vec![readable_dir.path().to_path_buf()],
         hide_home: true,
         ..Default::default()
     };
@@ -194,6 +199,10 @@ fn writable_dir_below_tmp_and_hidden_home() {
     assert!(m.succeeded(), "{m:?} {out}");
     assert!(out.contains("TMPW=ok"), "{out}");
     assert!(out.contains("HOMECOUNT=0"), "{out}");
+    assert!(
+        out.contains("\nin\n") && out.contains("RW=refused"),
+        "readable below /tmp: visible, read-only: {out}"
+    );
     assert_eq!(
         std::fs::read_to_string(host_tmp_dir.path().join("f")).unwrap(),
         "y\n"

@@ -161,3 +161,41 @@ output = "^done$"
     assert!(recs.iter().all(|r| r["category"] == "correct"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn suite_below_tmp_sees_its_inputs_under_isolation() {
+    if !root() {
+        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap(); // the host /tmp, private in isolated runs
+    std::fs::create_dir(d.path().join("in")).unwrap();
+    std::fs::write(d.path().join("in/a.txt"), "hello").unwrap();
+    std::fs::write(
+        d.path().join("s.toml"),
+        r#"
+[[tool]]
+name = "cat"
+command = "cat {input}"
+[[inputs]]
+name = "x"
+files = ["in/*.txt"]
+expected = "hello"
+[[classify]]
+result = "hello"
+output = "^hello"
+"#,
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["suite", "run", "-q", "--output-dir"])
+        .arg(&out)
+        .arg(d.path().join("s.toml"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["category"], "correct", "{}", recs[0]);
+}

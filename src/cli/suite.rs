@@ -37,6 +37,9 @@ struct IsolationArgs {
     /// A directory the runs may write to (repeatable); everything else is read-only.
     #[arg(long, value_name = "DIR")]
     writable: Vec<PathBuf>,
+    /// A directory to keep visible, read-only, even below the private /tmp (repeatable).
+    #[arg(long, value_name = "DIR")]
+    readable: Vec<PathBuf>,
     /// Hide $HOME behind an empty tmpfs.
     #[arg(long)]
     hide_home: bool,
@@ -49,6 +52,7 @@ impl IsolationArgs {
     fn apply(&self, iso: &mut Isolation) {
         iso.network |= self.network;
         iso.writable.extend(self.writable.iter().cloned());
+        iso.readable.extend(self.readable.iter().cloned());
         iso.hide_home |= self.hide_home;
         iso.result_files.extend(self.result_files.iter().cloned());
     }

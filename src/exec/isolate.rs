@@ -56,6 +56,10 @@ pub struct Isolation {
     pub network: bool,
     /// Directories the run may write to (everything else is read-only).
     pub writable: Vec<PathBuf>,
+    /// Directories kept visible (read-only) even below a private directory (`/tmp`, `/run`,
+    /// `/dev/shm`, a hidden `$HOME`), e.g. a suite's inputs below /tmp. Others are visible
+    /// anyway.
+    pub readable: Vec<PathBuf>,
     /// Mount an empty tmpfs over `$HOME`.
     pub hide_home: bool,
     /// Globs, relative to the work directory, of files to keep after the run (used by the
@@ -69,7 +73,8 @@ pub struct Isolation {
     pub memory_nodes: Option<Vec<usize>>,
 }
 
-/// Most writable directories a run may have (a fixed array in the child avoids allocating).
+/// Most directories a run may have re-attached (writable ones, and readable ones below a
+/// private directory): a fixed array in the child avoids allocating.
 pub const MAX_WRITABLE: usize = 32;
 
 /// Directories that get a fresh, empty tmpfs in every isolated run.
@@ -78,6 +83,8 @@ const PRIVATE_DIRS: [&str; 3] = ["/tmp", "/dev/shm", "/run"];
 #[derive(Debug)]
 struct WritableDir {
     path: CString,
+    /// Re-attached read-write (else read-only).
+    write: bool,
     /// Directories to create (parents first) before attaching, when `path` lies below a fresh
     /// tmpfs.
     mkdirs: Vec<CString>,
@@ -156,17 +163,30 @@ impl Prepared {
             }
             tmpfs.push(home);
         }
-        let mut dirs: Vec<PathBuf> = iso.writable.clone();
-        dirs.extend(iso.workdir.clone());
+        let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
+        for r in &iso.readable {
+            let canon = r
+                .canonicalize()
+                .map_err(|e| invalid(format!("readable directory {}: {e}", r.display())))?;
+            if tmpfs.iter().any(|t| canon.starts_with(t)) {
+                dirs.push((canon, false));
+            }
+        }
+        dirs.extend(
+            iso.writable
+                .iter()
+                .chain(&iso.workdir)
+                .map(|w| (w.clone(), true)),
+        );
         if dirs.len() > MAX_WRITABLE {
             return Err(invalid(format!(
-                "{} writable directories given; at most {MAX_WRITABLE} are supported",
+                "{} writable (or hidden readable) directories given; at most {MAX_WRITABLE} are supported",
                 dirs.len()
             )));
         }
         let mut writable = Vec::new();
         let mut writable_paths: Vec<PathBuf> = Vec::new();
-        for d in &dirs {
+        for (d, write) in &dirs {
             let canon = d.canonicalize().map_err(|e| {
                 invalid(format!(
                     "writable directory {}: {e}; create it first",
@@ -175,7 +195,7 @@ impl Prepared {
             })?;
             if !canon.is_dir() {
                 return Err(invalid(format!(
-                    "writable directory {} is not a directory",
+                    "directory {} given to isolation is not a directory",
                     d.display()
                 )));
             }
@@ -193,6 +213,7 @@ impl Prepared {
             }
             writable.push(WritableDir {
                 path: cstring(&canon)?,
+                write: *write,
                 mkdirs,
             });
             writable_paths.push(canon);
@@ -288,6 +309,9 @@ impl Prepared {
         let mut fds = [-1 as libc::c_int; MAX_WRITABLE];
         for (fd, w) in fds.iter_mut().zip(&self.writable) {
             *fd = sys::clone_tree(&w.path)?;
+            if !w.write {
+                sys::make_tree_readonly(*fd)?;
+            }
         }
         sys::make_readonly_recursive(c"/")?;
         for t in &self.tmpfs {

@@ -17,7 +17,8 @@
 //! [isolation]         # see exec::isolate; enabled by default
 //! enabled = true
 //! network = false
-//! writable = []
+//! writable = []                    # relative to this file
+//! readable = []                    # kept visible below a private /tmp or hidden home
 //! hide_home = false
 //! result_files = ["*.out"]
 //! [[tool]]
@@ -112,6 +113,10 @@ pub struct IsolationDef {
     pub network: bool,
     #[serde(default)]
     pub writable: Vec<PathBuf>,
+    /// Kept visible read-only below private directories (the suite's own directory and its
+    /// inputs always are).
+    #[serde(default)]
+    pub readable: Vec<PathBuf>,
     #[serde(default)]
     pub hide_home: bool,
     #[serde(default)]
@@ -124,6 +129,7 @@ impl Default for IsolationDef {
             enabled: true,
             network: false,
             writable: Vec::new(),
+            readable: Vec::new(),
             hide_home: false,
             result_files: Vec::new(),
         }

@@ -192,9 +192,27 @@ pub fn expand(def: &SuiteDef, file: &Path) -> anyhow::Result<SuitePlan> {
         pids: def.limits.pids,
     };
     let iso = &def.isolation;
+    // The suite's directory and its inputs stay visible even when they lie below a private
+    // directory such as /tmp (parents first, so nested ones are dropped).
+    let mut readable: Vec<PathBuf> = iso.readable.iter().map(|r| dir.join(r)).collect();
+    readable.push(dir.clone());
+    readable.extend(
+        inputs
+            .iter()
+            .filter_map(|i| i.path.parent().map(Path::to_path_buf)),
+    );
+    readable.sort();
+    readable.dedup();
+    let mut tops: Vec<PathBuf> = Vec::new();
+    for r in readable {
+        if !tops.iter().any(|t| r.starts_with(t)) {
+            tops.push(r);
+        }
+    }
     let isolation = iso.enabled.then(|| Isolation {
         network: iso.network,
         writable: iso.writable.iter().map(|w| dir.join(w)).collect(),
+        readable: tops,
         hide_home: iso.hide_home,
         result_files: iso.result_files.clone(),
         workdir: None,

@@ -91,6 +91,30 @@ pub fn make_readonly_recursive(path: &CStr) -> io::Result<()> {
     .map(drop)
 }
 
+/// Makes the detached mount tree `fd` (from [`clone_tree`]) read-only, recursively.
+pub fn make_tree_readonly(fd: libc::c_int) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let empty = c"";
+    // SAFETY: `empty` is a valid C string and `attr` a valid mount_attr of the size passed;
+    // both outlive the call; `fd` is ours.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            fd,
+            empty.as_ptr(),
+            AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })
+    .map(drop)
+}
+
 /// Clones the mount tree at `path` into a detached tree (`open_tree(OPEN_TREE_CLONE |
 /// AT_RECURSIVE)`, Linux ≥ 5.2); returns its fd (close-on-exec).
 pub fn clone_tree(path: &CStr) -> io::Result<libc::c_int> {
