@@ -12,7 +12,26 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// The definition file, in short (see `src/suite/def.rs` for every field):
+const FORMAT: &str = "\
+Suite file (TOML):
+  name = \"compressors\"           repetitions = 2
+  [limits]     cpu = \"10s\"  wall = \"30s\"  memory = \"256MB\"  pids = 64
+  [resources]  cores = 1                       (logical CPUs per run)
+  [isolation]  enabled = true  network = false  writable = []  readable = []
+               hide_home = false  result_files = [\"out.*\"]
+  [[tool]]     name = \"gzip\"  command = \"gzip {options} -c {input}\"  params = { k = \"v\" }
+  [[tool.config]]  name = \"fast\"  options = [\"-1\"]
+  [[inputs]]   name = \"text\"  files = [\"inputs/*.txt\"]  expected = \"ok\"
+               (or expected_from_name = \"regex(group)\", or tasks = [\"tasks/*.toml\"]
+                with input = \"file\" and expected = \"result\" in each task file)
+  [[classify]] result = \"ok\"  exit = [0]  output = \"^ROUNDTRIP OK$\"  polarity = \"true\"
+  [scoring]    correct_true = 2  correct_false = 1  wrong_true = -32  wrong_false = -16
+Categories: correct, wrong, unknown, timeout, out-of-memory, error, missing.
+Example: examples/suite/compressors.toml";
+
 #[derive(Args, Debug)]
+#[command(after_long_help = FORMAT)]
 pub struct SuiteArgs {
     #[command(subcommand)]
     command: SuiteCommand,
