@@ -24,6 +24,8 @@ pub struct Slot {
 pub struct Allocation {
     pub slots: Vec<Slot>,
     pub warnings: Vec<String>,
+    /// The machine has more than one NUMA node: runs' memory is bound to their slot's node.
+    pub numa: bool,
 }
 
 /// Memory sizes for the overbooking check: whole machine and per NUMA node, in bytes.
@@ -173,7 +175,12 @@ pub fn allocate(
         ),
         None => {}
     }
-    Ok(Allocation { slots, warnings })
+    let nodes: std::collections::BTreeSet<_> = topo.cores.iter().filter_map(|c| c.node).collect();
+    Ok(Allocation {
+        slots,
+        warnings,
+        numa: nodes.len() > 1,
+    })
 }
 
 /// A warning when turbo boost is on and runs go in parallel (the frequency of one core then

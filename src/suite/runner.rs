@@ -117,15 +117,7 @@ pub fn run_suite(
         let ctx = Worker {
             index: i,
             cpus: slot.cpus.clone(),
-            nodes: (alloc
-                .slots
-                .iter()
-                .filter_map(|s| s.node)
-                .collect::<HashSet<_>>()
-                .len()
-                > 1)
-            .then(|| slot.node.map(|n| vec![n]))
-            .flatten(),
+            nodes: slot.node.filter(|_| alloc.numa).map(|n| vec![n]),
             jobs: Arc::clone(&pending),
             next: Arc::clone(&next),
             cancel: Arc::clone(&cancel),
