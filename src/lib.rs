@@ -24,4 +24,6 @@ pub mod plan;
 pub mod report;
 pub mod results;
 pub mod stats;
+pub mod suite;
+pub mod table;
 pub mod units;

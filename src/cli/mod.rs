@@ -4,6 +4,8 @@
 mod compare;
 mod machine;
 mod run;
+mod suite;
+mod table;
 
 use crate::error::{exit, exit_code_of};
 use clap::{Parser, Subcommand};
@@ -26,6 +28,10 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Rebuild results from the journal of a session that crashed.
     Recover(run::RecoverArgs),
+    /// Benchmark suites: tools × configurations × inputs, isolated, in parallel, classified.
+    Suite(suite::SuiteArgs),
+    /// Tables of suite results: HTML (with plots), CSV, regression counts for CI.
+    Table(table::TableArgs),
 }
 
 /// Runs tare with the process's arguments; returns the exit code.
@@ -47,6 +53,8 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::compare(args),
         Command::Machine(args) => machine::machine(args),
         Command::Recover(args) => run::recover(args),
+        Command::Suite(args) => suite::run(args),
+        Command::Table(args) => table::run(args),
     };
     match result {
         Ok(code) => code,

@@ -7,6 +7,7 @@
 //! remove the group.
 
 pub mod cgroup;
+pub mod isolate;
 pub mod run;
 pub mod spawn;
 pub mod spec;

@@ -1,12 +1,15 @@
 //! Spawns one command into a fresh run group, watches its limits, waits for it, kills what
 //! remains and reads the kernel's accounting.
 
-use super::cgroup::{Backend, RunGroup};
+use super::cgroup::{Backend, ChildSetup, RunGroup};
 use super::spawn;
-use super::spec::{Measurement, RunSpec};
+use super::spec::{Input, Measurement, Priority, RunSpec, Sink};
 use super::sys::{self, WaitStatus};
 use crate::results::Termination;
+use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -48,6 +51,99 @@ impl std::fmt::Display for SpawnError {
 }
 
 impl std::error::Error for SpawnError {}
+
+/// With isolation the child forks twice more inside new namespaces and the first child never
+/// execs (it waits for the tool and passes on its status), so a vfork-style spawn would keep
+/// tare suspended for the whole run: isolated runs are started with fork through std.
+fn open_sink(sink: &Sink) -> io::Result<Stdio> {
+    Ok(match sink {
+        Sink::Null => Stdio::null(),
+        Sink::Inherit => Stdio::inherit(),
+        Sink::File(p) => Stdio::from(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("cannot open output file {}: {e}", p.display()),
+                    )
+                })?,
+        ),
+    })
+}
+
+fn build_isolated_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
+    let priority = spec.priority;
+    let program = spec
+        .argv
+        .first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(&spec.argv[1..]);
+    cmd.env_clear();
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.stdin(match &spec.stdin {
+        Input::Null => Stdio::null(),
+        Input::File(p) => Stdio::from(File::open(p).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot open input file {}: {e}", p.display()),
+            )
+        })?),
+    });
+    cmd.stdout(open_sink(&spec.stdout)?);
+    cmd.stderr(open_sink(&spec.stderr)?);
+    let isolation = match &spec.isolation {
+        Some(iso) => Some(super::isolate::Prepared::new(
+            iso,
+            spec.cwd.as_deref(),
+            &spec.env,
+        )?),
+        None => None,
+    };
+    // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
+    // are made — signal, setpgid, write, sched_setaffinity, setrlimit — on data prepared
+    // before the fork; nothing allocates or takes a lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            sys::reset_signals();
+            sys::setpgid_self()?;
+            if let Some(iso) = &isolation {
+                // Async-signal-safe by design; returns only in the tool's process, which then
+                // joins the run's groups alone (see exec::isolate).
+                iso.enter()?;
+            }
+            for &fd in &setup.procs_fds {
+                sys::write_raw(fd, b"0")?;
+            }
+            if let Some(cpus) = &setup.affinity {
+                sys::set_affinity_self(cpus)?;
+            }
+            if let Some(secs) = setup.rlimit_cpu {
+                sys::setrlimit(libc::RLIMIT_CPU, secs, secs + 1)?;
+            }
+            if let Some(bytes) = setup.rlimit_as {
+                sys::setrlimit(libc::RLIMIT_AS, bytes, bytes)?;
+            }
+            match priority {
+                Priority::Normal => {}
+                Priority::High => sys::set_nice_self(-20)?,
+                Priority::Realtime { cap_seconds } => {
+                    let us = cap_seconds.saturating_mul(1_000_000);
+                    sys::setrlimit(libc::RLIMIT_RTTIME, us, us.saturating_add(1_000_000))?;
+                    sys::set_fifo_self(1)?;
+                }
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
 
 /// Runs commands one at a time through a measuring backend.
 pub struct Executor {
@@ -95,17 +191,33 @@ impl Executor {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
-        let (plan, held) =
-            spawn::prepare(spec, &group.child_setup()).map_err(|source| SpawnError {
+        let (start, pid) = if spec.isolation.is_some() {
+            let mut cmd =
+                build_isolated_command(spec, group.child_setup()).map_err(|source| SpawnError {
+                    program: program(),
+                    source,
+                })?;
+            // spawn returns when the tool execs (the intermediate and init close std's exec
+            // pipe), so the clock starts after the namespaces are set up, as in BenchExec.
+            let child = cmd.spawn().map_err(|source| SpawnError {
                 program: program(),
                 source,
             })?;
-        let start = Instant::now();
-        let pid = spawn::start(&plan).map_err(|source| SpawnError {
-            program: program(),
-            source,
-        })?;
-        drop(held);
+            (Instant::now(), child.id() as i32)
+        } else {
+            let (plan, held) =
+                spawn::prepare(spec, &group.child_setup()).map_err(|source| SpawnError {
+                    program: program(),
+                    source,
+                })?;
+            let start = Instant::now();
+            let pid = spawn::start(&plan).map_err(|source| SpawnError {
+                program: program(),
+                source,
+            })?;
+            drop(held);
+            (start, pid)
+        };
         let stopped = self.watch(spec, group, pid, start, cancel)?;
         let (status, rusage) = sys::wait4(pid)?;
         let wall = start.elapsed();

@@ -61,6 +61,8 @@ pub struct RunSpec {
     /// Logical CPUs to confine the run to (cpuset; sched_setaffinity in the fallback).
     pub cores: Option<Vec<usize>>,
     pub priority: Priority,
+    /// Namespaces and file-system layout of the run (see `exec::isolate`); `None`: none.
+    pub isolation: Option<super::isolate::Isolation>,
 }
 
 impl RunSpec {
@@ -80,6 +82,7 @@ impl RunSpec {
             limits: Limits::default(),
             cores: None,
             priority: Priority::Normal,
+            isolation: None,
         }
     }
 }

@@ -345,6 +345,7 @@ impl Runner<'_> {
             limits: self.plan.limits,
             cores: self.plan.cores.clone(),
             priority: mc.priority,
+            isolation: None,
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();

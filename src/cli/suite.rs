@@ -1,0 +1,336 @@
+//! `tare suite run|check|exec`: benchmark suites from a TOML definition (see `crate::suite`),
+//! and one isolated, measured command (`exec`, for scripts and overhead measurements).
+
+use crate::error::{exit, usage, UserError};
+use crate::exec::isolate::Isolation;
+use crate::exec::{self, Executor, Needs, Preference, RunSpec, Sink};
+use crate::machine::sysfs::SysRoot;
+use crate::machine::topology::{parse_cpu_list, read_topology};
+use crate::suite::{alloc, def, plan, runner};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// The definition file, in short (see `src/suite/def.rs` for every field):
+const FORMAT: &str = "\
+Suite file (TOML):
+  name = \"compressors\"           repetitions = 2
+  [limits]     cpu = \"10s\"  wall = \"30s\"  memory = \"256MB\"  pids = 64
+  [resources]  cores = 1                       (logical CPUs per run)
+  [isolation]  enabled = true  network = false  writable = []  readable = []
+               hide_home = false  result_files = [\"out.*\"]
+  [[tool]]     name = \"gzip\"  command = \"gzip {options} -c {input}\"  params = { k = \"v\" }
+  [[tool.config]]  name = \"fast\"  options = [\"-1\"]
+  [[inputs]]   name = \"text\"  files = [\"inputs/*.txt\"]  expected = \"ok\"
+               (or expected_from_name = \"regex(group)\", or tasks = [\"tasks/*.toml\"]
+                with input = \"file\" and expected = \"result\" in each task file)
+  [[classify]] result = \"ok\"  exit = [0]  output = \"^ROUNDTRIP OK$\"  polarity = \"true\"
+  [scoring]    correct_true = 2  correct_false = 1  wrong_true = -32  wrong_false = -16
+Categories: correct, wrong, unknown, timeout, out-of-memory, error, missing.
+Example: examples/suite/compressors.toml";
+
+#[derive(Args, Debug)]
+#[command(after_long_help = FORMAT)]
+pub struct SuiteArgs {
+    #[command(subcommand)]
+    command: SuiteCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum SuiteCommand {
+    /// Run every tool × configuration × input × repetition of a suite file.
+    Run(RunArgs),
+    /// Check a suite file and show how many runs it has and how cores would be allocated.
+    Check(CheckArgs),
+    /// Run one command measured, optionally isolated, N times; one JSON line per run.
+    Exec(ExecArgs),
+}
+
+/// Isolation switches shared by `run` and `exec`.
+#[derive(Args, Debug, Clone, Default)]
+struct IsolationArgs {
+    /// Keep the host's network (default: only a private loopback).
+    #[arg(long)]
+    network: bool,
+    /// A directory the runs may write to (repeatable); everything else is read-only.
+    #[arg(long, value_name = "DIR")]
+    writable: Vec<PathBuf>,
+    /// A directory to keep visible, read-only, even below the private /tmp (repeatable).
+    #[arg(long, value_name = "DIR")]
+    readable: Vec<PathBuf>,
+    /// Hide $HOME behind an empty tmpfs.
+    #[arg(long)]
+    hide_home: bool,
+    /// Files to keep from each run's work directory (glob, repeatable).
+    #[arg(long, value_name = "GLOB")]
+    result_files: Vec<String>,
+}
+
+impl IsolationArgs {
+    fn apply(&self, iso: &mut Isolation) {
+        iso.network |= self.network;
+        iso.writable.extend(self.writable.iter().cloned());
+        iso.readable.extend(self.readable.iter().cloned());
+        iso.hide_home |= self.hide_home;
+        iso.result_files.extend(self.result_files.iter().cloned());
+    }
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// The suite definition (TOML).
+    file: PathBuf,
+    /// Runs at a time, each on its own physical cores.
+    #[arg(long, short = 'j', default_value_t = 1)]
+    parallel: usize,
+    /// Continue a suite in --output-dir: skip runs already in its results.jsonl.
+    #[arg(long)]
+    resume: bool,
+    /// Where results, logs and result files go (default: results/<suite name>).
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Run without namespaces (isolation is on unless the file or this flag turns it off).
+    #[arg(long)]
+    no_isolation: bool,
+    #[command(flatten)]
+    isolation: IsolationArgs,
+    /// Measurement backend (for testing): auto, v1, v2 or rusage. Also TARE_BACKEND.
+    #[arg(long, hide = true)]
+    backend: Option<String>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    file: PathBuf,
+    #[arg(long, short = 'j', default_value_t = 1)]
+    parallel: usize,
+}
+
+#[derive(Args, Debug)]
+struct ExecArgs {
+    /// Run in fresh namespaces (see `tare suite --help`).
+    #[arg(long)]
+    isolate: bool,
+    #[command(flatten)]
+    isolation: IsolationArgs,
+    /// How many times to run the command.
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
+    /// Logical CPUs to pin to, e.g. 1 or 0-1.
+    #[arg(long, value_name = "LIST")]
+    cores: Option<String>,
+    /// Show the command's output (default: discarded).
+    #[arg(long)]
+    show_output: bool,
+    #[arg(long, hide = true)]
+    backend: Option<String>,
+    /// The command and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<String>,
+}
+
+pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
+    match args.command {
+        SuiteCommand::Run(a) => run_suite(a),
+        SuiteCommand::Check(a) => check(a),
+        SuiteCommand::Exec(a) => exec_cmd(a),
+    }
+}
+
+fn backend_pref(flag: &Option<String>) -> anyhow::Result<Preference> {
+    match flag.clone().or_else(|| std::env::var("TARE_BACKEND").ok()) {
+        Some(s) => s.parse().map_err(usage),
+        None => Ok(Preference::Auto),
+    }
+}
+
+fn load(file: &Path) -> anyhow::Result<plan::SuitePlan> {
+    let d = def::load(file)?;
+    plan::expand(&d, file)
+}
+
+fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Allocation> {
+    let topo = read_topology(&SysRoot::host())?;
+    let mem = alloc::read_memory(Path::new("/"));
+    let mut a =
+        alloc::allocate(&topo, parallel, p.cores_per_run, p.limits.memory, &mem).map_err(usage)?;
+    a.warnings
+        .extend(alloc::turbo_warning(Path::new("/"), parallel));
+    Ok(a)
+}
+
+fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
+    let mut p = load(&a.file)?;
+    if a.no_isolation {
+        p.isolation = None;
+    } else if let Some(iso) = p.isolation.as_mut() {
+        a.isolation.apply(iso);
+    }
+    let alloc = allocate(&p, a.parallel)?;
+    if !a.quiet {
+        for w in &alloc.warnings {
+            eprintln!("tare: warning: {w}");
+        }
+        let slots: Vec<String> = alloc
+            .slots
+            .iter()
+            .map(|s| crate::machine::topology::format_cpu_list(&s.cpus))
+            .collect();
+        eprintln!(
+            "tare: suite '{}': {} runs, {} at a time on CPUs [{}], {}",
+            p.name,
+            p.jobs.len(),
+            alloc.slots.len(),
+            slots.join("] ["),
+            if p.isolation.is_some() {
+                "isolated (read-only /, private /tmp, no network)"
+            } else {
+                "not isolated"
+            }
+        );
+    }
+    let output_dir = a
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&p.name));
+    let cancel = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
+    }
+    let opts = runner::RunOptions {
+        output_dir: output_dir.clone(),
+        resume: a.resume,
+        backend: backend_pref(&a.backend)?,
+        quiet: a.quiet,
+    };
+    let o = runner::run_suite(&p, &alloc, &opts, cancel)?;
+    if o.interrupted {
+        return Err(UserError {
+            code: exit::INTERRUPTED,
+            message: format!(
+                "interrupted; {} finished runs kept in {}; continue with --resume",
+                o.finished + o.skipped,
+                output_dir.display()
+            ),
+        }
+        .into());
+    }
+    if !a.quiet {
+        eprintln!(
+            "tare: results in {}; make a table with: tare table {} --html table.html",
+            output_dir.display(),
+            output_dir.display()
+        );
+    }
+    Ok(exit::OK)
+}
+
+fn check(a: CheckArgs) -> anyhow::Result<i32> {
+    let p = load(&a.file)?;
+    let alloc = allocate(&p, a.parallel)?;
+    let tools: std::collections::BTreeSet<_> =
+        p.jobs.iter().map(|j| (&j.tool, &j.config)).collect();
+    let inputs: std::collections::BTreeSet<_> =
+        p.jobs.iter().map(|j| (&j.input.set, &j.input.id)).collect();
+    let expected = p
+        .jobs
+        .iter()
+        .filter(|j| j.rep == 0 && j.input.expected.is_some())
+        .count();
+    println!(
+        "suite '{}': {} runs = {} tool configurations × {} inputs × {} repetitions; {} of {} first-repetition runs have an expected result",
+        p.name,
+        p.jobs.len(),
+        tools.len(),
+        inputs.len(),
+        p.jobs.iter().map(|j| j.rep + 1).max().unwrap_or(0),
+        expected,
+        p.jobs.iter().filter(|j| j.rep == 0).count()
+    );
+    for (i, s) in alloc.slots.iter().enumerate() {
+        println!(
+            "slot {i}: CPUs {} (idle siblings: {}), package {:?}, node {:?}",
+            crate::machine::topology::format_cpu_list(&s.cpus),
+            if s.idle.is_empty() {
+                "none".to_string()
+            } else {
+                crate::machine::topology::format_cpu_list(&s.idle)
+            },
+            s.package,
+            s.node
+        );
+    }
+    for w in &alloc.warnings {
+        println!("warning: {w}");
+    }
+    Ok(exit::OK)
+}
+
+fn exec_cmd(a: ExecArgs) -> anyhow::Result<i32> {
+    let pref = backend_pref(&a.backend)?;
+    let cores = match &a.cores {
+        Some(c) => Some(parse_cpu_list(c).map_err(|e| usage(format!("--cores: {e}")))?),
+        None => None,
+    };
+    let needs = Needs {
+        cpuset: cores.is_some(),
+        pids: false,
+    };
+    let (backend, _) = exec::detect(pref, &needs, Path::new("/"))?;
+    let executor = Executor::new(backend);
+    let cancel = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
+    }
+    let base = std::env::temp_dir().join(format!("tare-exec-{}", std::process::id()));
+    for i in 0..a.runs {
+        let mut spec = RunSpec::new(&a.command);
+        spec.cores = cores.clone();
+        if a.show_output {
+            spec.stdout = Sink::Inherit;
+            spec.stderr = Sink::Inherit;
+        }
+        let work = if a.isolate {
+            let w = crate::exec::isolate::files::Workdir::create(&base, "work")?;
+            let mut iso = Isolation {
+                workdir: Some(w.path().to_path_buf()),
+                ..Default::default()
+            };
+            a.isolation.apply(&mut iso);
+            spec.isolation = Some(iso);
+            Some(w)
+        } else {
+            None
+        };
+        let m = executor.run(&spec, &cancel)?;
+        if let (Some(w), Some(iso)) = (&work, &spec.isolation) {
+            if !iso.result_files.is_empty() {
+                w.collect(&iso.result_files, &std::env::current_dir()?)?;
+            }
+        }
+        drop(work);
+        println!(
+            "{}",
+            serde_json::json!({
+                "run": i,
+                "wall_time": m.wall.as_secs_f64(),
+                "cpu_time": m.cpu().as_secs_f64(),
+                "peak_memory": m.peak_memory,
+                "exit_code": m.exit_code,
+                "signal": m.signal,
+                "termination": m.termination.as_str(),
+                "isolated": a.isolate,
+            })
+        );
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = std::fs::remove_dir_all(&base);
+            return Err(UserError::interrupted().into());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+    Ok(exit::OK)
+}

@@ -1,0 +1,362 @@
+//! Narrow wrappers around the syscalls isolation needs: namespaces, mounts, the loopback
+//! interface, NUMA memory policy and the intermediate process's wait-and-forward.
+//!
+//! Every function here is async-signal-safe (a single syscall, or a few, on data prepared
+//! before the fork): they run in the forked child between fork and exec. Not for anything that
+//! allocates; paths arrive as `&CStr` made by the parent.
+
+use std::ffi::CStr;
+use std::io;
+
+fn check(r: libc::c_long) -> io::Result<libc::c_long> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn check_int(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// `unshare(2)` with `flags` (CLONE_NEW*).
+pub fn unshare(flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: unshare takes plain flags and touches no memory of ours.
+    check_int(unsafe { libc::unshare(flags) }).map(drop)
+}
+
+/// `fork(2)`; returns 0 in the child and the child's pid in the parent.
+///
+/// Only for use in an already-forked, single-threaded child (between fork and exec), where
+/// forking again cannot leave another thread's lock held.
+pub fn fork() -> io::Result<libc::pid_t> {
+    // SAFETY: called only in the single-threaded child before exec (see above); the new child
+    // continues with async-signal-safe calls only.
+    check_int(unsafe { libc::fork() })
+}
+
+/// `mount(2)`; `None` arguments are passed as NULL.
+pub fn mount(
+    source: Option<&CStr>,
+    target: &CStr,
+    fstype: Option<&CStr>,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> io::Result<()> {
+    let p = |c: Option<&CStr>| c.map_or(std::ptr::null(), CStr::as_ptr);
+    // SAFETY: every pointer is NULL or a valid NUL-terminated string that outlives the call.
+    check_int(unsafe { libc::mount(p(source), target.as_ptr(), p(fstype), flags, p(data).cast()) })
+        .map(drop)
+}
+
+/// `struct mount_attr` of `mount_setattr(2)` (linux/mount.h).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+
+/// Makes the mount at `path` and every mount below it read-only (`mount_setattr`, Linux ≥ 5.12).
+pub fn make_readonly_recursive(path: &CStr) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: `path` is a valid C string and `attr` a valid mount_attr of the size passed;
+    // both outlive the call.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })
+    .map(drop)
+}
+
+/// Makes the detached mount tree `fd` (from [`clone_tree`]) read-only, recursively.
+pub fn make_tree_readonly(fd: libc::c_int) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let empty = c"";
+    // SAFETY: `empty` is a valid C string and `attr` a valid mount_attr of the size passed;
+    // both outlive the call; `fd` is ours.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            fd,
+            empty.as_ptr(),
+            AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })
+    .map(drop)
+}
+
+/// Clones the mount tree at `path` into a detached tree (`open_tree(OPEN_TREE_CLONE |
+/// AT_RECURSIVE)`, Linux ≥ 5.2); returns its fd (close-on-exec).
+pub fn clone_tree(path: &CStr) -> io::Result<libc::c_int> {
+    // SAFETY: `path` is a valid C string that outlives the call; the result is a new fd.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            OPEN_TREE_CLONE | AT_RECURSIVE | libc::O_CLOEXEC as libc::c_uint,
+        )
+    })
+    .map(|fd| fd as libc::c_int)
+}
+
+/// Attaches the detached tree `fd` at `target` (`move_mount`, Linux ≥ 5.2).
+pub fn attach_tree(fd: libc::c_int, target: &CStr) -> io::Result<()> {
+    let empty = c"";
+    // SAFETY: both strings are valid C strings that outlive the call; `fd` is ours.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            empty.as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    })
+    .map(drop)
+}
+
+/// `mkdir(2)`; an existing directory is not an error.
+pub fn mkdir(path: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: `path` is a valid C string that outlives the call.
+    if unsafe { libc::mkdir(path.as_ptr(), mode) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// `chdir(2)`.
+pub fn chdir(path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is a valid C string that outlives the call.
+    check_int(unsafe { libc::chdir(path.as_ptr()) }).map(drop)
+}
+
+/// `close(2)`, errors ignored.
+pub fn close(fd: libc::c_int) {
+    // SAFETY: closing an fd we own; close is async-signal-safe.
+    unsafe {
+        libc::close(fd);
+    }
+}
+
+/// `sethostname(2)`.
+pub fn sethostname(name: &[u8]) -> io::Result<()> {
+    // SAFETY: `name` is a valid buffer of the given length for the call.
+    check_int(unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) }).map(drop)
+}
+
+/// `struct ifreq` with the flags member of its union (linux/if.h; 40 bytes on 64-bit).
+#[repr(C)]
+struct IfReqFlags {
+    name: [u8; 16],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// Brings the loopback interface of the current network namespace up (SIOCSIFFLAGS).
+pub fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket takes plain integers and returns a new fd or -1.
+    let fd = check_int(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0) })?;
+    let mut req = IfReqFlags {
+        name: [0; 16],
+        flags: (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short,
+        _pad: [0; 22],
+    };
+    req.name[..2].copy_from_slice(b"lo");
+    // SAFETY: `req` is a valid ifreq-shaped buffer that lives for the call; SIOCSIFFLAGS reads
+    // the name and flags members only.
+    let r = unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &mut req as *mut IfReqFlags) };
+    let err = (r < 0).then(io::Error::last_os_error);
+    close(fd);
+    err.map_or(Ok(()), Err)
+}
+
+/// Writes `bytes` to the file at `path` (open, write, close): for uid_map and friends.
+pub fn write_file(path: &CStr, bytes: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is a valid C string that outlives the call.
+    let fd = check_int(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
+    // SAFETY: `bytes` is a valid buffer of the given length for the call.
+    let r = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let err = (r < 0).then(io::Error::last_os_error);
+    close(fd);
+    err.map_or(Ok(()), Err)
+}
+
+/// Binds all future memory allocations of this process (and its children) to the NUMA nodes
+/// in `mask` (bit i = node i): `set_mempolicy(MPOL_BIND)`.
+pub fn bind_memory(mask: &[libc::c_ulong]) -> io::Result<()> {
+    const MPOL_BIND: libc::c_int = 2;
+    let maxnode = (mask.len() * 8 * std::mem::size_of::<libc::c_ulong>()) as libc::c_ulong;
+    // SAFETY: `mask` is a valid array of `maxnode` bits that outlives the call.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            MPOL_BIND,
+            mask.as_ptr(),
+            maxnode + 1,
+        )
+    })
+    .map(drop)
+}
+
+/// Asks the kernel to SIGKILL this process when its parent dies.
+pub fn die_with_parent() -> io::Result<()> {
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes plain integers.
+    check_int(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }).map(drop)
+}
+
+/// Closes every fd from 3 up except `keep` (`close_range`, Linux ≥ 5.9).
+pub fn close_all_but(keep: libc::c_int) {
+    let keep = keep.max(2) as u32;
+    // SAFETY: close_range takes plain integers; it closes fds this process no longer needs.
+    unsafe {
+        if keep > 3 {
+            libc::syscall(libc::SYS_close_range, 3u32, keep - 1, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0u32);
+    }
+}
+
+/// `pipe2(O_CLOEXEC)`: (read end, write end).
+pub fn pipe() -> io::Result<(libc::c_int, libc::c_int)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid array of two ints for the call.
+    check_int(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    Ok((fds[0], fds[1]))
+}
+
+/// Writes a raw wait status to `fd` (errors ignored: the reader then falls back).
+pub fn send_status(fd: libc::c_int, status: libc::c_int) {
+    let b = status.to_ne_bytes();
+    // SAFETY: `b` is a valid buffer of its length for the call.
+    unsafe {
+        libc::write(fd, b.as_ptr().cast(), b.len());
+    }
+}
+
+/// Reads a raw wait status from `fd`; `None` at end of file (the writer died first).
+pub fn recv_status(fd: libc::c_int) -> Option<libc::c_int> {
+    let mut b = [0u8; 4];
+    loop {
+        // SAFETY: `b` is a valid, writable buffer of its length for the call.
+        let r = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+        if r == 4 {
+            return Some(libc::c_int::from_ne_bytes(b));
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return None;
+    }
+}
+
+/// Waits for any child; returns (pid, raw status), or `None` when there is none left.
+pub fn wait_any() -> Option<(libc::pid_t, libc::c_int)> {
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable int for the call.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r > 0 {
+            return Some((r, status));
+        }
+        if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+    }
+}
+
+/// Waits for `child`; returns its raw status (or `None` on an error other than EINTR).
+pub fn wait_for(child: libc::pid_t) -> Option<libc::c_int> {
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable int for the call.
+        let r = unsafe { libc::waitpid(child, &mut status, 0) };
+        if r == child {
+            return Some(status);
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
+    }
+}
+
+/// `_exit(2)`.
+pub fn exit(code: libc::c_int) -> ! {
+    // SAFETY: _exit never returns and is async-signal-safe.
+    unsafe { libc::_exit(code) }
+}
+
+/// Ends this process the way raw wait status `status` says: the same exit code, or the same
+/// signal (default action, unblocked, core dumps off). Never returns.
+pub fn end_like(status: libc::c_int) -> ! {
+    if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        let nocore = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: plain syscalls on our own process: no core file, default action, then the
+        // same signal, unblocked, so tare sees the run end by it. `set` is a valid sigset_t.
+        unsafe {
+            libc::setrlimit(libc::RLIMIT_CORE, &nocore);
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), sig);
+        }
+        exit(128 + sig)
+    }
+    exit(if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        127
+    })
+}
+
+/// Whether this process runs with effective uid 0.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Real uid and gid of this process.
+pub fn ids() -> (u32, u32) {
+    // SAFETY: getuid and getgid take nothing and cannot fail.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}

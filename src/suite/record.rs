@@ -1,0 +1,173 @@
+//! The per-run result record and the JSON-lines file that holds them: appended as runs finish
+//! (a crash or Ctrl-C loses nothing finished), read back by `--resume` and by `tare table`.
+//!
+//! Units: seconds and bytes, plain numbers. Not for: aggregation (see `crate::table`).
+
+use super::classify::Category;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::Path;
+
+/// Name of the results file inside a suite's output directory.
+pub const RESULTS_FILE: &str = "results.jsonl";
+
+/// One finished run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// `tool/config/set/input#rep`, unique within a suite.
+    pub key: String,
+    pub suite: String,
+    pub tool: String,
+    pub config: String,
+    pub input_set: String,
+    /// Path of the input relative to the suite file's directory.
+    pub input: String,
+    pub rep: usize,
+    pub expected: Option<String>,
+    /// The tool's result or why there is none ("timeout", "error (exit 3)", ...).
+    pub status: String,
+    pub category: Category,
+    pub score: f64,
+    pub wall_time: f64,
+    pub cpu_time: f64,
+    pub user_time: f64,
+    pub system_time: f64,
+    pub peak_memory: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// How the run ended (`exit`, `cpu`, `wall`, `memory`, `signal`, `failed`).
+    pub termination: String,
+    /// Logical CPUs the run was pinned to.
+    pub cores: Vec<usize>,
+    /// The run's output log, relative to the output directory.
+    pub log: String,
+    /// Result files kept, relative to `files/<run>/` in the output directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    pub isolated: bool,
+    /// Unix time (seconds) the run finished.
+    pub finished_at: f64,
+}
+
+/// Appends records, one JSON object per line, flushed after each.
+pub struct Writer {
+    file: File,
+}
+
+impl Writer {
+    pub fn append(path: &Path) -> io::Result<Writer> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+            })?;
+        Ok(Writer { file })
+    }
+
+    pub fn write(&mut self, r: &RunRecord) -> io::Result<()> {
+        let mut line = serde_json::to_vec(r).map_err(io::Error::other)?;
+        line.push(b'\n');
+        // One write call per record: a crash leaves at most one partial last line.
+        self.file.write_all(&line)?;
+        self.file.flush()
+    }
+}
+
+/// Calls `f` for every complete record of `path`, streaming. A line that does not parse (the
+/// partial last line of a crash, or garbage) is skipped and counted; the count is returned.
+pub fn for_each(path: &Path, mut f: impl FnMut(RunRecord)) -> io::Result<usize> {
+    let file = File::open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display())))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut line = String::new();
+    let mut bad = 0;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<RunRecord>(&line) {
+            Ok(r) => f(r),
+            Err(_) => bad += 1,
+        }
+    }
+    Ok(bad)
+}
+
+/// Drops a trailing partial line (no newline at the end) so appending starts on a fresh line.
+pub fn repair_tail(path: &Path) -> io::Result<()> {
+    let data = match std::fs::read(path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if data.is_empty() || data.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let f = OpenOptions::new().write(true).open(path)?;
+    f.set_len(keep as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample(key: &str) -> RunRecord {
+        RunRecord {
+            key: key.into(),
+            suite: "s".into(),
+            tool: "t".into(),
+            config: "c".into(),
+            input_set: "i".into(),
+            input: "a.txt".into(),
+            rep: 0,
+            expected: Some("ok".into()),
+            status: "ok".into(),
+            category: Category::Correct,
+            score: 2.0,
+            wall_time: 0.5,
+            cpu_time: 0.4,
+            user_time: 0.3,
+            system_time: 0.1,
+            peak_memory: Some(1000),
+            exit_code: Some(0),
+            signal: None,
+            termination: "exit".into(),
+            cores: vec![1],
+            log: "logs/x.log".into(),
+            files: vec![],
+            isolated: true,
+            finished_at: 1.0,
+        }
+    }
+
+    #[test]
+    fn round_trip_and_partial_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(RESULTS_FILE);
+        let mut w = Writer::append(&p).unwrap();
+        w.write(&sample("a")).unwrap();
+        w.write(&sample("b")).unwrap();
+        drop(w);
+        // A crash mid-write leaves a partial line.
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"key\":\"c\",\"su").unwrap();
+        drop(f);
+        let mut keys = Vec::new();
+        let bad = for_each(&p, |r| keys.push(r.key)).unwrap();
+        assert_eq!((keys, bad), (vec!["a".to_string(), "b".to_string()], 1));
+        repair_tail(&p).unwrap();
+        let mut w = Writer::append(&p).unwrap();
+        w.write(&sample("d")).unwrap();
+        let mut keys = Vec::new();
+        assert_eq!(for_each(&p, |r| keys.push(r.key)).unwrap(), 0);
+        assert_eq!(keys, ["a", "b", "d"]);
+    }
+}

@@ -1,0 +1,273 @@
+//! Isolation with real namespaces, as root: network, processes, file system, /tmp, result
+//! files, exit status and cgroup accounting of isolated runs. Skipped (with a message) when
+//! not root, since namespaces and cgroups need it here.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use tare::exec::isolate::files::Workdir;
+use tare::exec::isolate::Isolation;
+use tare::exec::{detect, Executor, Needs, Preference, RunSpec, Sink};
+
+fn root() -> bool {
+    // Effective uid from /proc: avoids unsafe in tests.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+macro_rules! need_root {
+    () => {
+        if !root() {
+            eprintln!("skipped: isolation tests need root (namespaces, mounts, cgroups)");
+            return;
+        }
+    };
+}
+
+fn executor() -> Executor {
+    let (backend, _) = detect(Preference::Auto, &Needs::default(), Path::new("/")).unwrap();
+    Executor::new(backend)
+}
+
+/// A fresh directory outside /tmp (which is private in isolated runs).
+fn scratch(name: &str) -> PathBuf {
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("iso-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `script` with bash in isolation; returns the measurement and the combined output.
+fn run_script(iso: Isolation, script: &str, dir: &Path) -> (tare::exec::Measurement, String) {
+    let log = dir.join("out.log");
+    let _ = std::fs::remove_file(&log);
+    let mut spec = RunSpec::new(["bash", "-c", script]);
+    spec.stdout = Sink::File(log.clone());
+    spec.stderr = Sink::File(log.clone());
+    spec.isolation = Some(iso);
+    let m = executor().run(&spec, &AtomicBool::new(false)).unwrap();
+    let mut out = String::new();
+    std::fs::File::open(&log)
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    (m, out)
+}
+
+#[test]
+fn no_network_but_private_loopback() {
+    need_root!();
+    let dir = scratch("net");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/IF=/'; \
+         if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo HOST=reached; else echo HOST=refused; fi; \
+         (exec 3<>/dev/tcp/127.0.0.1/1) 2>&1 | grep -q refused && echo LO=up"
+    );
+    let (m, out) = run_script(Isolation::default(), &script, &dir);
+    assert!(m.succeeded(), "{m:?} {out}");
+    let ifs: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("IF=")).collect();
+    assert_eq!(ifs, vec!["lo"], "{out}");
+    assert!(out.contains("HOST=refused"), "{out}");
+    // Connecting to a closed port on a loopback that is up is refused (not unreachable).
+    assert!(out.contains("LO=up"), "{out}");
+
+    let with_net = Isolation {
+        network: true,
+        ..Default::default()
+    };
+    let (_, out) = run_script(with_net, &script, &dir);
+    assert!(out.contains("HOST=reached"), "{out}");
+}
+
+#[test]
+fn sees_and_signals_only_its_own_processes() {
+    need_root!();
+    let dir = scratch("pid");
+    let me = std::process::id();
+    let script = format!(
+        "echo PID=$$; ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' ' | sed 's/^/PROCS=/'; echo; \
+         if kill -0 {me} 2>/dev/null; then echo KILL=ok; else echo KILL=failed; fi; \
+         test -d /proc/{me} && echo SEES=yes || echo SEES=no; hostname"
+    );
+    let (m, out) = run_script(Isolation::default(), &script, &dir);
+    assert!(m.succeeded(), "{m:?} {out}");
+    assert!(
+        out.contains("PID=2\n"),
+        "the tool runs as PID 2 under an init: {out}"
+    );
+    assert!(out.contains("KILL=failed"), "{out}");
+    assert!(out.contains("SEES=no"), "{out}");
+    let procs = out.lines().find_map(|l| l.strip_prefix("PROCS=")).unwrap();
+    let n = procs.split_whitespace().count();
+    assert!(
+        (2..=6).contains(&n),
+        "only the run's own processes: {procs}"
+    );
+    assert!(out.contains("tare\n"), "own UTS namespace: {out}");
+}
+
+#[test]
+fn file_system_is_read_only_except_writable_dirs_and_tmp_is_private() {
+    need_root!();
+    let dir = scratch("fs");
+    let writable = dir.join("open");
+    std::fs::create_dir_all(&writable).unwrap();
+    let tag = format!("tare-iso-probe-{}", std::process::id());
+    let in_repo = Path::new(env!("CARGO_MANIFEST_DIR")).join(&tag);
+    let in_var_tmp = Path::new("/var/tmp").join(&tag);
+    let in_tmp = Path::new("/tmp").join(&tag);
+    let in_writable = writable.join("ok.txt");
+    let script = format!(
+        "for p in {} {} {} {}; do if echo x > $p 2>/dev/null; then echo W=$p=ok; else echo W=$p=refused; fi; done; \
+         ls /tmp | wc -l | sed 's/^/TMPCOUNT=/'",
+        in_repo.display(),
+        in_var_tmp.display(),
+        in_tmp.display(),
+        in_writable.display()
+    );
+    let iso = Isolation {
+        writable: vec![writable.clone()],
+        ..Default::default()
+    };
+    let (m, out) = run_script(iso, &script, &dir);
+    assert!(m.succeeded(), "{m:?} {out}");
+    assert!(
+        out.contains(&format!("W={}=refused", in_repo.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("W={}=refused", in_var_tmp.display())),
+        "{out}"
+    );
+    assert!(out.contains(&format!("W={}=ok", in_tmp.display())), "{out}");
+    assert!(
+        out.contains(&format!("W={}=ok", in_writable.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains("TMPCOUNT=1\n"),
+        "private /tmp holds only our file: {out}"
+    );
+    assert!(!in_repo.exists());
+    assert!(!in_var_tmp.exists());
+    assert!(
+        !in_tmp.exists(),
+        "a file written to /tmp in the run is not in the host /tmp"
+    );
+    assert_eq!(std::fs::read_to_string(&in_writable).unwrap(), "x\n");
+}
+
+#[test]
+fn writable_and_readable_dirs_below_tmp_and_hidden_home() {
+    need_root!();
+    let host_tmp_dir = tempfile::tempdir().unwrap(); // lives in the host /tmp
+    let readable_dir = tempfile::tempdir().unwrap(); // also in the host /tmp
+    std::fs::write(readable_dir.path().join("input"), "in").unwrap();
+    let home = scratch("home");
+    std::fs::write(home.join("secret"), "s").unwrap();
+    let script = format!(
+        "echo y > {}/f && echo TMPW=ok; ls -A $HOME | wc -l | sed 's/^/HOMECOUNT=/'; \
+         cat {r}/input && echo; if echo z > {r}/w 2>/dev/null; then echo RW=ok; else echo RW=refused; fi",
+        host_tmp_dir.path().display(),
+        r = readable_dir.path().display()
+    );
+    let log_dir = scratch("home-log");
+    let iso = Isolation {
+        writable: vec![host_tmp_dir.path().to_path_buf()],
+        readable: vec![readable_dir.path().to_path_buf()],
+        hide_home: true,
+        ..Default::default()
+    };
+    let log = log_dir.join("out.log");
+    let mut spec = RunSpec::new(["bash", "-c", &script]);
+    spec.env.retain(|(k, _)| k != "HOME");
+    spec.env.push(("HOME".into(), home.clone().into()));
+    spec.stdout = Sink::File(log.clone());
+    spec.stderr = Sink::File(log.clone());
+    spec.isolation = Some(iso);
+    let m = executor().run(&spec, &AtomicBool::new(false)).unwrap();
+    let out = std::fs::read_to_string(&log).unwrap();
+    assert!(m.succeeded(), "{m:?} {out}");
+    assert!(out.contains("TMPW=ok"), "{out}");
+    assert!(out.contains("HOMECOUNT=0"), "{out}");
+    assert!(
+        out.contains("\nin\n") && out.contains("RW=refused"),
+        "readable below /tmp: visible, read-only: {out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(host_tmp_dir.path().join("f")).unwrap(),
+        "y\n"
+    );
+}
+
+#[test]
+fn result_files_are_collected_from_the_workdir() {
+    need_root!();
+    let dir = scratch("results");
+    let wd = Workdir::create(&dir, "work").unwrap();
+    let iso = Isolation {
+        result_files: vec!["*.out".into()],
+        workdir: Some(wd.path().to_path_buf()),
+        ..Default::default()
+    };
+    let log = dir.join("out.log");
+    let mut spec = RunSpec::new(["bash", "-c", "echo r > result.out; echo n > note.txt; pwd"]);
+    spec.cwd = Some(wd.path().to_path_buf());
+    spec.stdout = Sink::File(log.clone());
+    spec.stderr = Sink::File(log.clone());
+    spec.isolation = Some(iso.clone());
+    let m = executor().run(&spec, &AtomicBool::new(false)).unwrap();
+    assert!(
+        m.succeeded(),
+        "{m:?} {}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    let dest = dir.join("files");
+    let got = wd.collect(&iso.result_files, &dest).unwrap();
+    assert_eq!(got, vec![PathBuf::from("result.out")]);
+    assert_eq!(
+        std::fs::read_to_string(dest.join("result.out")).unwrap(),
+        "r\n"
+    );
+    assert!(!dest.join("note.txt").exists());
+    wd.remove().unwrap();
+}
+
+#[test]
+fn exit_status_signals_and_accounting_survive_isolation() {
+    need_root!();
+    let dir = scratch("acct");
+    let (m, _) = run_script(Isolation::default(), "exit 7", &dir);
+    assert_eq!(m.exit_code, Some(7));
+    let (m, _) = run_script(Isolation::default(), "kill -SEGV $$", &dir);
+    assert_eq!(m.signal, Some(libc_sigsegv()), "{m:?}");
+    // 64 MB written to the private /tmp (tmpfs) is charged to the run's memory cgroup; a
+    // busy loop is charged as CPU time.
+    let (m, out) = run_script(
+        Isolation::default(),
+        "head -c 64000000 /dev/zero > /tmp/big; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done",
+        &dir,
+    );
+    assert!(m.succeeded(), "{m:?} {out}");
+    assert!(m.cpu().as_secs_f64() > 0.05, "{m:?}");
+    assert!(
+        m.cpu() <= m.wall + std::time::Duration::from_millis(50),
+        "{m:?}"
+    );
+    let peak = m.peak_memory.expect("peak memory under isolation");
+    assert!(peak >= 64_000_000, "tmpfs pages charged to the run: {peak}");
+    assert_eq!(m.leftover_processes, 0);
+}
+
+fn libc_sigsegv() -> i32 {
+    11
+}

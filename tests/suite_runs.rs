@@ -1,0 +1,201 @@
+//! Suite runs with generated definitions: limits become timeout / out-of-memory results,
+//! a missing program an error result, and Ctrl-C keeps every finished run for `--resume`.
+//! Needs root (cgroups, namespaces); skipped with a message otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("suite-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("in")).unwrap();
+    d
+}
+
+fn records(out: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn limits_and_failures_are_classified() {
+    if !root() {
+        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        return;
+    }
+    let d = dir("limits");
+    std::fs::write(d.join("in/a.txt"), "a").unwrap();
+    std::fs::write(
+        d.join("s.toml"),
+        r#"
+[limits]
+cpu = "0.5s"
+wall = "5s"
+memory = "40MB"
+[[tool]]
+name = "spin"
+command = "sh -c 'while :; do :; done'"
+[[tool]]
+name = "hog"
+command = "sh -c 'head -c 200000000 /dev/zero | tail -c 150000000 > /dev/null'"
+[[tool]]
+name = "missing"
+command = "/nonexistent/tool {input}"
+[[tool]]
+name = "crash"
+command = "sh -c 'kill -SEGV $$'"
+[[inputs]]
+name = "x"
+files = ["in/*.txt"]
+expected = "ok"
+"#,
+    )
+    .unwrap();
+    let out = d.join("out");
+    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["suite", "run", "-q", "--output-dir"])
+        .arg(&out)
+        .arg(d.join("s.toml"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let recs = records(&out);
+    let get = |tool: &str| {
+        let r = recs.iter().find(|r| r["tool"] == tool).unwrap();
+        (
+            r["status"].as_str().unwrap().to_string(),
+            r["category"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(get("spin"), ("timeout".into(), "timeout".into()));
+    assert_eq!(get("hog"), ("out of memory".into(), "out-of-memory".into()));
+    assert_eq!(get("missing"), ("error (not run)".into(), "error".into()));
+    assert_eq!(get("crash"), ("error (signal 11)".into(), "error".into()));
+    let spin = recs.iter().find(|r| r["tool"] == "spin").unwrap();
+    assert!(spin["cpu_time"].as_f64().unwrap() >= 0.5, "{spin}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn interrupt_keeps_finished_runs_and_resume_completes() {
+    if !root() {
+        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        return;
+    }
+    let d = dir("resume");
+    for i in 0..8 {
+        std::fs::write(d.join(format!("in/{i}.txt")), "x").unwrap();
+    }
+    std::fs::write(
+        d.join("s.toml"),
+        r#"
+[[tool]]
+name = "slow"
+command = "sh -c 'sleep 0.25; echo done'"
+[[inputs]]
+name = "x"
+files = ["in/*.txt"]
+expected = "done"
+[[classify]]
+result = "done"
+output = "^done$"
+"#,
+    )
+    .unwrap();
+    let out = d.join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["suite", "run", "-q", "--output-dir"])
+        .arg(&out)
+        .arg(d.join("s.toml"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until at least two runs are recorded, then press Ctrl-C.
+    let t0 = Instant::now();
+    while records(&out).len() < 2 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+    let kept = records(&out).len();
+    assert!((2..8).contains(&kept), "{kept} runs kept");
+    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["suite", "run", "-q", "--resume", "--output-dir"])
+        .arg(&out)
+        .arg(d.join("s.toml"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let recs = records(&out);
+    let mut keys: Vec<&str> = recs.iter().map(|r| r["key"].as_str().unwrap()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 8, "every run exactly once");
+    assert_eq!(recs.len(), 8);
+    assert!(recs.iter().all(|r| r["category"] == "correct"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn suite_below_tmp_sees_its_inputs_under_isolation() {
+    if !root() {
+        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap(); // the host /tmp, private in isolated runs
+    std::fs::create_dir(d.path().join("in")).unwrap();
+    std::fs::write(d.path().join("in/a.txt"), "hello").unwrap();
+    std::fs::write(
+        d.path().join("s.toml"),
+        r#"
+[[tool]]
+name = "cat"
+command = "cat {input}"
+[[inputs]]
+name = "x"
+files = ["in/*.txt"]
+expected = "hello"
+[[classify]]
+result = "hello"
+output = "^hello"
+"#,
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["suite", "run", "-q", "--output-dir"])
+        .arg(&out)
+        .arg(d.path().join("s.toml"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["category"], "correct", "{}", recs[0]);
+}
