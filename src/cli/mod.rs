@@ -1,6 +1,7 @@
 //! Command-line interface: parses arguments into a plan, runs it, prints, and maps every
 //! error to one line and an exit code (see `crate::error::exit`).
 
+mod report;
 mod run;
 
 use crate::error::{exit, exit_code_of};
@@ -20,6 +21,8 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Rebuild results from the journal of a session that crashed.
     Recover(run::RecoverArgs),
+    /// Report stored results: an HTML page with SVG plots, SVG files, or text plots.
+    Report(report::ReportArgs),
 }
 
 /// Runs tare with the process's arguments; returns the exit code.
@@ -39,6 +42,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Recover(args) => run::recover(args),
+        Command::Report(args) => report::report(args),
     };
     match result {
         Ok(code) => code,
