@@ -36,16 +36,16 @@ th.sort{cursor:pointer;user-select:none}th.sort:after{content:" ⇅";color:#b0b8
 th[aria-sort=ascending]:after{content:" ▲";color:var(--primary)}th[aria-sort=descending]:after{content:" ▼";color:var(--primary)}
 td.num{text-align:right;white-space:nowrap}td.num .i{display:inline-block;text-align:right}td.num .f{display:inline-block;text-align:left}
 td.ci .sep{padding:0 4px;color:var(--muted)}td.none{color:#b0b8c1;text-align:center}
-td.stop{font-size:12px;color:var(--muted);max-width:220px}td.name{font-weight:600;max-width:320px;overflow-wrap:anywhere}
+td.stop{font-size:12px;color:var(--muted);max-width:220px}td.name{font-weight:600;min-width:150px;max-width:320px;overflow-wrap:anywhere}
 tbody tr:hover{background:#f9fbfd}
 .badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;font-weight:600;white-space:nowrap}
 .v-faster{background:#d3f9d8;color:#2b8a3e}.v-slower{background:#ffe3e3;color:#c92a2a}.v-equal{background:#e7f5ff;color:#1864ab}
 .v-nsd{background:#f1f3f5;color:#495057}.v-ref{background:#fff3bf;color:#7c5e10}
-.ratio{font-weight:600}.ratio.slower{color:var(--warn)}.ratio.faster{color:var(--good)}
+.nw{white-space:nowrap}.ratio{font-weight:600}.ratio.slower{color:var(--warn)}.ratio.faster{color:var(--good)}
 input.filter{font:inherit;padding:4px 8px;border:1px solid var(--line);border-radius:6px;width:260px;margin:4px 0}
 .plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(440px,1fr));gap:10px 18px;margin-top:8px}
 .plots svg,.wide svg{width:100%;height:auto;display:block;border:1px solid #eef0f2;border-radius:6px}
-.wide{max-width:900px}.pair{max-width:420px}
+.wide{max-width:960px}.plots.pairs{grid-template-columns:repeat(auto-fill,minmax(300px,400px))}
 .bench{border-top:1px solid var(--line);margin-top:18px}
 .facts{color:var(--muted);margin:2px 0}.facts b{color:var(--ink)}
 .diag{border-left:3px solid #f08c00;background:#fff9db;padding:6px 10px;margin:6px 0;border-radius:0 6px 6px 0}
@@ -348,7 +348,7 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
         for c in &comps {
             let _ = write!(
                 out,
-                r#"<li>{} {} <span class="muted">({} test{}, p = {}, Holm-adjusted p = {})</span></li>"#,
+                r#"<li>{} {} <span class="muted">({} test{}, {}; Holm-adjusted {})</span></li>"#,
                 table::verdict_badge(c),
                 esc(&c.words),
                 esc(&c.test),
@@ -371,7 +371,7 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
             .collect();
         if !paired.is_empty() {
             out.push_str(r#"<p class="muted">Paired rounds: each point is one interleaved round; the grey diagonal means equal, the dashed line is the median ratio.</p>"#);
-            plot_grid(&mut out, &paired, "plots");
+            plot_grid(&mut out, &paired, "plots pairs");
         }
     }
 

@@ -57,10 +57,10 @@ pub struct Plot {
 }
 
 const W: f64 = 520.0;
-const H: f64 = 250.0;
+const H: f64 = 262.0;
 const M_LEFT: f64 = 62.0;
 const M_RIGHT: f64 = 16.0;
-const M_TOP: f64 = 34.0;
+const M_TOP: f64 = 46.0;
 const M_BOTTOM: f64 = 46.0;
 const FONT: f64 = 11.0;
 
@@ -166,7 +166,7 @@ fn histogram(b: &Benchmark, metric: Metric, xs: &[f64], unit: Unit, dom: (f64, f
         vs.iter().copied().fold(f64::INFINITY, f64::min),
         vs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     );
-    let bins = ((vs.len() as f64).sqrt().ceil() as usize).clamp(5, 40);
+    let bins = bin_count(&vs);
     let width = if hi > lo {
         (hi - lo) / bins as f64
     } else {
@@ -181,7 +181,7 @@ fn histogram(b: &Benchmark, metric: Metric, xs: &[f64], unit: Unit, dom: (f64, f
         };
         counts[k] += 1;
     }
-    let kde: Option<(Vec<f64>, Vec<f64>)> = stats::silverman_bandwidth(&vs).and_then(|h| {
+    let kde: Option<(Vec<f64>, Vec<f64>)> = bandwidth(&vs).and_then(|h| {
         let grid: Vec<f64> = (0..=160)
             .map(|i| dom.0 + (dom.1 - dom.0) * i as f64 / 160.0)
             .collect();
@@ -251,16 +251,56 @@ fn histogram(b: &Benchmark, metric: Metric, xs: &[f64], unit: Unit, dom: (f64, f
         let x = f.x.map(unit.v(med));
         c.line(x, f.top, x, f.bottom(), color::ACCENT, 2.0);
     }
-    let mut lx = W - M_RIGHT - 250.0;
-    lx = legend(&mut c, lx, 18.0, color::PRIMARY_LIGHT, "runs");
-    lx = legend(&mut c, lx, 18.0, color::ACCENT, "median");
+    let mut lx = M_LEFT;
+    lx = legend(&mut c, lx, 34.0, color::PRIMARY_LIGHT, "runs");
+    lx = legend(&mut c, lx, 34.0, color::ACCENT, "median");
     if summary.is_some_and(|m| m.median_ci_exact) {
-        lx = legend(&mut c, lx, 18.0, color::BAND, "95% CI");
+        lx = legend(&mut c, lx, 34.0, color::BAND, "95% CI");
     }
     if kde.is_some() {
-        legend(&mut c, lx, 18.0, color::INK, "KDE");
+        legend(&mut c, lx, 34.0, color::INK, "KDE");
     }
     c
+}
+
+/// Number of histogram bins: Freedman–Diaconis width (2·IQR·n^(−1/3)), so a few far outliers
+/// do not squash the bulk into one bar; between 5 and 60 bins.
+fn bin_count(vs: &[f64]) -> usize {
+    let s = stats::sorted_finite(vs);
+    let (Some(lo), Some(hi)) = (s.first(), s.last()) else {
+        return 5;
+    };
+    let iqr = match (stats::quantile(&s, 0.25), stats::quantile(&s, 0.75)) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0.0,
+    };
+    let w = 2.0 * iqr * (s.len() as f64).powf(-1.0 / 3.0);
+    let by_fd = if w > 0.0 { ((hi - lo) / w).ceil() } else { 0.0 };
+    let by_sqrt = (s.len() as f64).sqrt().ceil();
+    let k = if by_fd.is_finite() && by_fd > 0.0 {
+        by_fd
+    } else {
+        by_sqrt
+    };
+    (k as usize).clamp(5, 60)
+}
+
+/// Kernel bandwidth of the density curve: Silverman's rule of thumb with the robust spread
+/// `min(σ, IQR/1.34)` (so outliers do not blur the bulk), falling back to
+/// [`stats::silverman_bandwidth`] when the IQR is zero.
+fn bandwidth(vs: &[f64]) -> Option<f64> {
+    let h = stats::silverman_bandwidth(vs)?;
+    let s = stats::sorted_finite(vs);
+    let iqr = stats::quantile(&s, 0.75)? - stats::quantile(&s, 0.25)?;
+    let n = s.len() as f64;
+    let mean = s.iter().sum::<f64>() / n;
+    let sd = (s.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0)).sqrt();
+    let robust = 0.9 * sd.min(iqr / 1.34) * n.powf(-0.2);
+    Some(if robust > 0.0 && robust.is_finite() {
+        robust
+    } else {
+        h
+    })
 }
 
 fn short(v: f64) -> String {
@@ -321,7 +361,7 @@ fn draw_box(c: &mut Canvas, x: &Scale, vs: &[f64], cy: f64, half: f64, fill: &st
 
 /// Box plot of the counted runs with every run as a point, the median CI as a band.
 fn box_plot(b: &Benchmark, metric: Metric, xs: &[f64], unit: Unit, dom: (f64, f64)) -> Canvas {
-    let h = 150.0;
+    let h = 164.0;
     let mut c = Canvas::new(W, h);
     title_text(
         &mut c,
@@ -377,7 +417,7 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
         .map(|e| e.index)
         .collect();
     let strip = 58.0;
-    let gap = 14.0;
+    let gap = 12.0;
     let main_h = H - M_TOP - M_BOTTOM;
     let n_strips = has_temp as usize + has_other as usize;
     let total_h = H + n_strips as f64 * (strip + gap);
@@ -441,11 +481,12 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
         );
     }
     let x_title = if n_strips == 0 { "run index" } else { "" };
-    frame.axes(
+    frame.axes_with(
         &mut c,
         x_title,
         &format!("{} ({})", metric.label(), unit.unit),
         true,
+        n_strips == 0,
     );
     if pts.is_empty() {
         empty_plot(&mut c, "no runs");
@@ -491,15 +532,15 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
             c.ring(x, y, 5.5, color::WARN);
         }
     }
-    let mut lx = W - M_RIGHT - 300.0;
-    lx = legend(&mut c, lx, 18.0, color::PRIMARY, "counted");
-    lx = legend(&mut c, lx, 18.0, color::ACCENT, "outlier / median");
-    lx = legend(&mut c, lx, 18.0, color::BAND, "fences");
+    let mut lx = M_LEFT;
+    lx = legend(&mut c, lx, 34.0, color::PRIMARY, "counted");
+    lx = legend(&mut c, lx, 34.0, color::ACCENT, "outlier / median");
+    lx = legend(&mut c, lx, 34.0, color::BAND, "fences");
     if !interfered.is_empty() || pts.iter().any(|p| p.role == Role::Excluded) {
-        legend(&mut c, lx, 18.0, color::WARN, "interfered / excluded");
+        legend(&mut c, lx, 34.0, color::WARN, "interfered / excluded");
     }
     // Environment strips share the x axis.
-    let mut top = frame.bottom() + gap + 6.0;
+    let mut top = frame.bottom() + gap;
     let mut strip_frame =
         |c: &mut Canvas, label: &str, series: Vec<(f64, f64)>, bars: bool, last: bool| {
             let ys: Vec<f64> = series.iter().map(|p| p.1).collect();
@@ -518,7 +559,7 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
                 x: frame.x,
                 y: Scale::linear(ydom, (top + strip, top)),
             };
-            f.axes(c, if last { "run index" } else { "" }, "", true);
+            f.axes_with(c, if last { "run index" } else { "" }, "", true, last);
             c.text(
                 f.left + 4.0,
                 f.top + 10.0,
@@ -656,10 +697,10 @@ fn precision(metric: Metric, xs: &[f64]) -> Canvas {
     c.line(f.left, y0, f.right(), y0, color::AXIS, 1.0);
     let med: Vec<(f64, f64)> = rows.iter().map(|r| (f.x.map(r.0), f.y.map(r.2))).collect();
     c.polyline(&med, color::PRIMARY, 2.0);
-    let mut lx = W - M_RIGHT - 250.0;
-    lx = legend(&mut c, lx, 18.0, color::PRIMARY, "running median");
-    lx = legend(&mut c, lx, 18.0, color::PRIMARY_LIGHT, "IQR");
-    legend(&mut c, lx, 18.0, color::GOOD, "±1%");
+    let mut lx = M_LEFT;
+    lx = legend(&mut c, lx, 34.0, color::PRIMARY, "running median");
+    lx = legend(&mut c, lx, 34.0, color::PRIMARY_LIGHT, "IQR");
+    legend(&mut c, lx, 34.0, color::GOOD, "±1%");
     let _ = metric;
     c
 }
@@ -721,12 +762,13 @@ fn truncate(s: &str, max: usize) -> String {
 /// Forest plot: each candidate/reference ratio with its CI on a log axis, 1 marked, ±1% noise
 /// band shaded.
 fn forest(s: &Session, comps: &[&ComparisonRecord]) -> Canvas {
-    let width = 760.0;
-    let left = 230.0;
-    let right = 250.0;
-    let row = 30.0;
-    let h = M_TOP + M_BOTTOM + row * comps.len() as f64 + 8.0;
+    let width = 900.0;
+    let left = 250.0;
+    let right = 280.0;
+    let row = 34.0;
+    let h = 34.0 + M_BOTTOM + row * comps.len() as f64 + 8.0;
     let mut c = Canvas::new(width, h);
+    const TOP: f64 = 34.0;
     let metric_label = comps
         .first()
         .and_then(|c| Metric::from_key(&c.metric))
@@ -754,13 +796,13 @@ fn forest(s: &Session, comps: &[&ComparisonRecord]) -> Canvas {
     let (lo, hi) = (lo / pad.exp(), hi * pad.exp());
     let f = Frame {
         left,
-        top: M_TOP,
+        top: TOP,
         width: width - left - right,
         height: row * comps.len() as f64 + 8.0,
         x: Scale::log((lo, hi), (left, width - right)),
         y: Scale::linear(
             (0.0, comps.len() as f64),
-            (M_TOP + 4.0, M_TOP + 4.0 + row * comps.len() as f64),
+            (TOP + 4.0, TOP + 4.0 + row * comps.len() as f64),
         ),
     };
     let (b0, b1) = (f.x.map(0.99), f.x.map(1.01));
@@ -826,7 +868,7 @@ fn forest(s: &Session, comps: &[&ComparisonRecord]) -> Canvas {
         c.text(
             width - right + 12.0,
             cy + 11.0,
-            &format!("{verdict}, p = {}", p_text(k.p_adjusted)),
+            &format!("{verdict}, {} (Holm)", p_text(k.p_adjusted)),
             Anchor::Start,
             10.0,
             col,
@@ -835,14 +877,16 @@ fn forest(s: &Session, comps: &[&ComparisonRecord]) -> Canvas {
     c
 }
 
-/// A p-value with two significant digits, or "< 0.001".
+/// A p-value for people: "p = 0.21", "p = 0.004" or "p < 0.001".
 pub fn p_text(p: f64) -> String {
     if !p.is_finite() {
-        "n/a".into()
+        "p = n/a".into()
     } else if p < 0.001 {
-        "< 0.001".into()
+        "p < 0.001".into()
+    } else if p < 0.01 {
+        format!("p = {p:.3}")
     } else {
-        format!("{p:.2}")
+        format!("p = {p:.2}")
     }
 }
 
@@ -921,8 +965,8 @@ fn paired(s: &Session, k: &ComparisonRecord, metric: Metric, pairs: &[(f64, f64)
         );
     }
     c.text(
-        size - 2.0,
-        M_TOP + 12.0,
+        size - 10.0,
+        size - M_BOTTOM - 8.0,
         &format!("{} rounds", pairs.len()),
         Anchor::End,
         10.0,

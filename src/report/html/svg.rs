@@ -507,11 +507,27 @@ impl Frame {
     /// Draws the grid, the axes, tick labels and axis titles. `y_ticks = false` leaves the y
     /// axis bare (for histograms of densities, say).
     pub fn axes(&self, c: &mut Canvas, x_title: &str, y_title: &str, y_ticks: bool) {
+        self.axes_with(c, x_title, y_title, y_ticks, true);
+    }
+
+    /// Like [`Frame::axes`]; `x_labels = false` leaves out the x tick labels (for panels
+    /// stacked above another that shares the x axis).
+    pub fn axes_with(
+        &self,
+        c: &mut Canvas,
+        x_title: &str,
+        y_title: &str,
+        y_ticks: bool,
+        x_labels: bool,
+    ) {
         let font = 11.0;
         for (v, label) in self.x.ticks(6) {
             let px = self.x.map(v);
             c.line(px, self.top, px, self.bottom(), color::GRID, 1.0);
             c.line(px, self.bottom(), px, self.bottom() + 4.0, color::AXIS, 1.0);
+            if !x_labels {
+                continue;
+            }
             c.text(
                 px,
                 self.bottom() + 16.0,

@@ -204,7 +204,10 @@ fn runs_cell(b: &Benchmark) -> Cell {
     if excluded > 0 {
         let _ = write!(html, r#" <small class="warn">+{excluded} excluded</small>"#);
     }
-    Cell::Text(format!("{counted:08}"), html)
+    Cell::Text(
+        format!("{counted:08}"),
+        format!(r#"<span class="nw">{html}</span>"#),
+    )
 }
 
 /// The id of a benchmark's section in the page.
@@ -237,7 +240,12 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
         }
         let (sc, u) = column_scale(*em, ems.iter().flatten().map(|m| m.median));
         let (cells, _) = median_cells(&ems, sc, u);
-        extra_cols.push((format!("{} ({u})", em.label()), cells));
+        let short = if *em == Metric::PeakMemory {
+            "memory"
+        } else {
+            "CPU"
+        };
+        extra_cols.push((format!("{short} ({u})"), cells));
     }
 
     let comps: Vec<&ComparisonRecord> = s
@@ -304,9 +312,9 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
         "name (parameters); hover for the command",
     );
     head(
-        &format!("median {} ({})", metric.label(), esc(unit)),
+        &format!("median ({})", esc(unit)),
         "num",
-        "median of the counted runs",
+        &format!("median {} of the counted runs", metric.label()),
     );
     head(
         &format!("95% CI ({})", esc(unit)),
@@ -314,14 +322,14 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
         "distribution-free 95% confidence interval of the median",
     );
     head(
-        "± CI",
+        "± CI (%)",
         "num",
-        "half-width of the 95% CI relative to the median (%)",
+        "half-width of the 95% CI relative to the median",
     );
     head(
-        "CV",
+        "CV (%)",
         "num",
-        "coefficient of variation: standard deviation / mean (%)",
+        "coefficient of variation: standard deviation / mean",
     );
     head(
         "runs",
@@ -329,14 +337,14 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
         "counted runs (warm-up and excluded runs in small print)",
     );
     for (label, _) in &extra_cols {
-        head(&esc(label), "num", "median");
+        head(&esc(label), "num", "median of the counted runs");
     }
     head(
         "vs reference",
         "num",
         "ratio of medians to the reference, its 95% CI and the verdict",
     );
-    head("stopped because", "text", "why measuring stopped");
+    head("stopped", "text", "why measuring stopped");
     head("warnings", "num", "diagnostics about the sample");
     out.push_str("</tr></thead><tbody>");
     for (i, b) in bs.iter().enumerate() {
@@ -370,7 +378,7 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
         } else {
             let _ = write!(
                 out,
-                r##"<td class="warn" data-v="{}"><a href="#{anchor}-diag">{} {}</a></td>"##,
+                r##"<td class="warn" data-v="{}"><a href="#{anchor}-diag">{}: {}</a></td>"##,
                 b.diagnostics.len(),
                 b.diagnostics.len(),
                 esc(&warn_kinds.join(", "))
@@ -463,7 +471,7 @@ pub fn files_table(sessions: &[(String, Session)], metric: Metric) -> String {
     for fi in 0..sessions.len() {
         let _ = write!(
             out,
-            r#"<th data-sort="num" data-col="{}" class="gstart">median ({})</th><th data-sort="num" data-col="{}">± CI</th><th data-sort="num" data-col="{}">CV</th>"#,
+            r#"<th data-sort="num" data-col="{}" class="gstart">median ({})</th><th data-sort="num" data-col="{}">± CI (%)</th><th data-sort="num" data-col="{}">CV (%)</th>"#,
             col,
             esc(unit),
             col + 1,
