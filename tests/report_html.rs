@@ -114,7 +114,7 @@ fn resolution(m: &MetricSummary) -> Option<f64> {
 
 #[test]
 fn summary_table_numbers_match_the_results_file() {
-    for name in ["compare.json", "plain.json"] {
+    for name in ["compare.json", "plain.json", "hashes.json"] {
         let s = load(name);
         let page = html::render_html(&[(name.to_string(), s.clone())]);
         let table = between(

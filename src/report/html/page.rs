@@ -29,14 +29,14 @@ code,pre{font-family:ui-monospace,"SFMono-Regular","DejaVu Sans Mono",Menlo,mono
 pre{background:var(--soft);padding:8px 10px;border-radius:6px;overflow:auto;margin:4px 0}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;margin:6px 0 4px;font-variant-numeric:tabular-nums}
-th,td{padding:5px 10px;border-bottom:1px solid var(--line);vertical-align:top;text-align:left}
+th,td{padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top;text-align:left}
 th{background:var(--soft);font-weight:600;font-size:12.5px;white-space:nowrap}
 th.group{text-align:center;border-left:2px solid var(--line)}th.gstart,td.gstart{border-left:2px solid var(--line)}
 th.sort{cursor:pointer;user-select:none}th.sort:after{content:" ⇅";color:#b0b8c1;font-size:11px}
 th[aria-sort=ascending]:after{content:" ▲";color:var(--primary)}th[aria-sort=descending]:after{content:" ▼";color:var(--primary)}
 td.num{text-align:right;white-space:nowrap}td.num .i{display:inline-block;text-align:right}td.num .f{display:inline-block;text-align:left}
 td.ci .sep{padding:0 4px;color:var(--muted)}td.none{color:#b0b8c1;text-align:center}
-td.stop{font-size:12px;color:var(--muted);max-width:220px}td.name{font-weight:600;min-width:150px;max-width:320px;overflow-wrap:anywhere}
+td.stop{font-size:12px;color:var(--muted);max-width:180px}td.warn{font-size:12.5px;max-width:190px}td.name{font-weight:600;min-width:150px;max-width:320px;overflow-wrap:anywhere}
 tbody tr:hover{background:#f9fbfd}
 .badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:11.5px;font-weight:600;white-space:nowrap}
 .v-faster{background:#d3f9d8;color:#2b8a3e}.v-slower{background:#ffe3e3;color:#c92a2a}.v-equal{background:#e7f5ff;color:#1864ab}
@@ -44,6 +44,7 @@ tbody tr:hover{background:#f9fbfd}
 .nw{white-space:nowrap}.ratio{font-weight:600}.ratio.slower{color:var(--warn)}.ratio.faster{color:var(--good)}
 input.filter{font:inherit;padding:4px 8px;border:1px solid var(--line);border-radius:6px;width:260px;margin:4px 0}
 .plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(440px,1fr));gap:10px 18px;margin-top:8px}
+.col{display:flex;flex-direction:column;gap:10px;min-width:0}
 .plots svg,.wide svg{width:100%;height:auto;display:block;border:1px solid #eef0f2;border-radius:6px}
 .wide{max-width:960px}.plots.pairs{grid-template-columns:repeat(auto-fill,minmax(300px,400px))}
 .bench{border-top:1px solid var(--line);margin-top:18px}
@@ -51,7 +52,7 @@ input.filter{font:inherit;padding:4px 8px;border:1px solid var(--line);border-ra
 .diag{border-left:3px solid #f08c00;background:#fff9db;padding:6px 10px;margin:6px 0;border-radius:0 6px 6px 0}
 .diag .kind{font-weight:700;margin-right:6px}.diag .sugg{color:var(--muted)}
 .chips span{display:inline-block;background:#fff;border:1px solid #f1d48a;border-radius:4px;padding:0 5px;margin:2px 4px 0 0;font-size:12px}
-.banner{background:#fff5f5;border:1px solid #ffc9c9;color:#a61e1e;padding:8px 12px;border-radius:6px;margin:8px 0}
+.banner{background:#fff5f5;border:1px solid #ffc9c9;color:#a61e1e;padding:6px 12px;border-radius:6px;margin:6px 0}.banner.note{background:#fff9db;border-color:#ffe066;color:#7c5e10}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:3px 16px;margin:6px 0}dl.meta dt{color:var(--muted)}dl.meta dd{margin:0;overflow-wrap:anywhere}
 nav.toc{font-size:13px;color:var(--muted)}nav.toc a{margin-right:10px}
 footer{margin-top:36px;color:var(--muted);font-size:12px}
@@ -101,6 +102,20 @@ fn extra_str(s: &Session, key: &str) -> Option<String> {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     })
+}
+
+/// Warnings about the machine recorded at the start (`Session.extra["machine_warnings"]`).
+fn machine_warnings(s: &Session) -> Vec<String> {
+    match s.extra.get("machine_warnings") {
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Machine, method, limits and how the session was run.
@@ -212,7 +227,7 @@ fn metadata(s: &Session) -> String {
         },
     ));
     for (k, v) in &s.extra {
-        if k == "stop_rule" || k == "order" {
+        if k == "stop_rule" || k == "order" || k == "machine_warnings" {
             continue;
         }
         rows.push((k.as_str(), format!("<code>{}</code>", esc(&v.to_string()))));
@@ -324,6 +339,9 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
     for w in &s.method.warnings {
         let _ = write!(out, r#"<div class="banner">{}</div>"#, esc(w));
     }
+    for w in machine_warnings(s) {
+        let _ = write!(out, r#"<div class="banner note">{}</div>"#, esc(&w));
+    }
     let _ = write!(
         out,
         r#"<input type="search" class="filter" data-table="summary-{fi}" placeholder="Filter benchmarks…" aria-label="filter benchmarks" hidden>"#
@@ -385,11 +403,25 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
             esc(&b.command)
         );
         out.push_str(&facts(b, metric));
-        let mine: Vec<&Plot> = all
-            .iter()
-            .filter(|p| p.file == fi && p.bench == Some(bi) && p.kind != PlotKind::Paired)
-            .collect();
-        plot_grid(&mut out, &mine, "plots");
+        // Two columns that stack independently: distribution plots left, plots over run
+        // order right.
+        let mine = |kinds: &[PlotKind]| -> Vec<&Plot> {
+            all.iter()
+                .filter(|p| p.file == fi && p.bench == Some(bi) && kinds.contains(&p.kind))
+                .collect()
+        };
+        out.push_str(r#"<div class="plots">"#);
+        plot_grid(
+            &mut out,
+            &mine(&[PlotKind::Histogram, PlotKind::Box, PlotKind::Setups]),
+            "col",
+        );
+        plot_grid(
+            &mut out,
+            &mine(&[PlotKind::Sequence, PlotKind::Precision]),
+            "col",
+        );
+        out.push_str("</div>");
         let _ = write!(out, r#"<div id="{anchor}-diag">"#);
         if b.diagnostics.is_empty() {
             out.push_str(r#"<p class="ok">No warnings about this sample.</p>"#);

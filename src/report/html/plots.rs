@@ -149,7 +149,7 @@ fn histogram(b: &Benchmark, metric: Metric, xs: &[f64], unit: Unit, dom: (f64, f
         width: W - M_LEFT - M_RIGHT,
         height: H - M_TOP - M_BOTTOM,
         x: Scale::linear(dom, (M_LEFT, W - M_RIGHT)),
-        y: Scale::linear((0.0, ymax), (H - M_BOTTOM, M_TOP)),
+        y: Scale::counts((0.0, ymax), (H - M_BOTTOM, M_TOP)),
     };
     if xs.is_empty() {
         frame_of(1.0).axes(

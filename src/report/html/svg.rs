@@ -147,9 +147,19 @@ pub struct Scale {
     pub r0: f64,
     pub r1: f64,
     pub log: bool,
+    /// Ticks only at whole numbers (counts).
+    pub integer: bool,
 }
 
 impl Scale {
+    /// A linear scale whose ticks fall on whole numbers.
+    pub fn counts(domain: (f64, f64), range: (f64, f64)) -> Scale {
+        Scale {
+            integer: true,
+            ..Scale::linear(domain, range)
+        }
+    }
+
     pub fn linear(domain: (f64, f64), range: (f64, f64)) -> Scale {
         let (d0, d1) = pad_domain(domain.0, domain.1, 0.0);
         Scale {
@@ -158,6 +168,7 @@ impl Scale {
             r0: range.0,
             r1: range.1,
             log: false,
+            integer: false,
         }
     }
 
@@ -179,6 +190,7 @@ impl Scale {
             r0: range.0,
             r1: range.1,
             log: true,
+            integer: false,
         }
     }
 
@@ -204,18 +216,13 @@ impl Scale {
     /// Ticks and their labels. Log scales use ratio-friendly values (0.5, 0.9, 1, 1.1, 2, ...).
     pub fn ticks(&self, count: usize) -> Vec<(f64, String)> {
         if self.log {
-            let base = [1.0, 1.01, 1.02, 1.05, 1.1, 1.2, 1.25, 1.5, 2.0, 3.0, 5.0];
-            let mut cands: Vec<f64> = Vec::new();
-            for k in -3..=3 {
-                let m = 10f64.powi(k);
-                for b in base {
-                    cands.push(b * m);
-                    cands.push(m / b);
-                }
-            }
-            cands.sort_by(f64::total_cmp);
-            cands.dedup_by(|a, b| (*a - *b).abs() < 1e-12);
-            let inside: Vec<f64> = cands
+            // Values people read as ratios; a log axis gets those inside its domain.
+            let nice = [
+                0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98,
+                0.99, 1.0, 1.01, 1.02, 1.05, 1.1, 1.2, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 10.0,
+                20.0, 50.0, 100.0,
+            ];
+            let inside: Vec<f64> = nice
                 .into_iter()
                 .filter(|&c| c >= self.d0 * 0.9999 && c <= self.d1 * 1.0001)
                 .collect();
@@ -233,7 +240,16 @@ impl Scale {
                 .map(|v| (v, format!("{}×", trim_float(v))))
                 .collect()
         } else {
-            let (ticks, step) = nice_ticks(self.d0, self.d1, count);
+            let (mut ticks, mut step) = nice_ticks(self.d0, self.d1, count);
+            if self.integer && step < 1.0 {
+                step = 1.0;
+                ticks = (self.d0.ceil() as i64..=self.d1.floor() as i64)
+                    .map(|t| t as f64)
+                    .collect();
+            } else if self.integer {
+                ticks.retain(|t| t.fract() == 0.0);
+            }
+            let step = if self.integer { step.max(1.0) } else { step };
             ticks
                 .into_iter()
                 .map(|t| (t, tick_label(t, step)))

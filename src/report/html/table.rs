@@ -264,7 +264,7 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
                 Cell::Text(
                     format!("{:020.6}", c.ratio),
                     format!(
-                        r#"<span class="ratio">{}</span> {ci} {}"#,
+                        r#"<span class="nw"><span class="ratio">{}</span> {ci}</span> {}"#,
                         ratio_text(c.ratio),
                         verdict_badge(c)
                     ),
