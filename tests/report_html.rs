@@ -229,6 +229,7 @@ fn every_plot_is_present_with_id_and_class() {
     let seq = between(&page, r#"id="f0-b0-seq""#, "</svg>");
     assert!(seq.contains("temperature before run"));
     assert!(seq.contains("CPU time of other processes"));
+    assert!(seq.contains("CPU frequency before run (MHz)"));
     // Setups plot names its setups.
     let setups = between(&page, r#"id="f0-b2-setups""#, "</svg>");
     for k in 0..4 {

@@ -107,7 +107,7 @@ fn labels(files: &[PathBuf]) -> Vec<String> {
                 .unwrap_or_else(|| p.display().to_string())
         })
         .collect();
-    names
+    let mut out: Vec<String> = names
         .iter()
         .enumerate()
         .map(|(i, n)| {
@@ -117,7 +117,15 @@ fn labels(files: &[PathBuf]) -> Vec<String> {
                 n.clone()
             }
         })
-        .collect()
+        .collect();
+    // The same path twice: number the repeats.
+    for i in 1..out.len() {
+        let seen = out[..i].iter().filter(|l| **l == out[i]).count();
+        if seen > 0 {
+            out[i] = format!("{} ({})", out[i], seen + 1);
+        }
+    }
+    out
 }
 
 /// Runs `tare report`; returns the exit code.

@@ -16,7 +16,7 @@ const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█
 
 /// Level 0–7 of `v` between `lo` and `hi`.
 fn level(v: f64, lo: f64, hi: f64) -> usize {
-    if !(hi > lo) {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return 3;
     }
     let t = ((v - lo) / (hi - lo)).clamp(0.0, 1.0);

@@ -144,6 +144,9 @@ pub struct EnvSample {
     pub temp_before_c: Option<f64>,
     /// CPU seconds used by other processes during the run.
     pub other_cpu_time: Option<f64>,
+    /// Mean frequency of the run's cores before the run, in MHz (`freq_before_khz`: one
+    /// number or one per core, nulls where unknown).
+    pub freq_mhz: Option<f64>,
     pub interfered: bool,
 }
 
@@ -159,6 +162,7 @@ pub fn environment(b: &Benchmark) -> Vec<EnvSample> {
                 index: r.index,
                 temp_before_c: num("temp_before_c"),
                 other_cpu_time: num("other_cpu_time"),
+                freq_mhz: mean_khz(e.get("freq_before_khz")).map(|k| k / 1000.0),
                 interfered: e
                     .get("interfered")
                     .and_then(|v| v.as_bool())
@@ -168,6 +172,18 @@ pub fn environment(b: &Benchmark) -> Vec<EnvSample> {
         .collect();
     out.sort_by_key(|e| e.index);
     out
+}
+
+fn mean_khz(v: Option<&serde_json::Value>) -> Option<f64> {
+    let xs: Vec<f64> = match v? {
+        serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_f64()).collect(),
+        other => other.as_f64().into_iter().collect(),
+    };
+    let xs: Vec<f64> = xs
+        .into_iter()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
 /// A readable key for a run's randomized setup (`Run.extra["setup"]`), if it has one: a string

@@ -411,6 +411,7 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
     let env = data::environment(b);
     let has_temp = env.iter().any(|e| e.temp_before_c.is_some());
     let has_other = env.iter().any(|e| e.other_cpu_time.is_some());
+    let has_freq = env.iter().any(|e| e.freq_mhz.is_some());
     let interfered: Vec<usize> = env
         .iter()
         .filter(|e| e.interfered)
@@ -419,7 +420,7 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
     let strip = 58.0;
     let gap = 12.0;
     let main_h = H - M_TOP - M_BOTTOM;
-    let n_strips = has_temp as usize + has_other as usize;
+    let n_strips = has_temp as usize + has_freq as usize + has_other as usize;
     let total_h = H + n_strips as f64 * (strip + gap);
     let mut c = Canvas::new(W, total_h);
     title_text(
@@ -592,7 +593,26 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
             .iter()
             .filter_map(|e| Some((e.index as f64, e.temp_before_c?)))
             .collect();
-        strip_frame(&mut c, "temperature before run (°C)", s, false, !has_other);
+        strip_frame(
+            &mut c,
+            "temperature before run (°C)",
+            s,
+            false,
+            !has_other && !has_freq,
+        );
+    }
+    if has_freq {
+        let s: Vec<(f64, f64)> = env
+            .iter()
+            .filter_map(|e| Some((e.index as f64, e.freq_mhz?)))
+            .collect();
+        strip_frame(
+            &mut c,
+            "CPU frequency before run (MHz)",
+            s,
+            false,
+            !has_other,
+        );
     }
     if has_other {
         let ou = Unit::for_values(

@@ -83,13 +83,14 @@ pub fn nice_step(span: f64, count: usize) -> f64 {
     }
     let mag = 10f64.powf(raw.log10().floor());
     let f = raw / mag;
-    let nice = if f <= 1.0 {
+    // Nearest nice step (so the count is about, not at most, `count`).
+    let nice = if f < 1.5 {
         1.0
-    } else if f <= 2.0 {
+    } else if f < 2.25 {
         2.0
-    } else if f <= 2.5 {
+    } else if f < 3.5 {
         2.5
-    } else if f <= 5.0 {
+    } else if f < 7.5 {
         5.0
     } else {
         10.0

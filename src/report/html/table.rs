@@ -223,7 +223,7 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
     let (med, ci) = median_cells(&ms, scale, unit);
     let rel: Vec<Cell> = ms
         .iter()
-        .map(|m| percent_cell(m.and_then(|m| data::relative_ci(m))))
+        .map(|m| percent_cell(m.and_then(data::relative_ci)))
         .collect();
     let cv: Vec<Cell> = ms.iter().map(|m| percent_cell(m.map(|m| m.cv))).collect();
 
@@ -425,7 +425,7 @@ pub fn files_table(sessions: &[(String, Session)], metric: Metric) -> String {
         columns.push(render_num_cells(&med));
         let rel: Vec<Cell> = ms
             .iter()
-            .map(|m| percent_cell(m.and_then(|m| data::relative_ci(m))))
+            .map(|m| percent_cell(m.and_then(data::relative_ci)))
             .collect();
         columns.push(render_num_cells(&rel));
         let cv: Vec<Cell> = ms.iter().map(|m| percent_cell(m.map(|m| m.cv))).collect();
