@@ -249,7 +249,7 @@ fn diagnostic(d: &Diagnostic) -> String {
         let chips: Vec<String> = o
             .iter()
             .filter(|(_, v)| !v.is_object() && !v.is_array())
-            .map(|(k, v)| format!("<span>{} = {}</span>", esc(k), esc(&v.to_string())))
+            .map(|(k, v)| format!("<span>{} = {}</span>", esc(k), esc(&scalar(v))))
             .collect();
         if !chips.is_empty() {
             let _ = write!(out, r#"<div class="chips">{}</div>"#, chips.join(""));
@@ -265,6 +265,30 @@ fn diagnostic(d: &Diagnostic) -> String {
     }
     out.push_str("</div>");
     out
+}
+
+/// A JSON scalar for people: strings bare, fractions with four significant digits.
+fn scalar(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            if x == 0.0 || !x.is_finite() {
+                x.to_string()
+            } else if x.abs() < 1e-3 || x.abs() >= 1e6 {
+                format!("{x:.3e}")
+            } else {
+                let d = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+                let s = format!("{x:.d$}");
+                if s.contains('.') {
+                    s.trim_end_matches('0').trim_end_matches('.').to_string()
+                } else {
+                    s
+                }
+            }
+        }
+        other => other.to_string(),
+    }
 }
 
 fn facts(b: &Benchmark, metric: Metric) -> String {

@@ -520,16 +520,25 @@ fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas 
         .map(|p| (frame.x.map(p.index as f64), frame.y.map(unit.v(p.value))))
         .collect();
     c.polyline(&line, color::PRIMARY_LIGHT, 1.0);
+    let outlier_idx: std::collections::HashSet<usize> = outlier_idx.into_iter().collect();
+    let interfered_set: std::collections::HashSet<usize> = interfered.iter().copied().collect();
+    // Hover titles on every point only while the file stays small.
+    let tips = pts.len() <= 2000;
     for p in pts {
         let (x, y) = (frame.x.map(p.index as f64), frame.y.map(unit.v(p.value)));
-        let tip = format!("run {}: {}", p.index, unit.fmt(p.value, None));
-        c.titled(&tip, |c| match p.role {
+        let draw = |c: &mut Canvas| match p.role {
             Role::Warmup => c.ring(x, y, 2.6, color::WARMUP),
             Role::Excluded => c.cross(x, y, 3.5, color::WARN),
             Role::Counted if outlier_idx.contains(&p.index) => c.triangle(x, y, 4.0, color::ACCENT),
             Role::Counted => c.circle(x, y, 2.4, color::PRIMARY, 0.9),
-        });
-        if interfered.contains(&p.index) {
+        };
+        if tips {
+            let tip = format!("run {}: {}", p.index, unit.fmt(p.value, None));
+            c.titled(&tip, draw);
+        } else {
+            draw(&mut c);
+        }
+        if interfered_set.contains(&p.index) {
             c.ring(x, y, 5.5, color::WARN);
         }
     }

@@ -250,7 +250,7 @@ impl Scale {
             } else if self.integer {
                 ticks.retain(|t| t.fract() == 0.0);
             }
-            let step = if self.integer { step.max(1.0) } else { step };
+            let step = if self.integer { 1.0 } else { step };
             ticks
                 .into_iter()
                 .map(|t| (t, tick_label(t, step)))
