@@ -130,7 +130,9 @@ pub fn session_report(s: &Session, color: bool) -> String {
                 paint(color, "36", &sparkline(&xs, 60)),
                 paint(color, "2", &format!("{} counted runs in order", xs.len()))
             );
-            if let Some((h, lo, hi)) = histogram(&xs, 24) {
+            // Rice's rule: 2·n^(1/3) bins, between 6 and 30.
+            let bins = ((2.0 * (xs.len() as f64).cbrt()).ceil() as usize).clamp(6, 30);
+            if let Some((h, lo, hi)) = histogram(&xs, bins) {
                 let _ = writeln!(
                     out,
                     "  {:<14}{}  {}",
@@ -143,12 +145,14 @@ pub fn session_report(s: &Session, color: bool) -> String {
         for d in &b.diagnostics {
             let _ = writeln!(
                 out,
-                "  {} {}: {} ({})",
+                "  {} {}: {}",
                 paint(color, "33", "warning:"),
                 d.kind,
-                d.message,
-                d.suggestion
+                d.message
             );
+            if !d.suggestion.is_empty() {
+                let _ = writeln!(out, "  {:<9}→ {}", "", d.suggestion);
+            }
         }
         out.push('\n');
     }

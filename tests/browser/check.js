@@ -111,6 +111,32 @@ function check(ok, what) {
     fs.rmSync(profile, { recursive: true, force: true });
   }
 
+  // With JavaScript off the page still reads: table and plots render, the filter stays hidden.
+  const profile2 = fs.mkdtempSync(path.join(os.tmpdir(), 'tare-chromium-nojs-'));
+  const nojs = await chromium.launchPersistentContext(profile2, {
+    executablePath: exe,
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic',
+    ],
+    viewport: { width, height: 900 },
+    javaScriptEnabled: false,
+    offline: true,
+  });
+  try {
+    const page = nojs.pages()[0] || (await nojs.newPage());
+    await page.goto('file://' + report, { waitUntil: 'load' });
+    const b = await (await page.$('table#summary-0')).boundingBox();
+    check(b && b.width > 100 && b.height > 20, 'without JavaScript: summary table renders');
+    const plotsShown = await page.$$eval('svg.plot', (ss) => ss.filter((s) => s.getBoundingClientRect().width > 50).length);
+    check(plotsShown > 0, `without JavaScript: ${plotsShown} plots render`);
+    check(!(await page.isVisible('input.filter')), 'without JavaScript: no dead filter box');
+  } finally {
+    await nojs.close();
+    fs.rmSync(profile2, { recursive: true, force: true });
+  }
+
   // The screenshot is not blank: many colors, and a fair share of non-white pixels.
   const png = PNG.sync.read(fs.readFileSync(shot));
   const colors = new Set();
