@@ -33,9 +33,9 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   apt-get install -y -qq nodejs npm >/dev/null
 fi
 
-cd "$here"
-if [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/pngjs ] \
-   || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+if [ ! -d "$here/node_modules/playwright-core" ] || [ ! -d "$here/node_modules/pngjs" ] \
+   || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
+  (cd "$here" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi
-CHROMIUM="$chromium" exec node check.js "$@"
+# Paths in the arguments stay relative to the caller's directory.
+CHROMIUM="$chromium" exec node "$here/check.js" "$@"
