@@ -35,7 +35,13 @@ pub fn all_plots(sessions: &[(String, Session)], metric: Metric) -> Vec<Plot> {
     for (fi, (_, s)) in sessions.iter().enumerate() {
         all.extend(plots::session_plots(fi, s, metric));
         for (bi, b) in s.benchmarks.iter().enumerate() {
-            all.extend(plots::benchmark_plots(fi, bi, b, metric));
+            all.extend(plots::benchmark_plots(
+                fi,
+                bi,
+                b,
+                metric,
+                plots::session_target(s),
+            ));
         }
     }
     all

@@ -7,7 +7,7 @@
 //! (`table.rs`).
 
 use super::data::{self, Metric};
-use super::plots::{self, p_text, Plot, PlotKind};
+use super::plots::{p_text, Plot, PlotKind};
 use super::svg::esc;
 use super::table::{self, bench_anchor};
 use crate::results::{Benchmark, Diagnostic, MethodKind, Session};
@@ -465,13 +465,7 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
 
 /// The whole page.
 pub fn page(sessions: &[(String, Session)], metric: Metric) -> String {
-    let mut all: Vec<Plot> = Vec::new();
-    for (fi, (_, s)) in sessions.iter().enumerate() {
-        all.extend(plots::session_plots(fi, s, metric));
-        for (bi, b) in s.benchmarks.iter().enumerate() {
-            all.extend(plots::benchmark_plots(fi, bi, b, metric));
-        }
-    }
+    let all = super::all_plots(sessions, metric);
     let labels: Vec<String> = sessions.iter().map(|(l, _)| l.clone()).collect();
     let mut out = String::with_capacity(1 << 16);
     let _ = write!(

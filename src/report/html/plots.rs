@@ -655,7 +655,7 @@ fn capitalize(s: &str) -> String {
 
 /// Running median and interquartile range as counted runs accumulate, relative to the final
 /// median (seed 000, fig. 16): where the lines settle, more runs stop paying.
-fn precision(metric: Metric, xs: &[f64]) -> Canvas {
+fn precision(metric: Metric, xs: &[f64], target: f64) -> Canvas {
     let mut c = Canvas::new(W, H);
     title_text(&mut c, "Precision as runs accumulate");
     let n = xs.len();
@@ -706,8 +706,8 @@ fn precision(metric: Metric, xs: &[f64]) -> Canvas {
         x: Scale::linear((1.0, n as f64), (M_LEFT, W - M_RIGHT)),
         y: Scale::linear(pad_domain(lo, hi, 0.08), (H - M_BOTTOM, M_TOP)),
     };
-    // ±1% guide (tare's default precision target) when it is in view.
-    for g in [-1.0, 1.0] {
+    // ± precision target guide when it is in view.
+    for g in [-target * 100.0, target * 100.0] {
         if g > f.y.d0 && g < f.y.d1 {
             let y = f.y.map(g);
             c.dashed(f.left, y, f.right(), y, color::GOOD, 1.0);
@@ -729,7 +729,8 @@ fn precision(metric: Metric, xs: &[f64]) -> Canvas {
     let mut lx = M_LEFT;
     lx = legend(&mut c, lx, 34.0, color::PRIMARY, "running median");
     lx = legend(&mut c, lx, 34.0, color::PRIMARY_LIGHT, "IQR");
-    legend(&mut c, lx, 34.0, color::GOOD, "±1%");
+    let pct = format!("±{}% target", short(target * 100.0));
+    legend(&mut c, lx, 34.0, color::GOOD, &pct);
     let _ = metric;
     c
 }
@@ -1004,8 +1005,43 @@ fn paired(s: &Session, k: &ComparisonRecord, metric: Metric, pairs: &[(f64, f64)
     c
 }
 
-/// The plots of one benchmark.
-pub fn benchmark_plots(file: usize, bi: usize, b: &Benchmark, metric: Metric) -> Vec<Plot> {
+/// The relative precision target of a stop rule such as `runs >= 10 and ci(median) < 2%`
+/// (`Session.extra["stop_rule"]`); tare's default 1% when the rule names none.
+pub fn precision_target(stop_rule: Option<&str>) -> f64 {
+    let parse = |rule: &str| -> Option<f64> {
+        let rest = &rule[rule.find("ci(median)")? + "ci(median)".len()..];
+        let rest = rest
+            .trim_start()
+            .strip_prefix("<=")
+            .or_else(|| rest.trim_start().strip_prefix('<'))?;
+        let rest = rest.trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let v: f64 = rest[..end].parse().ok()?;
+        let v = if rest[end..].trim_start().starts_with('%') {
+            v / 100.0
+        } else {
+            v
+        };
+        (v > 0.0 && v < 1.0).then_some(v)
+    };
+    stop_rule.and_then(parse).unwrap_or(0.01)
+}
+
+/// The precision target of a session, from its recorded stop rule.
+pub fn session_target(s: &Session) -> f64 {
+    precision_target(s.extra.get("stop_rule").and_then(|v| v.as_str()))
+}
+
+/// The plots of one benchmark; `target` is the relative precision target (0.01 for ±1%).
+pub fn benchmark_plots(
+    file: usize,
+    bi: usize,
+    b: &Benchmark,
+    metric: Metric,
+    target: f64,
+) -> Vec<Plot> {
     let pts = data::points(b, metric);
     let xs: Vec<f64> = pts
         .iter()
@@ -1049,7 +1085,7 @@ pub fn benchmark_plots(file: usize, bi: usize, b: &Benchmark, metric: Metric) ->
     push(
         PlotKind::Precision,
         "Precision evolution",
-        precision(metric, &xs),
+        precision(metric, &xs, target),
     );
     let groups = data::by_setup(b, metric);
     if !groups.is_empty() {
@@ -1120,6 +1156,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn precision_target_from_the_stop_rule() {
+        assert_eq!(
+            precision_target(Some("runs >= 20 and ci(median) < 2%")),
+            0.02
+        );
+        assert_eq!(precision_target(Some("ci(median) <= 0.005")), 0.005);
+        assert_eq!(precision_target(Some("runs >= 30")), 0.01);
+        assert_eq!(precision_target(None), 0.01);
+        assert_eq!(precision_target(Some("ci(median) < 150%")), 0.01);
+    }
+
+    #[test]
     fn jitter_is_bounded() {
         for i in 0..1000 {
             let j = jitter(i);
@@ -1139,13 +1187,13 @@ mod tests {
 
     #[test]
     fn precision_handles_tiny_samples() {
-        assert!(precision(Metric::WallTime, &[])
+        assert!(precision(Metric::WallTime, &[], 0.01)
             .finish("x", "y", "z")
             .contains("needs at least two"));
-        assert!(precision(Metric::WallTime, &[0.0, 0.0])
+        assert!(precision(Metric::WallTime, &[0.0, 0.0], 0.01)
             .finish("x", "y", "z")
             .contains("needs"));
-        let s = precision(Metric::WallTime, &[1.0, 2.0, 3.0]).finish("x", "y", "z");
+        let s = precision(Metric::WallTime, &[1.0, 2.0, 3.0], 0.01).finish("x", "y", "z");
         assert!(s.contains("<path"));
     }
 }
