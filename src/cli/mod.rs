@@ -3,6 +3,7 @@
 
 mod compare;
 mod machine;
+mod report;
 mod run;
 mod suite;
 mod table;
@@ -32,6 +33,8 @@ enum Command {
     Suite(suite::SuiteArgs),
     /// Tables of suite results: HTML (with plots), CSV, regression counts for CI.
     Table(table::TableArgs),
+    /// Report stored results: an HTML page with SVG plots, SVG files, or text plots.
+    Report(report::ReportArgs),
 }
 
 /// Runs tare with the process's arguments; returns the exit code.
@@ -55,6 +58,7 @@ pub fn main() -> i32 {
         Command::Recover(args) => run::recover(args),
         Command::Suite(args) => suite::run(args),
         Command::Table(args) => table::run(args),
+        Command::Report(args) => report::report(args),
     };
     match result {
         Ok(code) => code,

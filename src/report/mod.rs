@@ -4,6 +4,7 @@
 
 pub mod progress;
 pub mod terminal;
+pub mod html; pub mod text_plots;
 
 /// How much to print and whether to use color.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
