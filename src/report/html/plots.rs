@@ -136,7 +136,7 @@ fn value_domain(xs: &[f64], m: Option<&MetricSummary>, unit: Unit) -> (f64, f64)
 }
 
 fn median_of(xs: &[f64]) -> Option<f64> {
-    stats::median(&stats::sorted_finite(xs))
+    stats::median(&stats::sorted_without_nan(xs))
 }
 
 /// Histogram of the counted runs with a Gaussian KDE, the median and its CI marked.
@@ -266,7 +266,7 @@ fn histogram(b: &Benchmark, metric: Metric, xs: &[f64], unit: Unit, dom: (f64, f
 /// Number of histogram bins: Freedman–Diaconis width (2·IQR·n^(−1/3)), so a few far outliers
 /// do not squash the bulk into one bar; between 5 and 60 bins.
 fn bin_count(vs: &[f64]) -> usize {
-    let s = stats::sorted_finite(vs);
+    let s = stats::sorted_without_nan(vs);
     let (Some(lo), Some(hi)) = (s.first(), s.last()) else {
         return 5;
     };
@@ -290,7 +290,7 @@ fn bin_count(vs: &[f64]) -> usize {
 /// [`stats::silverman_bandwidth`] when the IQR is zero.
 fn bandwidth(vs: &[f64]) -> Option<f64> {
     let h = stats::silverman_bandwidth(vs)?;
-    let s = stats::sorted_finite(vs);
+    let s = stats::sorted_without_nan(vs);
     let iqr = stats::quantile(&s, 0.75)? - stats::quantile(&s, 0.25)?;
     let n = s.len() as f64;
     let mean = s.iter().sum::<f64>() / n;
@@ -318,7 +318,7 @@ struct BoxStats {
 }
 
 fn box_stats(xs: &[f64]) -> Option<BoxStats> {
-    let s = stats::sorted_finite(xs);
+    let s = stats::sorted_without_nan(xs);
     let q1 = stats::quantile(&s, 0.25)?;
     let q3 = stats::quantile(&s, 0.75)?;
     let median = stats::median(&s)?;
