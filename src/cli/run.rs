@@ -175,6 +175,9 @@ pub struct RunArgs {
     /// Write the summary table as Markdown.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (same as `tare report --html`).
+    #[arg(long, value_name = "FILE")]
+    export_html: Option<PathBuf>,
     /// Record environment variable values in the results (names only by default).
     #[arg(long)]
     record_env_values: bool,
@@ -699,6 +702,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     for e in &exports {
         export::check_writable(&e.path)?;
     }
+    if let Some(p) = &a.export_html {
+        export::check_writable(p)?;
+    }
     let pref: Preference = match a
         .backend
         .clone()
@@ -851,6 +857,11 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     }
     for e in &exports {
         export::write(e, &session)?;
+    }
+    if let Some(p) = &a.export_html {
+        let label = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "tare".into());
+        let page = crate::report::html::render_html(&[(label, session.clone())]);
+        export::write_atomic(p, page.as_bytes())?;
     }
     if let Some(j) = watch.journal.take() {
         j.finish()?;

@@ -115,7 +115,8 @@ fn paint(color: bool, code: &str, s: &str) -> String {
 }
 
 /// The terminal report of one session: each benchmark's summary block with its run-sequence
-/// sparkline and histogram, its diagnostics, the comparisons, then the measurement method.
+/// sparkline and histogram (its diagnostics come with the block), the comparisons, then the
+/// measurement method.
 pub fn session_report(s: &Session, color: bool) -> String {
     let metric = Metric::WallTime;
     let mut out = String::new();
@@ -142,18 +143,7 @@ pub fn session_report(s: &Session, color: bool) -> String {
                 );
             }
         }
-        for d in &b.diagnostics {
-            let _ = writeln!(
-                out,
-                "  {} {}: {}",
-                paint(color, "33", "warning:"),
-                d.kind,
-                d.message
-            );
-            if !d.suggestion.is_empty() {
-                let _ = writeln!(out, "  {:<9}→ {}", "", d.suggestion);
-            }
-        }
+        // Diagnostics are already part of `terminal::benchmark_block`.
         out.push('\n');
     }
     let comps: Vec<_> = s
