@@ -630,3 +630,33 @@ fn sequential_order_runs_one_after_the_other() {
     assert!(runs(&doc, 0)[0]["round"].is_null());
     assert_eq!(doc["comparisons"][0]["paired"], false);
 }
+
+#[test]
+fn unprivileged_user_falls_back_loudly() {
+    if !is_root() || Command::new("runuser").arg("--help").output().is_err() {
+        return eprintln!("skipping: needs root and runuser to become an unprivileged user");
+    }
+    let out = Command::new("runuser")
+        .args([
+            "-u",
+            "nobody",
+            "--",
+            env!("CARGO_BIN_EXE_tare"),
+            "run",
+            "--style",
+            "basic",
+            "--runs",
+            "2",
+            "true",
+        ])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("no cgroup is usable"), "{err}");
+    assert!(
+        err.contains("systemd-run --user --scope -p Delegate=yes"),
+        "says how to get a delegated cgroup: {err}"
+    );
+}

@@ -859,7 +859,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         export::write(e, &session)?;
     }
     if let Some(p) = &a.export_html {
-        let label = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "tare".into());
+        let label = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "tare".into());
         let page = crate::report::html::render_html(&[(label, session.clone())]);
         export::write_atomic(p, page.as_bytes())?;
     }

@@ -2,9 +2,10 @@
 //!
 //! Reads results; never measures. Colors follow `--style` and `NO_COLOR`.
 
+pub mod html;
 pub mod progress;
 pub mod terminal;
-pub mod html; pub mod text_plots;
+pub mod text_plots;
 
 /// How much to print and whether to use color.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -67,6 +67,15 @@ impl V2 {
                 format!("{} is not a cgroup2 directory", parent.display()),
             ));
         }
+        if !crate::exec::sys::writable(parent) {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "no permission to create cgroups in {}; {HOWTO}",
+                    parent.display()
+                ),
+            ));
+        }
         let available: Vec<String> = read_trimmed(&parent.join("cgroup.controllers"))?
             .split_whitespace()
             .map(String::from)
