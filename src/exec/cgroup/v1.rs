@@ -2,9 +2,10 @@
 //! (plus pids and cpuset when asked for), below this process's own cgroup in each.
 //!
 //! CPU time: `cpuacct.usage` (nanoseconds of scheduler runtime, whole tree: exact). The kernel
-//! splits it into user and system only by sampling at timer ticks (`cpuacct.usage_user` /
-//! `usage_sys` move in steps of 1/HZ), so the split reported is that sampled ratio applied to
-//! the exact total — what cgroup v2's cpu.stat and getrusage do too (`cputime_adjust`).
+//! splits it into user and system only by sampling at timer ticks (`cpuacct.stat`,
+//! `cpuacct.usage_user`/`usage_sys` move in steps of 1/HZ), so the split reported is that
+//! sampled ratio applied to the exact total — what cgroup v2's cpu.stat and getrusage do too
+//! (`cputime_adjust`).
 //! Peak memory: `memory.memsw.max_usage_in_bytes` when swap accounting exists, else
 //! `memory.max_usage_in_bytes` (whole tree, page cache charged to it included).
 //! Kill: freeze (`freezer.state`), SIGKILL every member, thaw, wait until empty.
@@ -167,6 +168,7 @@ impl Backend for V1 {
             memory_procs: Some(memory_procs),
             baseline,
             memsw: self.memsw,
+            limited: limits.memory.is_some(),
         }))
     }
 }
@@ -237,8 +239,7 @@ impl V1 {
         let s = Rc::new(Shared {
             key,
             usage: ControlFile::open(cpuacct_path.join("cpuacct.usage"))?,
-            usage_user: ControlFile::open(cpuacct_path.join("cpuacct.usage_user"))?,
-            usage_sys: ControlFile::open(cpuacct_path.join("cpuacct.usage_sys"))?,
+            stat: ControlFile::open(cpuacct_path.join("cpuacct.stat"))?,
             freezer: freezer_path,
             last: Cell::new(None),
             known_empty: Cell::new(false),
@@ -278,8 +279,8 @@ impl Drop for Dir {
 struct Shared {
     key: (Option<u64>, Option<Vec<usize>>),
     usage: ControlFile,
-    usage_user: ControlFile,
-    usage_sys: ControlFile,
+    /// `user N` / `system N` in clock ticks: the sampled split.
+    stat: ControlFile,
     freezer: PathBuf,
     /// Counters at the end of the last run: the next run's baseline (nothing runs in between).
     last: Cell<Option<CpuCounters>>,
@@ -293,10 +294,13 @@ struct Shared {
 impl Shared {
     /// (total, user ticks, system ticks) of the cpuacct group so far, in nanoseconds.
     fn cpu(&self) -> io::Result<CpuCounters> {
+        let total = self.usage.read_u64()?;
+        let mut buf = [0u8; 128];
+        let stat = self.stat.read(&mut buf)?;
         Ok(CpuCounters {
-            total: self.usage.read_u64()?,
-            user: self.usage_user.read_u64()?,
-            system: self.usage_sys.read_u64()?,
+            total,
+            user: keyed_value(stat, "user").unwrap_or(0),
+            system: keyed_value(stat, "system").unwrap_or(0),
         })
     }
 
@@ -305,7 +309,8 @@ impl Shared {
     }
 }
 
-/// Raw cpuacct counters in nanoseconds: `total` is exact, `user`/`system` tick-sampled.
+/// Raw cpuacct counters: `total` in exact nanoseconds, `user`/`system` in sampled clock ticks
+/// (only their ratio is used).
 #[derive(Debug, Clone, Copy, Default)]
 struct CpuCounters {
     total: u64,
@@ -331,6 +336,8 @@ struct V1Group {
     shared: Rc<Shared>,
     memory: Option<Dir>,
     memory_procs: Option<File>,
+    /// A memory limit is set: only then can this group's own OOM killer act.
+    limited: bool,
     baseline: CpuCounters,
     memsw: bool,
 }
@@ -418,10 +425,14 @@ impl RunGroup for V1Group {
                 format!("{}: not a number", mem.join(peak_file).display()),
             )
         })?;
-        let oom = read_small(&mem.join("memory.oom_control"))
-            .ok()
-            .and_then(|s| keyed_value(&s, "oom_kill"))
-            .unwrap_or(0);
+        let oom = if self.limited {
+            read_small(&mem.join("memory.oom_control"))
+                .ok()
+                .and_then(|s| keyed_value(&s, "oom_kill"))
+                .unwrap_or(0)
+        } else {
+            0
+        };
         Ok(Accounting {
             user,
             system,
