@@ -141,8 +141,16 @@ impl Backend for V2 {
 
     fn method(&self) -> MeasurementMethod {
         let mut warnings = self.warnings.clone();
-        let peak = if self.has("memory") {
-            "peak memory + page cache of the whole tree (cgroup v2 memory.peak; none before Linux 5.19)".to_string()
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let peak = if self.has("memory") && !kernel_has_memory_peak(release.trim()) {
+            warnings.push(format!(
+                "peak memory is not measured: Linux {} has no cgroup v2 memory.peak (added in 5.19), and a sampled \
+                 value would not be exact",
+                release.trim()
+            ));
+            "not measured (no memory.peak before Linux 5.19)".to_string()
+        } else if self.has("memory") {
+            "peak memory + page cache of the whole tree (cgroup v2 memory.peak)".to_string()
         } else {
             warnings.push(format!(
                 "peak memory is not measured: the memory controller is not enabled; {HOWTO}"
@@ -161,6 +169,12 @@ impl Backend for V2 {
     }
 
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
+        if limits.memory.is_some() && !self.has("memory") {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("--memory-limit needs the cgroup v2 memory controller; {HOWTO}"),
+            ));
+        }
         let dir = self.parent.join(group_name());
         std::fs::create_dir(&dir).map_err(|e| {
             io::Error::new(
@@ -172,25 +186,7 @@ impl Backend for V2 {
             dir: Some(dir.clone()),
             procs: None,
         };
-        if let Some(bytes) = limits.memory {
-            if !self.has("memory") {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    format!("--memory-limit needs the cgroup v2 memory controller; {HOWTO}"),
-                ));
-            }
-            write_file(&dir.join("memory.max"), &bytes.to_string())?;
-            if dir.join("memory.swap.max").exists() {
-                write_file(&dir.join("memory.swap.max"), "0")?;
-            }
-        }
-        if let Some(max) = limits.pids {
-            write_file(&dir.join("pids.max"), &max.to_string())?;
-        }
-        if let Some(cores) = cores {
-            let list: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
-            write_file(&dir.join("cpuset.cpus"), &list.join(","))?;
-        }
+        write_limits(&dir, limits, cores)?;
         g.procs = Some(
             OpenOptions::new()
                 .write(true)
@@ -198,6 +194,61 @@ impl Backend for V2 {
         );
         Ok(Box::new(g))
     }
+}
+
+/// Writes a run group's limits: `memory.max` and `memory.swap.max` = 0 (so the limit covers
+/// memory + swap), `pids.max`, `cpuset.cpus`.
+pub fn write_limits(dir: &Path, limits: &Limits, cores: Option<&[usize]>) -> io::Result<()> {
+    if let Some(bytes) = limits.memory {
+        write_file(&dir.join("memory.max"), &bytes.to_string())?;
+        if dir.join("memory.swap.max").exists() {
+            write_file(&dir.join("memory.swap.max"), "0")?;
+        }
+    }
+    if let Some(max) = limits.pids {
+        write_file(&dir.join("pids.max"), &max.to_string())?;
+    }
+    if let Some(cores) = cores {
+        let list: Vec<String> = cores.iter().map(|c| c.to_string()).collect();
+        write_file(&dir.join("cpuset.cpus"), &list.join(","))?;
+    }
+    Ok(())
+}
+
+/// Reads a run group's accounting: `cpu.stat` user/system, `memory.peak` (None when the file
+/// is missing: memory controller off, or Linux before 5.19), `memory.events` oom_kill.
+pub fn read_accounting(dir: &Path) -> io::Result<Accounting> {
+    let stat = read_trimmed(&dir.join("cpu.stat"))?;
+    let (user, system) = parse_cpu_stat(&stat).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}/cpu.stat lacks user_usec/system_usec", dir.display()),
+        )
+    })?;
+    let peak_memory = match read_trimmed(&dir.join("memory.peak")) {
+        Ok(s) => s.parse::<u64>().ok(),
+        Err(_) => None,
+    };
+    let oom = std::fs::read_to_string(dir.join("memory.events"))
+        .ok()
+        .and_then(|s| keyed_value(&s, "oom_kill"))
+        .unwrap_or(0);
+    Ok(Accounting {
+        user,
+        system,
+        peak_memory,
+        oom_killed: oom > 0,
+    })
+}
+
+/// Whether a kernel release (e.g. "5.15.0-91-generic") has cgroup v2 `memory.peak` (5.19+).
+pub fn kernel_has_memory_peak(release: &str) -> bool {
+    let mut it = release
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty());
+    let major: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let minor: u32 = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    (major, minor) >= (5, 19)
 }
 
 /// One run's group in the unified hierarchy.
@@ -273,28 +324,7 @@ impl RunGroup for V2Group {
     }
 
     fn account(&self, _rusage: &Rusage) -> io::Result<Accounting> {
-        let dir = self.dir()?;
-        let stat = read_trimmed(&dir.join("cpu.stat"))?;
-        let (user, system) = parse_cpu_stat(&stat).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}/cpu.stat lacks user_usec/system_usec", dir.display()),
-            )
-        })?;
-        let peak_memory = match read_trimmed(&dir.join("memory.peak")) {
-            Ok(s) => s.parse::<u64>().ok(),
-            Err(_) => None,
-        };
-        let oom = std::fs::read_to_string(dir.join("memory.events"))
-            .ok()
-            .and_then(|s| keyed_value(&s, "oom_kill"))
-            .unwrap_or(0);
-        Ok(Accounting {
-            user,
-            system,
-            peak_memory,
-            oom_killed: oom > 0,
-        })
+        read_accounting(self.dir()?)
     }
 
     fn destroy(&mut self) -> io::Result<()> {
