@@ -464,7 +464,7 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
                 .max(1),
         },
     };
-    if priority != Priority::Normal && !is_root() {
+    if priority != Priority::Normal && !crate::exec::isolate::sys::is_root() {
         return Err(usage("--priority high/realtime needs root (raising priority is privileged); run as root or drop it"));
     }
     let share = units::parse_fraction(&a.interference_threshold)
@@ -482,15 +482,6 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
         thresholds,
         exclude_interfered: a.exclude_interfered,
     })
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
