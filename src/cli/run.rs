@@ -17,6 +17,7 @@ use crate::report::{terminal, Style};
 use crate::results::export::{self, Export, Format};
 use crate::results::journal::{self, Journal};
 use crate::results::{Benchmark, LimitsRecord, Session, Summary, SCHEMA_VERSION};
+use crate::setup::{self, Factor, Mode, SetupPlan};
 use crate::units;
 use clap::{Args, ValueEnum};
 use std::collections::BTreeMap;
@@ -165,6 +166,25 @@ pub struct RunArgs {
     /// Interfered runs do not count in the statistics (they stay in the results, marked).
     #[arg(long)]
     exclude_interfered: bool,
+
+    /// Run each run (or block of --randomize-every runs; rounds when interleaved) in a freshly
+    /// drawn setup: comma list of env (padding variable TARE_PAD), aslr (on/off), cwd (path
+    /// length/depth), argv0 (program path length), or all. Each run records its setup and seed.
+    #[arg(long, value_name = "FACTORS")]
+    randomize: Option<String>,
+    /// A new setup every N runs (rounds when interleaved).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    randomize_every: usize,
+    /// Draw N setups up front and rotate through them (repeated runs per setup).
+    #[arg(long, value_name = "N", conflicts_with = "replay_setup")]
+    setups: Option<usize>,
+    /// Run every run in the setup with this seed (from a run's `setup.seed`); the factors are
+    /// those of --randomize (default: all), the ranges must be the same as when it was drawn.
+    #[arg(long, value_name = "SEED")]
+    replay_setup: Option<u64>,
+    /// Size range of the TARE_PAD variable for --randomize env, in bytes.
+    #[arg(long, value_name = "MIN:MAX", default_value = "0:4096")]
+    env_pad_range: String,
 
     /// Write every run and the summary as JSON.
     #[arg(long, value_name = "FILE")]
@@ -386,6 +406,7 @@ fn benchmarks(
                 cleanup: a.cleanup.clone(),
                 prepare: a.prepare.clone(),
                 conclude: a.conclude.clone(),
+                fixed_setup: None,
             });
         }
     }
@@ -423,6 +444,7 @@ fn analysis_settings(a: &RunArgs, plans: &[BenchmarkPlan]) -> anyhow::Result<Ana
         alpha: a.alpha,
         noise,
         discard_outliers: a.discard_outliers,
+        compare: true,
     })
 }
 
@@ -479,6 +501,60 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
         thresholds,
         exclude_interfered: a.exclude_interfered,
     })
+}
+
+/// The setup plan from --randomize, --randomize-every, --setups, --replay-setup.
+fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
+    if a.randomize.is_none() && a.replay_setup.is_none() {
+        if a.setups.is_some() {
+            return Err(usage(
+                "--setups needs --randomize FACTORS (e.g. --randomize env,aslr)",
+            ));
+        }
+        return Ok(None);
+    }
+    let factors = match &a.randomize {
+        Some(list) => Factor::parse_list(list).map_err(|e| usage(format!("--randomize: {e}")))?,
+        None => Factor::ALL.to_vec(),
+    };
+    let mut config = setup::Config::new(factors);
+    config.env_pad = setup::Range::parse(&a.env_pad_range)
+        .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
+    if a.randomize_every == 0 {
+        return Err(usage("--randomize-every must be at least 1"));
+    }
+    if config.has(Factor::Aslr) {
+        aslr_usable()?;
+    }
+    let mode = match (a.replay_setup, a.setups) {
+        (Some(seed), _) => Mode::Replay { seed },
+        (None, Some(0)) => return Err(usage("--setups must be at least 1")),
+        (None, Some(n)) => Mode::Pool { setups: n },
+        (None, None) => Mode::Fresh,
+    };
+    Ok(Some(SetupPlan {
+        config,
+        mode,
+        every: a.randomize_every,
+        session_seed: seed,
+    }))
+}
+
+/// ASLR as a factor needs the kernel to randomize at all and tare to be allowed to turn it off.
+pub(crate) fn aslr_usable() -> anyhow::Result<()> {
+    let level = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").unwrap_or_default();
+    if level.trim() == "0" {
+        return Err(usage(
+            "ASLR is off on this machine (kernel.randomize_va_space = 0), so it cannot be a factor; \
+             enable it (sysctl kernel.randomize_va_space=2) or leave aslr out",
+        ));
+    }
+    if !exec::sys::can_disable_aslr() {
+        return Err(usage(
+            "cannot turn ASLR off for runs here (personality(ADDR_NO_RANDOMIZE) is refused, e.g. by a container's seccomp filter); leave aslr out",
+        ));
+    }
+    Ok(())
 }
 
 fn is_root() -> bool {
@@ -680,6 +756,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     let analysis = analysis_settings(&a, &plans)?;
     let limits = limits(&a)?;
     let countermeasures = countermeasures(&a, &limits)?;
+    let seed = a.seed.unwrap_or_else(rand::random);
+    let setups = setup_plan(&a, seed)?;
     let stdin = match &a.input {
         Some(p) => {
             std::fs::File::open(p)
@@ -743,7 +821,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         }
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-    let seed = a.seed.unwrap_or_else(rand::random);
     let plan = Plan {
         benchmarks: plans,
         warmup: a.warmup,
@@ -763,6 +840,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         shell,
         analysis,
         machine: countermeasures,
+        setups,
     };
     let mut session = Session {
         schema_version: SCHEMA_VERSION,
@@ -828,6 +906,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
             Order::Sequential => "sequential".into(),
         }),
     );
+    if let Some(sp) = &plan.setups {
+        session.extra.insert("setups".into(), serde_json::json!(sp));
+    }
     let journal = match exports.first() {
         Some(e) => Some(Journal::create(journal::path_for(&e.path), &session)?),
         None => None,

@@ -72,6 +72,7 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
 
 fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
     let priority = spec.priority;
+    let aslr_off = spec.aslr_off;
     let program = spec
         .argv
         .first()
@@ -95,12 +96,15 @@ fn build_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
     cmd.stdout(open_sink(&spec.stdout)?);
     cmd.stderr(open_sink(&spec.stderr)?);
     // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
-    // are made — signal, setpgid, write, sched_setaffinity, setrlimit — on data prepared
+    // are made — signal, setpgid, write, sched_setaffinity, setrlimit, personality — on data prepared
     // before the fork; nothing allocates or takes a lock.
     unsafe {
         cmd.pre_exec(move || {
             sys::reset_signals();
             sys::setpgid_self()?;
+            if aslr_off {
+                sys::disable_aslr_self()?;
+            }
             for &fd in &setup.procs_fds {
                 sys::write_raw(fd, b"0")?;
             }

@@ -61,6 +61,10 @@ pub struct RunSpec {
     /// Logical CPUs to confine the run to (cpuset; sched_setaffinity in the fallback).
     pub cores: Option<Vec<usize>>,
     pub priority: Priority,
+    /// Turn address-space layout randomization off for this run (`personality(2)`
+    /// `ADDR_NO_RANDOMIZE`): the stack then starts at the same address every time, so its
+    /// alignment follows the size of the environment and argv.
+    pub aslr_off: bool,
 }
 
 impl RunSpec {
@@ -80,6 +84,7 @@ impl RunSpec {
             limits: Limits::default(),
             cores: None,
             priority: Priority::Normal,
+            aslr_off: false,
         }
     }
 }

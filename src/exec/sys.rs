@@ -215,3 +215,38 @@ pub fn set_fifo_self(priority: i32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Async-signal-safe: turns address-space layout randomization off for the calling process
+/// and what it executes (`personality(ADDR_NO_RANDOMIZE)`, the flag `setarch -R` sets); the
+/// other personality bits are kept.
+pub fn disable_aslr_self() -> io::Result<()> {
+    // SAFETY: personality takes a plain integer; 0xffffffff only queries the current value.
+    // The syscall is async-signal-safe and touches no memory of ours.
+    let current = unsafe { libc::personality(0xffff_ffff) };
+    if current < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let wanted = (current as libc::c_ulong) | libc::ADDR_NO_RANDOMIZE as libc::c_ulong;
+    // SAFETY: as above; setting a persona flag affects only this process and its exec image.
+    if unsafe { libc::personality(wanted) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether this process may turn ASLR off for its children (seccomp filters in some
+/// containers forbid it). Checked in a short-lived child so tare's own persona is unchanged.
+pub fn can_disable_aslr() -> bool {
+    let mut cmd = std::process::Command::new("/bin/true");
+    // SAFETY (of the closure's contents): only the async-signal-safe personality syscall runs
+    // between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, disable_aslr_self);
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod setups;
 pub mod summary;
 
 use crate::error::UserError;
@@ -18,6 +19,8 @@ use crate::machine::topology;
 use crate::plan::stop::StopContext;
 use crate::plan::{BenchmarkPlan, Order, Plan};
 use crate::results::{Benchmark, Run, Session, Termination};
+use crate::setup::realize::Workspace;
+use crate::setup::Setup;
 use actions::run_action;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -68,6 +71,10 @@ struct Runner<'a> {
     probe: RefCell<RunProbe>,
     /// Cores the run may use (pinned ones, else all online), for probes and heat-up.
     cores: Vec<usize>,
+    /// Where setups put their symlinks (only when setups are used).
+    workspace: Option<Workspace>,
+    /// The runs' real working directory (for setups that reach it through a longer path).
+    real_cwd: std::path::PathBuf,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -87,6 +94,20 @@ pub fn execute(
             .unwrap_or_default()
     });
     let probe = RefCell::new(RunProbe::new(&root, &cores, plan.machine.thresholds));
+    let uses_setups =
+        plan.setups.is_some() || plan.benchmarks.iter().any(|b| b.fixed_setup.is_some());
+    let workspace = match uses_setups.then(Workspace::create).transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            analyse(plan, session);
+            return Outcome::Failed(e.into());
+        }
+    };
+    let real_cwd = plan
+        .cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| "/".into());
     let runner = Runner {
         plan,
         exec,
@@ -95,6 +116,8 @@ pub fn execute(
         root,
         probe,
         cores,
+        workspace,
+        real_cwd,
     };
     let result = match plan.order {
         Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
@@ -131,14 +154,30 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
         analysis::mark_outliers(b, plan.analysis.discard_outliers);
         b.summary = summary::summarize(b);
     }
-    let comparing = session.benchmarks.len() > 1;
-    session.comparisons = if comparing {
-        analysis::compare_all(&session.benchmarks, &compare_settings(plan))
-    } else {
+    let comparing = session.benchmarks.len() > 1 && plan.analysis.compare;
+    let by_setup = plan.setups.is_some()
+        && comparing
+        && setups::setups_compared(&session.benchmarks, plan.analysis.reference) >= 2;
+    session.comparisons = if !comparing {
         Vec::new()
+    } else if by_setup {
+        session
+            .extra
+            .insert("comparison_unit".into(), json!("setup"));
+        setups::compare_by_setup(&session.benchmarks, &compare_settings(plan))
+    } else {
+        analysis::compare_all(&session.benchmarks, &compare_settings(plan))
     };
     for b in &mut session.benchmarks {
         b.diagnostics = analysis::diagnose(b, comparing, plan.analysis.alpha);
+        if plan.setups.is_some() {
+            if let Some(a) = setups::analyse_setups(b) {
+                if let Some(d) = setups::spread_diagnostic(&a, plan.analysis.alpha) {
+                    b.diagnostics.push(d);
+                }
+                b.extra.insert(setups::EXTRA_KEY.into(), json!(a));
+            }
+        }
     }
 }
 
@@ -332,19 +371,39 @@ impl Runner<'_> {
             let o = cooldown::heat_up(&self.root, &self.cores, max);
             extra.insert(extra_keys::RUN_HEATUP.to_string(), json!(o));
         }
+        let mut spec_argv: Vec<std::ffi::OsString> = bp.argv.iter().map(Into::into).collect();
+        let mut spec_cwd = self.plan.cwd.clone();
+        let mut spec_env = self.plan.env.clone();
+        let mut aslr_off = false;
+        if let (Some((setup, block)), Some(ws)) = (
+            self.setup_of(bp, &benches[i], warmup, round),
+            &self.workspace,
+        ) {
+            let r = ws.realize(&setup, &bp.argv, &self.plan.env, &self.real_cwd)?;
+            spec_argv = r.argv;
+            spec_env = r.env;
+            spec_cwd = r.cwd.or(spec_cwd);
+            aslr_off = r.aslr_off;
+            let mut record = r.record;
+            if let Some(block) = block {
+                record["block"] = json!(block);
+            }
+            extra.insert(setups::RUN_KEY.to_string(), record);
+        }
         if let Some(p) = &bp.prepare {
             run_action(self.plan, "--prepare", p)?;
         }
         let spec = RunSpec {
-            argv: bp.argv.iter().map(Into::into).collect(),
-            cwd: self.plan.cwd.clone(),
-            env: self.plan.env.clone(),
+            argv: spec_argv,
+            cwd: spec_cwd,
+            env: spec_env,
             stdin: self.plan.stdin.clone(),
             stdout: self.plan.output.clone(),
             stderr: self.plan.output.clone(),
             limits: self.plan.limits,
             cores: self.plan.cores.clone(),
             priority: mc.priority,
+            aslr_off,
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
@@ -400,6 +459,29 @@ impl Runner<'_> {
 }
 
 impl Runner<'_> {
+    /// The setup of the next run of `b` and its block (none for a fixed setup), if setups are
+    /// used: the fixed setup of the benchmark, else the plan's setup of the run's block (its
+    /// round when interleaved, its position among measured runs otherwise; warm-ups use 0).
+    fn setup_of(
+        &self,
+        bp: &BenchmarkPlan,
+        b: &Benchmark,
+        warmup: bool,
+        round: Option<usize>,
+    ) -> Option<(Setup, Option<usize>)> {
+        if let Some(s) = &bp.fixed_setup {
+            return Some((s.clone(), None));
+        }
+        let sp = self.plan.setups.as_ref()?;
+        let index = if warmup {
+            0
+        } else {
+            round.unwrap_or_else(|| b.runs.iter().filter(|r| !r.warmup).count())
+        };
+        let block = sp.block_of(index);
+        Some((sp.setup_for(block), Some(block)))
+    }
+
     /// Sleeps for `d`, waking early when the session is interrupted.
     fn pause(&self, d: Duration) {
         let end = Instant::now() + d;
