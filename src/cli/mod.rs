@@ -1,6 +1,7 @@
 //! Command-line interface: parses arguments into a plan, runs it, prints, and maps every
 //! error to one line and an exit code (see `crate::error::exit`).
 
+mod bias;
 mod compare;
 mod machine;
 mod run;
@@ -24,6 +25,8 @@ enum Command {
     Machine(machine::MachineArgs),
     /// Compare saved results (old vs new): ratios, CIs, tests; --fail-if-slower for CI.
     Compare(compare::CompareArgs),
+    /// Sweep one setup factor (env size, cwd or argv[0] path length, ASLR) and test whether it changes the result.
+    Bias(Box<bias::BiasArgs>),
     /// Rebuild results from the journal of a session that crashed.
     Recover(run::RecoverArgs),
 }
@@ -47,6 +50,7 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::compare(args),
         Command::Machine(args) => machine::machine(args),
         Command::Recover(args) => run::recover(args),
+        Command::Bias(args) => bias::bias(*args),
     };
     match result {
         Ok(code) => code,

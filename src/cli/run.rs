@@ -307,7 +307,7 @@ fn parameters(a: &RunArgs) -> anyhow::Result<Vec<Parameter>> {
 }
 
 /// Finds `program` like execvp would; errors are one line with what to do.
-fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<()> {
+pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |p: &Path| {
         p.metadata()

@@ -1,4 +1,5 @@
-/* A pointer-chasing loop over 8-byte loads at fixed offsets from a stack buffer. Whether the
+/* Test program for `tare bias` (tests/bias_programs.rs).
+ * A pointer-chasing loop over 8-byte loads at fixed offsets from a stack buffer. Whether the
  * loads straddle cache lines depends on where the buffer lands, which (with ASLR off) moves
  * with the size of the environment: its speed depends on stack alignment.
  * Build: cc -O2 -o stack_align stack_align.c; run: stack_align [ITERATIONS] */
@@ -8,6 +9,10 @@
 #include <string.h>
 
 #define LINES 64
+#ifndef ALIGN_OFFSET
+/* 60 + 8 > 64: the loads straddle two cache lines when the buffer starts on a line. */
+#define ALIGN_OFFSET 60
+#endif
 
 static uint64_t load(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static void store(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
