@@ -4,6 +4,7 @@
 mod bias;
 mod compare;
 mod machine;
+mod plan_cmd;
 mod run;
 
 use crate::error::{exit, exit_code_of};
@@ -27,6 +28,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Sweep one setup factor (env size, cwd or argv[0] path length, ASLR) and test whether it changes the result.
     Bias(Box<bias::BiasArgs>),
+    /// Plan setups × runs per setup from a pilot (Kalibera & Jones): the least costly design that reaches a CI width.
+    Plan(plan_cmd::PlanArgs),
     /// Rebuild results from the journal of a session that crashed.
     Recover(run::RecoverArgs),
 }
@@ -51,6 +54,7 @@ pub fn main() -> i32 {
         Command::Machine(args) => machine::machine(args),
         Command::Recover(args) => run::recover(args),
         Command::Bias(args) => bias::bias(*args),
+        Command::Plan(args) => plan_cmd::plan(args),
     };
     match result {
         Ok(code) => code,

@@ -182,6 +182,9 @@ pub struct RunArgs {
     /// those of --randomize (default: all), the ranges must be the same as when it was drawn.
     #[arg(long, value_name = "SEED")]
     replay_setup: Option<u64>,
+    /// Follow a plan written by `tare plan --output`: its setups × runs per setup, its factors.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "stop", "setups", "replay_setup"])]
+    plan: Option<PathBuf>,
     /// Size range of the TARE_PAD variable for --randomize env, in bytes.
     #[arg(long, value_name = "MIN:MAX", default_value = "0:4096")]
     env_pad_range: String,
@@ -735,7 +738,26 @@ fn style_of(s: StyleArg) -> Style {
 }
 
 /// `tare run`.
-pub fn run(a: RunArgs) -> anyhow::Result<i32> {
+pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
+    if let Some(path) = a.plan.clone() {
+        let p = super::plan_cmd::read_plan(&path)?;
+        a.runs = Some(p.setups * p.runs_per_setup);
+        a.setups = Some(p.setups);
+        if a.randomize.is_none() {
+            a.randomize = Some(
+                p.factors
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
+        if let Some(r) = p.env_pad {
+            if a.env_pad_range == "0:4096" {
+                a.env_pad_range = format!("{}:{}", r.min, r.max);
+            }
+        }
+    }
     let root = SysRoot::from_env();
     let shell = a.shell.clone().unwrap_or_else(|| "/bin/sh".to_string());
     let params = parameters(&a)?;

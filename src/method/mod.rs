@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod planning;
 pub mod setups;
 pub mod summary;
 
@@ -164,6 +165,8 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
         session
             .extra
             .insert("comparison_unit".into(), json!("setup"));
+        let h = setups::hierarchical_ratios(&session.benchmarks, &compare_settings(plan));
+        session.extra.insert("hierarchical_ratio".into(), json!(h));
         setups::compare_by_setup(&session.benchmarks, &compare_settings(plan))
     } else {
         analysis::compare_all(&session.benchmarks, &compare_settings(plan))

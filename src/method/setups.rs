@@ -191,6 +191,41 @@ pub fn compare_by_setup(benches: &[Benchmark], s: &CompareSettings) -> Vec<Compa
     out
 }
 
+/// Every benchmark against the reference by the two-level hierarchical bootstrap (setups,
+/// then runs within them; setups shared with the reference, resampled jointly): the ratio of
+/// mean wall times with its 95% CI, for `Session.extra["hierarchical_ratio"]`.
+pub fn hierarchical_ratios(benches: &[Benchmark], s: &CompareSettings) -> Vec<serde_json::Value> {
+    let Some(reference) = benches.get(s.reference) else {
+        return Vec::new();
+    };
+    let rg = groups_by_setup(reference);
+    let mut out = Vec::new();
+    for (i, b) in benches.iter().enumerate() {
+        if i == s.reference {
+            continue;
+        }
+        let cg = groups_by_setup(b);
+        let (x, y): (Vec<Vec<f64>>, Vec<Vec<f64>>) = rg
+            .iter()
+            .filter_map(|(seed, _, xs)| {
+                cg.iter()
+                    .find(|g| g.0 == *seed)
+                    .map(|g| (xs.clone(), g.2.clone()))
+            })
+            .unzip();
+        if let Some(iv) =
+            stats::hierarchical_bootstrap_ratio(&x, &y, true, 0.95, s.resamples, s.seed)
+        {
+            out.push(
+                json!({"reference": s.reference, "candidate": i, "setups": x.len(),
+                            "statistic": "ratio of means", "ratio": iv.estimate,
+                            "ci_low": iv.low, "ci_high": iv.high, "confidence": iv.confidence}),
+            );
+        }
+    }
+    out
+}
+
 fn per_setup_run(k: usize, median: f64) -> Run {
     Run {
         index: k,

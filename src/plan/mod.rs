@@ -4,6 +4,7 @@
 //! checked before the first run.
 
 pub mod command;
+pub mod repetitions;
 pub mod stop;
 
 use crate::exec::{Input, Limits, Priority, Sink};

@@ -10,9 +10,18 @@
 //! reported `var_between` is clipped at 0, `var_between_raw` is not. For equal group sizes
 //! these are the corrected estimators of Kalibera & Jones (2013) for two levels:
 //! `S²_between-means − S²_within/n`.
+//!
+//! For balanced designs with any number of levels (setups → runs → iterations, ...),
+//! [`kalibera_jones`] gives the biased `S²_i` and corrected `T²_i` of each level,
+//! [`plan_repetitions`] the repetitions per level that reach a CI width at the least cost, and
+//! [`hierarchical_bootstrap_ratio`] a ratio CI that resamples every level.
 
+use super::bootstrap::Interval;
+use super::quantile::quantile;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+use statrs::distribution::{ChiSquared, ContinuousCDF, FisherSnedecor, StudentsT};
 
 /// The variance split of a one-way random-effects model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +123,259 @@ pub fn one_way_random_effects(groups: &[&[f64]]) -> Option<VarianceComponents> {
         } else {
             0.0
         },
+    })
+}
+
+/// One level of a balanced multi-level design (Kalibera & Jones 2013, §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelVariance {
+    /// 1 for the lowest level (the values themselves), upwards.
+    pub level: usize,
+    /// Repetitions at this level per unit of the level above (`n_i`).
+    pub repetitions: usize,
+    /// `S²_i`: the average sample variance (n_i − 1 denominator) of the level-(i−1) means
+    /// within each unit of level i+1 (biased for i > 1: it carries the lower levels' noise).
+    pub s2: f64,
+    /// `T²_i`: the corrected, unbiased estimate of this level's own variance:
+    /// `T²_1 = S²_1`, `T²_i = S²_i − S²_{i−1}/n_{i−1}`. May be negative.
+    pub t2: f64,
+}
+
+/// Kalibera & Jones's variance estimators for a balanced design. `values` lists the
+/// measurements with the lowest level varying fastest (all runs of setup 1, then of setup 2,
+/// ...); `dims` gives the repetitions per level, lowest first (`[runs per setup, setups]`), and
+/// their product must be `values.len()`. `None` when a level has fewer than 2 repetitions, the
+/// sizes do not match, or a value is not finite.
+pub fn kalibera_jones(values: &[f64], dims: &[usize]) -> Option<Vec<LevelVariance>> {
+    if dims.is_empty()
+        || dims.iter().any(|&d| d < 2)
+        || dims.iter().product::<usize>() != values.len()
+        || values.iter().any(|v| !v.is_finite())
+    {
+        return None;
+    }
+    let mut current: Vec<f64> = values.to_vec();
+    let mut out: Vec<LevelVariance> = Vec::with_capacity(dims.len());
+    for (i, &n) in dims.iter().enumerate() {
+        let blocks = current.len() / n;
+        let mut s2 = 0.0;
+        let mut means = Vec::with_capacity(blocks);
+        for b in current.chunks(n) {
+            let m = b.iter().sum::<f64>() / n as f64;
+            s2 += b.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+            means.push(m);
+        }
+        s2 /= blocks as f64;
+        let t2 = match out.last() {
+            None => s2,
+            Some(below) => s2 - below.s2 / dims[i - 1] as f64,
+        };
+        out.push(LevelVariance {
+            level: i + 1,
+            repetitions: n,
+            s2,
+            t2,
+        });
+        current = means;
+    }
+    Some(out)
+}
+
+/// How many repetitions per level, and what they are expected to give.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepetitionPlan {
+    /// Repetitions per level, lowest first; the last is the number of top-level units.
+    pub repetitions: Vec<usize>,
+    /// Expected relative half-width of the CI of the mean (at the `assurance` quantile of the
+    /// top-level sample variance).
+    pub halfwidth: f64,
+    /// Cost of the whole experiment in the unit of `costs`.
+    pub cost: f64,
+}
+
+/// The least costly balanced design whose CI of the grand mean reaches `precision` (relative
+/// half-width) with probability about `assurance` (Kalibera & Jones 2013, §5).
+///
+/// `t2[i]` is the variance of level i+1 (lowest first; negative estimates count as 0);
+/// `costs[i]` the cost of one repetition at that level excluding the levels below (e.g. the
+/// time of one run; the time to make a setup). Below the top, `n_i = ⌈√(c_{i+1} T²_i /
+/// (c_i T²_{i+1}))⌉` (at least 1, at most `max_repetitions`); when the level above shows no
+/// variance (`T²_{i+1} ≤ 0`) the formula has no answer and the cheapest count on a geometric
+/// grid is used instead. The top count is the smallest n
+/// with `t_{(1+confidence)/2, n−1} · √(q · V(n)) ≤ precision · mean`, where
+/// `V(n) = Σ_i T²_i / (n_i ⋯ n_top)` is the variance of the grand mean and
+/// `q = χ²_{assurance, n−1}/(n − 1)` allows for the sample variance coming out above its
+/// expectation (`assurance` 0.5 gives about the expected width). `None` on inputs that are not
+/// positive and finite, or when no top count up to `max_repetitions` is enough.
+pub fn plan_repetitions(
+    t2: &[f64],
+    costs: &[f64],
+    mean: f64,
+    precision: f64,
+    confidence: f64,
+    assurance: f64,
+    max_repetitions: usize,
+) -> Option<RepetitionPlan> {
+    let k = t2.len();
+    if k == 0
+        || costs.len() != k
+        || !(mean > 0.0 && precision > 0.0 && mean.is_finite())
+        || !(confidence > 0.0 && confidence < 1.0 && assurance > 0.0 && assurance < 1.0)
+        || t2.iter().chain(costs).any(|v| !v.is_finite())
+        || costs.iter().any(|&c| c < 0.0)
+    {
+        return None;
+    }
+    let var: Vec<f64> = t2.iter().map(|&v| v.max(0.0)).collect();
+    let max_r = max_repetitions.max(2);
+    let mut reps = vec![1usize; k];
+    let mut free: Option<usize> = None;
+    for i in 0..k.saturating_sub(1) {
+        let (num, den) = (costs[i + 1] * var[i], costs[i] * var[i + 1]);
+        reps[i] = if num <= 0.0 {
+            1
+        } else if den <= 0.0 {
+            free.get_or_insert(i);
+            1
+        } else {
+            ((num / den).sqrt().ceil()).clamp(1.0, max_r as f64) as usize
+        };
+    }
+    let total_var = |top: usize, reps: &[usize]| -> f64 {
+        let mut v = 0.0;
+        for i in 0..k {
+            let units: f64 = reps[i..k - 1].iter().map(|&r| r as f64).product::<f64>() * top as f64;
+            v += var[i] / units;
+        }
+        v
+    };
+    let halfwidth = |top: usize, reps: &[usize]| -> Option<f64> {
+        let df = (top - 1) as f64;
+        let t = StudentsT::new(0.0, 1.0, df)
+            .ok()?
+            .inverse_cdf((1.0 + confidence) / 2.0);
+        let q = ChiSquared::new(df).ok()?.inverse_cdf(assurance) / df;
+        Some(t * (q * total_var(top, reps)).sqrt() / mean)
+    };
+    // The smallest top count that reaches the precision (the width falls as it grows).
+    let finish = |reps: &[usize]| -> Option<RepetitionPlan> {
+        if halfwidth(max_r, reps)? > precision {
+            return None;
+        }
+        let (mut lo, mut hi) = (2usize, max_r);
+        if halfwidth(lo, reps)? <= precision {
+            hi = lo;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if halfwidth(mid, reps)? <= precision {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let mut reps = reps.to_vec();
+        reps[k - 1] = hi;
+        let mut cost = 0.0;
+        for i in 0..k {
+            cost = reps[i] as f64 * (costs[i] + cost);
+        }
+        Some(RepetitionPlan {
+            halfwidth: halfwidth(hi, &reps)?,
+            repetitions: reps,
+            cost,
+        })
+    };
+    match free {
+        None => finish(&reps),
+        // No variance above this level: the formula has no answer; try counts on a
+        // geometric grid and keep the cheapest plan.
+        Some(i) => {
+            let mut best: Option<RepetitionPlan> = None;
+            let mut n = 1usize;
+            while n <= max_r {
+                let mut r = reps.clone();
+                r[i] = n;
+                if let Some(p) = finish(&r) {
+                    if best.as_ref().map_or(true, |b| p.cost < b.cost) {
+                        best = Some(p);
+                    }
+                }
+                n = (n + 1).max(n * 5 / 4);
+            }
+            best
+        }
+    }
+}
+
+/// Two-level hierarchical bootstrap CI of `mean(candidate) / mean(reference)`, each given as
+/// groups (setups) of values (runs). A resample draws groups with replacement — the same group
+/// indices for both when `paired` (group i of each measured in the same setup; equal group
+/// counts required) — then values within each drawn group with replacement; the statistic is
+/// the ratio of the means of the group means. Percentile interval (type-7 quantiles), seeded
+/// ChaCha8. `None` with fewer than 2 groups, an empty group, unequal counts when paired, a
+/// confidence outside (0, 1), no resamples, or a non-positive reference mean.
+pub fn hierarchical_bootstrap_ratio(
+    reference: &[Vec<f64>],
+    candidate: &[Vec<f64>],
+    paired: bool,
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<Interval> {
+    let bad = |g: &[Vec<f64>]| g.len() < 2 || g.iter().any(|x| x.is_empty());
+    if bad(reference)
+        || bad(candidate)
+        || (paired && reference.len() != candidate.len())
+        || !(confidence > 0.0 && confidence < 1.0)
+        || resamples == 0
+    {
+        return None;
+    }
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let grand = |g: &[Vec<f64>]| g.iter().map(|x| mean(x)).sum::<f64>() / g.len() as f64;
+    let (mr, mc) = (grand(reference), grand(candidate));
+    if !(mr > 0.0 && mr.is_finite() && mc.is_finite()) {
+        return None;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let draw_group = |g: &[Vec<f64>], idx: &[usize], rng: &mut ChaCha8Rng| -> f64 {
+        let mut total = 0.0;
+        for &i in idx {
+            let xs = &g[i];
+            let s: f64 = (0..xs.len()).map(|_| xs[rng.gen_range(0..xs.len())]).sum();
+            total += s / xs.len() as f64;
+        }
+        total / idx.len() as f64
+    };
+    let mut stats = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        let ir: Vec<usize> = (0..reference.len())
+            .map(|_| rng.gen_range(0..reference.len()))
+            .collect();
+        let ic: Vec<usize> = if paired {
+            ir.clone()
+        } else {
+            (0..candidate.len())
+                .map(|_| rng.gen_range(0..candidate.len()))
+                .collect()
+        };
+        let r = draw_group(reference, &ir, &mut rng);
+        let c = draw_group(candidate, &ic, &mut rng);
+        if r > 0.0 {
+            stats.push(c / r);
+        }
+    }
+    if stats.len() * 2 < resamples {
+        return None;
+    }
+    stats.sort_unstable_by(f64::total_cmp);
+    let tail = (1.0 - confidence) / 2.0;
+    Some(Interval {
+        estimate: mc / mr,
+        low: quantile(&stats, tail)?,
+        high: quantile(&stats, 1.0 - tail)?,
+        confidence,
     })
 }
 
