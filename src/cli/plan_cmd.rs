@@ -73,7 +73,7 @@ pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
     })?;
     let precision =
         units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
-    if !(precision > 0.0) {
+    if precision.is_nan() || precision <= 0.0 {
         return Err(usage("--precision must be above 0, e.g. 1%"));
     }
     for (v, flag) in [(a.confidence, "--confidence"), (a.assurance, "--assurance")] {

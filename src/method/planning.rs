@@ -83,9 +83,10 @@ pub fn plan_from_pilot(
         );
     }
     if est[1].t2 <= 0.0 {
-        notes.push(format!(
+        notes.push(
             "the pilot shows no variance between setups (corrected estimate ≤ 0), so the cheapest split was searched for"
-        ));
+                .to_string(),
+        );
     }
     let costs = [run_cost, req.setup_cost];
     let t2 = [est[0].t2, est[1].t2];
