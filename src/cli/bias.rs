@@ -309,6 +309,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
             ..Default::default()
         },
         setups: None,
+        counters: None,
     };
     let style = a.style;
     if style != StyleArg::None {

@@ -185,6 +185,10 @@ pub struct RunArgs {
     /// Follow a plan written by `tare plan --output`: its setups × runs per setup, its factors.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "stop", "setups", "replay_setup"])]
     plan: Option<PathBuf>,
+    /// Count events per run with perf stat (e.g. cycles,instructions or task-clock,page-faults);
+    /// checked before the first run. perf's start-up is then inside the measured times.
+    #[arg(long, value_name = "EVENTS")]
+    counters: Option<String>,
     /// Size range of the TARE_PAD variable for --randomize env, in bytes.
     #[arg(long, value_name = "MIN:MAX", default_value = "0:4096")]
     env_pad_range: String,
@@ -780,6 +784,20 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     let countermeasures = countermeasures(&a, &limits)?;
     let seed = a.seed.unwrap_or_else(rand::random);
     let setups = setup_plan(&a, seed)?;
+    let counters = match &a.counters {
+        None => None,
+        Some(list) => {
+            let events = method::counters::parse_events(list)
+                .map_err(|e| usage(format!("--counters: {e}")))?;
+            let perf = "perf".to_string();
+            check_program(&perf, None).map_err(|_| {
+                usage("--counters needs perf in PATH: install it (linux-tools / linux-perf) or drop --counters")
+            })?;
+            method::counters::probe(&perf, &events)
+                .map_err(|e| usage(format!("--counters: {e}")))?;
+            Some(crate::plan::Counters { perf, events })
+        }
+    };
     let stdin = match &a.input {
         Some(p) => {
             std::fs::File::open(p)
@@ -863,6 +881,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         analysis,
         machine: countermeasures,
         setups,
+        counters,
     };
     let mut session = Session {
         schema_version: SCHEMA_VERSION,
@@ -928,6 +947,13 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             Order::Sequential => "sequential".into(),
         }),
     );
+    if let Some(c) = &plan.counters {
+        session.extra.insert(
+            "counters".into(),
+            serde_json::json!({"events": c.events, "via": "perf stat -x,",
+                               "note": "perf's start-up is inside the wall and CPU times of these runs"}),
+        );
+    }
     if let Some(sp) = &plan.setups {
         session.extra.insert("setups".into(), serde_json::json!(sp));
     }

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod counters;
 pub mod planning;
 pub mod setups;
 pub mod summary;
@@ -393,6 +394,11 @@ impl Runner<'_> {
             }
             extra.insert(setups::RUN_KEY.to_string(), record);
         }
+        let counter_file = self.plan.counters.as_ref().map(|c| {
+            let f = std::env::temp_dir().join(format!("tare-counters-{}.csv", std::process::id()));
+            spec_argv = counters::wrap(&c.perf, &spec_argv, &c.events, &f);
+            f
+        });
         if let Some(p) = &bp.prepare {
             run_action(self.plan, "--prepare", p)?;
         }
@@ -417,6 +423,13 @@ impl Runner<'_> {
             m.wall.as_secs_f64(),
         );
         let interfered = env.interfered;
+        if let Some(f) = &counter_file {
+            let values = std::fs::read_to_string(f)
+                .map(|t| counters::parse_perf_csv(&t))
+                .unwrap_or_default();
+            let _ = std::fs::remove_file(f);
+            extra.insert(counters::RUN_KEY.to_string(), json!(values));
+        }
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
         if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
             // The interrupted run is incomplete: it is not recorded.

@@ -100,4 +100,14 @@ pub struct Plan {
     pub machine: Countermeasures,
     /// Randomized setups (`--randomize`, `--setups`, `--replay-setup`), if any.
     pub setups: Option<SetupPlan>,
+    /// Event counters per run (`--counters`), counted by `perf stat`.
+    pub counters: Option<Counters>,
+}
+
+/// Which events to count per run, and with which perf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counters {
+    /// The perf program (looked up in PATH).
+    pub perf: String,
+    pub events: Vec<String>,
 }
