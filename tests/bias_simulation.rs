@@ -199,3 +199,23 @@ fn ratio_ci_over_setups_covers_the_true_ratio() {
         "coverage {covered}/{trials}"
     );
 }
+
+#[test]
+fn setup_spread_false_alarm_rate_and_power() {
+    let mut rng = ChaCha8Rng::seed_from_u64(16);
+    let trials = 300;
+    let flagged = |rng: &mut ChaCha8Rng, sb: f64| {
+        (0..trials)
+            .filter(|_| {
+                let s = session(rng, 8, 4, sb, 1.0);
+                spread_diagnostic(&analyse_setups(&s[0]).unwrap(), 0.05).is_some()
+            })
+            .count() as f64
+            / trials as f64
+    };
+    let null = flagged(&mut rng, 0.0);
+    assert!(null <= 0.08, "false alarms {null}");
+    // Setup effect σ 2% against run noise 1% (4 runs per setup): nearly always flagged.
+    let power = flagged(&mut rng, 0.02);
+    assert!(power >= 0.9, "power {power}");
+}

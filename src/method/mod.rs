@@ -175,11 +175,23 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
     for b in &mut session.benchmarks {
         b.diagnostics = analysis::diagnose(b, comparing, plan.analysis.alpha);
         if plan.setups.is_some() {
-            if let Some(a) = setups::analyse_setups(b) {
-                if let Some(d) = setups::spread_diagnostic(&a, plan.analysis.alpha) {
-                    b.diagnostics.push(d);
-                }
+            let wall = setups::analyse_setups(b);
+            let cpu = setups::analyse_setups_cpu(b);
+            let alpha = plan.analysis.alpha;
+            // One warning: on wall time, else on CPU time (steadier on a busy machine).
+            let d = wall
+                .as_ref()
+                .and_then(|a| setups::spread_diagnostic(a, alpha))
+                .or_else(|| {
+                    cpu.as_ref()
+                        .and_then(|a| setups::spread_diagnostic_of(a, alpha, "CPU time"))
+                });
+            b.diagnostics.extend(d);
+            if let Some(a) = wall {
                 b.extra.insert(setups::EXTRA_KEY.into(), json!(a));
+            }
+            if let Some(a) = cpu {
+                b.extra.insert(setups::EXTRA_KEY_CPU.into(), json!(a));
             }
         }
     }

@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 pub const RUN_KEY: &str = "setup";
 /// Key of a benchmark's setup analysis in `Benchmark.extra`.
 pub const EXTRA_KEY: &str = "setups";
+/// Key of the same analysis of CPU time.
+pub const EXTRA_KEY_CPU: &str = "setups_cpu_time";
 
 /// The counted wall times of one setup.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,12 +57,20 @@ fn describe_record(v: &serde_json::Value) -> String {
 
 /// Counted wall times grouped by setup seed, in order of first use, with the setup in words.
 pub fn groups_by_setup(b: &Benchmark) -> Vec<(u64, String, Vec<f64>)> {
+    groups_by_setup_of(b, |r| r.wall_time)
+}
+
+/// Counted values of `metric` grouped by setup seed, in order of first use.
+pub fn groups_by_setup_of(
+    b: &Benchmark,
+    metric: impl Fn(&Run) -> f64,
+) -> Vec<(u64, String, Vec<f64>)> {
     let mut out: Vec<(u64, String, Vec<f64>)> = Vec::new();
     for r in b.runs.iter().filter(|r| r.counted) {
         let Some(seed) = setup_seed(r) else { continue };
         match out.iter_mut().find(|g| g.0 == seed) {
-            Some(g) => g.2.push(r.wall_time),
-            None => out.push((seed, describe_record(&r.extra[RUN_KEY]), vec![r.wall_time])),
+            Some(g) => g.2.push(metric(r)),
+            None => out.push((seed, describe_record(&r.extra[RUN_KEY]), vec![metric(r)])),
         }
     }
     out
@@ -70,9 +80,17 @@ fn median_of(xs: &[f64]) -> Option<f64> {
     stats::median(&stats::sorted_without_nan(xs))
 }
 
-/// Per-setup medians and the variance split; `None` with fewer than two setups.
+/// Per-setup medians and the variance split of wall time; `None` with fewer than two setups.
 pub fn analyse_setups(b: &Benchmark) -> Option<SetupAnalysis> {
-    let groups = groups_by_setup(b);
+    analyse_groups(groups_by_setup(b))
+}
+
+/// The same for CPU time (less disturbed by other load than wall time on a busy machine).
+pub fn analyse_setups_cpu(b: &Benchmark) -> Option<SetupAnalysis> {
+    analyse_groups(groups_by_setup_of(b, |r| r.cpu_time))
+}
+
+fn analyse_groups(groups: Vec<(u64, String, Vec<f64>)>) -> Option<SetupAnalysis> {
     if groups.len() < 2 {
         return None;
     }
@@ -107,11 +125,20 @@ pub fn analyse_setups(b: &Benchmark) -> Option<SetupAnalysis> {
 }
 
 /// The `setup-spread` warning: setups differ significantly (F-test at `alpha`) and the
-/// between-setup standard deviation exceeds the run-to-run one.
+/// between-setup standard deviation of wall time exceeds the run-to-run noise that is left in
+/// the mean of one setup's runs (`σ_within/√n̄`, n̄ the average runs per setup): then repeating
+/// runs in one setup cannot average the setup's bias away.
 pub fn spread_diagnostic(a: &SetupAnalysis, alpha: f64) -> Option<Diagnostic> {
+    spread_diagnostic_of(a, alpha, "wall time")
+}
+
+/// [`spread_diagnostic`] for the metric named `what` (e.g. "CPU time").
+pub fn spread_diagnostic_of(a: &SetupAnalysis, alpha: f64, what: &str) -> Option<Diagnostic> {
     let c = a.components.as_ref()?;
     let (sb, sw) = (a.sd_between?, a.sd_within?);
-    if !(c.p_value < alpha && sb > sw) {
+    let per_setup = c.n as f64 / c.groups as f64;
+    let noise = sw / per_setup.sqrt();
+    if !(c.p_value < alpha && sb > noise) {
         return None;
     }
     let fmt = |v: f64| crate::units::format_time(v, None);
@@ -119,21 +146,24 @@ pub fn spread_diagnostic(a: &SetupAnalysis, alpha: f64) -> Option<Diagnostic> {
     Some(Diagnostic {
         kind: "setup-spread".into(),
         message: format!(
-            "the setup changes the result more than run-to-run noise does: between setups σ = {} ({}), within a setup σ = {} ({}); \
-             per-setup medians span {:.3}× over {} setups (F = {:.1}, p = {:.1e})",
+            "the setup changes {what}: between setups σ = {} ({}), more than the run-to-run noise of a {:.0}-run mean in one setup \
+             ({} = σ {} / √{:.0}); per-setup medians span {:.3}× over {} setups (F = {:.1}, p = {:.1e})",
             fmt(sb),
             pct(sb),
+            per_setup,
+            fmt(noise),
             fmt(sw),
-            pct(sw),
+            per_setup,
             a.spread,
             a.setups.len(),
             c.f,
             c.p_value
         ),
-        suggestion: "a result measured in one setup is biased by up to that much: report the mean over many setups \
-                     (--setups N), or find the factor with tare bias --factor env|aslr|cwd|argv0"
+        suggestion: "a result measured in one setup is biased by about that much, however many runs: report results over many \
+                     setups (--setups N, tare plan), or find the factor with tare bias --factor env|aslr|cwd|argv0"
             .into(),
-        evidence: json!({"sd_between": sb, "sd_within": sw, "icc": c.icc, "f": c.f, "p_value": c.p_value,
+        evidence: json!({"metric": what, "sd_between": sb, "sd_within": sw, "runs_per_setup": per_setup,
+                          "noise_of_setup_mean": noise, "icc": c.icc, "f": c.f, "p_value": c.p_value,
                           "spread": a.spread, "setups": a.setups.len(),
                           "fastest_setup": a.fastest_setup, "slowest_setup": a.slowest_setup}),
     })
