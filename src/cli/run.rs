@@ -189,6 +189,14 @@ pub struct RunArgs {
     /// checked before the first run. perf's start-up is then inside the measured times.
     #[arg(long, value_name = "EVENTS")]
     counters: Option<String>,
+    /// Build-time setups: a shell command run once per variant before measuring, with {seed}
+    /// (1…N) and {out} (a fresh output path); {out} in the commands is the run's variant
+    /// (e.g. --build 'make SEED={seed} OUT={out}' '{out} input'). Variants rotate with setups.
+    #[arg(long, value_name = "CMD")]
+    build: Option<String>,
+    /// Number of build variants.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    build_variants: usize,
     /// Size range of the TARE_PAD variable for --randomize env, in bytes.
     #[arg(long, value_name = "MIN:MAX", default_value = "0:4096")]
     env_pad_range: String,
@@ -512,7 +520,7 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
 
 /// The setup plan from --randomize, --randomize-every, --setups, --replay-setup.
 fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
-    if a.randomize.is_none() && a.replay_setup.is_none() {
+    if a.randomize.is_none() && a.replay_setup.is_none() && a.build.is_none() {
         if a.setups.is_some() {
             return Err(usage(
                 "--setups needs --randomize FACTORS (e.g. --randomize env,aslr)",
@@ -522,9 +530,21 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
     }
     let factors = match &a.randomize {
         Some(list) => Factor::parse_list(list).map_err(|e| usage(format!("--randomize: {e}")))?,
-        None => Factor::ALL.to_vec(),
+        None if a.replay_setup.is_some() => Factor::ALL.to_vec(),
+        None => Vec::new(),
     };
     let mut config = setup::Config::new(factors);
+    if let Some(b) = &a.build {
+        if !b.contains("{out}") {
+            return Err(usage(
+                "--build must write to {out}, e.g. --build 'make SEED={seed} OUT={out}'",
+            ));
+        }
+        if a.build_variants == 0 {
+            return Err(usage("--build-variants must be at least 1"));
+        }
+        config.build_variants = Some(a.build_variants);
+    }
     config.env_pad = setup::Range::parse(&a.env_pad_range)
         .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
     if a.randomize_every == 0 {
@@ -544,6 +564,7 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         mode,
         every: a.randomize_every,
         session_seed: seed,
+        build: a.build.clone(),
     }))
 }
 
@@ -768,9 +789,22 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     let plans = benchmarks(&a, &params, &shell)?;
     let cwd: Option<PathBuf> = None;
     for b in &plans {
+        if a.build.is_some() && b.argv.iter().any(|w| w.contains("{out}")) {
+            continue; // built before the first run
+        }
         check_program(&b.argv[0], cwd.as_deref())?;
     }
+    if a.build.is_some()
+        && !plans
+            .iter()
+            .any(|b| b.argv.iter().any(|w| w.contains("{out}")))
+    {
+        return Err(usage(
+            "--build: no command uses {out}: write the built program as {out}, e.g. tare run --build '…' '{out} input'",
+        ));
+    }
     if a.shell.is_some()
+        || a.build.is_some()
         || a.prepare.is_some()
         || a.conclude.is_some()
         || a.setup.is_some()

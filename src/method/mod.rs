@@ -21,6 +21,7 @@ use crate::machine::topology;
 use crate::plan::stop::StopContext;
 use crate::plan::{BenchmarkPlan, Order, Plan};
 use crate::results::{Benchmark, Run, Session, Termination};
+use crate::setup::build::Builds;
 use crate::setup::realize::Workspace;
 use crate::setup::Setup;
 use actions::run_action;
@@ -77,6 +78,8 @@ struct Runner<'a> {
     workspace: Option<Workspace>,
     /// The runs' real working directory (for setups that reach it through a longer path).
     real_cwd: std::path::PathBuf,
+    /// Build variants (`--build`), built before the first run.
+    builds: Option<Builds>,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -110,6 +113,25 @@ pub fn execute(
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| "/".into());
+    let build = plan
+        .setups
+        .as_ref()
+        .and_then(|sp| Some((sp.build.clone()?, sp.config.build_variants?)));
+    let builds = match build {
+        None => None,
+        Some((template, n)) => {
+            match Builds::build_all(&template, n, &plan.shell, &plan.env, plan.cwd.as_deref()) {
+                Ok(b) => {
+                    session.extra.insert("builds".into(), json!(b.variants));
+                    Some(b)
+                }
+                Err(e) => {
+                    analyse(plan, session);
+                    return Outcome::Failed(UserError::run_failed(e.to_string()).into());
+                }
+            }
+        }
+    };
     let runner = Runner {
         plan,
         exec,
@@ -120,6 +142,7 @@ pub fn execute(
         cores,
         workspace,
         real_cwd,
+        builds,
     };
     let result = match plan.order {
         Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
@@ -395,7 +418,15 @@ impl Runner<'_> {
             self.setup_of(bp, &benches[i], warmup, round),
             &self.workspace,
         ) {
-            let r = ws.realize(&setup, &bp.argv, &self.plan.env, &self.real_cwd)?;
+            let mut words = bp.argv.clone();
+            let built = setup.build.and_then(|v| self.builds.as_ref()?.out(v));
+            if let Some(out) = built {
+                let out = out.to_string_lossy();
+                for w in &mut words {
+                    *w = w.replace("{out}", &out);
+                }
+            }
+            let r = ws.realize(&setup, &words, &self.plan.env, &self.real_cwd)?;
             spec_argv = r.argv;
             spec_env = r.env;
             spec_cwd = r.cwd.or(spec_cwd);

@@ -11,6 +11,7 @@
 //!
 //! Not for: measuring (that is `exec`) or analysing setups (that is `method::setups`).
 
+pub mod build;
 pub mod realize;
 
 use rand::{Rng, SeedableRng};
@@ -126,6 +127,9 @@ pub struct Config {
     pub cwd_length: Range,
     /// Characters of the directory component before the program's name.
     pub argv0_length: Range,
+    /// Build variants (`--build`): a setup's variant is `seed mod N`, plus 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_variants: Option<usize>,
 }
 
 impl Config {
@@ -136,6 +140,7 @@ impl Config {
             cwd_depth: Range { min: 1, max: 8 },
             cwd_length: Range { min: 8, max: 256 },
             argv0_length: Range { min: 0, max: 256 },
+            build_variants: None,
         }
     }
 
@@ -165,6 +170,9 @@ pub struct Setup {
     /// Characters of the directory component in front of the program's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv0_length: Option<usize>,
+    /// The build variant (1…N) whose output `{out}` stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<usize>,
 }
 
 impl Setup {
@@ -185,6 +193,10 @@ impl Setup {
             cwd_depth: config.has(Factor::Cwd).then_some(cwd_depth),
             cwd_length: config.has(Factor::Cwd).then_some(cwd_length),
             argv0_length: config.has(Factor::Argv0).then_some(argv0_length),
+            build: config
+                .build_variants
+                .filter(|&n| n > 0)
+                .map(|n| (seed % n as u64) as usize + 1),
         }
     }
 
@@ -207,6 +219,9 @@ impl Setup {
         }
         if let Some(v) = self.argv0_length {
             parts.push(format!("argv0={v}"));
+        }
+        if let Some(v) = self.build {
+            parts.push(format!("build={v}"));
         }
         if parts.is_empty() {
             "as is".into()
@@ -238,6 +253,9 @@ pub struct SetupPlan {
     pub every: usize,
     /// The session seed setups are derived from.
     pub session_seed: u64,
+    /// The build command of `--build` (`{seed}`, `{out}`), run once per variant before measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// SplitMix64: a well-mixed 64-bit value from the session seed and a slot number.
@@ -257,12 +275,26 @@ impl SetupPlan {
         measured_index / self.every.max(1)
     }
 
-    /// The seed of the setup of block `block`.
+    /// The seed of the setup of block `block`. With build variants the seed is adjusted so that
+    /// `seed mod N` rotates with the block (fresh) or the pool slot (pool): variants take turns,
+    /// and a seed alone still names its variant.
     pub fn seed_for(&self, block: usize) -> u64 {
-        match self.mode {
-            Mode::Fresh => mix(self.session_seed, block as u64),
-            Mode::Pool { setups } => mix(self.session_seed, (block % setups.max(1)) as u64),
-            Mode::Replay { seed } => seed,
+        let slot = match self.mode {
+            Mode::Fresh => block,
+            Mode::Pool { setups } => block % setups.max(1),
+            Mode::Replay { seed } => return seed,
+        };
+        let raw = mix(self.session_seed, slot as u64);
+        match self.config.build_variants.filter(|&n| n > 0) {
+            None => raw,
+            Some(n) => {
+                let n = n as u64;
+                let mut base = raw - raw % n;
+                if base > u64::MAX - n {
+                    base -= n;
+                }
+                base + slot as u64 % n
+            }
         }
     }
 
@@ -319,6 +351,7 @@ mod tests {
             mode: Mode::Pool { setups: 3 },
             every: 2,
             session_seed: 7,
+            build: None,
         };
         assert_eq!(p.block_of(5), 2);
         assert_eq!(p.seed_for(0), p.seed_for(3));
@@ -328,5 +361,13 @@ mod tests {
         assert_eq!(seeds.len(), 100);
         p.mode = Mode::Replay { seed: 42 };
         assert_eq!(p.setup_for(9).seed, 42);
+        p.config.build_variants = Some(3);
+        p.mode = Mode::Fresh;
+        let variants: Vec<usize> = (0..6).map(|b| p.setup_for(b).build.unwrap()).collect();
+        assert_eq!(variants, [1, 2, 3, 1, 2, 3]);
+        p.mode = Mode::Replay {
+            seed: p.seed_for(4),
+        };
+        assert_eq!(p.setup_for(0).build, Some(2));
     }
 }
