@@ -211,6 +211,7 @@ mod tests {
             cwd_depth: Some(3),
             cwd_length: Some(30),
             argv0_length: Some(20),
+            build: None,
         };
         let cwd = std::env::current_dir().unwrap();
         let env = vec![("PATH".into(), "/usr/bin:/bin".into())];
