@@ -197,8 +197,27 @@ fn levels(factor: Factor, text: Option<&str>) -> Result<Vec<Level>, String> {
         .collect())
 }
 
-struct Quiet;
-impl Observer for Quiet {}
+/// A one-line run counter on a terminal (the sweep may take minutes).
+struct Counter {
+    show: bool,
+    done: usize,
+    total: usize,
+}
+
+impl Observer for Counter {
+    fn run_finished(&mut self, _b: &[Benchmark], _i: usize) -> anyhow::Result<()> {
+        self.done += 1;
+        if self.show {
+            eprint!("\rtare bias: run {} of {}", self.done, self.total);
+        }
+        Ok(())
+    }
+    fn finished(&mut self, _b: &[Benchmark], _c: Option<usize>) {
+        if self.show {
+            eprint!("\r{:40}\r", "");
+        }
+    }
+}
 
 fn metric_values(b: &Benchmark, metric: MetricArg) -> Vec<f64> {
     b.runs
@@ -365,7 +384,12 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         signal_hook::flag::register(sig, Arc::clone(&cancel))?;
     }
     let executor = Executor::new(backend);
-    let outcome = method::execute(&plan, &executor, &mut session, &mut Quiet, &cancel);
+    let mut counter = Counter {
+        show: style == StyleArg::Full && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        done: 0,
+        total: plan.benchmarks.len() * (a.repeat + a.warmup),
+    };
+    let outcome = method::execute(&plan, &executor, &mut session, &mut counter, &cancel);
     session.complete = matches!(outcome, Outcome::Complete);
     let n = lv.len();
     let groups = |range: std::ops::Range<usize>| -> Vec<(String, Vec<f64>)> {

@@ -153,7 +153,8 @@ impl Config {
 /// was drawn from.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Setup {
-    /// The seed the values were drawn from (for fixed setups of `tare bias`, the level index).
+    /// The seed the values were drawn from (for the fixed setups of `tare bias`: the level
+    /// index, plus 2³² in the pass with ASLR on).
     pub seed: u64,
     /// Bytes in the value of `TARE_PAD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
