@@ -149,10 +149,7 @@ fn planned_experiments_reach_the_target_width() {
         reached += ok;
     }
     let rate = reached as f64 / (pilots * 50) as f64;
-    assert!(
-        rate > 0.5,
-        "pilot-based plans reached the target in {rate}"
-    );
+    assert!(rate > 0.5, "pilot-based plans reached the target in {rate}");
 }
 
 #[test]
