@@ -219,3 +219,28 @@ fn setup_spread_false_alarm_rate_and_power() {
     let power = flagged(&mut rng, 0.02);
     assert!(power >= 0.9, "power {power}");
 }
+
+#[test]
+fn comparison_over_setups_keeps_false_positives_near_alpha() {
+    // A/A with a strong shared setup effect (σ 5%): the paired test over setups must not see it.
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let settings = CompareSettings {
+        reference: 0,
+        test: Test::MannWhitney,
+        alpha: 0.05,
+        noise: 0.0,
+        paired: true,
+        resamples: 500,
+        seed: 2,
+    };
+    let trials = 300;
+    let wrong = (0..trials)
+        .filter(|_| {
+            let s = session(&mut rng, 10, 3, 0.05, 1.0);
+            let c = compare_by_setup(&s, &settings);
+            c[0].verdict == "faster" || c[0].verdict == "slower"
+        })
+        .count();
+    let rate = wrong as f64 / trials as f64;
+    assert!(rate <= 0.08, "A/A false positives {rate}");
+}

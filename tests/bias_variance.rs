@@ -69,3 +69,34 @@ fn anova_matches_statsmodels_and_scipy() {
         }
     }
 }
+
+#[test]
+fn comparison_over_setups_matches_scipy() {
+    let doc: Value =
+        serde_json::from_str(include_str!("data/stats/variance_compare.json")).expect("valid JSON");
+    for c in doc["cases"].as_array().expect("cases") {
+        let name = c["name"].as_str().unwrap();
+        let ratios = fs(&c["ratios"]);
+        let num = |k: &str| c[k].as_f64().unwrap();
+        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        let t = tare::stats::one_sample_t(&logs, 0.0).expect(name);
+        close(t.statistic, num("t"), 1e-9, &format!("{name} t"));
+        close(t.p_value, num("p_value"), 1e-6, &format!("{name} p"));
+        let iv = tare::stats::bootstrap_mean(&ratios, 0.95, 20_000, 3).expect(name);
+        close(iv.estimate, num("mean"), 1e-12, &format!("{name} mean"));
+        // Different random streams: the bounds agree within Monte Carlo error.
+        let se = num("standard_error");
+        for (got, want) in [(iv.low, num("ci_low")), (iv.high, num("ci_high"))] {
+            assert!(
+                (got - want).abs() <= 0.25 * se,
+                "{name}: bound {got} vs scipy {want} (se {se})"
+            );
+        }
+    }
+    assert!(tare::stats::one_sample_t(&[1.0], 0.0).is_none());
+    assert_eq!(
+        tare::stats::one_sample_t(&[0.0, 0.0], 0.0).unwrap().p_value,
+        1.0
+    );
+    assert!(tare::stats::bootstrap_mean(&[1.0], 0.95, 10, 1).is_none());
+}

@@ -5,12 +5,11 @@
 //!
 //! Reads results, calls `stats`, returns records; prints nothing.
 
-use super::analysis::{compare_pairs, CompareSettings};
+use super::analysis::CompareSettings;
 use crate::results::{Benchmark, ComparisonRecord, Diagnostic, Run};
 use crate::stats::{self, VarianceComponents};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::BTreeMap;
 
 /// Key of a run's setup record in `Run.extra`.
 pub const RUN_KEY: &str = "setup";
@@ -189,36 +188,85 @@ pub fn setups_compared(benches: &[Benchmark], reference: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// Every benchmark against the reference, one observation per setup: the setup's median
-/// wall time. The ratio CI resamples setups jointly (paired by setup), the test compares the
-/// per-setup medians, so the CI covers the setup-to-setup variation a single setup hides.
+/// Every benchmark against the reference over setups (seed 002 §7, fig. 7): in each setup both
+/// were measured in, the ratio of their medians (candidate / reference); the estimate is the
+/// mean of those per-setup ratios, its CI a percentile bootstrap over setups, the p-value a
+/// paired t-test over setups on the log ratios (Holm-corrected across comparisons). The CI
+/// thus covers the setup-to-setup variation that one setup hides. Pairs sharing fewer than
+/// two setups are left out.
 pub fn compare_by_setup(benches: &[Benchmark], s: &CompareSettings) -> Vec<ComparisonRecord> {
-    let mut ordinal: BTreeMap<u64, usize> = BTreeMap::new();
-    let pseudo: Vec<Benchmark> = benches
-        .iter()
-        .map(|b| {
-            let runs = groups_by_setup(b)
-                .into_iter()
-                .filter_map(|(seed, _, xs)| {
-                    let next = ordinal.len();
-                    let k = *ordinal.entry(seed).or_insert(next);
-                    Some(per_setup_run(k, median_of(&xs)?))
-                })
-                .collect();
-            Benchmark { runs, ..b.clone() }
-        })
-        .collect();
-    let pairs: Vec<(usize, usize)> = (0..benches.len())
-        .filter(|&i| i != s.reference)
-        .map(|i| (s.reference, i))
-        .collect();
-    let settings = CompareSettings { paired: true, ..*s };
-    let mut out = compare_pairs(&pseudo, &pseudo, &pairs, &settings);
-    for c in &mut out {
-        let n = super::analysis::walls(&pseudo[c.candidate]).len();
-        c.words = format!("{} (over {n} setups, paired by setup)", c.words);
+    let Some(reference) = benches.get(s.reference) else {
+        return Vec::new();
+    };
+    let medians = |b: &Benchmark| -> Vec<(u64, f64)> {
+        groups_by_setup(b)
+            .into_iter()
+            .filter_map(|(seed, _, xs)| Some((seed, median_of(&xs)?)))
+            .collect()
+    };
+    let rm = medians(reference);
+    struct Raw {
+        candidate: usize,
+        interval: stats::Interval,
+        p: f64,
+        setups: usize,
     }
-    out
+    let mut raws = Vec::new();
+    for (i, b) in benches.iter().enumerate() {
+        if i == s.reference {
+            continue;
+        }
+        let cm = medians(b);
+        let ratios: Vec<f64> = rm
+            .iter()
+            .filter_map(|(seed, r)| {
+                let c = cm.iter().find(|(k, _)| k == seed)?.1;
+                (*r > 0.0).then(|| c / r)
+            })
+            .collect();
+        let Some(interval) = stats::bootstrap_mean(&ratios, 0.95, s.resamples, s.seed) else {
+            continue;
+        };
+        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+        let Some(t) = stats::one_sample_t(&logs, 0.0) else {
+            continue;
+        };
+        raws.push(Raw {
+            candidate: i,
+            interval,
+            p: t.p_value,
+            setups: ratios.len(),
+        });
+    }
+    let adjusted = stats::holm(&raws.iter().map(|r| r.p).collect::<Vec<_>>());
+    raws.iter()
+        .zip(adjusted)
+        .map(|(r, p_adj)| {
+            let cand = &benches[r.candidate];
+            let verdict = stats::Verdict::classify(&r.interval, p_adj, s.alpha, s.noise);
+            ComparisonRecord {
+                metric: "wall_time".into(),
+                reference: s.reference,
+                candidate: r.candidate,
+                reference_name: reference.name.clone(),
+                candidate_name: cand.name.clone(),
+                ratio: r.interval.estimate,
+                ratio_ci_low: r.interval.low,
+                ratio_ci_high: r.interval.high,
+                confidence: r.interval.confidence,
+                paired: true,
+                test: "paired-t-over-setups".into(),
+                p_value: r.p,
+                p_adjusted: p_adj,
+                verdict: super::analysis::verdict_kind(&verdict).into(),
+                words: format!(
+                    "{} (mean of per-setup ratios over {} setups)",
+                    verdict.words(&reference.name, &cand.name),
+                    r.setups
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Every benchmark against the reference by the two-level hierarchical bootstrap (setups,
@@ -254,26 +302,6 @@ pub fn hierarchical_ratios(benches: &[Benchmark], s: &CompareSettings) -> Vec<se
         }
     }
     out
-}
-
-fn per_setup_run(k: usize, median: f64) -> Run {
-    Run {
-        index: k,
-        round: Some(k),
-        warmup: false,
-        start_offset: 0.0,
-        wall_time: median,
-        user_time: 0.0,
-        system_time: 0.0,
-        cpu_time: 0.0,
-        peak_memory: None,
-        exit_code: Some(0),
-        signal: None,
-        termination: crate::results::Termination::Exit,
-        involuntary_context_switches: None,
-        counted: true,
-        extra: BTreeMap::new(),
-    }
 }
 
 /// One level of a factor sweep.

@@ -44,7 +44,7 @@ pub use outliers::{tukey_outliers, OutlierKind, Outliers};
 pub use quantile::{median, quantile, sorted_without_nan};
 pub use trend::{mann_kendall, Trend};
 pub use variance::{
-    hierarchical_bootstrap_ratio, kalibera_jones, one_way_random_effects, plan_repetitions,
-    LevelVariance, RepetitionPlan, VarianceComponents,
+    bootstrap_mean, hierarchical_bootstrap_ratio, kalibera_jones, one_sample_t,
+    one_way_random_effects, plan_repetitions, LevelVariance, RepetitionPlan, VarianceComponents,
 };
 pub use warmup::{mser_truncation, warmup_transient, Warmup};

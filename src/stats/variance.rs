@@ -379,6 +379,65 @@ pub fn hierarchical_bootstrap_ratio(
     })
 }
 
+/// Percentile bootstrap CI of the mean of `values` (e.g. per-setup ratios): each resample
+/// draws `values.len()` values with replacement (seeded ChaCha8); type-7 quantiles of the
+/// resampled means. NaN values are dropped. `None` with fewer than 2 values, a confidence
+/// outside (0, 1) or no resamples.
+pub fn bootstrap_mean(
+    values: &[f64],
+    confidence: f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<Interval> {
+    let xs: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    if xs.len() < 2 || !(confidence > 0.0 && confidence < 1.0) || resamples == 0 {
+        return None;
+    }
+    let n = xs.len();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut means: Vec<f64> = (0..resamples)
+        .map(|_| (0..n).map(|_| xs[rng.gen_range(0..n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_unstable_by(f64::total_cmp);
+    let tail = (1.0 - confidence) / 2.0;
+    Some(Interval {
+        estimate: xs.iter().sum::<f64>() / n as f64,
+        low: quantile(&means, tail)?,
+        high: quantile(&means, 1.0 - tail)?,
+        confidence,
+    })
+}
+
+/// One-sample t-test of `mean(values) = mu`, two-sided; as `scipy.stats.ttest_1samp`. Used
+/// on the logs of per-setup ratios (a paired t-test over setups). NaN values are dropped.
+/// `None` with fewer than 2 values; with zero spread the p-value is 0 (mean ≠ mu) or 1.
+pub fn one_sample_t(values: &[f64], mu: f64) -> Option<super::TestResult> {
+    let xs: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    let n = xs.len();
+    if n < 2 {
+        return None;
+    }
+    let m = xs.iter().sum::<f64>() / n as f64;
+    let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    if var == 0.0 {
+        let differs = m != mu;
+        return Some(super::TestResult {
+            statistic: if differs {
+                f64::INFINITY.copysign(m - mu)
+            } else {
+                0.0
+            },
+            p_value: if differs { 0.0 } else { 1.0 },
+        });
+    }
+    let t = (m - mu) / (var / n as f64).sqrt();
+    let dist = StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
+    Some(super::TestResult {
+        statistic: t,
+        p_value: (2.0 * dist.sf(t.abs())).clamp(0.0, 1.0),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
