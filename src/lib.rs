@@ -8,6 +8,7 @@
 //! method   how to run it: warm-up, order, actions around runs, when to stop
 //! exec     one measured run: spawn, cgroup (v1 | v2 | rusage fallback), limits, kill
 //! machine  what the machine is and does: topology, probes, tuning
+//! setup    setups of a run that should not matter but do: env size, ASLR, cwd, argv[0]
 //! stats    pure functions over numbers: summaries, intervals, tests
 //! results  the data model (serde), journal, exporters (json, csv, markdown)
 //! report   what people look at: terminal summary
@@ -23,6 +24,7 @@ pub mod method;
 pub mod plan;
 pub mod report;
 pub mod results;
+pub mod setup;
 pub mod stats;
 pub mod suite;
 pub mod table;

@@ -1,8 +1,10 @@
 //! Command-line interface: parses arguments into a plan, runs it, prints, and maps every
 //! error to one line and an exit code (see `crate::error::exit`).
 
+mod bias;
 mod compare;
 mod machine;
+mod plan_cmd;
 mod report;
 mod run;
 mod suite;
@@ -27,6 +29,10 @@ enum Command {
     Machine(machine::MachineArgs),
     /// Compare saved results (old vs new): ratios, CIs, tests; --fail-if-slower for CI.
     Compare(compare::CompareArgs),
+    /// Sweep one setup factor (env size, cwd or argv[0] path length, ASLR) and test whether it changes the result.
+    Bias(Box<bias::BiasArgs>),
+    /// Plan setups × runs per setup from a pilot (Kalibera & Jones): the least costly design that reaches a CI width.
+    Plan(plan_cmd::PlanArgs),
     /// Rebuild results from the journal of a session that crashed.
     Recover(run::RecoverArgs),
     /// Benchmark suites: tools × configurations × inputs, isolated, in parallel, classified.
@@ -59,6 +65,8 @@ pub fn main() -> i32 {
         Command::Suite(args) => suite::run(args),
         Command::Table(args) => table::run(args),
         Command::Report(args) => report::report(args),
+        Command::Bias(args) => bias::bias(*args),
+        Command::Plan(args) => plan_cmd::plan(args),
     };
     match result {
         Ok(code) => code,

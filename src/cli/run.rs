@@ -17,6 +17,7 @@ use crate::report::{terminal, Style};
 use crate::results::export::{self, Export, Format};
 use crate::results::journal::{self, Journal};
 use crate::results::{Benchmark, LimitsRecord, Session, Summary, SCHEMA_VERSION};
+use crate::setup::{self, Factor, Mode, SetupPlan};
 use crate::units;
 use clap::{Args, ValueEnum};
 use std::collections::BTreeMap;
@@ -166,6 +167,40 @@ pub struct RunArgs {
     #[arg(long)]
     exclude_interfered: bool,
 
+    /// Run each run (or block of --randomize-every runs; rounds when interleaved) in a freshly
+    /// drawn setup: comma list of env (padding variable TARE_PAD), aslr (on/off), cwd (path
+    /// length/depth), argv0 (program path length), or all. Each run records its setup and seed.
+    #[arg(long, value_name = "FACTORS")]
+    randomize: Option<String>,
+    /// A new setup every N runs (rounds when interleaved).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    randomize_every: usize,
+    /// Draw N setups up front and rotate through them (repeated runs per setup).
+    #[arg(long, value_name = "N", conflicts_with = "replay_setup")]
+    setups: Option<usize>,
+    /// Run every run in the setup with this seed (from a run's `setup.seed`); the factors are
+    /// those of --randomize (default: all), the ranges must be the same as when it was drawn.
+    #[arg(long, value_name = "SEED")]
+    replay_setup: Option<u64>,
+    /// Follow a plan written by `tare plan --output`: its setups × runs per setup, its factors.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "stop", "setups", "replay_setup"])]
+    plan: Option<PathBuf>,
+    /// Count events per run with perf stat (e.g. cycles,instructions or task-clock,page-faults);
+    /// checked before the first run. perf's start-up is then inside the measured times.
+    #[arg(long, value_name = "EVENTS")]
+    counters: Option<String>,
+    /// Build-time setups: a shell command run once per variant before measuring, with {seed}
+    /// (1…N) and {out} (a fresh output path); {out} in the commands is the run's variant
+    /// (e.g. --build 'make SEED={seed} OUT={out}' '{out} input'). Variants rotate with setups.
+    #[arg(long, value_name = "CMD")]
+    build: Option<String>,
+    /// Number of build variants.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    build_variants: usize,
+    /// Size range of the TARE_PAD variable for --randomize env, in bytes.
+    #[arg(long, value_name = "MIN:MAX", default_value = "0:4096")]
+    env_pad_range: String,
+
     /// Write every run and the summary as JSON.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
@@ -290,7 +325,7 @@ fn parameters(a: &RunArgs) -> anyhow::Result<Vec<Parameter>> {
 }
 
 /// Finds `program` like execvp would; errors are one line with what to do.
-fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<()> {
+pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |p: &Path| {
         p.metadata()
@@ -389,6 +424,7 @@ fn benchmarks(
                 cleanup: a.cleanup.clone(),
                 prepare: a.prepare.clone(),
                 conclude: a.conclude.clone(),
+                fixed_setup: None,
             });
         }
     }
@@ -426,6 +462,7 @@ fn analysis_settings(a: &RunArgs, plans: &[BenchmarkPlan]) -> anyhow::Result<Ana
         alpha: a.alpha,
         noise,
         discard_outliers: a.discard_outliers,
+        compare: true,
     })
 }
 
@@ -482,6 +519,73 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
         thresholds,
         exclude_interfered: a.exclude_interfered,
     })
+}
+
+/// The setup plan from --randomize, --randomize-every, --setups, --replay-setup.
+fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
+    if a.randomize.is_none() && a.replay_setup.is_none() && a.build.is_none() {
+        if a.setups.is_some() {
+            return Err(usage(
+                "--setups needs --randomize FACTORS (e.g. --randomize env,aslr)",
+            ));
+        }
+        return Ok(None);
+    }
+    let factors = match &a.randomize {
+        Some(list) => Factor::parse_list(list).map_err(|e| usage(format!("--randomize: {e}")))?,
+        None if a.replay_setup.is_some() => Factor::ALL.to_vec(),
+        None => Vec::new(),
+    };
+    let mut config = setup::Config::new(factors);
+    if let Some(b) = &a.build {
+        if !b.contains("{out}") {
+            return Err(usage(
+                "--build must write to {out}, e.g. --build 'make SEED={seed} OUT={out}'",
+            ));
+        }
+        if a.build_variants == 0 {
+            return Err(usage("--build-variants must be at least 1"));
+        }
+        config.build_variants = Some(a.build_variants);
+    }
+    config.env_pad = setup::Range::parse(&a.env_pad_range)
+        .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
+    if a.randomize_every == 0 {
+        return Err(usage("--randomize-every must be at least 1"));
+    }
+    if config.has(Factor::Aslr) {
+        aslr_usable()?;
+    }
+    let mode = match (a.replay_setup, a.setups) {
+        (Some(seed), _) => Mode::Replay { seed },
+        (None, Some(0)) => return Err(usage("--setups must be at least 1")),
+        (None, Some(n)) => Mode::Pool { setups: n },
+        (None, None) => Mode::Fresh,
+    };
+    Ok(Some(SetupPlan {
+        config,
+        mode,
+        every: a.randomize_every,
+        session_seed: seed,
+        build: a.build.clone(),
+    }))
+}
+
+/// ASLR as a factor needs the kernel to randomize at all and tare to be allowed to turn it off.
+pub(crate) fn aslr_usable() -> anyhow::Result<()> {
+    let level = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").unwrap_or_default();
+    if level.trim() == "0" {
+        return Err(usage(
+            "ASLR is off on this machine (kernel.randomize_va_space = 0), so it cannot be a factor; \
+             enable it (sysctl kernel.randomize_va_space=2) or leave aslr out",
+        ));
+    }
+    if !exec::sys::can_disable_aslr() {
+        return Err(usage(
+            "cannot turn ASLR off for runs here (personality(ADDR_NO_RANDOMIZE) is refused, e.g. by a container's seccomp filter); leave aslr out",
+        ));
+    }
+    Ok(())
 }
 
 fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
@@ -653,16 +757,48 @@ fn style_of(s: StyleArg) -> Style {
 }
 
 /// `tare run`.
-pub fn run(a: RunArgs) -> anyhow::Result<i32> {
+pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
+    if let Some(path) = a.plan.clone() {
+        let p = super::plan_cmd::read_plan(&path)?;
+        a.runs = Some(p.setups * p.runs_per_setup);
+        a.setups = Some(p.setups);
+        if a.randomize.is_none() {
+            a.randomize = Some(
+                p.factors
+                    .iter()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
+        }
+        if let Some(r) = p.env_pad {
+            if a.env_pad_range == "0:4096" {
+                a.env_pad_range = format!("{}:{}", r.min, r.max);
+            }
+        }
+    }
     let root = SysRoot::from_env();
     let shell = a.shell.clone().unwrap_or_else(|| "/bin/sh".to_string());
     let params = parameters(&a)?;
     let plans = benchmarks(&a, &params, &shell)?;
     let cwd: Option<PathBuf> = None;
     for b in &plans {
+        if a.build.is_some() && b.argv.iter().any(|w| w.contains("{out}")) {
+            continue; // built before the first run
+        }
         check_program(&b.argv[0], cwd.as_deref())?;
     }
+    if a.build.is_some()
+        && !plans
+            .iter()
+            .any(|b| b.argv.iter().any(|w| w.contains("{out}")))
+    {
+        return Err(usage(
+            "--build: no command uses {out}: write the built program as {out}, e.g. tare run --build '…' '{out} input'",
+        ));
+    }
     if a.shell.is_some()
+        || a.build.is_some()
         || a.prepare.is_some()
         || a.conclude.is_some()
         || a.setup.is_some()
@@ -674,6 +810,22 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     let analysis = analysis_settings(&a, &plans)?;
     let limits = limits(&a)?;
     let countermeasures = countermeasures(&a, &limits)?;
+    let seed = a.seed.unwrap_or_else(rand::random);
+    let setups = setup_plan(&a, seed)?;
+    let counters = match &a.counters {
+        None => None,
+        Some(list) => {
+            let events = method::counters::parse_events(list)
+                .map_err(|e| usage(format!("--counters: {e}")))?;
+            let perf = "perf".to_string();
+            check_program(&perf, None).map_err(|_| {
+                usage("--counters needs perf in PATH: install it (linux-tools / linux-perf) or drop --counters")
+            })?;
+            method::counters::probe(&perf, &events)
+                .map_err(|e| usage(format!("--counters: {e}")))?;
+            Some(crate::plan::Counters { perf, events })
+        }
+    };
     let stdin = match &a.input {
         Some(p) => {
             std::fs::File::open(p)
@@ -740,7 +892,6 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         }
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-    let seed = a.seed.unwrap_or_else(rand::random);
     let plan = Plan {
         benchmarks: plans,
         warmup: a.warmup,
@@ -760,6 +911,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
         shell,
         analysis,
         machine: countermeasures,
+        setups,
+        counters,
     };
     let mut session = Session {
         schema_version: SCHEMA_VERSION,
@@ -825,6 +978,16 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
             Order::Sequential => "sequential".into(),
         }),
     );
+    if let Some(c) = &plan.counters {
+        session.extra.insert(
+            "counters".into(),
+            serde_json::json!({"events": c.events, "via": "perf stat -x,",
+                               "note": "perf's start-up is inside the wall and CPU times of these runs"}),
+        );
+    }
+    if let Some(sp) = &plan.setups {
+        session.extra.insert("setups".into(), serde_json::json!(sp));
+    }
     let journal = match exports.first() {
         Some(e) => Some(Journal::create(journal::path_for(&e.path), &session)?),
         None => None,

@@ -76,6 +76,7 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
 
 fn build_isolated_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
     let priority = spec.priority;
+    let aslr_off = spec.aslr_off;
     let program = spec
         .argv
         .first()
@@ -107,12 +108,15 @@ fn build_isolated_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Comma
         None => None,
     };
     // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
-    // are made — signal, setpgid, write, sched_setaffinity, setrlimit — on data prepared
+    // are made — signal, setpgid, write, sched_setaffinity, setrlimit, personality — on data prepared
     // before the fork; nothing allocates or takes a lock.
     unsafe {
         cmd.pre_exec(move || {
             sys::reset_signals();
             sys::setpgid_self()?;
+            if aslr_off {
+                sys::disable_aslr_self()?;
+            }
             if let Some(iso) = &isolation {
                 // Async-signal-safe by design; returns only in the tool's process, which then
                 // joins the run's groups alone (see exec::isolate).

@@ -177,6 +177,7 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
         rlimits,
         nice,
         fifo,
+        aslr_off: spec.aslr_off,
         reset_signals: vec![
             libc::SIGINT,
             libc::SIGTERM,

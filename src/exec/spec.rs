@@ -63,6 +63,10 @@ pub struct RunSpec {
     pub priority: Priority,
     /// Namespaces and file-system layout of the run (see `exec::isolate`); `None`: none.
     pub isolation: Option<super::isolate::Isolation>,
+    /// Turn address-space layout randomization off for this run (`personality(2)`
+    /// `ADDR_NO_RANDOMIZE`): the stack then starts at the same address every time, so its
+    /// alignment follows the size of the environment and argv.
+    pub aslr_off: bool,
 }
 
 impl RunSpec {
@@ -83,6 +87,7 @@ impl RunSpec {
             cores: None,
             priority: Priority::Normal,
             isolation: None,
+            aslr_off: false,
         }
     }
 }

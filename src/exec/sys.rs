@@ -234,6 +234,8 @@ pub struct ChildPlan {
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64, u64)>,
     pub nice: Option<i32>,
     pub fifo: bool,
+    /// Turn ASLR off (`personality(ADDR_NO_RANDOMIZE)`) for the command.
+    pub aslr_off: bool,
     /// Signals whose disposition the child resets to the default.
     pub reset_signals: Vec<i32>,
     /// Set by the child when a step fails: (step, errno).
@@ -241,8 +243,17 @@ pub struct ChildPlan {
 }
 
 /// Steps of the child, for error messages.
-pub const STEP_NAMES: [&str; 9] = [
-    "signals", "setpgid", "cgroup", "affinity", "rlimit", "priority", "stdio", "chdir", "exec",
+pub const STEP_NAMES: [&str; 10] = [
+    "signals",
+    "setpgid",
+    "cgroup",
+    "affinity",
+    "rlimit",
+    "priority",
+    "stdio",
+    "chdir",
+    "exec",
+    "personality",
 ];
 
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
@@ -269,6 +280,16 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         if libc::setpgid(0, 0) != 0 {
             return fail(1);
+        }
+        if plan.aslr_off {
+            let current = libc::personality(0xffff_ffff);
+            if current < 0
+                || libc::personality(
+                    (current as libc::c_ulong) | libc::ADDR_NO_RANDOMIZE as libc::c_ulong,
+                ) < 0
+            {
+                return fail(9);
+            }
         }
         for &fd in &plan.procs_fds {
             if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
@@ -374,4 +395,39 @@ pub fn spawn_vfork(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
         ));
     }
     Ok(pid)
+}
+
+/// Async-signal-safe: turns address-space layout randomization off for the calling process
+/// and what it executes (`personality(ADDR_NO_RANDOMIZE)`, the flag `setarch -R` sets); the
+/// other personality bits are kept.
+pub fn disable_aslr_self() -> io::Result<()> {
+    // SAFETY: personality takes a plain integer; 0xffffffff only queries the current value.
+    // The syscall is async-signal-safe and touches no memory of ours.
+    let current = unsafe { libc::personality(0xffff_ffff) };
+    if current < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let wanted = (current as libc::c_ulong) | libc::ADDR_NO_RANDOMIZE as libc::c_ulong;
+    // SAFETY: as above; setting a persona flag affects only this process and its exec image.
+    if unsafe { libc::personality(wanted) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether this process may turn ASLR off for its children (seccomp filters in some
+/// containers forbid it). Checked in a short-lived child so tare's own persona is unchanged.
+pub fn can_disable_aslr() -> bool {
+    let mut cmd = std::process::Command::new("/bin/true");
+    // SAFETY (of the closure's contents): only the async-signal-safe personality syscall runs
+    // between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, disable_aslr_self);
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }

@@ -88,7 +88,7 @@ pub fn ratio_precision(benches: &[Benchmark], s: &CompareSettings) -> Option<f64
     worst
 }
 
-fn verdict_kind(v: &Verdict) -> &'static str {
+pub(crate) fn verdict_kind(v: &Verdict) -> &'static str {
     match v {
         Verdict::Faster { .. } => "faster",
         Verdict::Slower { .. } => "slower",

@@ -6,6 +6,9 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod counters;
+pub mod planning;
+pub mod setups;
 pub mod summary;
 
 use crate::error::UserError;
@@ -18,6 +21,9 @@ use crate::machine::topology;
 use crate::plan::stop::StopContext;
 use crate::plan::{BenchmarkPlan, Order, Plan};
 use crate::results::{Benchmark, Run, Session, Termination};
+use crate::setup::build::Builds;
+use crate::setup::realize::Workspace;
+use crate::setup::Setup;
 use actions::run_action;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -68,6 +74,12 @@ struct Runner<'a> {
     probe: RefCell<RunProbe>,
     /// Cores the run may use (pinned ones, else all online), for probes and heat-up.
     cores: Vec<usize>,
+    /// Where setups put their symlinks (only when setups are used).
+    workspace: Option<Workspace>,
+    /// The runs' real working directory (for setups that reach it through a longer path).
+    real_cwd: std::path::PathBuf,
+    /// Build variants (`--build`), built before the first run.
+    builds: Option<Builds>,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -87,6 +99,39 @@ pub fn execute(
             .unwrap_or_default()
     });
     let probe = RefCell::new(RunProbe::new(&root, &cores, plan.machine.thresholds));
+    let uses_setups =
+        plan.setups.is_some() || plan.benchmarks.iter().any(|b| b.fixed_setup.is_some());
+    let workspace = match uses_setups.then(Workspace::create).transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            analyse(plan, session);
+            return Outcome::Failed(e.into());
+        }
+    };
+    let real_cwd = plan
+        .cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| "/".into());
+    let build = plan
+        .setups
+        .as_ref()
+        .and_then(|sp| Some((sp.build.clone()?, sp.config.build_variants?)));
+    let builds = match build {
+        None => None,
+        Some((template, n)) => {
+            match Builds::build_all(&template, n, &plan.shell, &plan.env, plan.cwd.as_deref()) {
+                Ok(b) => {
+                    session.extra.insert("builds".into(), json!(b.variants));
+                    Some(b)
+                }
+                Err(e) => {
+                    analyse(plan, session);
+                    return Outcome::Failed(UserError::run_failed(e.to_string()).into());
+                }
+            }
+        }
+    };
     let runner = Runner {
         plan,
         exec,
@@ -95,6 +140,9 @@ pub fn execute(
         root,
         probe,
         cores,
+        workspace,
+        real_cwd,
+        builds,
     };
     let result = match plan.order {
         Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
@@ -131,14 +179,44 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
         analysis::mark_outliers(b, plan.analysis.discard_outliers);
         b.summary = summary::summarize(b);
     }
-    let comparing = session.benchmarks.len() > 1;
-    session.comparisons = if comparing {
-        analysis::compare_all(&session.benchmarks, &compare_settings(plan))
-    } else {
+    let comparing = session.benchmarks.len() > 1 && plan.analysis.compare;
+    let by_setup = plan.setups.is_some()
+        && comparing
+        && setups::setups_compared(&session.benchmarks, plan.analysis.reference) >= 2;
+    session.comparisons = if !comparing {
         Vec::new()
+    } else if by_setup {
+        session
+            .extra
+            .insert("comparison_unit".into(), json!("setup"));
+        let h = setups::hierarchical_ratios(&session.benchmarks, &compare_settings(plan));
+        session.extra.insert("hierarchical_ratio".into(), json!(h));
+        setups::compare_by_setup(&session.benchmarks, &compare_settings(plan))
+    } else {
+        analysis::compare_all(&session.benchmarks, &compare_settings(plan))
     };
     for b in &mut session.benchmarks {
         b.diagnostics = analysis::diagnose(b, comparing, plan.analysis.alpha);
+        if plan.setups.is_some() {
+            let wall = setups::analyse_setups(b);
+            let cpu = setups::analyse_setups_cpu(b);
+            let alpha = plan.analysis.alpha;
+            // One warning: on wall time, else on CPU time (steadier on a busy machine).
+            let d = wall
+                .as_ref()
+                .and_then(|a| setups::spread_diagnostic(a, alpha))
+                .or_else(|| {
+                    cpu.as_ref()
+                        .and_then(|a| setups::spread_diagnostic_of(a, alpha, "CPU time"))
+                });
+            b.diagnostics.extend(d);
+            if let Some(a) = wall {
+                b.extra.insert(setups::EXTRA_KEY.into(), json!(a));
+            }
+            if let Some(a) = cpu {
+                b.extra.insert(setups::EXTRA_KEY_CPU.into(), json!(a));
+            }
+        }
     }
 }
 
@@ -332,13 +410,45 @@ impl Runner<'_> {
             let o = cooldown::heat_up(&self.root, &self.cores, max);
             extra.insert(extra_keys::RUN_HEATUP.to_string(), json!(o));
         }
+        let mut spec_argv: Vec<std::ffi::OsString> = bp.argv.iter().map(Into::into).collect();
+        let mut spec_cwd = self.plan.cwd.clone();
+        let mut spec_env = self.plan.env.clone();
+        let mut aslr_off = false;
+        if let (Some((setup, block)), Some(ws)) = (
+            self.setup_of(bp, &benches[i], warmup, round),
+            &self.workspace,
+        ) {
+            let mut words = bp.argv.clone();
+            let built = setup.build.and_then(|v| self.builds.as_ref()?.out(v));
+            if let Some(out) = built {
+                let out = out.to_string_lossy();
+                for w in &mut words {
+                    *w = w.replace("{out}", &out);
+                }
+            }
+            let r = ws.realize(&setup, &words, &self.plan.env, &self.real_cwd)?;
+            spec_argv = r.argv;
+            spec_env = r.env;
+            spec_cwd = r.cwd.or(spec_cwd);
+            aslr_off = r.aslr_off;
+            let mut record = r.record;
+            if let Some(block) = block {
+                record["block"] = json!(block);
+            }
+            extra.insert(setups::RUN_KEY.to_string(), record);
+        }
+        let counter_file = self.plan.counters.as_ref().map(|c| {
+            let f = std::env::temp_dir().join(format!("tare-counters-{}.csv", std::process::id()));
+            spec_argv = counters::wrap(&c.perf, &spec_argv, &c.events, &f);
+            f
+        });
         if let Some(p) = &bp.prepare {
             run_action(self.plan, "--prepare", p)?;
         }
         let spec = RunSpec {
-            argv: bp.argv.iter().map(Into::into).collect(),
-            cwd: self.plan.cwd.clone(),
-            env: self.plan.env.clone(),
+            argv: spec_argv,
+            cwd: spec_cwd,
+            env: spec_env,
             stdin: self.plan.stdin.clone(),
             stdout: self.plan.output.clone(),
             stderr: self.plan.output.clone(),
@@ -346,6 +456,7 @@ impl Runner<'_> {
             cores: self.plan.cores.clone(),
             priority: mc.priority,
             isolation: None,
+            aslr_off,
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
@@ -356,6 +467,13 @@ impl Runner<'_> {
             m.wall.as_secs_f64(),
         );
         let interfered = env.interfered;
+        if let Some(f) = &counter_file {
+            let values = std::fs::read_to_string(f)
+                .map(|t| counters::parse_perf_csv(&t))
+                .unwrap_or_default();
+            let _ = std::fs::remove_file(f);
+            extra.insert(counters::RUN_KEY.to_string(), json!(values));
+        }
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
         if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
             // The interrupted run is incomplete: it is not recorded.
@@ -401,6 +519,29 @@ impl Runner<'_> {
 }
 
 impl Runner<'_> {
+    /// The setup of the next run of `b` and its block (none for a fixed setup), if setups are
+    /// used: the fixed setup of the benchmark, else the plan's setup of the run's block (its
+    /// round when interleaved, its position among measured runs otherwise; warm-ups use 0).
+    fn setup_of(
+        &self,
+        bp: &BenchmarkPlan,
+        b: &Benchmark,
+        warmup: bool,
+        round: Option<usize>,
+    ) -> Option<(Setup, Option<usize>)> {
+        if let Some(s) = &bp.fixed_setup {
+            return Some((s.clone(), None));
+        }
+        let sp = self.plan.setups.as_ref()?;
+        let index = if warmup {
+            0
+        } else {
+            round.unwrap_or_else(|| b.runs.iter().filter(|r| !r.warmup).count())
+        };
+        let block = sp.block_of(index);
+        Some((sp.setup_for(block), Some(block)))
+    }
+
     /// Sleeps for `d`, waking early when the session is interrupted.
     fn pause(&self, d: Duration) {
         let end = Instant::now() + d;

@@ -4,11 +4,13 @@
 //! checked before the first run.
 
 pub mod command;
+pub mod repetitions;
 pub mod stop;
 
 use crate::exec::{Input, Limits, Priority, Sink};
 use crate::machine::cooldown::CoolDown;
 use crate::machine::probe::InterferenceThresholds;
+use crate::setup::{Setup, SetupPlan};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -29,6 +31,9 @@ pub struct BenchmarkPlan {
     pub cleanup: Option<String>,
     pub prepare: Option<String>,
     pub conclude: Option<String>,
+    /// Every run of this benchmark in this setup (the levels of `tare bias`); overrides
+    /// [`Plan::setups`].
+    pub fixed_setup: Option<Setup>,
 }
 
 /// Order of runs when there are several benchmarks.
@@ -53,6 +58,9 @@ pub struct Analysis {
     pub noise: f64,
     /// Drop Tukey outliers from the statistics (they stay in the results, marked).
     pub discard_outliers: bool,
+    /// Compare benchmarks with the reference at the end (off for `tare bias`, whose
+    /// benchmarks are levels of one factor, analysed together).
+    pub compare: bool,
 }
 
 /// What tare does about the machine around each run (seed 000 §IV), all optional and bounded.
@@ -90,4 +98,16 @@ pub struct Plan {
     pub shell: String,
     pub analysis: Analysis,
     pub machine: Countermeasures,
+    /// Randomized setups (`--randomize`, `--setups`, `--replay-setup`), if any.
+    pub setups: Option<SetupPlan>,
+    /// Event counters per run (`--counters`), counted by `perf stat`.
+    pub counters: Option<Counters>,
+}
+
+/// Which events to count per run, and with which perf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counters {
+    /// The perf program (looked up in PATH).
+    pub perf: String,
+    pub events: Vec<String>,
 }

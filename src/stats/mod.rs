@@ -25,6 +25,7 @@ pub mod outliers;
 pub mod quantile;
 mod rank;
 pub mod trend;
+pub mod variance;
 pub mod warmup;
 
 pub use autocorr::{lag1_autocorrelation, Autocorrelation};
@@ -42,4 +43,8 @@ pub use modality::{bimodality_coefficient, gaussian_kde, modes, silverman_bandwi
 pub use outliers::{tukey_outliers, OutlierKind, Outliers};
 pub use quantile::{median, quantile, sorted_without_nan};
 pub use trend::{mann_kendall, Trend};
+pub use variance::{
+    bootstrap_mean, hierarchical_bootstrap_ratio, kalibera_jones, one_sample_t,
+    one_way_random_effects, plan_repetitions, LevelVariance, RepetitionPlan, VarianceComponents,
+};
 pub use warmup::{mser_truncation, warmup_transient, Warmup};

@@ -1,0 +1,149 @@
+//! Multi-level repetition planning (Kalibera & Jones, "Rigorous benchmarking in reasonable
+//! time", ISMM 2013) from a pilot session whose runs were spread over setups: the corrected
+//! variance of each level (setup, run), the cost of a repetition at each, and the least costly
+//! numbers of setups and runs per setup that reach a CI width. Reads results, calls `stats`.
+
+use super::setups::groups_by_setup;
+use crate::plan::repetitions::{PlannedLevel, RepetitionPlanFile};
+use crate::results::Session;
+use crate::setup::{Factor, Range};
+use crate::stats;
+
+/// What to plan for.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanRequest {
+    /// Index of the pilot's benchmark.
+    pub benchmark: usize,
+    /// Target relative half-width of the CI of the mean.
+    pub precision: f64,
+    pub confidence: f64,
+    pub assurance: f64,
+    /// Cost of making one setup, seconds (tare's own setups cost about nothing).
+    pub setup_cost: f64,
+}
+
+/// Average time per run in the session, tare's overhead between runs included: the span from
+/// the first run's start to the last run's end over the number of runs.
+pub fn time_per_run(session: &Session) -> Option<f64> {
+    let runs: Vec<_> = session.benchmarks.iter().flat_map(|b| &b.runs).collect();
+    let start = runs
+        .iter()
+        .map(|r| r.start_offset)
+        .fold(f64::INFINITY, f64::min);
+    let end = runs
+        .iter()
+        .map(|r| r.start_offset + r.wall_time)
+        .fold(f64::NEG_INFINITY, f64::max);
+    (!runs.is_empty() && end > start).then(|| (end - start) / runs.len() as f64)
+}
+
+/// The plan, and notes on what was assumed (e.g. runs left out to balance the design).
+pub fn plan_from_pilot(
+    session: &Session,
+    req: &PlanRequest,
+) -> Result<(RepetitionPlanFile, Vec<String>), String> {
+    let b = session
+        .benchmarks
+        .get(req.benchmark)
+        .ok_or("the pilot has no such benchmark; check --benchmark")?;
+    let groups = groups_by_setup(b);
+    if groups.len() < 2 {
+        return Err(format!(
+            "the pilot's '{}' has counted runs in {} setup(s); make the pilot with tare run --randomize env,aslr --setups 10 --runs 50",
+            b.name,
+            groups.len()
+        ));
+    }
+    let m = groups.iter().map(|g| g.2.len()).min().unwrap_or(0);
+    if m < 2 {
+        return Err(format!(
+            "the pilot's '{}' has a setup with a single counted run; give every setup at least 2 (e.g. --setups 10 --runs 50)",
+            b.name
+        ));
+    }
+    let mut notes = Vec::new();
+    if groups.iter().any(|g| g.2.len() != m) {
+        notes.push(format!(
+            "the pilot is unbalanced: the first {m} runs of each setup are used"
+        ));
+    }
+    let values: Vec<f64> = groups
+        .iter()
+        .flat_map(|g| g.2[..m].iter().copied())
+        .collect();
+    let k = groups.len();
+    let est = stats::kalibera_jones(&values, &[m, k])
+        .ok_or("the pilot's wall times are not usable (not finite)")?;
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let run_cost = time_per_run(session).unwrap_or(mean);
+    if req.setup_cost == 0.0 {
+        notes.push(
+            "a new setup is assumed to cost nothing (tare's setups are a few symlinks); give --setup-cost when it does (e.g. a build)"
+                .into(),
+        );
+    }
+    if est[1].t2 <= 0.0 {
+        notes.push(
+            "the pilot shows no variance between setups (corrected estimate ≤ 0), so the cheapest split was searched for"
+                .to_string(),
+        );
+    }
+    let costs = [run_cost, req.setup_cost];
+    let t2 = [est[0].t2, est[1].t2];
+    let plan = stats::plan_repetitions(
+        &t2,
+        &costs,
+        mean,
+        req.precision,
+        req.confidence,
+        req.assurance,
+        100_000,
+    )
+    .ok_or_else(|| {
+        format!(
+            "no plan within 100000 setups reaches ±{}: ask for a looser --precision",
+            crate::units::format_percent(req.precision)
+        )
+    })?;
+    let config = session
+        .extra
+        .get("setups")
+        .and_then(|v| v.get("config"))
+        .cloned()
+        .unwrap_or_default();
+    let factors: Vec<Factor> = config
+        .get("factors")
+        .and_then(|f| serde_json::from_value(f.clone()).ok())
+        .unwrap_or_default();
+    let env_pad: Option<Range> = config
+        .get("env_pad")
+        .and_then(|f| serde_json::from_value(f.clone()).ok());
+    let names = ["run", "setup"];
+    Ok((
+        RepetitionPlanFile {
+            levels: (0..2)
+                .map(|i| PlannedLevel {
+                    level: names[i].into(),
+                    repetitions: plan.repetitions[i],
+                    variance: est[i].t2,
+                    variance_biased: est[i].s2,
+                    cost: costs[i],
+                })
+                .collect(),
+            setups: plan.repetitions[1],
+            runs_per_setup: plan.repetitions[0],
+            precision: req.precision,
+            confidence: req.confidence,
+            assurance: req.assurance,
+            predicted_halfwidth: plan.halfwidth,
+            predicted_cost: plan.cost,
+            pilot_mean: mean,
+            pilot_setups: k,
+            pilot_runs_per_setup: m,
+            factors,
+            env_pad,
+            benchmark: b.name.clone(),
+        },
+        notes,
+    ))
+}
