@@ -182,21 +182,30 @@ pub fn comparison_block(session: &Session, color: bool) -> String {
     let Some(first) = session.comparisons.first() else {
         return out;
     };
+    let over_setups = session
+        .extra
+        .get("comparison_unit")
+        .and_then(|v| v.as_str())
+        == Some("setup");
     let test = if first.test == "welch" {
         "Welch's t-test"
+    } else if over_setups {
+        "paired t-test over setups"
     } else {
         "Mann–Whitney U"
     };
+    let how = if over_setups {
+        "mean of per-setup median ratios, 95% bootstrap CI over setups".to_string()
+    } else if first.paired {
+        "ratio of medians, 95% paired-by-round bootstrap CI".to_string()
+    } else {
+        "ratio of medians, 95% bootstrap CI".to_string()
+    };
     let _ = writeln!(
         out,
-        "{} wall time against {} (ratio of medians, {} bootstrap CI; {test}, Holm-adjusted p)",
+        "{} wall time against {} ({how}; {test}, Holm-adjusted p)",
         p.bold("Comparison:"),
         first.reference_name,
-        if first.paired {
-            "95% paired-by-round"
-        } else {
-            "95%"
-        },
     );
     for c in &session.comparisons {
         let words = match c.verdict.as_str() {
