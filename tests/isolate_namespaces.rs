@@ -49,6 +49,8 @@ fn run_script(iso: Isolation, script: &str, dir: &Path) -> (tare::exec::Measurem
     let log = dir.join("out.log");
     let _ = std::fs::remove_file(&log);
     let mut spec = RunSpec::new(["bash", "-c", script]);
+    // The scripts use absolute paths; "/" stays visible wherever the repository lives.
+    spec.cwd = Some(PathBuf::from("/"));
     spec.stdout = Sink::File(log.clone());
     spec.stderr = Sink::File(log.clone());
     spec.isolation = Some(iso);
@@ -189,6 +191,7 @@ fn writable_and_readable_dirs_below_tmp_and_hidden_home() {
     };
     let log = log_dir.join("out.log");
     let mut spec = RunSpec::new(["bash", "-c", &script]);
+    spec.cwd = Some(PathBuf::from("/"));
     spec.env.retain(|(k, _)| k != "HOME");
     spec.env.push(("HOME".into(), home.clone().into()));
     spec.stdout = Sink::File(log.clone());

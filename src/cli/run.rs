@@ -879,7 +879,18 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     }
     // What the machine is doing that tare cannot correct (no steal sample: start at once).
     let facts = inventory::read_facts(&root, &InventoryOptions { steal_sample: None });
-    let machine_warnings = machine::warnings::session_warnings(&facts, core_choice.as_ref());
+    let mut machine_warnings = machine::warnings::session_warnings(&facts, core_choice.as_ref());
+    let mut seen_programs = std::collections::BTreeSet::new();
+    let own_env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    for b in plans.iter().map(|p| &p.argv[0]) {
+        if let Ok(path) = exec::spawn::resolve(std::ffi::OsStr::new(b), &own_env, None) {
+            if seen_programs.insert(path.clone()) {
+                if let Some(why) = machine::binary::unoptimized_build(&path) {
+                    machine_warnings.push(format!("'{b}' looks unoptimized: {why}"));
+                }
+            }
+        }
+    }
     if style != Style::None {
         for w in &machine_warnings {
             eprintln!("tare: warning: {w}");

@@ -390,7 +390,7 @@ mod tests {
             network: true,
             ..Default::default()
         };
-        let p = Prepared::new(&iso, None, &[]).unwrap();
+        let p = Prepared::new(&iso, Some(Path::new("/")), &[]).unwrap();
         assert_eq!(p.flags & libc::CLONE_NEWNET, 0);
     }
 }

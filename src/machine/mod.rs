@@ -12,6 +12,7 @@
 //! | [`freq`], [`thermal`] | cpufreq and turbo controls; thermal zones and trip points |
 //! | [`info`] | [`info::collect_info`] → `results::MachineInfo` (`Session.machine`) |
 //! | [`inventory`] | `tare machine`: items with verdict ok/warn/unknown and advice; text and JSON |
+//! | [`binary`] | whether the measured program is an unoptimized build (DWARF producer, target/debug) |
 //! | [`warnings`] | one-line start-of-session warnings from the inventory's facts |
 //! | [`tune`] | `tare machine tune/reset`: performance governor, turbo off, exact undo |
 //! | [`probe`] | per-run [`probe::RunEnvironment`] (`Run.extra["environment"]`): other load, steal, freq, temp, PSI |
@@ -21,6 +22,7 @@
 //! synthetic tree (`tests/fixtures/sysfs/`). Missing files are never errors: they become `None`
 //! or an item with verdict `unknown` that names the missing path.
 
+pub mod binary;
 pub mod cooldown;
 pub mod freq;
 pub mod info;
