@@ -178,7 +178,7 @@ fn cpu_of_killed_unwaited_child_is_counted() {
     for r in runs(&json(&j), 0) {
         let cpu = r["cpu_time"].as_f64().unwrap();
         assert!(
-            cpu >= 0.8 * work_cpu,
+            cpu >= 0.6 * work_cpu,
             "cpu {cpu} should include the killed child's work {work_cpu}"
         );
     }

@@ -86,7 +86,7 @@ fn v1_counts_cpu_of_killed_unwaited_child() {
         .unwrap();
     assert_eq!(m.termination, Termination::Exit);
     assert!(
-        m.cpu() >= work.mul_f64(0.8),
+        m.cpu() >= work.mul_f64(0.6),
         "cpu {:?} should include the killed child's work ({work:?})",
         m.cpu()
     );
@@ -227,7 +227,7 @@ fn v2_cpu_and_kill_on_real_unified_hierarchy() {
     let m = ex.run(&sh(&script), &no_cancel()).unwrap();
     assert_eq!(m.exit_code, Some(0));
     assert!(
-        m.cpu() >= work.mul_f64(0.8),
+        m.cpu() >= work.mul_f64(0.6),
         "cpu {:?} should include the killed child's work ({work:?})",
         m.cpu()
     );
@@ -247,4 +247,29 @@ fn unknown_program_is_a_clear_error() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("program not found"), "{err}");
+}
+
+#[test]
+fn v1_peak_of_a_run_does_not_carry_over_to_the_next() {
+    let Some(ex) = executor(Preference::V1) else {
+        return;
+    };
+    let big =
+        sh("python3 -c 'x = bytearray(200 * 1024 * 1024); x[::4096] = b\"a\" * len(x[::4096])'");
+    // Page cache the small run reads for the first time is charged to it; read /bin/true first.
+    let small = sh("/bin/true");
+    ex.run(&small, &no_cancel()).unwrap();
+    let b = ex.run(&big, &no_cancel()).unwrap();
+    let s = ex.run(&small, &no_cancel()).unwrap();
+    let b2 = ex.run(&big, &no_cancel()).unwrap();
+    let (b, s, b2) = (
+        b.peak_memory.unwrap(),
+        s.peak_memory.unwrap(),
+        b2.peak_memory.unwrap(),
+    );
+    assert!(b >= 200 << 20 && b2 >= 200 << 20, "{b} {b2}");
+    assert!(
+        s < 20 << 20,
+        "a small run after a big one reports its own peak: {s}"
+    );
 }
