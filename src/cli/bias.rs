@@ -14,7 +14,7 @@ use crate::method::{self, Observer, Outcome};
 use crate::plan::stop::{Cmp, Metric, StopRule};
 use crate::plan::{Analysis, BenchmarkPlan, Countermeasures, Order, Plan};
 use crate::results::export::{self, Export, Format};
-use crate::results::{Benchmark, LimitsRecord, Session, Summary, SCHEMA_VERSION};
+use crate::results::{Benchmark, LimitsRecord, Session, SCHEMA_VERSION};
 use crate::setup::{Factor, Setup};
 use crate::units;
 use clap::{Args, ValueEnum};
@@ -360,21 +360,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         limits: LimitsRecord::default(),
         environment: Default::default(),
         seed,
-        benchmarks: plan
-            .benchmarks
-            .iter()
-            .map(|b| Benchmark {
-                name: b.name.clone(),
-                command: b.command.clone(),
-                argv: b.argv.clone(),
-                parameters: b.parameters.clone(),
-                summary: Summary::default(),
-                stop_reason: String::new(),
-                runs: Vec::new(),
-                diagnostics: Vec::new(),
-                extra: Default::default(),
-            })
-            .collect(),
+        benchmarks: method::empty_benchmarks(&plan),
         comparisons: Vec::new(),
         complete: false,
         extra: Default::default(),

@@ -16,7 +16,7 @@ use crate::report::progress::{Progress, Targets};
 use crate::report::{terminal, Style};
 use crate::results::export::{self, Export, Format};
 use crate::results::journal::{self, Journal};
-use crate::results::{Benchmark, LimitsRecord, Session, Summary, SCHEMA_VERSION};
+use crate::results::{Benchmark, LimitsRecord, Session, SCHEMA_VERSION};
 use crate::setup::{self, Factor, Mode, SetupPlan};
 use crate::units;
 use clap::{Args, ValueEnum};
@@ -950,21 +950,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             })
             .collect::<BTreeMap<_, _>>(),
         seed,
-        benchmarks: plan
-            .benchmarks
-            .iter()
-            .map(|b| Benchmark {
-                name: b.name.clone(),
-                command: b.command.clone(),
-                argv: b.argv.clone(),
-                parameters: b.parameters.clone(),
-                summary: Summary::default(),
-                stop_reason: String::new(),
-                runs: Vec::new(),
-                diagnostics: Vec::new(),
-                extra: Default::default(),
-            })
-            .collect(),
+        benchmarks: method::empty_benchmarks(&plan),
         comparisons: Vec::new(),
         complete: false,
         extra: Default::default(),

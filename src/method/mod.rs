@@ -156,6 +156,25 @@ pub fn execute(
     }
 }
 
+/// One empty results benchmark per planned benchmark, in the plan's order: what `execute`
+/// fills.
+pub fn empty_benchmarks(plan: &Plan) -> Vec<Benchmark> {
+    plan.benchmarks
+        .iter()
+        .map(|b| Benchmark {
+            name: b.name.clone(),
+            command: b.command.clone(),
+            argv: b.argv.clone(),
+            parameters: b.parameters.clone(),
+            summary: Default::default(),
+            stop_reason: String::new(),
+            runs: Vec::new(),
+            diagnostics: Vec::new(),
+            extra: Default::default(),
+        })
+        .collect()
+}
+
 /// Comparison settings for a plan (paired by round when interleaved).
 pub fn compare_settings(plan: &Plan) -> analysis::CompareSettings {
     analysis::CompareSettings {
