@@ -155,6 +155,23 @@ pub fn format_percent(fraction: f64) -> String {
     }
 }
 
+/// A p-value with two significant digits, or a bound below 0.0001.
+pub fn format_p(p: f64) -> String {
+    if !p.is_finite() {
+        "n/a".into()
+    } else if p < 1e-4 {
+        "< 0.0001".into()
+    } else {
+        sig2(p)
+    }
+}
+
+fn sig2(p: f64) -> String {
+    let mag = p.log10().floor() as i32;
+    let decimals = (1 - mag).max(0) as usize;
+    format!("{p:.decimals$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

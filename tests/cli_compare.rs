@@ -1,15 +1,11 @@
 //! `tare compare`: verdicts and exit codes on saved results with known distributions.
 
+mod common;
+use common::tare;
+
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn tare() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tare"));
-    c.env("NO_COLOR", "1");
-    c
-}
 
 /// A real results file as template (so every field is what tare writes).
 fn template(dir: &Path) -> Value {

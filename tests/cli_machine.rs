@@ -1,13 +1,10 @@
 //! `tare machine` and the per-run environment record, end to end on this machine.
 
+mod common;
+use common::tare;
+
 use serde_json::Value;
 use std::process::{Child, Command};
-
-fn tare() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tare"));
-    c.env("NO_COLOR", "1");
-    c
-}
 
 /// A busy loop pinned to one CPU, killed when dropped.
 struct Busy(Child);

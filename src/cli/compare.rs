@@ -4,7 +4,6 @@
 
 use crate::error::{exit, usage};
 use crate::method::analysis::{self, CompareSettings, Test};
-use crate::report::terminal::format_p;
 use crate::results::{Benchmark, Session};
 use crate::units;
 use clap::Args;
@@ -138,7 +137,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             (c.ratio - 1.0) * 100.0,
             (c.ratio_ci_low - 1.0) * 100.0,
             (c.ratio_ci_high - 1.0) * 100.0,
-            format_p(c.p_adjusted),
+            units::format_p(c.p_adjusted),
             c.words
         );
     }

@@ -326,36 +326,23 @@ fn parameters(a: &RunArgs) -> anyhow::Result<Vec<Parameter>> {
 
 /// Finds `program` like execvp would; errors are one line with what to do.
 pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        p.metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
+    let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    let Err(e) = exec::spawn::resolve(std::ffi::OsStr::new(program), &env, cwd) else {
+        return Ok(());
     };
-    if program.contains('/') {
-        let p = match cwd {
-            Some(d) if !program.starts_with('/') => d.join(program),
-            _ => PathBuf::from(program),
-        };
-        if !p.exists() {
-            return Err(usage(format!(
-                "cannot run '{program}': no such file; check the path"
-            )));
+    let denied = e.kind() == std::io::ErrorKind::PermissionDenied;
+    Err(usage(match (program.contains('/'), denied) {
+        (true, false) => format!("cannot run '{program}': no such file; check the path"),
+        (true, true) => {
+            format!("cannot run '{program}': not an executable file; check its permissions (chmod +x)")
         }
-        if !executable(&p) {
-            return Err(usage(format!(
-                "cannot run '{program}': not an executable file; check its permissions (chmod +x)"
-            )));
+        (false, false) => format!(
+            "cannot run '{program}': program not found in PATH; check the name, or use --shell for shell syntax"
+        ),
+        (false, true) => {
+            format!("cannot run '{program}': found in PATH but not executable; check its permissions (chmod +x)")
         }
-        return Ok(());
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    if std::env::split_paths(&path).any(|d| executable(&d.join(program))) {
-        return Ok(());
-    }
-    Err(usage(format!(
-        "cannot run '{program}': program not found in PATH; check the name, or use --shell for shell syntax"
-    )))
+    }))
 }
 
 /// The benchmarks: every command × every parameter combination.
@@ -637,14 +624,19 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
         stop::parse(text).map_err(usage)?
-    } else if comparing {
-        StopRule::Cond(Metric::Runs, Cmp::Ge, a.min_runs as f64).and(
-            StopRule::Cond(Metric::RatioCi, Cmp::Le, precision)
-                .or(StopRule::Cond(Metric::Runs, Cmp::Ge, a.max_runs as f64))
-                .or(StopRule::Cond(Metric::Time, Cmp::Ge, budget.as_secs_f64())),
-        )
     } else {
-        StopRule::default_rule(a.min_runs, a.max_runs, precision, budget.as_secs_f64())
+        let metric = if comparing {
+            Metric::RatioCi
+        } else {
+            Metric::CiMedian
+        };
+        StopRule::default_rule(
+            a.min_runs,
+            a.max_runs,
+            metric,
+            precision,
+            budget.as_secs_f64(),
+        )
     };
     if rule.uses_ratio() && !comparing {
         return Err(usage(

@@ -27,12 +27,28 @@ fn cstring(s: &OsStr) -> io::Result<CString> {
 }
 
 /// Finds `program` like execvp would, in the run's PATH (tare's own when the run has none).
+/// A path with a slash is checked (relative to `cwd`) and returned as given. Errors are
+/// `NotFound`, or `PermissionDenied` for a file that is not executable.
 pub fn resolve(
     program: &OsStr,
     env: &[(OsString, OsString)],
     cwd: Option<&Path>,
 ) -> io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| -> io::Result<()> {
+        let meta = p.metadata()?;
+        if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
+            Ok(())
+        } else {
+            Err(io::Error::from(io::ErrorKind::PermissionDenied))
+        }
+    };
     if program.as_bytes().contains(&b'/') {
+        let p = Path::new(program);
+        match cwd {
+            Some(c) if p.is_relative() => executable(&c.join(p))?,
+            _ => executable(p)?,
+        }
         return Ok(PathBuf::from(program));
     }
     let path = env
@@ -48,12 +64,10 @@ pub fn resolve(
             _ => dir,
         };
         let candidate = dir.join(program);
-        if let Ok(meta) = candidate.metadata() {
-            use std::os::unix::fs::PermissionsExt;
-            if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
-                return Ok(candidate);
-            }
-            denied = true;
+        match executable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => denied = true,
+            Err(_) => {}
         }
     }
     Err(io::Error::from(if denied {

@@ -57,10 +57,18 @@ impl StopRule {
         StopRule::Or(Box::new(self), Box::new(other))
     }
 
-    /// The rule tare uses when none is given.
-    pub fn default_rule(min_runs: usize, max_runs: usize, precision: f64, budget: f64) -> StopRule {
+    /// The rule tare uses when none is given: at least `min_runs`, then stop once the
+    /// `precision` metric — `ci(median)` for one benchmark, `ci(ratio)` for an interleaved
+    /// comparison — is narrow enough, or at `max_runs`, or when the budget is spent.
+    pub fn default_rule(
+        min_runs: usize,
+        max_runs: usize,
+        precision_metric: Metric,
+        precision: f64,
+        budget: f64,
+    ) -> StopRule {
         StopRule::Cond(Metric::Runs, Cmp::Ge, min_runs as f64).and(
-            StopRule::Cond(Metric::CiMedian, Cmp::Le, precision)
+            StopRule::Cond(precision_metric, Cmp::Le, precision)
                 .or(StopRule::Cond(Metric::Runs, Cmp::Ge, max_runs as f64))
                 .or(StopRule::Cond(Metric::Time, Cmp::Ge, budget)),
         )
@@ -420,7 +428,7 @@ mod tests {
 
     #[test]
     fn explains_and_displays() {
-        let r = StopRule::default_rule(10, 1000, 0.01, 60.0);
+        let r = StopRule::default_rule(10, 1000, Metric::CiMedian, 0.01, 60.0);
         let ctx = Ctx {
             runs: 23,
             time: 2.0,

@@ -213,26 +213,9 @@ pub fn comparison_block(session: &Session, color: bool) -> String {
             "slower" => p.yellow(&c.words),
             _ => c.words.clone(),
         };
-        let _ = writeln!(out, "  {words}   p = {}", format_p(c.p_adjusted));
+        let _ = writeln!(out, "  {words}   p = {}", units::format_p(c.p_adjusted));
     }
     out
-}
-
-/// A p-value with two significant digits, or a bound below 0.0001.
-pub fn format_p(p: f64) -> String {
-    if !p.is_finite() {
-        "n/a".into()
-    } else if p < 1e-4 {
-        "< 0.0001".into()
-    } else {
-        sig2(p)
-    }
-}
-
-fn sig2(p: f64) -> String {
-    let mag = p.log10().floor() as i32;
-    let decimals = (1 - mag).max(0) as usize;
-    format!("{p:.decimals$}")
 }
 
 /// How the numbers were measured, with any caveat in yellow.

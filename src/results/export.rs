@@ -232,7 +232,7 @@ pub fn to_markdown(session: &Session) -> String {
                 c.ratio,
                 c.ratio_ci_low,
                 c.ratio_ci_high,
-                crate::report::terminal::format_p(c.p_adjusted),
+                units::format_p(c.p_adjusted),
                 md_escape(&c.words)
             ));
         }

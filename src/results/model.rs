@@ -28,13 +28,6 @@ pub enum Termination {
 }
 
 impl Termination {
-    /// Whether the run hit one of the limits the user set.
-    pub fn is_limit(self) -> bool {
-        matches!(
-            self,
-            Termination::Cpu | Termination::Wall | Termination::Memory
-        )
-    }
     pub fn as_str(self) -> &'static str {
         match self {
             Termination::Exit => "exit",

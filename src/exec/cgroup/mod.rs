@@ -1,8 +1,9 @@
 //! Accounting backends: cgroup v1, cgroup v2 and the rusage fallback, behind one interface.
 //!
-//! A [`Backend`] is chosen once at start ([`detect`]); for each run it creates a fresh
-//! [`RunGroup`] that the child joins before exec, that accounts CPU time and peak memory of the
-//! whole tree, enforces memory and task limits, and kills whatever is left when the run ends.
+//! A [`Backend`] is chosen once at start ([`detect`]); for each run it hands out a
+//! [`RunGroup`] — cgroups proven empty (v1 reuses its groups from run to run, v2 makes one per
+//! run) — that the child joins before exec, that accounts CPU time and peak memory of the whole
+//! tree, enforces memory and task limits, and kills whatever is left when the run ends.
 
 pub mod fallback;
 pub mod v1;
@@ -58,7 +59,7 @@ pub trait Backend {
     fn kind(&self) -> MethodKind;
     /// What each number includes, and any caveats, for the record.
     fn method(&self) -> MeasurementMethod;
-    /// Creates a fresh, empty group with these limits and cores.
+    /// Hands out an empty group for one run with these limits and cores.
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>>;
 }
 
