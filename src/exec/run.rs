@@ -195,7 +195,9 @@ impl Executor {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
-        let (start, pid) = if spec.isolation.is_some() {
+        // `join`: time the child spent joining its groups inside the timed interval, taken
+        // out of the wall time (see `sys::ChildPlan::join_ns`).
+        let (start, pid, join) = if spec.isolation.is_some() {
             let mut cmd =
                 build_isolated_command(spec, group.child_setup()).map_err(|source| SpawnError {
                     program: program(),
@@ -207,7 +209,7 @@ impl Executor {
                 program: program(),
                 source,
             })?;
-            (Instant::now(), child.id() as i32)
+            (Instant::now(), child.id() as i32, Duration::ZERO)
         } else {
             let (plan, held) =
                 spawn::prepare(spec, &group.child_setup()).map_err(|source| SpawnError {
@@ -220,11 +222,12 @@ impl Executor {
                 source,
             })?;
             drop(held);
-            (start, pid)
+            let join = Duration::from_nanos(plan.join_ns.load(Ordering::SeqCst));
+            (start, pid, join)
         };
         let stopped = self.watch(spec, group, pid, start, cancel)?;
         let (status, rusage) = sys::wait4(pid)?;
-        let wall = start.elapsed();
+        let wall = start.elapsed().saturating_sub(join);
         let leftover = group.kill_all(pid)?;
         let acc = group.account(&rusage)?;
         let cpu = acc.user + acc.system;
@@ -252,6 +255,7 @@ impl Executor {
             termination,
             involuntary_context_switches: rusage.involuntary_context_switches,
             leftover_processes: leftover,
+            join,
         })
     }
 

@@ -200,6 +200,7 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
             libc::SIGQUIT,
         ],
         failed: Default::default(),
+        join_ns: Default::default(),
     };
     Ok((plan, Held { _files: files }))
 }

@@ -110,6 +110,9 @@ pub struct Measurement {
     /// Processes that were still alive in the run's cgroup after the main process ended and
     /// were killed by tare.
     pub leftover_processes: usize,
+    /// Time the child spent joining its cgroups between spawn and exec (cgroup v1 migration),
+    /// measured by the child and already taken out of `wall`.
+    pub join: Duration,
 }
 
 impl Measurement {

@@ -240,6 +240,21 @@ pub struct ChildPlan {
     pub reset_signals: Vec<i32>,
     /// Set by the child when a step fails: (step, errno).
     pub failed: std::sync::atomic::AtomicU64,
+    /// Set by the child: nanoseconds it spent joining its cgroups (the `cgroup.procs`
+    /// writes), read on CLOCK_MONOTONIC around them. A cgroup v1 migration can sleep for an
+    /// RCU grace period; the parent takes this time out of the run's wall clock.
+    pub join_ns: std::sync::atomic::AtomicU64,
+}
+
+/// Async-signal-safe: CLOCK_MONOTONIC in nanoseconds (0 if the clock cannot be read).
+fn monotonic_ns() -> u64 {
+    // SAFETY: an all-zero timespec is valid; clock_gettime is async-signal-safe (POSIX) and
+    // writes only into `ts`, which lives for the call.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
 /// Steps of the child, for error messages.
@@ -291,10 +306,17 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 return fail(9);
             }
         }
-        for &fd in &plan.procs_fds {
-            if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                return fail(2);
+        if !plan.procs_fds.is_empty() {
+            let joining = monotonic_ns();
+            for &fd in &plan.procs_fds {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return fail(2);
+                }
             }
+            plan.join_ns.store(
+                monotonic_ns().saturating_sub(joining),
+                std::sync::atomic::Ordering::SeqCst,
+            );
         }
         if let Some(cpus) = &plan.affinity {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -366,6 +388,7 @@ pub fn spawn_vfork(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
     }
     plan.failed.store(0, std::sync::atomic::Ordering::SeqCst);
+    plan.join_ns.store(0, std::sync::atomic::Ordering::SeqCst);
     // SAFETY: `child_main` only reads `plan` and makes async-signal-safe calls; CLONE_VM with
     // CLONE_VFORK keeps this thread suspended (and `plan`, `stack` alive) until it execs.
     let pid = unsafe {

@@ -59,6 +59,10 @@ pub enum Outcome {
 /// benchmark stops: its stop rule could never be reached.
 const MAX_UNCOUNTED_STREAK: usize = 20;
 
+/// `Run.extra`: seconds the child spent joining its cgroups before exec (cgroup v1
+/// migration), measured by the child and already taken out of `wall_time`.
+pub const CGROUP_JOIN_KEY: &str = "cgroup_join";
+
 enum Step {
     Ok,
     Interrupted,
@@ -494,6 +498,9 @@ impl Runner<'_> {
             extra.insert(counters::RUN_KEY.to_string(), json!(values));
         }
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
+        if !m.join.is_zero() {
+            extra.insert(CGROUP_JOIN_KEY.to_string(), json!(m.join.as_secs_f64()));
+        }
         if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
             // The interrupted run is incomplete: it is not recorded.
             return Ok(Step::Interrupted);
