@@ -236,7 +236,11 @@ impl Executor {
             WaitStatus::Signaled(s) => (None, Some(s)),
         };
         let over_cpu = spec.limits.cpu.is_some_and(|l| cpu > l);
+        let memory_bound = acc.oom_killed || acc.at_memory_limit;
         let termination = match stopped {
+            // Stalled at the memory limit (reclaim, refaults) until another limit struck:
+            // the memory limit is the one it really hit.
+            Some(Stopped::Cpu | Stopped::Wall) if memory_bound => Termination::Memory,
             Some(Stopped::Cpu) => Termination::Cpu,
             Some(Stopped::Wall) => Termination::Wall,
             Some(Stopped::Interrupted) => Termination::Failed,

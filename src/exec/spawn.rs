@@ -77,10 +77,10 @@ pub fn resolve(
     }))
 }
 
-fn open_sink(sink: &Sink, null: &mut Option<File>, files: &mut Vec<File>) -> io::Result<i32> {
+fn open_sink(sink: &Sink, files: &mut Vec<File>) -> io::Result<i32> {
     Ok(match sink {
         Sink::Inherit => -1,
-        Sink::Null => null_fd(null)?,
+        Sink::Null => null_fd()?,
         Sink::File(p) => {
             let f = OpenOptions::new()
                 .create(true)
@@ -99,16 +99,19 @@ fn open_sink(sink: &Sink, null: &mut Option<File>, files: &mut Vec<File>) -> io:
     })
 }
 
-fn null_fd(null: &mut Option<File>) -> io::Result<i32> {
-    if null.is_none() {
-        *null = Some(
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open("/dev/null")?,
-        );
+/// /dev/null, opened once per process and kept (it is opened with O_CLOEXEC, so no command
+/// inherits it except through the dup2 onto its stdio).
+static DEV_NULL: std::sync::OnceLock<File> = std::sync::OnceLock::new();
+
+fn null_fd() -> io::Result<i32> {
+    if let Some(f) = DEV_NULL.get() {
+        return Ok(f.as_raw_fd());
     }
-    Ok(null.as_ref().map_or(-1, |f| f.as_raw_fd()))
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    Ok(DEV_NULL.get_or_init(|| f).as_raw_fd())
 }
 
 /// Prepares everything the child needs. The returned [`Held`] must live until the spawn.
@@ -139,9 +142,8 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
     envp_ptrs.push(std::ptr::null());
 
     let mut files = Vec::new();
-    let mut null = None;
     let stdin = match &spec.stdin {
-        Input::Null => null_fd(&mut null)?,
+        Input::Null => null_fd()?,
         Input::File(p) => {
             let f = File::open(p).map_err(|e| {
                 io::Error::new(
@@ -154,9 +156,8 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
             fd
         }
     };
-    let stdout = open_sink(&spec.stdout, &mut null, &mut files)?;
-    let stderr = open_sink(&spec.stderr, &mut null, &mut files)?;
-    files.extend(null);
+    let stdout = open_sink(&spec.stdout, &mut files)?;
+    let stderr = open_sink(&spec.stderr, &mut files)?;
 
     let mut rlimits = Vec::new();
     if let Some(secs) = setup.rlimit_cpu {

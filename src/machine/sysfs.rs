@@ -284,6 +284,14 @@ impl KernelFile {
                     self.bytes.truncate(len);
                     return Ok(());
                 }
+                // A short read is the end: procfs and sysfs files here are generated whole
+                // (single_open seq_files, one-page attributes) and copied as far as the
+                // buffer allows, so asking again would only regenerate them (for /proc/stat,
+                // a walk over every CPU and interrupt) to read 0 bytes.
+                Ok(n) if len + n < cap => {
+                    self.bytes.truncate(len + n);
+                    return Ok(());
+                }
                 Ok(n) => self.bytes.truncate(len + n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => self.bytes.truncate(len),
                 Err(e) => {

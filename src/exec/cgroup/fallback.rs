@@ -107,6 +107,7 @@ impl RunGroup for RusageGroup {
             system: rusage.system,
             peak_memory: Some(rusage.max_rss),
             oom_killed: false,
+            at_memory_limit: false,
         })
     }
 

@@ -25,6 +25,11 @@ pub struct Accounting {
     pub peak_memory: Option<u64>,
     /// The kernel's OOM killer acted in this group (the memory limit was hit).
     pub oom_killed: bool,
+    /// The run pressed against its memory limit (the kernel had to reclaim to stay under it:
+    /// v1 `failcnt`, v2 `memory.events max`). A run that thrashes there — evicting and
+    /// refaulting its own program text instead of being OOM-killed — can burn its CPU or wall
+    /// limit first; such a run is marked `memory`.
+    pub at_memory_limit: bool,
 }
 
 /// Work the forked child does before exec to join its group (async-signal-safe only).
@@ -163,6 +168,31 @@ impl ControlFile {
         let file = std::fs::File::open(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         Ok(ControlFile { file, path })
+    }
+
+    /// Opens for reading and writing (a counter that is reset by a write).
+    pub(crate) fn open_rw(path: std::path::PathBuf) -> io::Result<ControlFile> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        Ok(ControlFile { file, path })
+    }
+
+    /// Writes `value` at offset 0 (one `pwrite`), with the path in the error.
+    pub(crate) fn write(&self, value: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.write_at(value, 0).map(drop).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot write '{}' to {}: {e}",
+                    String::from_utf8_lossy(value),
+                    self.path.display()
+                ),
+            )
+        })
     }
 
     /// Reads the file's current content into `buf` (truncated to its size).

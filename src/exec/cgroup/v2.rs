@@ -229,15 +229,19 @@ pub fn read_accounting(dir: &Path) -> io::Result<Accounting> {
         Ok(s) => s.parse::<u64>().ok(),
         Err(_) => None,
     };
-    let oom = std::fs::read_to_string(dir.join("memory.events"))
-        .ok()
-        .and_then(|s| keyed_value(&s, "oom_kill"))
-        .unwrap_or(0);
+    let events = std::fs::read_to_string(dir.join("memory.events")).ok();
+    let event = |key| {
+        events
+            .as_deref()
+            .and_then(|s| keyed_value(s, key))
+            .unwrap_or(0)
+    };
     Ok(Accounting {
         user,
         system,
         peak_memory,
-        oom_killed: oom > 0,
+        oom_killed: event("oom_kill") > 0,
+        at_memory_limit: event("max") > 0,
     })
 }
 
