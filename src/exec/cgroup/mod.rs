@@ -6,6 +6,7 @@
 //! tree, enforces memory and task limits, and kills whatever is left when the run ends.
 
 pub mod fallback;
+pub mod lease;
 pub mod v1;
 pub mod v2;
 
@@ -279,16 +280,7 @@ pub(crate) fn remove_dir_retrying(dir: &Path) -> io::Result<()> {
     )))
 }
 
-/// A fresh, process-unique name for a run group.
-pub(crate) fn group_name() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "tare-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
+pub(crate) use lease::group_name;
 
 /// Current cgroup path of this process in a hierarchy, from /proc/self/cgroup.
 /// `controller` is a v1 controller name, or `None` for the v2 line ("0::").

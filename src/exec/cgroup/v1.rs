@@ -22,7 +22,7 @@
 //! each run.
 
 use super::{
-    cgroup_mounts, group_name, keyed_value, own_cgroup, procs_empty, read_pids, read_small,
+    cgroup_mounts, group_name, keyed_value, lease, own_cgroup, procs_empty, read_pids, read_small,
     read_trimmed, remove_dir_retrying, write_file, Accounting, Backend, ChildSetup, ControlFile,
     Needs, RunGroup,
 };
@@ -36,6 +36,10 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
+
+/// Where the wall clock starts and stops (the same for every backend's spawn).
+pub const WALL_TIME: &str = "CLOCK_MONOTONIC from just before spawn to the main process's exit, \
+                             less the time the child spent joining its cgroups before exec";
 
 /// Gap between runs after which the child's cgroup join could wait for an RCU grace period
 /// (which lasts several milliseconds), so [`V1::prime`] pays it beforehand.
@@ -55,6 +59,27 @@ pub struct V1 {
     own_procs: Option<File>,
     /// When the last run group was handed out.
     last_create: Cell<Option<Instant>>,
+    /// What the start-up sweep of stale groups did.
+    swept: lease::Swept,
+}
+
+/// Sweeps the groups of `kill -9`ed tare sessions (see [`lease`]) from every v1 hierarchy
+/// tare uses, the freezer first so their processes are frozen and killed before the other
+/// hierarchies' groups are removed.
+fn sweep_stale(root: &Path, mounts: &[(String, String, String)]) -> lease::Swept {
+    let mut total = lease::Swept::default();
+    for ctrl in ["freezer", "cpuacct", "memory", "pids", "cpuset"] {
+        let Ok(dir) = parent_in(root, mounts, ctrl) else {
+            continue;
+        };
+        let s = lease::sweep(&dir);
+        total.groups += s.groups;
+        if ctrl == "freezer" {
+            total.processes += s.processes;
+        }
+    }
+    lease::forget_stale_locks();
+    total
 }
 
 fn parent_in(root: &Path, mounts: &[(String, String, String)], ctrl: &str) -> io::Result<PathBuf> {
@@ -111,6 +136,7 @@ impl V1 {
             None
         };
         let memsw = memory.join("memory.memsw.max_usage_in_bytes").exists();
+        let swept = sweep_stale(root, &mounts);
         Ok(V1 {
             cpuacct,
             memory,
@@ -124,6 +150,7 @@ impl V1 {
                 .open(cpuacct_dir.join("cgroup.procs"))
                 .ok(),
             last_create: Cell::new(None),
+            swept,
         })
     }
 }
@@ -148,8 +175,16 @@ impl Backend for V1 {
                  memory.max_usage_in_bytes above the charge at the run's start"
             }
             .into(),
-            wall_time: "CLOCK_MONOTONIC from just before spawn to the main process's exit".into(),
-            warnings: Vec::new(),
+            wall_time: WALL_TIME.into(),
+            warnings: if self.swept.groups > 0 {
+                vec![format!(
+                    "removed {} cgroups left by killed tare sessions ({} of their processes \
+                     killed)",
+                    self.swept.groups, self.swept.processes
+                )]
+            } else {
+                Vec::new()
+            },
         }
     }
 
