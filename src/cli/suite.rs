@@ -9,8 +9,6 @@ use crate::machine::topology::{parse_cpu_list, read_topology};
 use crate::suite::{alloc, def, plan, runner};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// The definition file, in short (see `src/suite/def.rs` for every field):
 const FORMAT: &str = "\
@@ -197,10 +195,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         .output_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&p.name));
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
-    }
+    let cancel = crate::output::install_stop_signals()?;
     let opts = runner::RunOptions {
         output_dir: output_dir.clone(),
         resume: a.resume,
@@ -210,9 +205,14 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     let o = runner::run_suite(&p, &alloc, &opts, cancel)?;
     if o.interrupted {
         return Err(UserError {
-            code: exit::INTERRUPTED,
+            code: crate::output::stop_exit_code(),
             message: format!(
-                "interrupted; {} finished runs kept in {}; continue with --resume",
+                "{}; {} finished runs kept in {}; continue with --resume",
+                UserError::interrupted()
+                    .message
+                    .split(';')
+                    .next()
+                    .unwrap_or("interrupted"),
                 o.finished + o.skipped,
                 output_dir.display()
             ),
@@ -282,10 +282,7 @@ fn exec_cmd(a: ExecArgs) -> anyhow::Result<i32> {
     };
     let (backend, _) = exec::detect(pref, &needs, Path::new("/"))?;
     let executor = Executor::new(backend);
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
-    }
+    let cancel = crate::output::install_stop_signals()?;
     let base = std::env::temp_dir().join(format!("tare-exec-{}", std::process::id()));
     for i in 0..a.runs {
         let mut spec = RunSpec::new(&a.command);
