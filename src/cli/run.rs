@@ -314,6 +314,7 @@ fn parameters(a: &RunArgs) -> anyhow::Result<Vec<Parameter>> {
             values,
         });
     }
+    command::check_combinations(&out).map_err(usage)?;
     let mut seen = std::collections::HashSet::new();
     for p in &out {
         if !seen.insert(p.name.clone()) {
@@ -464,9 +465,16 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
                 Some((t, w)) => (t, Some(w)),
                 None => (text.as_str(), None),
             };
-            let target: f64 = temp.trim().trim_end_matches("°C").trim_end_matches('C').parse().map_err(|_| {
-                usage(format!("--cool-down '{text}': give a temperature in °C, optionally with a longest wait, e.g. 60 or 55:2m"))
-            })?;
+            let target: f64 = temp
+                .trim()
+                .trim_end_matches("°C")
+                .trim_end_matches('C')
+                .parse()
+                .ok()
+                .filter(|t: &f64| t.is_finite() && *t > 0.0 && *t < 200.0)
+                .ok_or_else(|| {
+                    usage(format!("--cool-down '{text}': give a temperature between 0 and 200 °C, optionally with a longest wait, e.g. 60 or 55:2m"))
+                })?;
             let mut cd = CoolDown::new(target);
             if let Some(w) = wait {
                 cd.max_wait =

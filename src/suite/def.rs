@@ -249,6 +249,29 @@ pub fn parse(text: &str, path: &Path) -> anyhow::Result<SuiteDef> {
     Ok(def)
 }
 
+/// A name that becomes part of a path (the suite's `results/NAME`, file names of runs): not
+/// empty, no path separator, not `.` or `..` nor containing `..`, no control character.
+pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+    let why = if name.trim().is_empty() {
+        Some("is empty")
+    } else if name.contains('/') || name.contains('\\') {
+        Some("contains a path separator")
+    } else if name.contains("..") || name == "." {
+        Some("contains '..' or is '.'")
+    } else if name.chars().any(|c| c.is_control()) {
+        Some("contains a control character")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(format!(
+            "{what} name '{}' {why}; use letters, digits, '-', '_' and '.'",
+            name.escape_debug()
+        )),
+    }
+}
+
 fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
     let bad = |m: String| crate::error::usage(format!("suite file {}: {m}", path.display()));
     if def.tools.is_empty() {
@@ -263,6 +286,9 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
     if def.resources.cores == 0 {
         return Err(bad("resources.cores must be at least 1".into()));
     }
+    if let Some(n) = &def.name {
+        check_name("suite", n).map_err(&bad)?;
+    }
     let mut names = std::collections::BTreeSet::new();
     for t in &def.tools {
         if !names.insert(&t.name) {
@@ -271,11 +297,9 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
                 t.name
             )));
         }
-        if t.name.contains('/') || t.configs.iter().any(|c| c.name.contains('/')) {
-            return Err(bad(format!(
-                "tool '{}': names of tools and configurations must not contain '/'",
-                t.name
-            )));
+        check_name("tool", &t.name).map_err(&bad)?;
+        for c in &t.configs {
+            check_name(&format!("tool '{}': configuration", t.name), &c.name).map_err(&bad)?;
         }
         if shell_words::split(&t.command).map_or(true, |w| w.is_empty()) {
             return Err(bad(format!(
@@ -291,12 +315,7 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
                 s.name
             )));
         }
-        if s.name.contains('/') {
-            return Err(bad(format!(
-                "input set '{}': name must not contain '/'",
-                s.name
-            )));
-        }
+        check_name("input set", &s.name).map_err(&bad)?;
     }
     for r in def
         .classify
