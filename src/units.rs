@@ -69,7 +69,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         if secs > MAX_DURATION.as_secs_f64() {
             return Err(too_long());
         }
-        return Duration::try_from_secs_f64(secs).map_err(|_| too_long());
+        return Duration::try_from_secs_f64(secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| format!("invalid duration '{s}': shorter than a nanosecond"));
     }
     if t.starts_with('-') {
         return Err(format!("invalid duration '{s}': must be positive"));

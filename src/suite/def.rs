@@ -280,8 +280,11 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
     if def.inputs.is_empty() {
         return Err(bad("no [[inputs]]; add at least one input set".into()));
     }
-    if def.repetitions == 0 {
-        return Err(bad("repetitions must be at least 1".into()));
+    if def.repetitions == 0 || def.repetitions > 100_000 {
+        return Err(bad(format!(
+            "repetitions = {} must be between 1 and 100000",
+            def.repetitions
+        )));
     }
     if def.resources.cores == 0 {
         return Err(bad("resources.cores must be at least 1".into()));
