@@ -91,9 +91,11 @@ pub fn load_session(path: &Path) -> anyhow::Result<Session> {
             path.display()
         ))
     })?;
-    let session: Session = std::str::from_utf8(&bytes)
+    // A journal's header line parses as a session too: tell them apart by its "type".
+    let session: Session = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
-        .and_then(|t| serde_json::from_str(t).ok())
+        .filter(|v| v.get("type").is_none())
+        .and_then(|v| serde_json::from_value(v).ok())
         .ok_or_else(|| {
             usage(format!(
                 "{} is {}, not a tare results file; {EXPECTED}",

@@ -223,8 +223,14 @@ impl Default for Scoring {
 
 /// Reads and parses a definition file; errors are one line naming the file.
 pub fn load(path: &Path) -> anyhow::Result<SuiteDef> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         crate::error::usage(format!("cannot read suite file {}: {e}", path.display()))
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        crate::error::usage(format!(
+            "suite file {} is not text (not UTF-8); give a suite definition in TOML (see `tare suite --help`)",
+            path.display()
+        ))
     })?;
     parse(&text, path)
 }
