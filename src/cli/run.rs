@@ -7,7 +7,7 @@ use crate::machine::cooldown::CoolDown;
 use crate::machine::extra_keys;
 use crate::machine::inventory::{self, InventoryOptions};
 use crate::machine::probe::InterferenceThresholds;
-use crate::machine::{self, sysfs::SysRoot, topology};
+use crate::machine::{self, pinned, sysfs::SysRoot, topology};
 use crate::method::{self, Observer, Outcome};
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
@@ -664,7 +664,39 @@ struct Cores {
     choice: Option<topology::CoreChoice>,
 }
 
-fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
+/// [`choose_cores`], then the run's CPUs registered for other sessions to see (see
+/// `machine::pinned`), with a note when they overlap another live session's.
+fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<(Cores, Option<pinned::Registration>)> {
+    let registry = pinned::lock_registry();
+    let others = pinned::others();
+    let busy = pinned::cpus_of(&others);
+    let mut c = choose_cores(a, root, &busy)?;
+    let Some(run) = &c.run else {
+        return Ok((c, None));
+    };
+    let shared: std::collections::BTreeSet<usize> =
+        run.iter().copied().filter(|id| busy.contains(id)).collect();
+    if !shared.is_empty() {
+        c.notes.push(format!(
+            "runs share cores with other tare sessions, which disturbs both measurements: {}",
+            pinned::describe(&others, &shared)
+        ));
+    } else if a.cpus.is_some() && !busy.is_empty() {
+        c.notes.push(format!(
+            "avoiding cores pinned by other tare sessions: {}",
+            pinned::describe(&others, &busy)
+        ));
+    }
+    let reg = pinned::register(run, "tare run");
+    drop(registry);
+    Ok((c, reg))
+}
+
+fn choose_cores(
+    a: &RunArgs,
+    root: &SysRoot,
+    busy: &std::collections::BTreeSet<usize>,
+) -> anyhow::Result<Cores> {
     if let Some(list) = &a.cores {
         let cores =
             topology::parse_cpu_list(list).map_err(|e| usage(format!("--cores '{list}': {e}")))?;
@@ -690,7 +722,11 @@ fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
     if let Some(n) = a.cpus {
         let topo = topology::read_topology(root)
             .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
-        let choice = topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?;
+        // Cores other sessions have pinned are avoided while enough others are left.
+        let choice = match topology::choose_cores(&pinned::without(&topo, busy), n) {
+            Ok(c) if !busy.is_empty() => c,
+            _ => topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?,
+        };
         return Ok(Cores {
             run: Some(choice.run_cores.clone()),
             tare: choice.tare_cores.clone(),
@@ -837,12 +873,15 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         None => Input::Null,
     };
     let output = sink(&a)?;
-    let Cores {
-        run: run_cores,
-        tare: tare_cores,
-        notes: core_notes,
-        choice: core_choice,
-    } = cores(&a, &root)?;
+    let (
+        Cores {
+            run: run_cores,
+            tare: tare_cores,
+            notes: core_notes,
+            choice: core_choice,
+        },
+        _pinned,
+    ) = cores(&a, &root)?;
     let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
     for e in &exports {
         export::check_writable(&e.path)?;

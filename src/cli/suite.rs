@@ -4,6 +4,7 @@
 use crate::error::{exit, usage, UserError};
 use crate::exec::isolate::Isolation;
 use crate::exec::{self, Executor, Needs, Preference, RunSpec, Sink};
+use crate::machine::pinned;
 use crate::machine::sysfs::SysRoot;
 use crate::machine::topology::{parse_cpu_list, read_topology};
 use crate::suite::{alloc, def, plan, runner};
@@ -151,11 +152,52 @@ fn load(file: &Path) -> anyhow::Result<plan::SuitePlan> {
     plan::expand(&d, file)
 }
 
+/// Cores for the slots, avoiding physical cores another live tare session has pinned (see
+/// `machine::pinned`); when the rest are too few, the shared ones are used with a warning.
 fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Allocation> {
     let topo = read_topology(&SysRoot::host())?;
     let mem = alloc::read_memory(Path::new("/"));
-    let mut a =
-        alloc::allocate(&topo, parallel, p.cores_per_run, p.limits.memory, &mem).map_err(usage)?;
+    let others = pinned::others();
+    let busy = pinned::cpus_of(&others);
+    let avoiding = (!busy.is_empty())
+        .then(|| {
+            alloc::allocate(
+                &pinned::without(&topo, &busy),
+                parallel,
+                p.cores_per_run,
+                p.limits.memory,
+                &mem,
+            )
+            .ok()
+        })
+        .flatten();
+    let mut a = match avoiding {
+        Some(mut a) => {
+            a.warnings.push(format!(
+                "avoiding cores pinned by other tare sessions: {}",
+                pinned::describe(&others, &busy)
+            ));
+            a
+        }
+        None => {
+            let mut a = alloc::allocate(&topo, parallel, p.cores_per_run, p.limits.memory, &mem)
+                .map_err(usage)?;
+            let used: std::collections::BTreeSet<usize> = a
+                .slots
+                .iter()
+                .flat_map(|s| s.cpus.iter().copied())
+                .collect();
+            let shared: std::collections::BTreeSet<usize> =
+                used.intersection(&busy).copied().collect();
+            if !shared.is_empty() {
+                a.warnings.push(format!(
+                    "runs share cores with other tare sessions, which disturbs both measurements: {}; wait for them or use fewer --parallel",
+                    pinned::describe(&others, &shared)
+                ));
+            }
+            a
+        }
+    };
     a.warnings
         .extend(alloc::turbo_warning(Path::new("/"), parallel));
     Ok(a)
@@ -168,7 +210,17 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     } else if let Some(iso) = p.isolation.as_mut() {
         a.isolation.apply(iso);
     }
+    // Choose and register cores under the registry's lock, so that two suites starting at
+    // once do not both take the same free cores.
+    let registry = pinned::lock_registry();
     let alloc = allocate(&p, a.parallel)?;
+    let cpus: Vec<usize> = alloc
+        .slots
+        .iter()
+        .flat_map(|s| s.cpus.iter().chain(&s.idle).copied())
+        .collect();
+    let _pinned = pinned::register(&cpus, &format!("tare suite run {}", p.name));
+    drop(registry);
     if !a.quiet {
         for w in &alloc.warnings {
             eprintln!("tare: warning: {w}");
