@@ -93,7 +93,7 @@ fn spawn_session(dir: &Path, marker: &str) -> Child {
 
 fn signal_case(sig: &str, code: i32, marker: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = spawn_session(dir.path(), marker);
+    let child = spawn_session(dir.path(), marker);
     let pid = child.id();
     wait_for_lines(&dir.path().join("r.json.journal"), 4);
     let st = Command::new("kill")
