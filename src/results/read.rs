@@ -98,7 +98,7 @@ pub fn load_session(path: &Path) -> anyhow::Result<Session> {
         .and_then(|v| serde_json::from_value(v).ok())
         .ok_or_else(|| {
             usage(format!(
-                "{} is {}, not a tare results file; {EXPECTED}",
+                "{} is not a tare results file: it is {}; {EXPECTED}",
                 path.display(),
                 what_is(&bytes)
             ))
