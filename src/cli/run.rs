@@ -1057,7 +1057,8 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     );
     if let Some(j) = journal {
         if failures.is_empty() {
-            j.finish()?;
+            j.finish()
+                .map_err(|e| UserError::run_failed(format!("{e:#}")))?;
         }
     }
     finish(outcome, failures, &session)
@@ -1143,7 +1144,7 @@ fn finish(outcome: Outcome, failures: Vec<String>, session: &Session) -> anyhow:
         .find(|b| !b.runs.iter().any(|r| r.counted))
     {
         return Err(UserError::run_failed(format!(
-            "'{}' has no counted run: every run failed or hit a limit (see the results); fix the command or raise the limits",
+            "'{}' has no counted run: every run failed, hit a limit or was excluded (see the results); fix the command, raise the limits or stop what interferes",
             b.name
         ))
         .into());
