@@ -216,7 +216,7 @@ fn closed_stderr_stops_a_suite_cleanly() {
     for i in 0..6 {
         std::fs::write(d.join(format!("in/{i}.txt")), "x").unwrap();
     }
-    let marker = "731.0001411";
+    let marker = "732.000141";
     std::fs::write(
         d.join("s.toml"),
         format!(
@@ -347,4 +347,56 @@ fn full_disk_stops_measuring_names_the_journal_and_writes_every_other_export() {
     let r = runs(&json(&rec));
     assert!(r + 1 >= n && r <= n, "{r} recovered of {n}");
     assert!(survivors(marker).is_empty(), "{:?}", survivors(marker));
+}
+
+#[test]
+fn full_disk_stops_a_suite_with_exit_3_and_keeps_finished_runs() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs and suite runs need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("in")).unwrap();
+    for i in 0..40 {
+        std::fs::write(d.join(format!("in/{i}.txt")), "x").unwrap();
+    }
+    let marker = "732.000003";
+    std::fs::write(
+        d.join("s.toml"),
+        format!(
+            "name = \"fd\"\n[isolation]\nenabled = false\n[[tool]]\nname = \"t\"\ncommand = \"sh -c 'setsid sleep {marker} & true' {{input}}\"\n[[inputs]]\nname = \"i\"\nfiles = [\"in/*.txt\"]\n"
+        ),
+    )
+    .unwrap();
+    let Some(disk) = SmallDisk::mount(d, "12k") else {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    };
+    let out_dir = disk.0.join("out");
+    let child = tare()
+        .args(["suite", "run", "-q", "--output-dir"])
+        .arg(&out_dir)
+        .arg(d.join("s.toml"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let results = out_dir.join("results.jsonl");
+    assert!(
+        err.contains(&format!("cannot append to {}", results.display())),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&results).unwrap();
+    let n = text.lines().count();
+    assert!((1..40).contains(&n), "{n} records");
+    // Every complete line is a record (a torn last line is repaired by --resume).
+    for l in text.lines().take(n.saturating_sub(1)) {
+        serde_json::from_str::<Value>(l).unwrap();
+    }
+    assert!(survivors(marker).is_empty(), "{:?}", survivors(marker));
+    assert!(groups_of(pid).is_empty(), "{:?}", groups_of(pid));
 }

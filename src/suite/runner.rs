@@ -145,7 +145,7 @@ pub fn run_suite(
                     // or groups behind by returning early.
                     cancel.store(true, Ordering::Relaxed);
                     fatal.get_or_insert(format!(
-                        "{e:#}; measuring stopped, finished runs are kept in {}; free space, then continue with --resume",
+                        "cannot append to {}: {e}; measuring stopped, the finished runs before it are kept there; free space, then continue with --resume",
                         results.display()
                     ));
                     continue;
