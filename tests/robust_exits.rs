@@ -400,3 +400,51 @@ fn full_disk_stops_a_suite_with_exit_3_and_keeps_finished_runs() {
     assert!(survivors(marker).is_empty(), "{:?}", survivors(marker));
     assert!(groups_of(pid).is_empty(), "{:?}", groups_of(pid));
 }
+
+#[test]
+fn sighup_stops_a_suite_like_ctrl_c() {
+    if !is_root() {
+        eprintln!("skipped: suite runs need root (cgroups)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("in")).unwrap();
+    for i in 0..20 {
+        std::fs::write(d.join(format!("in/{i}.txt")), "x").unwrap();
+    }
+    let marker = "733.000129";
+    std::fs::write(
+        d.join("s.toml"),
+        format!(
+            "name = \"hup\"\n[isolation]\nenabled = false\n[[tool]]\nname = \"t\"\ncommand = \"sh -c 'setsid sleep {marker} & sleep 0.2' {{input}}\"\n[[inputs]]\nname = \"i\"\nfiles = [\"in/*.txt\"]\n"
+        ),
+    )
+    .unwrap();
+    let out_dir = d.join("out");
+    let child = tare()
+        .args(["suite", "run", "-q", "--output-dir"])
+        .arg(&out_dir)
+        .arg(d.join("s.toml"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_lines(&out_dir.join("results.jsonl"), 2);
+    assert!(Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(129), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    let n = std::fs::read_to_string(out_dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!((2..20).contains(&n), "{n}");
+    assert!(survivors(marker).is_empty(), "{:?}", survivors(marker));
+    assert!(groups_of(pid).is_empty(), "{:?}", groups_of(pid));
+}
