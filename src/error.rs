@@ -1,7 +1,9 @@
 //! Exit codes and the user-facing error type.
 //!
 //! Exit codes (see `docs/architecture.md`): 0 success; 1 a verdict the user asked to fail on;
-//! 2 bad usage or input; 3 a run failed or hit a limit where that is an error; 130 interrupted.
+//! 2 bad usage or input (before any run); 3 a run failed, hit a limit, counted nothing, or
+//! results could not be written after runs started; 128 + n stopped by signal n (130 Ctrl-C,
+//! 129 SIGHUP, 131 SIGQUIT, 143 SIGTERM, 141 a closed stdout/stderr).
 
 use std::fmt;
 
@@ -11,6 +13,7 @@ pub mod exit {
     pub const VERDICT: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const RUN_FAILED: i32 = 3;
+    /// Ctrl-C; a session stopped by signal n exits 128 + n (`crate::output::stop_exit_code`).
     pub const INTERRUPTED: i32 = 130;
 }
 
@@ -36,10 +39,14 @@ impl UserError {
             message: message.into(),
         }
     }
+    /// A session stopped by a signal (or a closed output): exit 128 + the signal's number.
     pub fn interrupted() -> Self {
+        let by = crate::output::stop_signal()
+            .map(|s| format!(" by {}", crate::output::signal_name(s)))
+            .unwrap_or_default();
         UserError {
-            code: exit::INTERRUPTED,
-            message: "interrupted; completed runs were kept".into(),
+            code: crate::output::stop_exit_code(),
+            message: format!("interrupted{by}; completed runs were kept"),
         }
     }
 }

@@ -16,9 +16,14 @@
 //!
 //! See `docs/architecture.md` for the map.
 
+// First: its println!/eprintln! (that never panic on a closed pipe) replace std's everywhere.
+#[macro_use]
+pub mod output;
+
 pub mod cli;
 pub mod error;
 pub mod exec;
+pub mod lock;
 pub mod machine;
 pub mod method;
 pub mod plan;

@@ -4,6 +4,9 @@
 
 use std::time::Duration;
 
+/// The largest size tare accepts: 1 EiB.
+pub const MAX_BYTES: u64 = 1 << 60;
+
 /// Parses a memory size: plain bytes ("1048576"), SI ("512MB", "1.5GB", "10kB") or binary
 /// ("2GiB", "512MiB", "64KiB"). Case-insensitive suffixes; "B" alone means bytes.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -32,27 +35,58 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = value * mult;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+    if !bytes.is_finite() || bytes < 1.0 {
         return Err(format!("invalid size '{s}': must be at least 1 byte"));
+    }
+    if bytes > MAX_BYTES as f64 {
+        return Err(format!(
+            "invalid size '{s}': larger than 1 EiB, the most tare accepts"
+        ));
     }
     Ok(bytes.round() as u64)
 }
 
+/// The longest duration tare accepts anywhere (limits, budgets, waits): 100 days. Longer ones
+/// are typos, and would overflow clocks and deadlines.
+pub const MAX_DURATION: Duration = Duration::from_secs(100 * 24 * 3600);
+
 /// Parses a duration: plain seconds ("1.5"), or with a unit ("500ms", "2s", "1m", "1h30m").
+/// Zero, negative, not-a-number and longer than [`MAX_DURATION`] are refused in one line.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
+    let too_long = || {
+        format!(
+            "invalid duration '{s}': longer than {} days, the most tare accepts",
+            MAX_DURATION.as_secs() / 86_400
+        )
+    };
     if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs > 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
+        if !(secs.is_finite() && secs > 0.0) {
+            return Err(format!(
+                "invalid duration '{s}': must be a positive number of seconds"
+            ));
         }
+        if secs > MAX_DURATION.as_secs_f64() {
+            return Err(too_long());
+        }
+        return Duration::try_from_secs_f64(secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| format!("invalid duration '{s}': shorter than a nanosecond"));
+    }
+    if t.starts_with('-') {
         return Err(format!("invalid duration '{s}': must be positive"));
     }
-    humantime::parse_duration(t)
+    let d = humantime::parse_duration(t)
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| {
             format!("invalid duration '{s}': use seconds (1.5) or a unit (500ms, 2s, 1m)")
-        })
+        })?;
+    if d > MAX_DURATION {
+        return Err(too_long());
+    }
+    Ok(d)
 }
 
 /// Parses a relative precision: "1%", "0.5 %" or a fraction "0.01".

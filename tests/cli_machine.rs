@@ -71,10 +71,12 @@ fn environments(args: &[&str]) -> Vec<Value> {
         .args(args)
         .output()
         .unwrap();
+    // Every run may be interfered with on this loaded core: then none is counted, and a session
+    // without a counted run exits 3 (its runs are still in the results).
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        out.status.success() || (out.status.code() == Some(3) && err.contains("no counted run")),
+        "{err}"
     );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     doc["benchmarks"][0]["runs"]
@@ -130,10 +132,12 @@ fn background_load_on_the_runs_core_is_flagged_and_quiet_core_is_not() {
         ])
         .output()
         .unwrap();
+    // Every run may be interfered with on this loaded core: then none is counted, and a session
+    // without a counted run exits 3 (its runs are still in the results).
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        out.status.success() || (out.status.code() == Some(3) && err.contains("no counted run")),
+        "{err}"
     );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let runs = doc["benchmarks"][0]["runs"].as_array().unwrap();

@@ -20,8 +20,6 @@ use crate::units;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// Most levels in one sweep.
 const MAX_LEVELS: usize = 1000;
@@ -365,10 +363,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         complete: false,
         extra: Default::default(),
     };
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
-    }
+    let cancel = crate::output::install_stop_signals()?;
     let executor = Executor::new(backend);
     let mut counter = Counter {
         show: style == StyleArg::Full && std::io::IsTerminal::is_terminal(&std::io::stderr()),

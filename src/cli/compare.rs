@@ -36,20 +36,9 @@ pub struct CompareArgs {
     seed: u64,
 }
 
-/// Reads a results file; errors name the file and what to do.
+/// Reads a results file; errors name the file, what it is and what to do.
 pub fn load(path: &Path) -> anyhow::Result<Session> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        usage(format!(
-            "cannot read {}: {e}; give a file written by --export-json",
-            path.display()
-        ))
-    })?;
-    serde_json::from_str(&text).map_err(|e| {
-        usage(format!(
-            "{} is not a tare results file ({e}); give a file written by --export-json",
-            path.display()
-        ))
-    })
+    crate::results::read::load_session(path)
 }
 
 fn key(b: &Benchmark) -> (String, Vec<(String, String)>) {

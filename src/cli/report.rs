@@ -8,7 +8,7 @@ use crate::error::usage;
 use crate::report::html::{self, Metric};
 use crate::report::{text_plots, Style};
 use crate::results::export::write_atomic;
-use crate::results::{Session, SCHEMA_VERSION};
+use crate::results::Session;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 
@@ -69,32 +69,7 @@ enum StyleArg {
 
 /// Reads one results file; every failure is one line naming the file and what to do.
 pub fn load(path: &Path) -> anyhow::Result<Session> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        usage(format!(
-            "cannot read results file {}: {e}; check the path (results come from `tare run --export-json FILE`)",
-            path.display()
-        ))
-    })?;
-    let session: Session = serde_json::from_str(&text).map_err(|e| {
-        let hint = if path.extension().is_some_and(|x| x == "journal") {
-            "a journal: rebuild results from it with `tare recover` first"
-        } else {
-            "give a file written by `tare run --export-json FILE`"
-        };
-        usage(format!(
-            "{} is not a tare results file ({e}); {hint}",
-            path.display()
-        ))
-    })?;
-    if session.schema_version > SCHEMA_VERSION {
-        return Err(usage(format!(
-            "{} was written by a newer tare (results schema {}, this tare reads up to {}); upgrade tare",
-            path.display(),
-            session.schema_version,
-            SCHEMA_VERSION
-        )));
-    }
-    Ok(session)
+    crate::results::read::load_session(path)
 }
 
 /// Labels for the files: their names, or the paths as given when two names are equal.

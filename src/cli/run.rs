@@ -7,7 +7,7 @@ use crate::machine::cooldown::CoolDown;
 use crate::machine::extra_keys;
 use crate::machine::inventory::{self, InventoryOptions};
 use crate::machine::probe::InterferenceThresholds;
-use crate::machine::{self, sysfs::SysRoot, topology};
+use crate::machine::{self, pinned, sysfs::SysRoot, topology};
 use crate::method::{self, Observer, Outcome};
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
@@ -22,8 +22,6 @@ use crate::units;
 use clap::{Args, ValueEnum};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 #[derive(Args, Debug)]
 #[command(
@@ -216,6 +214,10 @@ pub struct RunArgs {
     /// Record environment variable values in the results (names only by default).
     #[arg(long)]
     record_env_values: bool,
+    /// Start even when the journal beside the export (FILE.journal) holds the runs of a session
+    /// that did not finish, discarding them (default: refuse; keep them with `tare recover`).
+    #[arg(long)]
+    overwrite_journal: bool,
     /// Output style: full (colors, progress bar), basic (plain), none (errors only). NO_COLOR is respected.
     #[arg(long, value_enum, default_value_t = StyleArg::Full)]
     style: StyleArg,
@@ -312,6 +314,7 @@ fn parameters(a: &RunArgs) -> anyhow::Result<Vec<Parameter>> {
             values,
         });
     }
+    command::check_combinations(&out).map_err(usage)?;
     let mut seen = std::collections::HashSet::new();
     for p in &out {
         if !seen.insert(p.name.clone()) {
@@ -462,9 +465,16 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
                 Some((t, w)) => (t, Some(w)),
                 None => (text.as_str(), None),
             };
-            let target: f64 = temp.trim().trim_end_matches("°C").trim_end_matches('C').parse().map_err(|_| {
-                usage(format!("--cool-down '{text}': give a temperature in °C, optionally with a longest wait, e.g. 60 or 55:2m"))
-            })?;
+            let target: f64 = temp
+                .trim()
+                .trim_end_matches("°C")
+                .trim_end_matches('C')
+                .parse()
+                .ok()
+                .filter(|t: &f64| t.is_finite() && *t > 0.0 && *t < 200.0)
+                .ok_or_else(|| {
+                    usage(format!("--cool-down '{text}': give a temperature between 0 and 200 °C, optionally with a longest wait, e.g. 60 or 55:2m"))
+                })?;
             let mut cd = CoolDown::new(target);
             if let Some(w) = wait {
                 cd.max_wait =
@@ -654,7 +664,39 @@ struct Cores {
     choice: Option<topology::CoreChoice>,
 }
 
-fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
+/// [`choose_cores`], then the run's CPUs registered for other sessions to see (see
+/// `machine::pinned`), with a note when they overlap another live session's.
+fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<(Cores, Option<pinned::Registration>)> {
+    let registry = pinned::lock_registry();
+    let others = pinned::others();
+    let busy = pinned::cpus_of(&others);
+    let mut c = choose_cores(a, root, &busy)?;
+    let Some(run) = &c.run else {
+        return Ok((c, None));
+    };
+    let shared: std::collections::BTreeSet<usize> =
+        run.iter().copied().filter(|id| busy.contains(id)).collect();
+    if !shared.is_empty() {
+        c.notes.push(format!(
+            "runs share cores with other tare sessions, which disturbs both measurements: {}",
+            pinned::describe(&others, &shared)
+        ));
+    } else if a.cpus.is_some() && !busy.is_empty() {
+        c.notes.push(format!(
+            "avoiding cores pinned by other tare sessions: {}",
+            pinned::describe(&others, &busy)
+        ));
+    }
+    let reg = pinned::register(run, "tare run");
+    drop(registry);
+    Ok((c, reg))
+}
+
+fn choose_cores(
+    a: &RunArgs,
+    root: &SysRoot,
+    busy: &std::collections::BTreeSet<usize>,
+) -> anyhow::Result<Cores> {
     if let Some(list) = &a.cores {
         let cores =
             topology::parse_cpu_list(list).map_err(|e| usage(format!("--cores '{list}': {e}")))?;
@@ -680,7 +722,11 @@ fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<Cores> {
     if let Some(n) = a.cpus {
         let topo = topology::read_topology(root)
             .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
-        let choice = topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?;
+        // Cores other sessions have pinned are avoided while enough others are left.
+        let choice = match topology::choose_cores(&pinned::without(&topo, busy), n) {
+            Ok(c) if !busy.is_empty() => c,
+            _ => topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?,
+        };
         return Ok(Cores {
             run: Some(choice.run_cores.clone()),
             tare: choice.tare_cores.clone(),
@@ -827,12 +873,15 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         None => Input::Null,
     };
     let output = sink(&a)?;
-    let Cores {
-        run: run_cores,
-        tare: tare_cores,
-        notes: core_notes,
-        choice: core_choice,
-    } = cores(&a, &root)?;
+    let (
+        Cores {
+            run: run_cores,
+            tare: tare_cores,
+            notes: core_notes,
+            choice: core_choice,
+        },
+        _pinned,
+    ) = cores(&a, &root)?;
     let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
     for e in &exports {
         export::check_writable(&e.path)?;
@@ -978,13 +1027,14 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         session.extra.insert("setups".into(), serde_json::json!(sp));
     }
     let journal = match exports.first() {
-        Some(e) => Some(Journal::create(journal::path_for(&e.path), &session)?),
+        Some(e) => Some(Journal::create(
+            journal::path_for(&e.path),
+            &session,
+            a.overwrite_journal,
+        )?),
         None => None,
     };
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
-    }
+    let cancel = crate::output::install_stop_signals()?;
     let executor = Executor::new(backend);
     let mut watch = Watch {
         journal,
@@ -998,43 +1048,141 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     if style != Style::None {
         print!("{}", terminal::summary(&session, color));
     }
-    for e in &exports {
-        export::write(e, &session)?;
+    let journal = watch.journal.take();
+    let failures = write_exports(
+        &exports,
+        a.export_html.as_deref(),
+        &session,
+        journal.as_ref(),
+    );
+    if let Some(j) = journal {
+        if failures.is_empty() {
+            j.finish()
+                .map_err(|e| UserError::run_failed(format!("{e:#}")))?;
+        }
     }
-    if let Some(p) = &a.export_html {
+    finish(outcome, failures, &session)
+}
+
+/// Writes every export it can, each independently: one that cannot be written (a full disk)
+/// does not stop the others. A JSON export that fails is written to the temporary directory
+/// instead, when it can be. Returns one line per failure; no temporary file is left behind.
+fn write_exports(
+    exports: &[Export],
+    html: Option<&Path>,
+    session: &Session,
+    journal: Option<&Journal>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for e in exports {
+        if let Err(err) = export::write(e, session) {
+            let mut line = format!("{err:#}");
+            if e.format == Format::Json {
+                let rescue = std::env::temp_dir().join(format!("tare-{}.json", std::process::id()));
+                let to = Export {
+                    format: Format::Json,
+                    path: rescue.clone(),
+                };
+                if export::write(&to, session).is_ok() {
+                    line.push_str(&format!(
+                        "; the JSON results were written to {} instead",
+                        rescue.display()
+                    ));
+                }
+            }
+            if let Some(j) = journal {
+                line.push_str(&format!("; journal {} kept", j.path().display()));
+            }
+            failures.push(line);
+        }
+    }
+    if let Some(p) = html {
         let label = p
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "tare".into());
         let page = crate::report::html::render_html(&[(label, session.clone())]);
-        export::write_atomic(p, page.as_bytes())?;
+        if let Err(err) = export::write_atomic(p, page.as_bytes()) {
+            failures.push(format!("{err:#}"));
+        }
     }
-    if let Some(j) = watch.journal.take() {
-        j.finish()?;
-    }
-    match outcome {
-        Outcome::Complete => Ok(exit::OK),
-        Outcome::Interrupted => Err(UserError::interrupted().into()),
-        Outcome::Failed(e) => Err(e),
-    }
+    failures
 }
 
-/// `tare recover`: rebuild results from a journal.
+/// The exit of a session once its exports are written: the outcome's, then export failures
+/// (exit 3: runs have started), then a benchmark without a counted run (exit 3).
+fn finish(outcome: Outcome, failures: Vec<String>, session: &Session) -> anyhow::Result<i32> {
+    let after_start = |e: anyhow::Error| -> anyhow::Error {
+        if e.downcast_ref::<UserError>().is_some() {
+            e
+        } else {
+            UserError::run_failed(format!("{e:#}")).into()
+        }
+    };
+    let with_failures = |e: anyhow::Error| -> anyhow::Error {
+        if failures.is_empty() {
+            return e;
+        }
+        let code = crate::error::exit_code_of(&e);
+        UserError {
+            code,
+            message: format!("{e:#}; {}", failures.join("; ")),
+        }
+        .into()
+    };
+    match outcome {
+        Outcome::Complete => {}
+        Outcome::Interrupted => return Err(with_failures(UserError::interrupted().into())),
+        Outcome::Failed(e) => return Err(with_failures(after_start(e))),
+    }
+    if !failures.is_empty() {
+        return Err(UserError::run_failed(failures.join("; ")).into());
+    }
+    if let Some(b) = session
+        .benchmarks
+        .iter()
+        .find(|b| !b.runs.iter().any(|r| r.counted))
+    {
+        return Err(UserError::run_failed(format!(
+            "'{}' has no counted run: every run failed, hit a limit or was excluded (see the results); fix the command, raise the limits or stop what interferes",
+            b.name
+        ))
+        .into());
+    }
+    Ok(exit::OK)
+}
+
+/// `tare recover`: rebuild results from a journal. Once a JSON export holds its runs, the
+/// journal is removed (a new session may then use the path); otherwise it is kept.
 pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
-    let mut session = journal::recover(&a.journal)?;
+    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
+    for e in &exports {
+        export::check_writable(&e.path)?;
+    }
+    let recovering = journal::open_for_recovery(&a.journal)?;
+    let mut session = recovering.recovered.session.clone();
+    let skipped = &recovering.recovered.skipped;
+    if skipped.total() > 0 {
+        eprintln!(
+            "tare: warning: {}: {}; every valid run was kept",
+            a.journal.display(),
+            skipped.describe()
+        );
+    }
     for b in &mut session.benchmarks {
         b.summary = method::summary::summarize(b);
         if b.stop_reason.is_empty() {
             b.stop_reason = "recovered from a journal: the session did not finish".into();
         }
     }
-    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
-    for e in &exports {
-        export::check_writable(&e.path)?;
-    }
     print!("{}", terminal::summary(&session, Style::Full.color()));
     for e in &exports {
-        export::write(e, &session)?;
+        export::write(e, &session).map_err(|err| {
+            UserError::run_failed(format!("{err:#}; journal {} kept", a.journal.display()))
+        })?;
+    }
+    if a.export_json.is_some() {
+        recovering.remove()?;
     }
     Ok(exit::OK)
 }

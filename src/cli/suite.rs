@@ -4,13 +4,12 @@
 use crate::error::{exit, usage, UserError};
 use crate::exec::isolate::Isolation;
 use crate::exec::{self, Executor, Needs, Preference, RunSpec, Sink};
+use crate::machine::pinned;
 use crate::machine::sysfs::SysRoot;
 use crate::machine::topology::{parse_cpu_list, read_topology};
 use crate::suite::{alloc, def, plan, runner};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// The definition file, in short (see `src/suite/def.rs` for every field):
 const FORMAT: &str = "\
@@ -153,11 +152,52 @@ fn load(file: &Path) -> anyhow::Result<plan::SuitePlan> {
     plan::expand(&d, file)
 }
 
+/// Cores for the slots, avoiding physical cores another live tare session has pinned (see
+/// `machine::pinned`); when the rest are too few, the shared ones are used with a warning.
 fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Allocation> {
     let topo = read_topology(&SysRoot::host())?;
     let mem = alloc::read_memory(Path::new("/"));
-    let mut a =
-        alloc::allocate(&topo, parallel, p.cores_per_run, p.limits.memory, &mem).map_err(usage)?;
+    let others = pinned::others();
+    let busy = pinned::cpus_of(&others);
+    let avoiding = (!busy.is_empty())
+        .then(|| {
+            alloc::allocate(
+                &pinned::without(&topo, &busy),
+                parallel,
+                p.cores_per_run,
+                p.limits.memory,
+                &mem,
+            )
+            .ok()
+        })
+        .flatten();
+    let mut a = match avoiding {
+        Some(mut a) => {
+            a.warnings.push(format!(
+                "avoiding cores pinned by other tare sessions: {}",
+                pinned::describe(&others, &busy)
+            ));
+            a
+        }
+        None => {
+            let mut a = alloc::allocate(&topo, parallel, p.cores_per_run, p.limits.memory, &mem)
+                .map_err(usage)?;
+            let used: std::collections::BTreeSet<usize> = a
+                .slots
+                .iter()
+                .flat_map(|s| s.cpus.iter().copied())
+                .collect();
+            let shared: std::collections::BTreeSet<usize> =
+                used.intersection(&busy).copied().collect();
+            if !shared.is_empty() {
+                a.warnings.push(format!(
+                    "runs share cores with other tare sessions, which disturbs both measurements: {}; wait for them or use fewer --parallel",
+                    pinned::describe(&others, &shared)
+                ));
+            }
+            a
+        }
+    };
     a.warnings
         .extend(alloc::turbo_warning(Path::new("/"), parallel));
     Ok(a)
@@ -170,7 +210,17 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     } else if let Some(iso) = p.isolation.as_mut() {
         a.isolation.apply(iso);
     }
+    // Choose and register cores under the registry's lock, so that two suites starting at
+    // once do not both take the same free cores.
+    let registry = pinned::lock_registry();
     let alloc = allocate(&p, a.parallel)?;
+    let cpus: Vec<usize> = alloc
+        .slots
+        .iter()
+        .flat_map(|s| s.cpus.iter().chain(&s.idle).copied())
+        .collect();
+    let _pinned = pinned::register(&cpus, &format!("tare suite run {}", p.name));
+    drop(registry);
     if !a.quiet {
         for w in &alloc.warnings {
             eprintln!("tare: warning: {w}");
@@ -197,10 +247,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         .output_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&p.name));
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
-    }
+    let cancel = crate::output::install_stop_signals()?;
     let opts = runner::RunOptions {
         output_dir: output_dir.clone(),
         resume: a.resume,
@@ -210,9 +257,14 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     let o = runner::run_suite(&p, &alloc, &opts, cancel)?;
     if o.interrupted {
         return Err(UserError {
-            code: exit::INTERRUPTED,
+            code: crate::output::stop_exit_code(),
             message: format!(
-                "interrupted; {} finished runs kept in {}; continue with --resume",
+                "{}; {} finished runs kept in {}; continue with --resume",
+                UserError::interrupted()
+                    .message
+                    .split(';')
+                    .next()
+                    .unwrap_or("interrupted"),
                 o.finished + o.skipped,
                 output_dir.display()
             ),
@@ -282,10 +334,7 @@ fn exec_cmd(a: ExecArgs) -> anyhow::Result<i32> {
     };
     let (backend, _) = exec::detect(pref, &needs, Path::new("/"))?;
     let executor = Executor::new(backend);
-    let cancel = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&cancel))?;
-    }
+    let cancel = crate::output::install_stop_signals()?;
     let base = std::env::temp_dir().join(format!("tare-exec-{}", std::process::id()));
     for i in 0..a.runs {
         let mut spec = RunSpec::new(&a.command);

@@ -27,6 +27,7 @@ pub mod cooldown;
 pub mod freq;
 pub mod info;
 pub mod inventory;
+pub mod pinned;
 pub mod probe;
 pub mod procfs;
 pub mod sysfs;

@@ -23,7 +23,13 @@ pub fn scan_values(name: &str, min: f64, max: f64, step: f64) -> Result<Vec<Stri
             "invalid --parameter-scan {name}: MIN {min} is greater than MAX {max}"
         ));
     }
-    let count = ((max - min) / step + 1e-9).floor() as u64 + 1;
+    let span = ((max - min) / step + 1e-9).floor();
+    if !span.is_finite() || span >= 100_000.0 {
+        return Err(format!(
+            "--parameter-scan {name} would make more than 100000 benchmarks; use a larger --parameter-step"
+        ));
+    }
+    let count = span as u64 + 1;
     if count > 100_000 {
         return Err(format!(
             "--parameter-scan {name} would make {count} benchmarks; use a larger --parameter-step"
@@ -63,6 +69,27 @@ pub fn check_name(name: &str) -> Result<(), String> {
             "invalid parameter name '{name}': use letters, digits and _"
         ))
     }
+}
+
+/// The most benchmarks a cross product of parameters may make.
+pub const MAX_COMBINATIONS: usize = 100_000;
+
+/// Refuses a cross product of parameters larger than [`MAX_COMBINATIONS`] before it is built.
+pub fn check_combinations(params: &[Parameter]) -> Result<(), String> {
+    let n = params
+        .iter()
+        .fold(1usize, |n, p| n.saturating_mul(p.values.len()));
+    if n > MAX_COMBINATIONS {
+        return Err(format!(
+            "the parameters make {} combinations (more than {MAX_COMBINATIONS}); give fewer values",
+            if n == usize::MAX {
+                "too many".to_string()
+            } else {
+                n.to_string()
+            }
+        ));
+    }
+    Ok(())
 }
 
 /// All combinations (cross product) of the parameters, in the order given; one empty

@@ -198,9 +198,19 @@ fn paren(r: &StopRule) -> String {
 /// Parses a stop rule. Errors name the offending word and show the grammar.
 pub fn parse(text: &str) -> Result<StopRule, String> {
     let tokens = tokenize(text)?;
+    if tokens.len() > MAX_TOKENS {
+        return Err(grammar_error(
+            &text.chars().take(60).collect::<String>(),
+            &format!(
+                "the rule has {} words, more than {MAX_TOKENS}",
+                tokens.len()
+            ),
+        ));
+    }
     let mut p = Parser {
         tokens: &tokens,
         pos: 0,
+        depth: 0,
     };
     let rule = p.or()?;
     if p.pos != tokens.len() {
@@ -259,9 +269,16 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The longest rule (in words) and the deepest nesting of `not` and parentheses accepted:
+/// far beyond any real rule, and small enough that parsing, printing and evaluating (all
+/// recursive) cannot overflow the stack.
+const MAX_TOKENS: usize = 1000;
+const MAX_DEPTH: usize = 32;
+
 struct Parser<'a> {
     tokens: &'a [String],
     pos: usize,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -296,6 +313,23 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<StopRule, String> {
+        let nests = matches!(self.peek(), Some("not") | Some("("));
+        if nests {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(self.err(&format!(
+                    "more than {MAX_DEPTH} nested 'not' or parentheses"
+                )));
+            }
+        }
+        let r = self.unary_inner();
+        if nests {
+            self.depth -= 1;
+        }
+        r
+    }
+
+    fn unary_inner(&mut self) -> Result<StopRule, String> {
         match self.peek() {
             Some("not") => {
                 self.pos += 1;

@@ -4,5 +4,6 @@
 pub mod export;
 pub mod journal;
 pub mod model;
+pub mod read;
 
 pub use model::*;

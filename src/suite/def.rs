@@ -223,8 +223,14 @@ impl Default for Scoring {
 
 /// Reads and parses a definition file; errors are one line naming the file.
 pub fn load(path: &Path) -> anyhow::Result<SuiteDef> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         crate::error::usage(format!("cannot read suite file {}: {e}", path.display()))
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        crate::error::usage(format!(
+            "suite file {} is not text (not UTF-8); give a suite definition in TOML (see `tare suite --help`)",
+            path.display()
+        ))
     })?;
     parse(&text, path)
 }
@@ -249,6 +255,29 @@ pub fn parse(text: &str, path: &Path) -> anyhow::Result<SuiteDef> {
     Ok(def)
 }
 
+/// A name that becomes part of a path (the suite's `results/NAME`, file names of runs): not
+/// empty, no path separator, not `.` or `..` nor containing `..`, no control character.
+pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+    let why = if name.trim().is_empty() {
+        Some("is empty")
+    } else if name.contains('/') || name.contains('\\') {
+        Some("contains a path separator")
+    } else if name.contains("..") || name == "." {
+        Some("contains '..' or is '.'")
+    } else if name.chars().any(|c| c.is_control()) {
+        Some("contains a control character")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(format!(
+            "{what} name '{}' {why}; use letters, digits, '-', '_' and '.'",
+            name.escape_debug()
+        )),
+    }
+}
+
 fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
     let bad = |m: String| crate::error::usage(format!("suite file {}: {m}", path.display()));
     if def.tools.is_empty() {
@@ -257,11 +286,17 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
     if def.inputs.is_empty() {
         return Err(bad("no [[inputs]]; add at least one input set".into()));
     }
-    if def.repetitions == 0 {
-        return Err(bad("repetitions must be at least 1".into()));
+    if def.repetitions == 0 || def.repetitions > 100_000 {
+        return Err(bad(format!(
+            "repetitions = {} must be between 1 and 100000",
+            def.repetitions
+        )));
     }
     if def.resources.cores == 0 {
         return Err(bad("resources.cores must be at least 1".into()));
+    }
+    if let Some(n) = &def.name {
+        check_name("suite", n).map_err(&bad)?;
     }
     let mut names = std::collections::BTreeSet::new();
     for t in &def.tools {
@@ -271,11 +306,9 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
                 t.name
             )));
         }
-        if t.name.contains('/') || t.configs.iter().any(|c| c.name.contains('/')) {
-            return Err(bad(format!(
-                "tool '{}': names of tools and configurations must not contain '/'",
-                t.name
-            )));
+        check_name("tool", &t.name).map_err(&bad)?;
+        for c in &t.configs {
+            check_name(&format!("tool '{}': configuration", t.name), &c.name).map_err(&bad)?;
         }
         if shell_words::split(&t.command).map_or(true, |w| w.is_empty()) {
             return Err(bad(format!(
@@ -291,12 +324,7 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
                 s.name
             )));
         }
-        if s.name.contains('/') {
-            return Err(bad(format!(
-                "input set '{}': name must not contain '/'",
-                s.name
-            )));
-        }
+        check_name("input set", &s.name).map_err(&bad)?;
     }
     for r in def
         .classify

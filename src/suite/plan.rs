@@ -222,6 +222,7 @@ pub fn expand(def: &SuiteDef, file: &Path) -> anyhow::Result<SuitePlan> {
         name: def.name.clone().unwrap_or_else(|| {
             file.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
+                .filter(|n| super::def::check_name("suite", n).is_ok())
                 .unwrap_or_else(|| "suite".into())
         }),
         dir,

@@ -77,22 +77,23 @@ impl Writer {
 }
 
 /// Calls `f` for every complete record of `path`, streaming. A line that does not parse (the
-/// partial last line of a crash, or garbage) is skipped and counted; the count is returned.
+/// partial last line of a crash, invalid UTF-8, or garbage) is skipped and counted; the count is returned.
 pub fn for_each(path: &Path, mut f: impl FnMut(RunRecord)) -> io::Result<usize> {
     let file = File::open(path)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display())))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut bad = 0;
     loop {
         line.clear();
-        if reader.read_line(&mut line)? == 0 {
+        if reader.read_until(b'\n', &mut line)? == 0 {
             break;
         }
-        if line.trim().is_empty() {
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        match serde_json::from_str::<RunRecord>(&line) {
+        // Bytes, not a String: a line that is not UTF-8 is one bad line, not a failed read.
+        match serde_json::from_slice::<RunRecord>(&line) {
             Ok(r) => f(r),
             Err(_) => bad += 1,
         }

@@ -140,7 +140,16 @@ pub fn run_suite(
     for msg in rx {
         match msg {
             Msg::Done(r) => {
-                writer.write(&r)?;
+                if let Err(e) = writer.write(&r) {
+                    // Stop every slot (killing its run) and wait for them: never leave runs
+                    // or groups behind by returning early.
+                    cancel.store(true, Ordering::Relaxed);
+                    fatal.get_or_insert(format!(
+                        "cannot append to {}: {e}; measuring stopped, the finished runs before it are kept there; free space, then continue with --resume",
+                        results.display()
+                    ));
+                    continue;
+                }
                 outcomes.finished += 1;
                 *outcomes.counts.entry(r.category).or_default() += 1;
                 outcomes.score += r.score;

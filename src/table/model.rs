@@ -75,6 +75,41 @@ pub fn source_label(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
+/// The error for a result path that holds no suite run record: what it is instead.
+fn not_suite_results(given: &Path, file: &Path) -> anyhow::Error {
+    let head = std::fs::File::open(file)
+        .and_then(|f| {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::Read::take(f, 1 << 20), &mut v)?;
+            Ok(v)
+        })
+        .unwrap_or_default();
+    let what = if head.iter().all(|b| b.is_ascii_whitespace()) {
+        "empty (the suite finished no run)".to_string()
+    } else {
+        let w = crate::results::read::what_is(&head);
+        if w.starts_with("tare results") || w == "JSON, but not tare results" {
+            // A whole JSON document: tell tare run results apart.
+            match serde_json::from_slice::<serde_json::Value>(&head) {
+                Ok(v) if v.get("benchmarks").is_some() => {
+                    "results of `tare run` (read them with `tare report` or `tare compare`)".into()
+                }
+                _ => w,
+            }
+        } else {
+            w
+        }
+    };
+    crate::error::usage(format!(
+        "{} is {what}, not suite results; give a suite output directory or its results.jsonl",
+        if given == file {
+            given.display().to_string()
+        } else {
+            file.display().to_string()
+        }
+    ))
+}
+
 impl Table {
     /// Streams the given result files into a table. Column labels get the file's label as a
     /// prefix when there is more than one file.
@@ -88,6 +123,7 @@ impl Table {
             let label = source_label(p);
             t.sources.push(label.clone());
             let file = results_path(p);
+            let before = t.records;
             let bad = record::for_each(&file, |r| {
                 t.records += 1;
                 let ck = (si, r.tool.clone(), r.config.clone());
@@ -145,6 +181,9 @@ impl Table {
                 ))
             })?;
             t.skipped_lines += bad;
+            if t.records == before {
+                return Err(not_suite_results(p, &file));
+            }
         }
         let n = t.columns.len();
         // Columns in a stable order: by result file, then tool and configuration name.

@@ -1,0 +1,126 @@
+//! Reading results back (`tare compare`, `tare report`): one function that refuses anything
+//! that is not a results file this tare understands, in one line saying what the file is and
+//! what was expected — not JSON, a journal, suite results, a schema version it does not know,
+//! times that cannot have been measured (negative, not finite, a counted run of 0 s).
+
+use super::model::{Session, SCHEMA_VERSION};
+use crate::error::usage;
+use std::path::Path;
+
+const EXPECTED: &str = "give a results file written by `tare run --export-json FILE`";
+
+/// What a file that is not a results file looks like, in a few words.
+pub fn what_is(bytes: &[u8]) -> String {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return "binary data, not JSON".into();
+    };
+    if text.trim().is_empty() {
+        return "empty".into();
+    }
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let first_json = serde_json::from_str::<serde_json::Value>(first).ok();
+    if let Some(v) = &first_json {
+        if v.get("type").and_then(|t| t.as_str()) == Some("session") {
+            return "a tare journal (rebuild results from it with `tare recover` first)".into();
+        }
+        if v.get("key").is_some() && v.get("tool").is_some() && v.get("category").is_some() {
+            return "suite results (results.jsonl of `tare suite run`; read them with `tare table`)"
+                .into();
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) if v.get("benchmarks").is_some() && v.get("schema_version").is_some() => {
+            "tare results that do not fit this tare's schema".into()
+        }
+        Ok(v) if v.get("setups").is_some() || v.get("runs_per_setup").is_some() => {
+            "a plan from `tare plan --output`".into()
+        }
+        Ok(_) => "JSON, but not tare results".into(),
+        Err(_) if first_json.is_some() => "JSON lines, not tare results".into(),
+        Err(_) => "not JSON".into(),
+    }
+}
+
+/// Checks what a results file claims: a schema version this tare reads, and times that can
+/// have been measured. Returns one line on failure.
+pub fn check_session(s: &Session) -> Result<(), String> {
+    if s.schema_version == 0 || s.schema_version > SCHEMA_VERSION {
+        return Err(format!(
+            "results schema version {} (this tare reads 1 to {SCHEMA_VERSION}){}",
+            s.schema_version,
+            if s.schema_version > SCHEMA_VERSION {
+                "; it was written by a newer tare: upgrade tare"
+            } else {
+                ""
+            }
+        ));
+    }
+    for b in &s.benchmarks {
+        for r in &b.runs {
+            for (what, v) in [
+                ("wall_time", r.wall_time),
+                ("cpu_time", r.cpu_time),
+                ("user_time", r.user_time),
+                ("system_time", r.system_time),
+                ("start_offset", r.start_offset),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!(
+                        "run {} of '{}' has {what} {v}, which no measurement gives (the file was changed or damaged)",
+                        r.index, b.name
+                    ));
+                }
+            }
+            if r.counted && r.wall_time == 0.0 {
+                return Err(format!(
+                    "counted run {} of '{}' has a wall time of 0 s, which no measurement gives (the file was changed or damaged)",
+                    r.index, b.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads one results file; every failure is one line naming the file, what it is and what
+/// was expected (exit 2).
+pub fn load_session(path: &Path) -> anyhow::Result<Session> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        usage(format!(
+            "cannot read results file {}: {e}; check the path ({EXPECTED})",
+            path.display()
+        ))
+    })?;
+    // A journal's header line parses as a session too: tell them apart by its "type".
+    let session: Session = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .filter(|v| v.get("type").is_none())
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| {
+            usage(format!(
+                "{} is not a tare results file: it is {}; {EXPECTED}",
+                path.display(),
+                what_is(&bytes)
+            ))
+        })?;
+    check_session(&session).map_err(|e| usage(format!("{}: {e}; {EXPECTED}", path.display())))?;
+    Ok(session)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn says_what_a_file_is() {
+        assert_eq!(what_is(b"\xff\xfe"), "binary data, not JSON");
+        assert_eq!(what_is(b"hello"), "not JSON");
+        assert_eq!(what_is(b"  \n"), "empty");
+        assert!(what_is(b"{\"type\":\"session\"}\n{\"type\":\"run\"}").contains("journal"));
+        assert!(
+            what_is(b"{\"key\":\"k\",\"tool\":\"t\",\"category\":\"correct\"}\n")
+                .contains("suite results")
+        );
+        assert_eq!(what_is(b"[1,2]"), "JSON, but not tare results");
+    }
+}

@@ -1,0 +1,194 @@
+//! No input crashes tare or is silently accepted (issue 12): the committed corpus of nasty
+//! inputs in `tests/data/nasty/` — huge, negative, not-a-number and absurdly nested values,
+//! suite files that would write outside `results/`, files that are not what a command reads —
+//! each ends with exit 2 and one line saying what is wrong, before any run; never a panic.
+
+mod common;
+
+use common::tare;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nasty")
+}
+
+/// Exit 2, no panic, and tare's own errors on one line.
+fn refused(out: &Output, what: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    if err.starts_with("tare: error:") {
+        assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
+    } else {
+        // clap's own usage errors (a value that looks like a flag).
+        assert!(err.starts_with("error:"), "{what}: {err}");
+    }
+}
+
+#[test]
+fn nasty_arguments_are_refused_in_one_line() {
+    let text = std::fs::read_to_string(corpus().join("args.jsonl")).unwrap();
+    let mut n = 0;
+    for line in text.lines() {
+        let args: Vec<String> = serde_json::from_str(line).unwrap();
+        let mut c = tare();
+        c.arg(&args[0]).args(["--style", "none"]).args(&args[1..]);
+        let out = c.output().unwrap();
+        refused(&out, &line.chars().take(120).collect::<String>());
+        n += 1;
+    }
+    assert!(n >= 30);
+}
+
+#[test]
+fn nasty_suite_files_are_refused_in_one_line() {
+    let mut n = 0;
+    for e in std::fs::read_dir(corpus().join("suites"))
+        .unwrap()
+        .flatten()
+    {
+        let out = tare()
+            .args(["suite", "check"])
+            .arg(e.path())
+            .output()
+            .unwrap();
+        refused(&out, &e.path().display().to_string());
+        n += 1;
+    }
+    assert!(n >= 10);
+}
+
+#[test]
+fn a_suite_never_writes_outside_its_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["../../x", "", ".", "..", "a/b", "..x"] {
+        let f = dir.path().join("s.toml");
+        std::fs::write(
+            &f,
+            format!(
+                "name = {name:?}\n[isolation]\nenabled = false\n[[tool]]\nname = \"t\"\ncommand = \"true {{input}}\"\n[[inputs]]\nname = \"i\"\nfiles = [\"s.toml\"]\n"
+            ),
+        )
+        .unwrap();
+        let out = tare()
+            .current_dir(dir.path())
+            .args(["suite", "run", "-q", "s.toml"])
+            .output()
+            .unwrap();
+        refused(&out, name);
+        assert!(!dir.path().join("results").exists(), "{name}");
+    }
+    assert!(!dir.path().parent().unwrap().join("x").exists());
+}
+
+fn results(name: &str) -> PathBuf {
+    corpus().join("results").join(name)
+}
+
+#[test]
+fn compare_and_report_refuse_what_is_not_results_and_say_what_it_is() {
+    let good = results("good.json");
+    for (file, says) in [
+        ("schema-999.json", "schema version 999"),
+        ("schema-0.json", "schema version 0"),
+        ("negative-times.json", "wall_time -0.15"),
+        ("zero-times.json", "wall time of 0 s"),
+        ("notjson.txt", "is not JSON"),
+        ("binary.bin", "binary data"),
+        ("empty.json", "is empty"),
+        ("nested.json", "is not JSON"),
+        ("a.json.journal", "is a tare journal"),
+        ("suite-results.jsonl", "is suite results"),
+    ] {
+        let bad = results(file);
+        for out in [
+            tare().arg("compare").arg(&good).arg(&bad).output().unwrap(),
+            tare().arg("compare").arg(&bad).arg(&good).output().unwrap(),
+            tare().arg("report").arg(&bad).output().unwrap(),
+        ] {
+            refused(&out, file);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(file) && err.contains(says), "{file}: {err}");
+            assert!(
+                out.stdout.is_empty(),
+                "{file}: nothing printed as if it were fine"
+            );
+        }
+    }
+    let ok = tare()
+        .arg("compare")
+        .arg(&good)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
+#[test]
+fn table_refuses_what_is_not_suite_results_so_a_ci_gate_cannot_pass_on_the_wrong_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("good");
+    std::fs::create_dir(&suite).unwrap();
+    std::fs::copy(results("suite-results.jsonl"), suite.join("results.jsonl")).unwrap();
+    let ok = tare()
+        .arg("table")
+        .arg(&suite)
+        .arg("--dump")
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("results.jsonl"), "").unwrap();
+    for (bad, says) in [
+        (results("notjson.txt"), "is not JSON"),
+        (results("good.json"), "results of `tare run`"),
+        (results("binary.bin"), "binary data"),
+        (results("a.json.journal"), "tare journal"),
+        (empty.clone(), "empty"),
+        (dir.path().join("missing"), "cannot read"),
+    ] {
+        let out = tare()
+            .arg("table")
+            .arg(&suite)
+            .arg(&bad)
+            .arg("--dump")
+            .output()
+            .unwrap();
+        refused(&out, &bad.display().to_string());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{}: {err}", bad.display());
+    }
+}
+
+#[test]
+fn a_session_without_a_counted_run_does_not_exit_0() {
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "-i",
+            "--runs",
+            "3",
+            "--wall-limit",
+            "0.05",
+            "--",
+            "sleep",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("no counted run"), "{err}");
+}
