@@ -312,6 +312,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         output: Sink::Null,
         ignore_failure: false,
         shell: "/bin/sh".into(),
+        actions: Default::default(),
         analysis: Analysis {
             reference: 0,
             welch: false,

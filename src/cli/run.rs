@@ -100,6 +100,12 @@ pub struct RunArgs {
     /// Shell command run once after each command's runs.
     #[arg(long, value_name = "CMD")]
     cleanup: Option<String>,
+    /// Wall-time limit of each --setup/--cleanup/--prepare/--conclude action (default 10min; "none" for no limit).
+    #[arg(long, value_name = "DURATION")]
+    action_timeout: Option<String>,
+    /// Leave what actions start in the background running (e.g. a server started by --setup); by default it is killed when the action ends.
+    #[arg(long)]
+    keep_action_daemons: bool,
     /// File given to every run as standard input (default: nothing).
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
@@ -961,6 +967,17 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         output,
         ignore_failure: a.ignore_failure,
         shell,
+        actions: crate::plan::ActionPolicy {
+            timeout: match a.action_timeout.as_deref() {
+                None => crate::plan::ActionPolicy::default().timeout,
+                Some("none") => None,
+                Some(t) => Some(
+                    units::parse_duration(t)
+                        .map_err(|e| usage(format!("--action-timeout: {e}")))?,
+                ),
+            },
+            keep_daemons: a.keep_action_daemons,
+        },
         analysis,
         machine: countermeasures,
         setups,

@@ -2,13 +2,88 @@
 //! `--conclude` around every run. They run through the shell, in the runs' environment and
 //! working directory, with their output discarded; a failing action stops the session with
 //! its exit code and the last line it printed on stderr.
+//!
+//! Each action runs like a run: in a group of its own through the session's executor, under
+//! the plan's action wall limit, and whatever it leaves running is killed when it ends
+//! (`--keep-action-daemons` runs it as a plain child instead, so its daemons live on).
 
 use crate::error::UserError;
+use crate::exec::{Executor, Limits, RunSpec, Sink};
 use crate::plan::Plan;
+use crate::results::Termination;
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
 
 /// Runs `script` with the plan's shell; `what` names the option for the error message.
-pub fn run_action(plan: &Plan, what: &str, script: &str) -> anyhow::Result<()> {
+pub fn run_action(
+    plan: &Plan,
+    exec: &Executor,
+    cancel: &AtomicBool,
+    what: &str,
+    script: &str,
+) -> anyhow::Result<()> {
+    if plan.actions.keep_daemons {
+        return run_plain(plan, what, script);
+    }
+    let err_file = tempfile::NamedTempFile::new()
+        .map_err(|e| anyhow::anyhow!("cannot make a temporary file for {what}'s stderr: {e}"))?;
+    let spec = RunSpec {
+        argv: vec![plan.shell.clone().into(), "-c".into(), script.into()],
+        cwd: plan.cwd.clone(),
+        env: plan.env.clone(),
+        stdin: crate::exec::Input::Null,
+        stdout: Sink::Null,
+        stderr: Sink::File(err_file.path().to_path_buf()),
+        limits: Limits {
+            wall: plan.actions.timeout,
+            ..Limits::default()
+        },
+        // The runs' cores: the executor keeps one set of groups per core set.
+        cores: plan.cores.clone(),
+        priority: Default::default(),
+        isolation: None,
+        aslr_off: false,
+    };
+    let m = exec.run(&spec, cancel).map_err(|e| {
+        UserError::usage(format!(
+            "cannot run {what} command '{script}' with {}: {e}",
+            plan.shell
+        ))
+    })?;
+    let stderr = std::fs::read(err_file.path()).unwrap_or_default();
+    let status = match (m.termination, m.exit_code, m.signal) {
+        (Termination::Exit, Some(0), _) => return Ok(()),
+        (Termination::Wall, _, _) => format!(
+            "did not finish within --action-timeout {}",
+            humantime::format_duration(plan.actions.timeout.unwrap_or_default())
+        ),
+        (_, Some(c), _) => format!("failed with exit code {c}"),
+        _ => "was killed by a signal".to_string(),
+    };
+    Err(failure(what, script, &status, &stderr))
+}
+
+fn failure(what: &str, script: &str, status: &str, stderr: &[u8]) -> anyhow::Error {
+    let last = String::from_utf8_lossy(stderr)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let detail = if last.is_empty() {
+        String::new()
+    } else {
+        format!(" ({last})")
+    };
+    UserError::run_failed(format!(
+        "{what} command '{script}' {status}{detail}; fix it or remove {what}"
+    ))
+    .into()
+}
+
+/// `--keep-action-daemons`: a plain child of tare, whose background processes live on.
+fn run_plain(plan: &Plan, what: &str, script: &str) -> anyhow::Result<()> {
     let mut cmd = Command::new(&plan.shell);
     cmd.arg("-c")
         .arg(script)
@@ -17,38 +92,27 @@ pub fn run_action(plan: &Plan, what: &str, script: &str) -> anyhow::Result<()> {
     if let Some(dir) = &plan.cwd {
         cmd.current_dir(dir);
     }
-    let out = cmd
+    // stderr to a file, not a pipe: a daemon that inherits a pipe would keep `output` waiting.
+    let err_file = tempfile::NamedTempFile::new()
+        .map_err(|e| anyhow::anyhow!("cannot make a temporary file for {what}'s stderr: {e}"))?;
+    let status = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
+        .stderr(Stdio::from(err_file.reopen()?))
+        .status()
         .map_err(|e| {
             UserError::usage(format!(
                 "cannot run {what} command '{script}' with {}: {e}",
                 plan.shell
             ))
         })?;
-    if !out.status.success() {
-        let last = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        let status = out
-            .status
-            .code()
-            .map_or_else(|| "a signal".to_string(), |c| format!("exit code {c}"));
-        let detail = if last.is_empty() {
-            String::new()
-        } else {
-            format!(" ({last})")
-        };
-        return Err(UserError::run_failed(format!(
-            "{what} command '{script}' failed with {status}{detail}; fix it or remove {what}"
-        ))
-        .into());
+    if status.success() {
+        return Ok(());
     }
-    Ok(())
+    let stderr = std::fs::read(err_file.path()).unwrap_or_default();
+    let st = status.code().map_or_else(
+        || "was killed by a signal".to_string(),
+        |c| format!("failed with exit code {c}"),
+    );
+    Err(failure(what, script, &st, &stderr))
 }

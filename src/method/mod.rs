@@ -302,7 +302,7 @@ impl Runner<'_> {
             let bp = &self.plan.benchmarks[i];
             obs.started(benches, Some(i));
             if let Some(s) = &bp.setup {
-                run_action(self.plan, "--setup", s)?;
+                run_action(self.plan, self.exec, self.cancel, "--setup", s)?;
             }
             let step = self.warm_up(bp, benches, i, obs)?;
             if let Step::Interrupted = step {
@@ -320,7 +320,7 @@ impl Runner<'_> {
                 }
             }
             if let Some(c) = &bp.cleanup {
-                run_action(self.plan, "--cleanup", c)?;
+                run_action(self.plan, self.exec, self.cancel, "--cleanup", c)?;
             }
             obs.finished(benches, Some(i));
         }
@@ -334,7 +334,7 @@ impl Runner<'_> {
     ) -> anyhow::Result<Step> {
         for bp in &self.plan.benchmarks {
             if let Some(s) = &bp.setup {
-                run_action(self.plan, "--setup", s)?;
+                run_action(self.plan, self.exec, self.cancel, "--setup", s)?;
             }
         }
         for (i, bp) in self.plan.benchmarks.iter().enumerate() {
@@ -374,7 +374,7 @@ impl Runner<'_> {
         }
         for bp in &self.plan.benchmarks {
             if let Some(c) = &bp.cleanup {
-                run_action(self.plan, "--cleanup", c)?;
+                run_action(self.plan, self.exec, self.cancel, "--cleanup", c)?;
             }
         }
         obs.finished(benches, None);
@@ -466,7 +466,7 @@ impl Runner<'_> {
             f
         });
         if let Some(p) = &bp.prepare {
-            run_action(self.plan, "--prepare", p)?;
+            run_action(self.plan, self.exec, self.cancel, "--prepare", p)?;
         }
         let spec = RunSpec {
             argv: spec_argv,
@@ -506,7 +506,7 @@ impl Runner<'_> {
             return Ok(Step::Interrupted);
         }
         if let Some(c) = &bp.conclude {
-            run_action(self.plan, "--conclude", c)?;
+            run_action(self.plan, self.exec, self.cancel, "--conclude", c)?;
         }
         let ok_exit = m.termination == Termination::Exit
             && (m.exit_code == Some(0) || self.plan.ignore_failure);

@@ -79,6 +79,26 @@ pub struct Countermeasures {
     pub exclude_interfered: bool,
 }
 
+/// Actions (`--setup`, `--cleanup`, `--prepare`, `--conclude`) run in a group of their own,
+/// like runs: under a wall limit, and whatever they leave running is killed when they end,
+/// unless the user keeps it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ActionPolicy {
+    /// Wall-time limit of one action (`None`: no limit).
+    pub timeout: Option<Duration>,
+    /// Leave the processes an action starts in the background running (outside any group).
+    pub keep_daemons: bool,
+}
+
+impl Default for ActionPolicy {
+    fn default() -> Self {
+        ActionPolicy {
+            timeout: Some(Duration::from_secs(600)),
+            keep_daemons: false,
+        }
+    }
+}
+
 /// Everything a session needs, validated.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -96,6 +116,8 @@ pub struct Plan {
     pub ignore_failure: bool,
     /// Shell used for setup/cleanup/prepare/conclude (and the commands with `--shell`).
     pub shell: String,
+    /// How setup/cleanup/prepare/conclude actions are confined.
+    pub actions: ActionPolicy,
     pub analysis: Analysis,
     pub machine: Countermeasures,
     /// Randomized setups (`--randomize`, `--setups`, `--replay-setup`), if any.

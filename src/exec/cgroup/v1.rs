@@ -189,7 +189,7 @@ impl Backend for V1 {
     }
 
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
-        let shared = self.shared_for(limits.pids, cores)?;
+        let shared = self.shared_for(cores)?;
         self.prime();
         // A group that is not empty would mix another run's processes into this one; the
         // previous run's kill proved it empty unless nothing has run yet.
@@ -233,9 +233,24 @@ impl Backend for V1 {
                 }
             }
         };
+        // A task limit counts this run alone: a fresh pids group per run. In a reused group,
+        // processes killed at the end of earlier runs but not yet reaped by their new parent
+        // (zombies still count in pids.current) would eat into the next run's limit.
+        let pids = match (&self.pids, limits.pids) {
+            (Some(parent), Some(max)) => {
+                let dir = Dir::make(parent, &group_name())?;
+                write_file(&dir.path.join("pids.max"), &max.to_string())?;
+                let procs = OpenOptions::new()
+                    .write(true)
+                    .open(dir.path.join("cgroup.procs"))?;
+                Some((procs, dir))
+            }
+            _ => None,
+        };
         Ok(Box::new(V1Group {
             shared,
             memory,
+            pids,
             baseline,
             memsw: self.memsw,
             done: false,
@@ -268,8 +283,8 @@ impl V1 {
         }
     }
 
-    fn shared_for(&self, pids: Option<u64>, cores: Option<&[usize]>) -> io::Result<Rc<Shared>> {
-        let key = (pids, cores.map(<[usize]>::to_vec));
+    fn shared_for(&self, cores: Option<&[usize]>) -> io::Result<Rc<Shared>> {
+        let key = cores.map(<[usize]>::to_vec);
         let mut slot = self.shared.borrow_mut();
         if let Some(s) = slot.as_ref() {
             if s.key == key {
@@ -280,17 +295,6 @@ impl V1 {
         let name = group_name();
         let cpuacct = Dir::make(&self.cpuacct, &name)?;
         let freezer = Dir::make(&self.freezer, &name)?;
-        let pids_dir = match &self.pids {
-            Some(p) => {
-                let d = Dir::make(p, &name)?;
-                write_file(
-                    &d.path.join("pids.max"),
-                    &pids.map_or("max".to_string(), |m| m.to_string()),
-                )?;
-                Some(d)
-            }
-            None => None,
-        };
         let cpuset_dir = match (&self.cpuset, cores) {
             (Some(p), Some(cores)) => {
                 let d = Dir::make(p, &name)?;
@@ -310,14 +314,9 @@ impl V1 {
             _ => None,
         };
         let mut procs = Vec::new();
-        for d in [
-            Some(&cpuacct),
-            Some(&freezer),
-            pids_dir.as_ref(),
-            cpuset_dir.as_ref(),
-        ]
-        .into_iter()
-        .flatten()
+        for d in [Some(&cpuacct), Some(&freezer), cpuset_dir.as_ref()]
+            .into_iter()
+            .flatten()
         {
             procs.push(
                 OpenOptions::new()
@@ -342,7 +341,6 @@ impl V1 {
         let freezer_path = freezer.path.clone();
         let cpuacct_path = cpuacct.path.clone();
         let mut dirs = vec![cpuacct, freezer, memory];
-        dirs.extend(pids_dir);
         dirs.extend(cpuset_dir);
         let s = Rc::new(Shared {
             key,
@@ -388,7 +386,7 @@ impl Drop for Dir {
 
 /// Groups shared by consecutive runs of one configuration (empty between runs).
 struct Shared {
-    key: (Option<u64>, Option<Vec<usize>>),
+    key: Option<Vec<usize>>,
     usage: ControlFile,
     /// `user N` / `system N` in clock ticks: the sampled split.
     stat: ControlFile,
@@ -463,6 +461,9 @@ enum RunMemory {
 struct V1Group {
     shared: Rc<Shared>,
     memory: RunMemory,
+    /// The run's own pids group when it has a task limit (removed with the run; the file
+    /// is closed before the directory).
+    pids: Option<(File, Dir)>,
     baseline: CpuCounters,
     memsw: bool,
     /// `destroy` ran (otherwise dropping kills and cleans up).
@@ -476,6 +477,7 @@ impl RunGroup for V1Group {
             RunMemory::Shared { .. } => fds.push(self.shared.mem_procs.as_raw_fd()),
             RunMemory::Fresh { procs, .. } => fds.extend(procs.iter().map(|f| f.as_raw_fd())),
         }
+        fds.extend(self.pids.iter().map(|(f, _)| f.as_raw_fd()));
         ChildSetup {
             procs_fds: fds,
             ..Default::default()
@@ -590,6 +592,12 @@ impl RunGroup for V1Group {
 
     fn destroy(&mut self) -> io::Result<()> {
         self.done = true;
+        if let Some((procs, dir)) = self.pids.take() {
+            drop(procs);
+            let path = dir.path.clone();
+            std::mem::forget(dir);
+            remove_dir_retrying(&path)?;
+        }
         match &mut self.memory {
             RunMemory::Fresh { dir, procs } => {
                 *procs = None;

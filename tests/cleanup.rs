@@ -167,3 +167,108 @@ fn group_names_differ_between_sessions_with_the_same_pid() {
     assert!(a.wait().unwrap().success());
     assert!(b.wait().unwrap().success());
 }
+
+#[test]
+fn what_actions_start_does_not_outlive_them() {
+    if !v1() {
+        eprintln!("skipped: needs root and cgroup v1");
+        return;
+    }
+    for (opt, marker) in [
+        ("--prepare", "73.11"),
+        ("--conclude", "73.12"),
+        ("--setup", "73.13"),
+        ("--cleanup", "73.14"),
+    ] {
+        let out = tare()
+            .args(["run", "--style", "none", "--runs", "2", opt])
+            .arg(format!("setsid sleep {marker} & sleep {marker} & true"))
+            .arg("/bin/true")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{opt}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            survivors(&format!("sleep {marker}")).is_empty(),
+            "{opt} left {:?}",
+            survivors(&format!("sleep {marker}"))
+        );
+    }
+    // Asked for, they live on.
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "1",
+            "--keep-action-daemons",
+        ])
+        .args(["--setup", "sleep 73.15 &", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(survivors("sleep 73.15").len(), 1);
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", "sleep 73.15"])
+        .status();
+}
+
+#[test]
+fn a_hanging_action_is_stopped_by_its_limit() {
+    if !v1() {
+        eprintln!("skipped: needs root and cgroup v1");
+        return;
+    }
+    let t = Instant::now();
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "--action-timeout",
+            "300ms",
+        ])
+        .args(["--prepare", "sleep 74.2", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--action-timeout"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert!(survivors("sleep 74.2").is_empty());
+}
+
+#[test]
+fn a_pids_limit_counts_only_its_own_run() {
+    if !v1() {
+        eprintln!("skipped: needs root and cgroup v1");
+        return;
+    }
+    // Each run leaves three sleepers, killed when it ends; in a reused pids group their
+    // unreaped remains made a later run fail with "Cannot fork".
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "40",
+            "--pids-limit",
+            "10",
+            "--",
+        ])
+        .args(["sh", "-c", "sleep 5 & sleep 5 & sleep 5 & sleep 0.01"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
