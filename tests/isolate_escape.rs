@@ -71,9 +71,10 @@ struct Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
+        // The helper names the files it writes on the host after the host process's pid.
+        let pid = self.sleeper.id();
         let _ = self.sleeper.kill();
         let _ = self.sleeper.wait();
-        let pid = std::process::id();
         let _ = std::fs::remove_file(format!("/root/tare-escape-{pid}"));
         let _ = std::fs::remove_file(format!("/tare-escape-{pid}"));
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -178,7 +179,7 @@ fn check(f: &mut Fixture, how: &str) {
         f.sleeper.try_wait().unwrap().is_none(),
         "{how}: the host process was killed"
     );
-    let pid = std::process::id();
+    let pid = f.sleeper.id();
     assert!(!Path::new(&format!("/root/tare-escape-{pid}")).exists());
     assert!(!Path::new(&format!("/tare-escape-{pid}")).exists());
     assert_eq!(
