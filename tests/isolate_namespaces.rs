@@ -83,7 +83,7 @@ fn no_network_but_private_loopback() {
          if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo HOST=reached; else echo HOST=refused; fi; \
          (exec 3<>/dev/tcp/127.0.0.1/1) 2>&1 | grep -q refused && echo LO=up"
     );
-    let (m, out) = run_script(Isolation::default(), &script, &dir);
+    let (m, out) = run_script(Isolation::default(), &script, dir);
     assert!(m.succeeded(), "{m:?} {out}");
     let ifs: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("IF=")).collect();
     assert_eq!(ifs, vec!["lo"], "{out}");
@@ -95,7 +95,7 @@ fn no_network_but_private_loopback() {
         network: true,
         ..Default::default()
     };
-    let (_, out) = run_script(with_net, &script, &dir);
+    let (_, out) = run_script(with_net, &script, dir);
     assert!(out.contains("HOST=reached"), "{out}");
 }
 
@@ -110,7 +110,7 @@ fn sees_and_signals_only_its_own_processes() {
          if kill -0 {me} 2>/dev/null; then echo KILL=ok; else echo KILL=failed; fi; \
          test -d /proc/{me} && echo SEES=yes || echo SEES=no; hostname"
     );
-    let (m, out) = run_script(Isolation::default(), &script, &dir);
+    let (m, out) = run_script(Isolation::default(), &script, dir);
     assert!(m.succeeded(), "{m:?} {out}");
     assert!(
         out.contains("PID=2\n"),
@@ -151,7 +151,7 @@ fn file_system_is_read_only_except_writable_dirs_and_tmp_is_private() {
         writable: vec![writable.clone()],
         ..Default::default()
     };
-    let (m, out) = run_script(iso, &script, &dir);
+    let (m, out) = run_script(iso, &script, dir);
     assert!(m.succeeded(), "{m:?} {out}");
     assert!(
         out.contains(&format!("W={}=refused", in_repo.display())),
@@ -230,7 +230,7 @@ fn result_files_are_collected_from_the_workdir() {
     need_root!();
     let scratch_dir = scratch("results");
     let dir = scratch_dir.path();
-    let wd = Workdir::create(&dir, "work").unwrap();
+    let wd = Workdir::create(dir, "work").unwrap();
     let iso = Isolation {
         result_files: vec!["*.out".into()],
         workdir: Some(wd.path().to_path_buf()),
@@ -264,16 +264,16 @@ fn exit_status_signals_and_accounting_survive_isolation() {
     need_root!();
     let scratch_dir = scratch("acct");
     let dir = scratch_dir.path();
-    let (m, _) = run_script(Isolation::default(), "exit 7", &dir);
+    let (m, _) = run_script(Isolation::default(), "exit 7", dir);
     assert_eq!(m.exit_code, Some(7));
-    let (m, _) = run_script(Isolation::default(), "kill -SEGV $$", &dir);
+    let (m, _) = run_script(Isolation::default(), "kill -SEGV $$", dir);
     assert_eq!(m.signal, Some(libc_sigsegv()), "{m:?}");
     // 64 MB written to the private /tmp (tmpfs) is charged to the run's memory cgroup; a
     // busy loop is charged as CPU time.
     let (m, out) = run_script(
         Isolation::default(),
         "head -c 64000000 /dev/zero > /tmp/big; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done",
-        &dir,
+        dir,
     );
     assert!(m.succeeded(), "{m:?} {out}");
     assert!(m.cpu().as_secs_f64() > 0.05, "{m:?}");

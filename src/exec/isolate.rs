@@ -220,10 +220,7 @@ impl FailureReport {
             _ => "setting up".to_string(),
         };
         let os = io::Error::from_raw_os_error(errno);
-        io::Error::new(
-            io::ErrorKind::Other,
-            format!("isolation failed while {what}: {os}"),
-        )
+        io::Error::other(format!("isolation failed while {what}: {os}"))
     }
 }
 
