@@ -7,12 +7,13 @@
 //! child does before exec.
 //!
 //! How (decided, so that nothing allocates between fork and exec): the parent prepares every
-//! path as a C string ([`Prepared::new`]); in the forked child, [`Prepared::enter`] calls
-//! `unshare` and forks twice more, because a new PID namespace applies to children only and a
-//! fresh `/proc` must be mounted from inside it:
+//! path as a C string ([`Prepared::new`]); in the forked child, [`Prepared::enter`] clones
+//! into the new namespaces and forks once more, because a new PID namespace applies to
+//! children only and a fresh `/proc` must be mounted from inside it:
 //!
 //! ```text
-//! intermediate (host pid tare waits for) ── init (PID 1: mounts, lo up, reaps) ── tool (PID 2)
+//! intermediate (host pid tare waits for; maps ids) ── init (PID 1: mounts, lo up, reaps)
+//!   ── tool (PID 2: drops privileges, execs)
 //! ```
 //!
 //! Only the tool's process returns from `enter`; it then joins the run's cgroups and execs.
@@ -35,8 +36,14 @@
 //! charged to the run's memory cgroup (tmpfs pages are charged to the process that writes
 //! them): they count against `--memory-limit` and in peak memory.
 //!
-//! Root uses no user namespace; other users get one mapping their own uid and gid (not tested
-//! in CI, which runs as root). Needs Linux ≥ 5.12.
+//! Identity (threat model: `docs/isolation.md`): every run gets a user namespace. As root, its
+//! uid/gid 0 is host [`TOOL_HOST_ID`], an unprivileged id no account uses, and the writable
+//! directories are ID-mapped to it (so the tool writes there as root's files, and nowhere
+//! else); other users are mapped to themselves. The intermediate, still in the host's
+//! namespaces, writes the maps and ID-maps the clones while init waits on a pipe. The tool
+//! drops every capability for good before exec (locked securebits, empty bounding set,
+//! `no_new_privs`) and, with Landlock ABI ≥ 6, may not reach abstract sockets or signal
+//! processes outside the run. Needs Linux ≥ 5.12 (ID-mapped mounts; Landlock scopes ≥ 6.12).
 
 pub mod files;
 pub mod sys;
