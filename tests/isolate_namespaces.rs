@@ -348,3 +348,30 @@ fn a_failed_setup_step_is_named_not_taken_for_a_missing_program() {
     assert!(!e.contains("not found"), "{e}");
     assert!(!e.contains('\n'), "{e}");
 }
+
+#[test]
+fn a_program_the_unprivileged_tool_cannot_reach_is_named_before_the_run() {
+    need_root!();
+    // As root, the isolated tool is an unprivileged host user: a program in a directory of
+    // mode 0700 cannot be executed, and tare says why instead of "permission denied".
+    let dir = scratch("prog");
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::copy("/bin/true", private.join("prog")).unwrap();
+    std::fs::set_permissions(
+        &private,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let mut spec = RunSpec::new([private.join("prog")]);
+    spec.cwd = Some(PathBuf::from("/"));
+    spec.isolation = Some(Isolation::default());
+    let e = format!(
+        "{:#}",
+        executor().run(&spec, &AtomicBool::new(false)).unwrap_err()
+    );
+    assert!(
+        e.contains("unprivileged user") && e.contains(&format!("chmod o+x {}", private.display())),
+        "{e}"
+    );
+}

@@ -161,6 +161,9 @@ pub struct Prepared {
     memory_mask: Option<Vec<libc::c_ulong>>,
     /// Landlock ABI ≥ 6: scope abstract Unix sockets and signals to the run.
     landlock: bool,
+    /// For [`Prepared::check_program`] (root only): the private tmpfs mount points, the
+    /// re-attached directories and those of them the tool owns (ID-mapped).
+    paths: Option<(Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)>,
     /// Failure report pipe (read end kept for [`Prepared::failure_report`], write end used by
     /// the child); both close-on-exec.
     report: (OwnedFd, OwnedFd),
@@ -463,7 +466,9 @@ impl Prepared {
         let (r, w) = sys::pipe_nonblocking()?;
         // SAFETY: both fds were just created by pipe2 and are owned by nothing else.
         let report = unsafe { (OwnedFd::from_raw_fd(r), OwnedFd::from_raw_fd(w)) };
+        let paths = root.then(|| (tmpfs.clone(), dir_paths.clone(), owned.clone()));
         Ok(Prepared {
+            paths,
             flags,
             users,
             tmpfs: tmpfs_prepared,
@@ -474,6 +479,43 @@ impl Prepared {
             landlock: sys::landlock_abi() >= 6,
             report,
         })
+    }
+
+    /// Checks that the isolated tool can execute `program` (resolved in PATH): visible in
+    /// the run's layout and, for a root tare, executable by others on a path others may enter
+    /// (the tool is an unprivileged host user). Errors are one line naming the fix.
+    pub fn check_program(&self, program: &Path) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let Some((tmpfs, dirs, owned)) = &self.paths else {
+            return Ok(());
+        };
+        let Ok(p) = program.canonicalize() else {
+            return Ok(());
+        };
+        if tmpfs.iter().any(|t| p.starts_with(t)) && !dirs.iter().any(|d| p.starts_with(d)) {
+            return Err(invalid(format!(
+                "program {} is hidden in isolated runs (private /tmp, /run, /dev/shm or hidden home); install it elsewhere or make its directory --readable",
+                p.display()
+            )));
+        }
+        let fresh: Vec<PathBuf> = p
+            .ancestors()
+            .skip(1)
+            .filter(|a| tmpfs.iter().any(|t| a.starts_with(t)))
+            .map(Path::to_path_buf)
+            .collect();
+        if let Some(parent) = p.parent() {
+            reachable_by_tool(parent, "program directory", &fresh, owned)?;
+        }
+        let meta = p.metadata()?;
+        if meta.mode() & 0o001 == 0 && !owned.iter().any(|o| p.starts_with(o)) {
+            return Err(invalid(format!(
+                "program {}: an isolated run executes it as an unprivileged user (host uid {TOOL_HOST_ID}), but it is not executable by others (mode {:o}); chmod o+rx it",
+                p.display(),
+                meta.mode() & 0o7777
+            )));
+        }
+        Ok(())
     }
 
     /// What the parent needs to name the step that failed when the spawn fails (the child

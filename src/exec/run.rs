@@ -111,7 +111,12 @@ fn build_isolated_command(
         None => None,
     };
     let report = match &isolation {
-        Some(iso) => iso.failure_report()?,
+        Some(iso) => {
+            if let Ok(path) = spawn::resolve(program, &spec.env, spec.cwd.as_deref()) {
+                iso.check_program(&path)?;
+            }
+            iso.failure_report()?
+        }
         None => return Err(io::Error::other("isolated command without isolation")),
     };
     // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
