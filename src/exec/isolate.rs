@@ -161,6 +161,8 @@ pub struct Prepared {
     memory_mask: Option<Vec<libc::c_ulong>>,
     /// Landlock ABI ≥ 6: scope abstract Unix sockets and signals to the run.
     landlock: bool,
+    /// The highest capability number of this kernel (for the bounding set).
+    last_cap: u32,
     /// For [`Prepared::check_program`] (root only): the private tmpfs mount points, the
     /// re-attached directories and those of them the tool owns (ID-mapped).
     paths: Option<(Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)>,
@@ -477,6 +479,10 @@ impl Prepared {
             cwd: cstring(&cwd)?,
             memory_mask,
             landlock: sys::landlock_abi() >= 6,
+            last_cap: std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(63),
             report,
         })
     }
@@ -674,7 +680,7 @@ impl Prepared {
             }
             self.step(step::LANDLOCK, 0, sys::landlock_scope())?;
         }
-        self.step(step::PRIVILEGES, 0, sys::drop_privileges())
+        self.step(step::PRIVILEGES, 0, sys::drop_privileges(self.last_cap))
     }
 
     fn mount_layout(&self, fds: &[libc::c_int; MAX_WRITABLE]) -> io::Result<()> {

@@ -115,6 +115,28 @@ int main(int argc, char **argv) {
         connect_to(name, argv[i], 0);
     }
     const char *abstract = argv[i + 1], *setuid_copy = argv[i + 2];
+
+    /* The tool's own privileges: any capability, no_new_privs off, or host uid 0. */
+    {
+        char line[256];
+        int caps = 0, nnp = 0;
+        FILE *f = fopen("/proc/self/status", "r");
+        while (f && fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "Cap", 3) && strtoull(strchr(line, ':') + 1, NULL, 16) != 0)
+                caps = 1;
+            if (!strncmp(line, "NoNewPrivs:", 11)) nnp = atoi(line + 11);
+        }
+        if (f) fclose(f);
+        report("TOOL_HAS_CAPABILITIES", caps, EPERM);
+        report("TOOL_CAN_GAIN_PRIVILEGES", !nnp, EPERM);
+        unsigned inside = 1, outside = 1;
+        f = fopen("/proc/self/uid_map", "r");
+        if (f && fscanf(f, "%u %u", &inside, &outside) == 2 && outside == 0)
+            report("TOOL_IS_HOST_ROOT", 1, 0);
+        else
+            report("TOOL_IS_HOST_ROOT", 0, EPERM);
+        if (f) fclose(f);
+    }
     connect_to("ABSTRACT_SOCKET", abstract, 1);
 
     remount_and_write("", hostdir);

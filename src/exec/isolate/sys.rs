@@ -24,12 +24,6 @@ fn check_int(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-/// `unshare(2)` with `flags` (CLONE_NEW*).
-pub fn unshare(flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: unshare takes plain flags and touches no memory of ours.
-    check_int(unsafe { libc::unshare(flags) }).map(drop)
-}
-
 /// `fork(2)`; returns 0 in the child and the child's pid in the parent.
 ///
 /// Only for use in an already-forked, single-threaded child (between fork and exec), where
@@ -521,8 +515,10 @@ const SECUREBITS_LOCKED_DOWN: libc::c_ulong = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 |
 /// Drops every capability for good: locked securebits (uid 0 gains nothing on exec), an empty
 /// bounding set, no ambient capabilities, `no_new_privs` (set-user-ID bits and file
 /// capabilities are ignored on exec), then empty effective, permitted and inheritable sets.
-/// Needs CAP_SETPCAP in the current user namespace for the first two steps.
-pub fn drop_privileges() -> io::Result<()> {
+/// `last_cap` is the highest capability the kernel knows (`/proc/sys/kernel/cap_last_cap`,
+/// read before the fork). Needs CAP_SETPCAP in the current user namespace for the first two
+/// steps.
+pub fn drop_privileges(last_cap: u32) -> io::Result<()> {
     // SAFETY: prctl and capset with plain integers and a valid header/data array that outlive
     // the calls.
     unsafe {
@@ -533,7 +529,7 @@ pub fn drop_privileges() -> io::Result<()> {
             0,
             0,
         ))?;
-        for cap in 0..64 {
+        for cap in 0..=last_cap.min(63) {
             if libc::prctl(PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0
                 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
             {
