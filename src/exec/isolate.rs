@@ -403,7 +403,7 @@ impl Prepared {
                 let meta = canon.metadata()?;
                 if meta.uid() != 0 && meta.mode() & 0o003 != 0o003 {
                     return Err(invalid(format!(
-                        "writable directory {}: owned by uid {}, but an isolated tool writes as root's files only (it runs as an unprivileged user with root-owned files ID-mapped to it); use a directory owned by root or writable by others",
+                        "writable directory {} is owned by uid {}: the isolated tool, an unprivileged user to which only root's files are ID-mapped, could not write it; use a directory owned by root or writable by others",
                         d.display(),
                         meta.uid()
                     )));
