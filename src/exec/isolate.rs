@@ -772,6 +772,54 @@ mod tests {
     }
 
     #[test]
+    fn every_run_gets_a_user_namespace_and_root_maps_to_an_unprivileged_id() {
+        let p = Prepared::new(&Isolation::default(), Some(Path::new("/")), &[]).unwrap();
+        assert_ne!(p.flags & libc::CLONE_NEWUSER, 0);
+        if sys::is_root() {
+            assert_eq!(
+                p.users.uid_map,
+                format!("0 {TOOL_HOST_ID} 1\n").into_bytes()
+            );
+            assert!(p.users.root && !p.users.deny_setgroups);
+        } else {
+            let (uid, _) = sys::ids();
+            assert_eq!(p.users.uid_map, format!("{uid} {uid} 1\n").into_bytes());
+            assert!(p.users.deny_setgroups);
+        }
+    }
+
+    #[test]
+    fn a_failed_step_is_named_with_its_directory() {
+        let dir = std::env::temp_dir().join(format!("tare-iso-report-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let iso = Isolation {
+            writable: vec![dir.clone()],
+            ..Default::default()
+        };
+        let p = Prepared::new(&iso, Some(Path::new("/")), &[]).unwrap();
+        let report = p.failure_report().unwrap();
+        let plain = report.explain(io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(
+            plain.kind(),
+            io::ErrorKind::NotFound,
+            "no report: unchanged"
+        );
+        let _ = p.step::<()>(
+            step::ATTACH_DIR,
+            0,
+            Err(io::Error::from_raw_os_error(libc::ENOENT)),
+        );
+        let e = report
+            .explain(io::Error::from_raw_os_error(libc::ENOENT))
+            .to_string();
+        assert!(
+            e.contains("attaching") && e.contains(&*dir.canonicalize().unwrap().to_string_lossy()),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn network_keeps_host_namespace() {
         let iso = Isolation {
             network: true,

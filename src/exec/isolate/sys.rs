@@ -650,3 +650,41 @@ pub fn pipe_nonblocking() -> io::Result<(libc::c_int, libc::c_int)> {
     check_int(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) })?;
     Ok((fds[0], fds[1]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_paths_are_formatted_without_allocating() {
+        let mut buf = [0u8; 64];
+        assert_eq!(
+            proc_path(&mut buf, 4_194_304, b"uid_map").unwrap(),
+            c"/proc/4194304/uid_map"
+        );
+        assert_eq!(
+            proc_path(&mut buf, 1, b"ns/user").unwrap(),
+            c"/proc/1/ns/user"
+        );
+        assert!(proc_path(&mut buf, 1, &[b'x'; 60]).is_err());
+    }
+
+    #[test]
+    fn a_reported_failure_is_read_back_once() {
+        let (r, w) = pipe_nonblocking().unwrap();
+        assert_eq!(
+            read_failure(r),
+            None,
+            "nothing written: no report, no blocking"
+        );
+        report_failure(
+            w,
+            (13 << 16) | 2,
+            &io::Error::from_raw_os_error(libc::ENOENT),
+        );
+        assert_eq!(read_failure(r), Some(((13 << 16) | 2, libc::ENOENT)));
+        assert_eq!(read_failure(r), None);
+        close(r);
+        close(w);
+    }
+}
