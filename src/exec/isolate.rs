@@ -51,7 +51,7 @@ pub mod sys;
 use serde::{Deserialize, Serialize};
 use std::ffi::{CString, OsString};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -465,9 +465,7 @@ impl Prepared {
                 mkdirs: mkdir_chain(t, &tmpfs[..i])?,
             });
         }
-        let (r, w) = sys::pipe_nonblocking()?;
-        // SAFETY: both fds were just created by pipe2 and are owned by nothing else.
-        let report = unsafe { (OwnedFd::from_raw_fd(r), OwnedFd::from_raw_fd(w)) };
+        let report = sys::pipe_nonblocking()?;
         let paths = root.then(|| (tmpfs.clone(), dir_paths.clone(), owned.clone()));
         Ok(Prepared {
             paths,
@@ -673,11 +671,7 @@ impl Prepared {
     fn lock_down(&self) -> io::Result<()> {
         if self.landlock {
             // Landlock needs no_new_privs (set again, harmlessly, in drop_privileges).
-            // SAFETY: prctl with plain integers.
-            let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
-            if r < 0 {
-                return self.step(step::PRIVILEGES, 0, Err(io::Error::last_os_error()));
-            }
+            self.step(step::PRIVILEGES, 0, sys::set_no_new_privs())?;
             self.step(step::LANDLOCK, 0, sys::landlock_scope())?;
         }
         self.step(step::PRIVILEGES, 0, sys::drop_privileges(self.last_cap))

@@ -7,6 +7,7 @@
 
 use std::ffi::CStr;
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 fn check(r: libc::c_long) -> io::Result<libc::c_long> {
     if r < 0 {
@@ -643,12 +644,20 @@ pub fn read_failure(fd: libc::c_int) -> Option<(u32, i32)> {
     })
 }
 
-/// `pipe2(O_CLOEXEC | O_NONBLOCK)`: (read end, write end), for the failure report.
-pub fn pipe_nonblocking() -> io::Result<(libc::c_int, libc::c_int)> {
+/// `pipe2(O_CLOEXEC | O_NONBLOCK)`: (read end, write end), for the failure report. Called
+/// before the fork (it returns owned fds).
+pub fn pipe_nonblocking() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` is a valid array of two ints for the call.
     check_int(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) })?;
-    Ok((fds[0], fds[1]))
+    // SAFETY: both fds were just created by pipe2 and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Sets `no_new_privs` (needed before entering a Landlock domain).
+pub fn set_no_new_privs() -> io::Result<()> {
+    // SAFETY: prctl with plain integers.
+    check_int(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }).map(drop)
 }
 
 #[cfg(test)]
@@ -671,7 +680,9 @@ mod tests {
 
     #[test]
     fn a_reported_failure_is_read_back_once() {
-        let (r, w) = pipe_nonblocking().unwrap();
+        use std::os::fd::AsRawFd;
+        let (r_owned, w_owned) = pipe_nonblocking().unwrap();
+        let (r, w) = (r_owned.as_raw_fd(), w_owned.as_raw_fd());
         assert_eq!(
             read_failure(r),
             None,
@@ -684,7 +695,5 @@ mod tests {
         );
         assert_eq!(read_failure(r), Some(((13 << 16) | 2, libc::ENOENT)));
         assert_eq!(read_failure(r), None);
-        close(r);
-        close(w);
     }
 }
