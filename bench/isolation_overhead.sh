@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Per-run overhead of tare's isolation (fresh mount/PID/IPC/UTS/net namespaces, read-only /,
-# private /tmp, own /proc) against no isolation, and against BenchExec's RunExecutor with and
-# without its container. Needs root (cgroups, namespaces). Prints one table.
+# Per-run overhead of tare's isolation (fresh user/mount/PID/IPC/UTS/net namespaces, read-only
+# /, private /tmp, own /proc, capabilities dropped) against no isolation, and against
+# BenchExec's RunExecutor with and without its container. Needs root (cgroups, namespaces).
+# Prints one table.
 #
 #   bash bench/isolation_overhead.sh            # N=200 runs of /bin/true per mode
 #   N=500 CMD="/bin/sh -c true" bash bench/isolation_overhead.sh
+#   TARE=path/to/tare TARE_BEFORE=path/to/older/tare bash bench/isolation_overhead.sh
+#                                               # a given binary (no build), and an older one
+#                                               # for a before/after row
 #
 # Columns: "measured wall/CPU" is what lands in the results (median over runs); "per run" is
 # the end-to-end cost of one run for the harness (elapsed time of the loop / N), i.e. what a
@@ -17,8 +21,10 @@ cd "$(dirname "$0")/.."
 N=${N:-200}
 CMD=${CMD:-/bin/true}
 TARGET=${CARGO_TARGET_DIR:-target}
-cargo build --release -q
-TARE="$TARGET/release/tare"
+if [ -z "${TARE:-}" ]; then
+  cargo build --release -q
+  TARE="$TARGET/release/tare"
+fi
 [ "$(id -u)" = 0 ] || { echo "isolation_overhead: needs root (cgroups and namespaces)"; exit 2; }
 
 echo "machine: $(nproc) CPUs, kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -36,10 +42,12 @@ row "mode" "wall(ms)" "CPU(ms)" "per run(ms)"
 
 tare_mode() { # label, extra args...
   local label=$1; shift
+  local bin=$TARE
+  if [ "${1:-}" = --bin ]; then bin=$2; shift 2; fi
   local t0 t1 out
   t0=$(date +%s%N)
   # shellcheck disable=SC2086
-  out=$("$TARE" suite exec "$@" --runs "$N" -- $CMD | median_json)
+  out=$("$bin" suite exec "$@" --runs "$N" -- $CMD | median_json)
   t1=$(date +%s%N)
   row "$label" ${out% *} ${out#* } "$(python3 -c "print('%.2f' % (($t1 - $t0) / 1e6 / $N))")"
 }
@@ -47,6 +55,10 @@ tare_mode() { # label, extra args...
 tare_mode "tare, no isolation"
 tare_mode "tare --isolate" --isolate
 tare_mode "tare --isolate --network (no net namespace)" --isolate --network
+if [ -n "${TARE_BEFORE:-}" ]; then
+  tare_mode "tare --isolate, TARE_BEFORE" --bin "$TARE_BEFORE" --isolate
+  tare_mode "tare --isolate --network, TARE_BEFORE" --bin "$TARE_BEFORE" --isolate --network
+fi
 
 if ! python3 -c "import benchexec" 2>/dev/null; then
   pip install -q benchexec >/dev/null 2>&1 || true

@@ -35,12 +35,20 @@ fn executor() -> Executor {
     Executor::new(backend)
 }
 
-/// A fresh directory outside /tmp (which is private in isolated runs).
-fn scratch(name: &str) -> PathBuf {
-    let d =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("iso-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+/// A fresh directory outside /tmp (which is private in isolated runs), removed at the end:
+/// in /var/tmp, not below the target directory, which may itself lie below /tmp (a clone in
+/// /tmp), where it would be hidden and its path would show up in the private /tmp.
+fn scratch(name: &str) -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix(&format!("tare-iso-{name}-"))
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    // Reachable by the isolated tool, an unprivileged user on the host.
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     d
 }
 
@@ -66,7 +74,8 @@ fn run_script(iso: Isolation, script: &str, dir: &Path) -> (tare::exec::Measurem
 #[test]
 fn no_network_but_private_loopback() {
     need_root!();
-    let dir = scratch("net");
+    let scratch_dir = scratch("net");
+    let dir = scratch_dir.path();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let script = format!(
@@ -74,7 +83,7 @@ fn no_network_but_private_loopback() {
          if (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null; then echo HOST=reached; else echo HOST=refused; fi; \
          (exec 3<>/dev/tcp/127.0.0.1/1) 2>&1 | grep -q refused && echo LO=up"
     );
-    let (m, out) = run_script(Isolation::default(), &script, &dir);
+    let (m, out) = run_script(Isolation::default(), &script, dir);
     assert!(m.succeeded(), "{m:?} {out}");
     let ifs: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("IF=")).collect();
     assert_eq!(ifs, vec!["lo"], "{out}");
@@ -86,21 +95,22 @@ fn no_network_but_private_loopback() {
         network: true,
         ..Default::default()
     };
-    let (_, out) = run_script(with_net, &script, &dir);
+    let (_, out) = run_script(with_net, &script, dir);
     assert!(out.contains("HOST=reached"), "{out}");
 }
 
 #[test]
 fn sees_and_signals_only_its_own_processes() {
     need_root!();
-    let dir = scratch("pid");
+    let scratch_dir = scratch("pid");
+    let dir = scratch_dir.path();
     let me = std::process::id();
     let script = format!(
         "echo PID=$$; ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' ' | sed 's/^/PROCS=/'; echo; \
          if kill -0 {me} 2>/dev/null; then echo KILL=ok; else echo KILL=failed; fi; \
          test -d /proc/{me} && echo SEES=yes || echo SEES=no; hostname"
     );
-    let (m, out) = run_script(Isolation::default(), &script, &dir);
+    let (m, out) = run_script(Isolation::default(), &script, dir);
     assert!(m.succeeded(), "{m:?} {out}");
     assert!(
         out.contains("PID=2\n"),
@@ -120,7 +130,8 @@ fn sees_and_signals_only_its_own_processes() {
 #[test]
 fn file_system_is_read_only_except_writable_dirs_and_tmp_is_private() {
     need_root!();
-    let dir = scratch("fs");
+    let scratch_dir = scratch("fs");
+    let dir = scratch_dir.path();
     let writable = dir.join("open");
     std::fs::create_dir_all(&writable).unwrap();
     let tag = format!("tare-iso-probe-{}", std::process::id());
@@ -140,7 +151,7 @@ fn file_system_is_read_only_except_writable_dirs_and_tmp_is_private() {
         writable: vec![writable.clone()],
         ..Default::default()
     };
-    let (m, out) = run_script(iso, &script, &dir);
+    let (m, out) = run_script(iso, &script, dir);
     assert!(m.succeeded(), "{m:?} {out}");
     assert!(
         out.contains(&format!("W={}=refused", in_repo.display())),
@@ -174,7 +185,8 @@ fn writable_and_readable_dirs_below_tmp_and_hidden_home() {
     let host_tmp_dir = tempfile::tempdir().unwrap(); // lives in the host /tmp
     let readable_dir = tempfile::tempdir().unwrap(); // also in the host /tmp
     std::fs::write(readable_dir.path().join("input"), "in").unwrap();
-    let home = scratch("home");
+    let home_dir = scratch("home");
+    let home = home_dir.path().to_path_buf();
     std::fs::write(home.join("secret"), "s").unwrap();
     let script = format!(
         "echo y > {}/f && echo TMPW=ok; ls -A $HOME | wc -l | sed 's/^/HOMECOUNT=/'; \
@@ -183,6 +195,7 @@ fn writable_and_readable_dirs_below_tmp_and_hidden_home() {
         r = readable_dir.path().display()
     );
     let log_dir = scratch("home-log");
+    let log_dir = log_dir.path();
     let iso = Isolation {
         writable: vec![host_tmp_dir.path().to_path_buf()],
         readable: vec![readable_dir.path().to_path_buf()],
@@ -215,8 +228,9 @@ fn writable_and_readable_dirs_below_tmp_and_hidden_home() {
 #[test]
 fn result_files_are_collected_from_the_workdir() {
     need_root!();
-    let dir = scratch("results");
-    let wd = Workdir::create(&dir, "work").unwrap();
+    let scratch_dir = scratch("results");
+    let dir = scratch_dir.path();
+    let wd = Workdir::create(dir, "work").unwrap();
     let iso = Isolation {
         result_files: vec!["*.out".into()],
         workdir: Some(wd.path().to_path_buf()),
@@ -248,17 +262,18 @@ fn result_files_are_collected_from_the_workdir() {
 #[test]
 fn exit_status_signals_and_accounting_survive_isolation() {
     need_root!();
-    let dir = scratch("acct");
-    let (m, _) = run_script(Isolation::default(), "exit 7", &dir);
+    let scratch_dir = scratch("acct");
+    let dir = scratch_dir.path();
+    let (m, _) = run_script(Isolation::default(), "exit 7", dir);
     assert_eq!(m.exit_code, Some(7));
-    let (m, _) = run_script(Isolation::default(), "kill -SEGV $$", &dir);
+    let (m, _) = run_script(Isolation::default(), "kill -SEGV $$", dir);
     assert_eq!(m.signal, Some(libc_sigsegv()), "{m:?}");
     // 64 MB written to the private /tmp (tmpfs) is charged to the run's memory cgroup; a
     // busy loop is charged as CPU time.
     let (m, out) = run_script(
         Isolation::default(),
         "head -c 64000000 /dev/zero > /tmp/big; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done",
-        &dir,
+        dir,
     );
     assert!(m.succeeded(), "{m:?} {out}");
     assert!(m.cpu().as_secs_f64() > 0.05, "{m:?}");
@@ -273,4 +288,90 @@ fn exit_status_signals_and_accounting_survive_isolation() {
 
 fn libc_sigsegv() -> i32 {
     11
+}
+
+/// Runs `bash -c script` isolated with a hidden `home`; returns the run's result and output.
+fn run_with_hidden_home(
+    home: &Path,
+    script: &str,
+    log_dir: &Path,
+) -> (anyhow::Result<tare::exec::Measurement>, String) {
+    let log = log_dir.join("out.log");
+    let mut spec = RunSpec::new(["bash", "-c", script]);
+    spec.cwd = Some(PathBuf::from("/"));
+    spec.env.retain(|(k, _)| k != "HOME");
+    spec.env.push(("HOME".into(), home.into()));
+    spec.stdout = Sink::File(log.clone());
+    spec.stderr = Sink::File(log.clone());
+    spec.isolation = Some(Isolation {
+        hide_home: true,
+        ..Default::default()
+    });
+    let m = executor().run(&spec, &AtomicBool::new(false));
+    (m, std::fs::read_to_string(&log).unwrap_or_default())
+}
+
+#[test]
+fn hidden_home_below_tmp_gets_its_mount_point_in_the_private_tmp() {
+    need_root!();
+    // A home below the host /tmp (as for a clone of the repository in /tmp): its path does
+    // not exist in the run's fresh /tmp until tare creates it.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("secret"), "s").unwrap();
+    let log_dir = scratch("home-tmp");
+    let (m, out) = run_with_hidden_home(
+        home.path(),
+        "ls -A $HOME | wc -l | sed 's/^/HOMECOUNT=/'; echo w > $HOME/f && echo HOMEW=ok",
+        log_dir.path(),
+    );
+    let m = m.unwrap();
+    assert!(m.succeeded(), "{m:?} {out}");
+    assert!(out.contains("HOMECOUNT=0"), "{out}");
+    assert!(out.contains("HOMEW=ok"), "{out}");
+    assert!(!home.path().join("f").exists());
+}
+
+#[test]
+fn a_failed_setup_step_is_named_not_taken_for_a_missing_program() {
+    need_root!();
+    // HOME is a file: the tmpfs cannot be mounted on it. The error must say so, not that
+    // bash was not found (std passes on only the errno, ENOTDIR).
+    let dir = scratch("home-file");
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, "").unwrap();
+    let (m, _) = run_with_hidden_home(&file, "true", dir.path());
+    let e = format!("{:#}", m.unwrap_err());
+    assert!(
+        e.contains("mounting a private tmpfs on") && e.contains("not-a-dir"),
+        "{e}"
+    );
+    assert!(!e.contains("not found"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
+
+#[test]
+fn a_program_the_unprivileged_tool_cannot_reach_is_named_before_the_run() {
+    need_root!();
+    // As root, the isolated tool is an unprivileged host user: a program in a directory of
+    // mode 0700 cannot be executed, and tare says why instead of "permission denied".
+    let dir = scratch("prog");
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::copy("/bin/true", private.join("prog")).unwrap();
+    std::fs::set_permissions(
+        &private,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let mut spec = RunSpec::new([private.join("prog")]);
+    spec.cwd = Some(PathBuf::from("/"));
+    spec.isolation = Some(Isolation::default());
+    let e = format!(
+        "{:#}",
+        executor().run(&spec, &AtomicBool::new(false)).unwrap_err()
+    );
+    assert!(
+        e.contains("unprivileged user") && e.contains(&format!("chmod o+x {}", private.display())),
+        "{e}"
+    );
 }

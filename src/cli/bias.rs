@@ -328,6 +328,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         },
         setups: None,
         counters: None,
+        isolation: None,
     };
     let style = a.style;
     if style != StyleArg::None {

@@ -230,6 +230,13 @@ pub struct RunArgs {
     /// Measurement backend (for testing): auto, v1, v2 or rusage. Also TARE_BACKEND.
     #[arg(long, value_name = "BACKEND", hide = true)]
     backend: Option<String>,
+
+    /// Isolate every run: own user, mount, PID, IPC, UTS and network namespaces, read-only
+    /// file system, private /tmp, no capabilities (see docs/isolation.md).
+    #[arg(long)]
+    isolate: bool,
+    #[command(flatten)]
+    isolation: super::suite::IsolationArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -950,6 +957,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         }
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    let isolation = a.isolation.for_run(a.isolate)?;
     let plan = Plan {
         benchmarks: plans,
         warmup: a.warmup,
@@ -982,6 +990,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         machine: countermeasures,
         setups,
         counters,
+        isolation,
     };
     let mut session = Session {
         schema_version: SCHEMA_VERSION,

@@ -46,9 +46,9 @@ enum SuiteCommand {
     Exec(ExecArgs),
 }
 
-/// Isolation switches shared by `run` and `exec`.
+/// Isolation switches shared by `suite run`, `suite exec` and `tare run --isolate`.
 #[derive(Args, Debug, Clone, Default)]
-struct IsolationArgs {
+pub(crate) struct IsolationArgs {
     /// Keep the host's network (default: only a private loopback).
     #[arg(long)]
     network: bool,
@@ -73,6 +73,33 @@ impl IsolationArgs {
         iso.readable.extend(self.readable.iter().cloned());
         iso.hide_home |= self.hide_home;
         iso.result_files.extend(self.result_files.iter().cloned());
+    }
+
+    /// The isolation of `tare run` (`--isolate`): the command runs in the current directory,
+    /// so there is no work directory to collect result files from.
+    pub(crate) fn for_run(&self, isolate: bool) -> anyhow::Result<Option<Isolation>> {
+        let any = self.network
+            || self.hide_home
+            || !self.writable.is_empty()
+            || !self.readable.is_empty()
+            || !self.result_files.is_empty();
+        if !isolate {
+            return if any {
+                Err(usage(
+                    "--network, --writable, --readable and --hide-home shape an isolated run; add --isolate",
+                ))
+            } else {
+                Ok(None)
+            };
+        }
+        if !self.result_files.is_empty() {
+            return Err(usage(
+                "--result-files needs a per-run work directory (tare suite); with tare run --isolate, let the command write to a --writable directory",
+            ));
+        }
+        let mut iso = Isolation::default();
+        self.apply(&mut iso);
+        Ok(Some(iso))
     }
 }
 

@@ -7,12 +7,13 @@
 //! child does before exec.
 //!
 //! How (decided, so that nothing allocates between fork and exec): the parent prepares every
-//! path as a C string ([`Prepared::new`]); in the forked child, [`Prepared::enter`] calls
-//! `unshare` and forks twice more, because a new PID namespace applies to children only and a
-//! fresh `/proc` must be mounted from inside it:
+//! path as a C string ([`Prepared::new`]); in the forked child, [`Prepared::enter`] clones
+//! into the new namespaces and forks once more, because a new PID namespace applies to
+//! children only and a fresh `/proc` must be mounted from inside it:
 //!
 //! ```text
-//! intermediate (host pid tare waits for) ── init (PID 1: mounts, lo up, reaps) ── tool (PID 2)
+//! intermediate (host pid tare waits for; maps ids) ── init (PID 1: mounts, lo up, reaps)
+//!   ── tool (PID 2: drops privileges, execs)
 //! ```
 //!
 //! Only the tool's process returns from `enter`; it then joins the run's cgroups and execs.
@@ -35,8 +36,14 @@
 //! charged to the run's memory cgroup (tmpfs pages are charged to the process that writes
 //! them): they count against `--memory-limit` and in peak memory.
 //!
-//! Root uses no user namespace; other users get one mapping their own uid and gid (not tested
-//! in CI, which runs as root). Needs Linux ≥ 5.12.
+//! Identity (threat model: `docs/isolation.md`): every run gets a user namespace. As root, its
+//! uid/gid 0 is host [`TOOL_HOST_ID`], an unprivileged id no account uses, and the writable
+//! directories are ID-mapped to it (so the tool writes there as root's files, and nowhere
+//! else); other users are mapped to themselves. The intermediate, still in the host's
+//! namespaces, writes the maps and ID-maps the clones while init waits on a pipe. The tool
+//! drops every capability for good before exec (locked securebits, empty bounding set,
+//! `no_new_privs`) and, with Landlock ABI ≥ 6, may not reach abstract sockets or signal
+//! processes outside the run. Needs Linux ≥ 5.12 (ID-mapped mounts; Landlock scopes ≥ 6.12).
 
 pub mod files;
 pub mod sys;
@@ -44,6 +51,7 @@ pub mod sys;
 use serde::{Deserialize, Serialize};
 use std::ffi::{CString, OsString};
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -77,6 +85,11 @@ pub struct Isolation {
 /// private directory): a fixed array in the child avoids allocating.
 pub const MAX_WRITABLE: usize = 32;
 
+/// The host uid and gid an isolated tool runs as when tare is root (uid 0 inside the run's
+/// user namespace). No account owns it, so no host file or socket is the tool's own outside
+/// its writable directories, which are ID-mapped to it.
+pub const TOOL_HOST_ID: u32 = 2_147_483_646;
+
 /// Directories that get a fresh, empty tmpfs in every isolated run.
 const PRIVATE_DIRS: [&str; 3] = ["/tmp", "/dev/shm", "/run"];
 
@@ -90,17 +103,137 @@ struct WritableDir {
     mkdirs: Vec<CString>,
 }
 
+/// A fresh tmpfs of the run and the directories to create for its mount point first (when
+/// it lies below another private tmpfs, e.g. a hidden home below /tmp).
+#[derive(Debug)]
+struct Tmpfs {
+    path: CString,
+    mkdirs: Vec<CString>,
+}
+
+/// The user namespace of a run: how ids are mapped and what the init process does with them.
+#[derive(Debug)]
+struct Users {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    /// Write "deny" to setgroups first (needed when tare is not root).
+    deny_setgroups: bool,
+    /// tare is root: the tool becomes uid 0 of the namespace (host [`TOOL_HOST_ID`]), with no
+    /// supplementary groups, and writable directories are ID-mapped to it.
+    root: bool,
+}
+
+/// Setup steps a failure can be reported for (see [`Prepared::failure_report`]); a step on
+/// one directory carries its index.
+mod step {
+    pub const MEMORY: u32 = 1;
+    pub const CLONE_DIR: u32 = 2;
+    pub const READONLY_DIR: u32 = 3;
+    pub const NAMESPACES: u32 = 4;
+    pub const MAP_IDS: u32 = 5;
+    pub const IDMAP_DIR: u32 = 6;
+    pub const IDS: u32 = 7;
+    pub const PRIVATE: u32 = 8;
+    pub const READONLY_ROOT: u32 = 9;
+    pub const TMPFS: u32 = 10;
+    pub const MKDIR_TMPFS: u32 = 11;
+    pub const MKDIR_DIR: u32 = 12;
+    pub const ATTACH_DIR: u32 = 13;
+    pub const PROC: u32 = 14;
+    pub const LOOPBACK: u32 = 15;
+    pub const HOSTNAME: u32 = 16;
+    pub const CHDIR: u32 = 17;
+    pub const FORK: u32 = 18;
+    pub const PRIVILEGES: u32 = 19;
+    pub const LANDLOCK: u32 = 20;
+    pub const PIPE: u32 = 21;
+}
+
 /// An [`Isolation`] turned into C strings and flags before the fork.
 #[derive(Debug)]
 pub struct Prepared {
     flags: libc::c_int,
-    /// uid_map and gid_map contents when a user namespace is needed (not root).
-    user_maps: Option<(Vec<u8>, Vec<u8>)>,
-    tmpfs: Vec<CString>,
+    users: Users,
+    tmpfs: Vec<Tmpfs>,
     writable: Vec<WritableDir>,
     network: bool,
     cwd: CString,
     memory_mask: Option<Vec<libc::c_ulong>>,
+    /// Landlock ABI ≥ 6: scope abstract Unix sockets and signals to the run.
+    landlock: bool,
+    /// The highest capability number of this kernel (for the bounding set).
+    last_cap: u32,
+    /// For [`Prepared::check_program`] (root only): the private tmpfs mount points, the
+    /// re-attached directories and those of them the tool owns (ID-mapped).
+    paths: Option<(Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)>,
+    /// Failure report pipe (read end kept for [`Prepared::failure_report`], write end used by
+    /// the child); both close-on-exec.
+    report: (OwnedFd, OwnedFd),
+}
+
+/// What the parent keeps to explain a failed isolated start (see
+/// [`Prepared::failure_report`]).
+#[derive(Debug)]
+pub struct FailureReport {
+    fd: OwnedFd,
+    dirs: Vec<PathBuf>,
+    tmpfs: Vec<PathBuf>,
+    cwd: PathBuf,
+}
+
+impl FailureReport {
+    /// Turns the error of a failed spawn into one naming the setup step that failed, if the
+    /// child reported one; otherwise returns `err` unchanged.
+    pub fn explain(&self, err: io::Error) -> io::Error {
+        let Some((code, errno)) = sys::read_failure(self.fd.as_raw_fd()) else {
+            return err;
+        };
+        let (kind, i) = (code >> 16, (code & 0xffff) as usize);
+        let dir = |v: &[PathBuf]| {
+            v.get(i)
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        let what = match kind {
+            step::MEMORY => "binding memory to the NUMA nodes".to_string(),
+            step::CLONE_DIR => format!("cloning the mount of {}", dir(&self.dirs)),
+            step::READONLY_DIR => format!("making {} read-only", dir(&self.dirs)),
+            step::NAMESPACES => "creating the user, mount, PID, IPC, UTS and network namespaces"
+                .to_string(),
+            step::MAP_IDS => "writing the user namespace's uid_map/gid_map".to_string(),
+            step::IDMAP_DIR => format!(
+                "ID-mapping writable directory {} to the tool's user (its file system must support ID-mapped mounts)",
+                dir(&self.dirs)
+            ),
+            step::IDS => "becoming uid 0 of the user namespace".to_string(),
+            step::PRIVATE => "making the mount tree private".to_string(),
+            step::READONLY_ROOT => "making / read-only".to_string(),
+            step::TMPFS => format!("mounting a private tmpfs on {}", dir(&self.tmpfs)),
+            step::MKDIR_TMPFS => format!(
+                "creating the mount point {} in the private tmpfs",
+                dir(&self.tmpfs)
+            ),
+            step::MKDIR_DIR => format!(
+                "creating the mount point {} in the private tmpfs",
+                dir(&self.dirs)
+            ),
+            step::ATTACH_DIR => format!("attaching {}", dir(&self.dirs)),
+            step::PROC => "mounting the run's /proc".to_string(),
+            step::LOOPBACK => "bringing up the loopback interface".to_string(),
+            step::HOSTNAME => "setting the host name".to_string(),
+            step::CHDIR => format!(
+                "entering the working directory {} as the isolated tool's unprivileged user",
+                self.cwd.display()
+            ),
+            step::FORK => "forking the run's init or tool process".to_string(),
+            step::PRIVILEGES => "dropping capabilities".to_string(),
+            step::LANDLOCK => "entering the Landlock domain".to_string(),
+            step::PIPE => "creating a pipe".to_string(),
+            _ => "setting up".to_string(),
+        };
+        let os = io::Error::from_raw_os_error(errno);
+        io::Error::other(format!("isolation failed while {what}: {os}"))
+    }
 }
 
 fn cstring(p: &Path) -> io::Result<CString> {
@@ -116,6 +249,54 @@ fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg)
 }
 
+/// The directories to create, parents first, so that `path` exists below the fresh tmpfs
+/// `base` (nothing when `path` is not below one of `bases`).
+fn mkdir_chain(path: &Path, bases: &[PathBuf]) -> io::Result<Vec<CString>> {
+    let mut mkdirs = Vec::new();
+    if let Some(base) = bases
+        .iter()
+        .filter(|t| path.starts_with(t) && path != t.as_path())
+        .max_by_key(|t| t.as_os_str().len())
+    {
+        let mut chain: Vec<&Path> = path.ancestors().take_while(|a| a != base).collect();
+        chain.reverse();
+        for a in chain {
+            mkdirs.push(cstring(a)?);
+        }
+    }
+    Ok(mkdirs)
+}
+
+/// Checks, for a root tare, that the isolated tool (an unprivileged host user, see
+/// [`TOOL_HOST_ID`]) can reach `path`: every directory on the way that is not created fresh
+/// in a private tmpfs or owned by the tool must be searchable by others.
+fn reachable_by_tool(
+    path: &Path,
+    what: &str,
+    fresh: &[PathBuf],
+    owned: &[PathBuf],
+) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let mut chain: Vec<&Path> = path.ancestors().collect();
+    chain.reverse();
+    for a in chain {
+        if fresh.iter().any(|t| a == t) || owned.iter().any(|w| a.starts_with(w)) {
+            continue;
+        }
+        let Ok(meta) = a.metadata() else { continue };
+        if meta.mode() & 0o001 == 0 {
+            return Err(invalid(format!(
+                "{what} {}: an isolated run executes the tool as an unprivileged user (host uid {TOOL_HOST_ID}), which cannot enter {} (mode {:o}); make it searchable by others (chmod o+x {}) or use a directory elsewhere",
+                path.display(),
+                a.display(),
+                meta.mode() & 0o7777,
+                a.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl Prepared {
     /// Checks the options and prepares everything the child needs. `cwd` is the run's working
     /// directory (tare's own when `None`); `env` the run's environment (for `$HOME`).
@@ -124,20 +305,31 @@ impl Prepared {
         cwd: Option<&Path>,
         env: &[(OsString, OsString)],
     ) -> io::Result<Self> {
-        let mut flags =
-            libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        let mut flags = libc::CLONE_NEWUSER
+            | libc::CLONE_NEWNS
+            | libc::CLONE_NEWPID
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS;
         if !iso.network {
             flags |= libc::CLONE_NEWNET;
         }
-        let user_maps = if sys::is_root() {
-            None
+        let root = sys::is_root();
+        let users = if root {
+            let id = TOOL_HOST_ID;
+            Users {
+                uid_map: format!("0 {id} 1\n").into_bytes(),
+                gid_map: format!("0 {id} 1\n").into_bytes(),
+                deny_setgroups: false,
+                root: true,
+            }
         } else {
-            flags |= libc::CLONE_NEWUSER;
             let (uid, gid) = sys::ids();
-            Some((
-                format!("{uid} {uid} 1\n").into_bytes(),
-                format!("{gid} {gid} 1\n").into_bytes(),
-            ))
+            Users {
+                uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+                gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+                deny_setgroups: true,
+                root: false,
+            }
         };
         let mut tmpfs: Vec<PathBuf> = PRIVATE_DIRS
             .iter()
@@ -152,7 +344,7 @@ impl Prepared {
                 .ok_or_else(|| invalid("--hide-home needs HOME in the run's environment".into()))?;
             let home = home.canonicalize().map_err(|e| {
                 invalid(format!(
-                    "--hide-home: cannot resolve HOME {}: {e}",
+                    "--hide-home: cannot resolve HOME {}: {e}; create it or set HOME to an existing directory",
                     home.display()
                 ))
             })?;
@@ -161,16 +353,22 @@ impl Prepared {
                     "--hide-home: HOME is /; set HOME to a real home directory".into(),
                 ));
             }
-            tmpfs.push(home);
+            if !tmpfs.contains(&home) {
+                tmpfs.push(home);
+            }
         }
+        // Mount points below another private tmpfs are created in it after it is mounted.
+        tmpfs.sort_by_key(|t| t.components().count());
         let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
+        let mut readable_canon = Vec::new();
         for r in &iso.readable {
             let canon = r
                 .canonicalize()
                 .map_err(|e| invalid(format!("readable directory {}: {e}", r.display())))?;
             if tmpfs.iter().any(|t| canon.starts_with(t)) {
-                dirs.push((canon, false));
+                dirs.push((canon.clone(), false));
             }
+            readable_canon.push(canon);
         }
         dirs.extend(
             iso.writable
@@ -185,7 +383,8 @@ impl Prepared {
             )));
         }
         let mut writable = Vec::new();
-        let mut writable_paths: Vec<PathBuf> = Vec::new();
+        let mut dir_paths: Vec<PathBuf> = Vec::new();
+        let mut owned: Vec<PathBuf> = Vec::new();
         for (d, write) in &dirs {
             let canon = d.canonicalize().map_err(|e| {
                 invalid(format!(
@@ -199,24 +398,24 @@ impl Prepared {
                     d.display()
                 )));
             }
-            let mut mkdirs = Vec::new();
-            if let Some(base) = tmpfs
-                .iter()
-                .filter(|t| canon.starts_with(t))
-                .max_by_key(|t| t.as_os_str().len())
-            {
-                let mut chain: Vec<&Path> = canon.ancestors().take_while(|a| a != base).collect();
-                chain.reverse();
-                for a in chain {
-                    mkdirs.push(cstring(a)?);
+            if root && *write {
+                use std::os::unix::fs::MetadataExt;
+                let meta = canon.metadata()?;
+                if meta.uid() != 0 && meta.mode() & 0o003 != 0o003 {
+                    return Err(invalid(format!(
+                        "writable directory {} is owned by uid {}: the isolated tool, an unprivileged user to which only root's files are ID-mapped, could not write it; use a directory owned by root or writable by others",
+                        d.display(),
+                        meta.uid()
+                    )));
                 }
+                owned.push(canon.clone());
             }
             writable.push(WritableDir {
                 path: cstring(&canon)?,
                 write: *write,
-                mkdirs,
+                mkdirs: mkdir_chain(&canon, &tmpfs)?,
             });
-            writable_paths.push(canon);
+            dir_paths.push(canon);
         }
         let cwd = match cwd {
             Some(c) => c.to_path_buf(),
@@ -224,14 +423,31 @@ impl Prepared {
         };
         let cwd = cwd.canonicalize().unwrap_or(cwd);
         let reachable = |p: &Path| {
-            !tmpfs.iter().any(|t| p.starts_with(t))
-                || writable_paths.iter().any(|w| p.starts_with(w))
+            !tmpfs.iter().any(|t| p.starts_with(t)) || dir_paths.iter().any(|w| p.starts_with(w))
         };
         if !reachable(&cwd) {
             return Err(invalid(format!(
                 "the working directory {} is hidden in isolated runs (private /tmp, /run, /dev/shm or hidden home); run from another directory or make it writable",
                 cwd.display()
             )));
+        }
+        if root {
+            // Ancestors below a private tmpfs are created fresh (mode 0755) or are the tmpfs
+            // itself (mode 1777): the tool can enter them whatever the host's modes are.
+            let fresh = |p: &Path| -> Vec<PathBuf> {
+                p.ancestors()
+                    .skip(1)
+                    .filter(|a| tmpfs.iter().any(|t| a.starts_with(t)))
+                    .map(Path::to_path_buf)
+                    .collect()
+            };
+            for r in &readable_canon {
+                reachable_by_tool(r, "readable directory", &fresh(r), &owned)?;
+            }
+            for d in &dir_paths {
+                reachable_by_tool(d, "directory", &fresh(d), &owned)?;
+            }
+            reachable_by_tool(&cwd, "working directory", &fresh(&cwd), &owned)?;
         }
         let memory_mask = iso.memory_nodes.as_ref().map(|nodes| {
             let bits = 8 * std::mem::size_of::<libc::c_ulong>();
@@ -242,53 +458,151 @@ impl Prepared {
             }
             mask
         });
+        let mut tmpfs_prepared = Vec::new();
+        for (i, t) in tmpfs.iter().enumerate() {
+            tmpfs_prepared.push(Tmpfs {
+                path: cstring(t)?,
+                mkdirs: mkdir_chain(t, &tmpfs[..i])?,
+            });
+        }
+        let report = sys::pipe_nonblocking()?;
+        let paths = root.then(|| (tmpfs.clone(), dir_paths.clone(), owned.clone()));
         Ok(Prepared {
+            paths,
             flags,
-            user_maps,
-            tmpfs: tmpfs
-                .iter()
-                .map(|p| cstring(p))
-                .collect::<io::Result<_>>()?,
+            users,
+            tmpfs: tmpfs_prepared,
             writable,
             network: iso.network,
             cwd: cstring(&cwd)?,
             memory_mask,
+            landlock: sys::landlock_abi() >= 6,
+            last_cap: std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(63),
+            report,
         })
+    }
+
+    /// Checks that the isolated tool can execute `program` (resolved in PATH): visible in
+    /// the run's layout and, for a root tare, executable by others on a path others may enter
+    /// (the tool is an unprivileged host user). Errors are one line naming the fix.
+    pub fn check_program(&self, program: &Path) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let Some((tmpfs, dirs, owned)) = &self.paths else {
+            return Ok(());
+        };
+        let Ok(p) = program.canonicalize() else {
+            return Ok(());
+        };
+        if tmpfs.iter().any(|t| p.starts_with(t)) && !dirs.iter().any(|d| p.starts_with(d)) {
+            return Err(invalid(format!(
+                "program {} is hidden in isolated runs (private /tmp, /run, /dev/shm or hidden home); install it elsewhere or make its directory --readable",
+                p.display()
+            )));
+        }
+        let fresh: Vec<PathBuf> = p
+            .ancestors()
+            .skip(1)
+            .filter(|a| tmpfs.iter().any(|t| a.starts_with(t)))
+            .map(Path::to_path_buf)
+            .collect();
+        if let Some(parent) = p.parent() {
+            reachable_by_tool(parent, "program directory", &fresh, owned)?;
+        }
+        let meta = p.metadata()?;
+        if meta.mode() & 0o001 == 0 && !owned.iter().any(|o| p.starts_with(o)) {
+            return Err(invalid(format!(
+                "program {}: an isolated run executes it as an unprivileged user (host uid {TOOL_HOST_ID}), but it is not executable by others (mode {:o}); chmod o+rx it",
+                p.display(),
+                meta.mode() & 0o7777
+            )));
+        }
+        Ok(())
+    }
+
+    /// What the parent needs to name the step that failed when the spawn fails (the child
+    /// reports it through a pipe; std passes on the errno only).
+    pub fn failure_report(&self) -> io::Result<FailureReport> {
+        let path = |c: &CString| PathBuf::from(std::ffi::OsStr::from_bytes(c.as_bytes()));
+        Ok(FailureReport {
+            fd: self.report.0.try_clone()?,
+            dirs: self.writable.iter().map(|w| path(&w.path)).collect(),
+            tmpfs: self.tmpfs.iter().map(|t| path(&t.path)).collect(),
+            cwd: path(&self.cwd),
+        })
+    }
+
+    /// Reports a failed step to the parent and passes the error on.
+    fn step<T>(&self, kind: u32, index: usize, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            sys::report_failure(self.report.1.as_raw_fd(), (kind << 16) | index as u32, e);
+        }
+        r
     }
 
     /// Enters the isolation. Call in the forked child before exec and before it joins the
     /// run's cgroups. Async-signal-safe: only syscalls on prepared data. In the intermediate
     /// and init processes this never returns (see the module doc); in the tool's process it
-    /// returns when the command may join its groups and be exec'd.
+    /// returns, with every capability dropped, when the command may join its groups and be
+    /// exec'd.
     pub fn enter(&self) -> io::Result<()> {
-        sys::unshare(self.flags)?;
-        if let Some((uid_map, gid_map)) = &self.user_maps {
-            sys::write_file(c"/proc/self/setgroups", b"deny")?;
-            sys::write_file(c"/proc/self/uid_map", uid_map)?;
-            sys::write_file(c"/proc/self/gid_map", gid_map)?;
-        }
         if let Some(mask) = &self.memory_mask {
-            sys::bind_memory(mask)?;
+            self.step(step::MEMORY, 0, sys::bind_memory(mask))?;
         }
-        let (status_r, status_w) = sys::pipe()?;
-        let init = sys::fork()?;
+        // A root tare clones the directories to re-attach here, in the host's mount
+        // namespace, so that it can ID-map them; init inherits the clones. Other users may
+        // clone mounts only in init's own mount namespace.
+        let mut fds = [-1 as libc::c_int; MAX_WRITABLE];
+        if self.users.root {
+            self.clone_dirs(&mut fds)?;
+        }
+        let (go_r, go_w) = self.step(step::PIPE, 0, sys::pipe())?;
+        let (status_r, status_w) = self.step(step::PIPE, 0, sys::pipe())?;
+        let init = self.step(step::NAMESPACES, 0, sys::clone_into(self.flags))?;
         if init > 0 {
-            // Intermediate (host PID namespace, the pid tare waits for).
+            // Intermediate (host namespaces, the pid tare waits for): map the ids of init's
+            // user namespace, ID-map the writable directories to the tool, then let init go.
+            sys::close(go_r);
+            sys::close(status_w);
+            if let Err(e) = self.map_ids(init, &fds) {
+                sys::kill_child(init);
+                sys::wait_for(init);
+                return Err(e);
+            }
+            self.step(step::PIPE, 0, sys::send_byte(go_w))?;
             sys::close_all_but(status_r);
             let status = sys::recv_status(status_r);
             let own = sys::wait_for(init);
             sys::end_like(status.or(own).unwrap_or(127 << 8));
         }
-        // Init: PID 1 of the new namespace.
+        // Init: PID 1 of the new namespaces, with every capability in its user namespace and
+        // none outside it.
+        sys::close(go_w);
         sys::close(status_r);
         sys::die_with_parent()?;
-        self.mount_layout()?;
-        if !self.network {
-            sys::loopback_up()?;
+        if !sys::recv_byte(go_r) {
+            sys::exit(127);
         }
-        sys::sethostname(b"tare")?;
-        sys::chdir(&self.cwd)?;
-        let tool = sys::fork()?;
+        sys::close(go_r);
+        if self.users.root {
+            self.step(
+                step::IDS,
+                0,
+                sys::become_ns_root(!self.users.deny_setgroups),
+            )?;
+        }
+        if !self.users.root {
+            self.clone_dirs(&mut fds)?;
+        }
+        self.mount_layout(&fds)?;
+        if !self.network {
+            self.step(step::LOOPBACK, 0, sys::loopback_up())?;
+        }
+        self.step(step::HOSTNAME, 0, sys::sethostname(b"tare"))?;
+        self.step(step::CHDIR, 0, sys::chdir(&self.cwd))?;
+        let tool = self.step(step::FORK, 0, sys::fork())?;
         if tool > 0 {
             sys::close_all_but(status_w);
             while let Some((pid, status)) = sys::wait_any() {
@@ -299,43 +613,110 @@ impl Prepared {
             }
             sys::exit(127);
         }
-        // The tool: PID 2, execs the command.
+        // The tool: PID 2. Drops every privilege for good, then execs the command.
         sys::close(status_w);
+        self.lock_down()
+    }
+
+    /// Clones the mount trees of the directories to re-attach (read-only ones made so).
+    fn clone_dirs(&self, fds: &mut [libc::c_int; MAX_WRITABLE]) -> io::Result<()> {
+        for (i, (fd, w)) in fds.iter_mut().zip(&self.writable).enumerate() {
+            *fd = self.step(step::CLONE_DIR, i, sys::clone_tree(&w.path))?;
+            if !w.write {
+                self.step(step::READONLY_DIR, i, sys::make_tree_readonly(*fd))?;
+            }
+        }
         Ok(())
     }
 
-    fn mount_layout(&self) -> io::Result<()> {
-        sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)?;
-        let mut fds = [-1 as libc::c_int; MAX_WRITABLE];
-        for (fd, w) in fds.iter_mut().zip(&self.writable) {
-            *fd = sys::clone_tree(&w.path)?;
-            if !w.write {
-                sys::make_tree_readonly(*fd)?;
-            }
-        }
-        sys::make_readonly_recursive(c"/")?;
-        for t in &self.tmpfs {
-            sys::mount(
-                Some(c"tmpfs"),
-                t,
-                Some(c"tmpfs"),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                Some(c"mode=1777"),
+    /// In the intermediate: writes init's uid and gid maps and, for a root tare, ID-maps the
+    /// writable directories' clones (root's files there appear as the tool's own).
+    fn map_ids(&self, init: libc::pid_t, fds: &[libc::c_int; MAX_WRITABLE]) -> io::Result<()> {
+        let u = &self.users;
+        if u.deny_setgroups {
+            self.step(
+                step::MAP_IDS,
+                0,
+                sys::write_proc_file(init, b"setgroups", b"deny"),
             )?;
         }
-        for (fd, w) in fds.iter().zip(&self.writable) {
-            for d in &w.mkdirs {
-                sys::mkdir(d, 0o755)?;
+        self.step(
+            step::MAP_IDS,
+            0,
+            sys::write_proc_file(init, b"uid_map", &u.uid_map),
+        )?;
+        self.step(
+            step::MAP_IDS,
+            0,
+            sys::write_proc_file(init, b"gid_map", &u.gid_map),
+        )?;
+        if u.root && self.writable.iter().any(|w| w.write) {
+            let ns = self.step(step::MAP_IDS, 0, sys::open_user_ns(init))?;
+            for (i, (fd, w)) in fds.iter().zip(&self.writable).enumerate() {
+                if w.write {
+                    if let Err(e) = self.step(step::IDMAP_DIR, i, sys::idmap_tree(*fd, ns)) {
+                        sys::close(ns);
+                        return Err(e);
+                    }
+                }
             }
-            sys::attach_tree(*fd, &w.path)?;
+            sys::close(ns);
+        }
+        Ok(())
+    }
+
+    /// In the tool: no capability in any namespace, none to regain on exec (locked
+    /// securebits, empty bounding set, no_new_privs), and, where the kernel has Landlock
+    /// ABI ≥ 6, no abstract Unix socket or signal reaching outside the run.
+    fn lock_down(&self) -> io::Result<()> {
+        if self.landlock {
+            // Landlock needs no_new_privs (set again, harmlessly, in drop_privileges).
+            self.step(step::PRIVILEGES, 0, sys::set_no_new_privs())?;
+            self.step(step::LANDLOCK, 0, sys::landlock_scope())?;
+        }
+        self.step(step::PRIVILEGES, 0, sys::drop_privileges(self.last_cap))
+    }
+
+    fn mount_layout(&self, fds: &[libc::c_int; MAX_WRITABLE]) -> io::Result<()> {
+        self.step(
+            step::PRIVATE,
+            0,
+            sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None),
+        )?;
+        self.step(step::READONLY_ROOT, 0, sys::make_readonly_recursive(c"/"))?;
+        for (i, t) in self.tmpfs.iter().enumerate() {
+            for d in &t.mkdirs {
+                self.step(step::MKDIR_TMPFS, i, sys::mkdir(d, 0o755))?;
+            }
+            self.step(
+                step::TMPFS,
+                i,
+                sys::mount(
+                    Some(c"tmpfs"),
+                    &t.path,
+                    Some(c"tmpfs"),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    Some(c"mode=1777"),
+                ),
+            )?;
+        }
+        for (i, (fd, w)) in fds.iter().zip(&self.writable).enumerate() {
+            for d in &w.mkdirs {
+                self.step(step::MKDIR_DIR, i, sys::mkdir(d, 0o755))?;
+            }
+            self.step(step::ATTACH_DIR, i, sys::attach_tree(*fd, &w.path))?;
             sys::close(*fd);
         }
-        sys::mount(
-            Some(c"proc"),
-            c"/proc",
-            Some(c"proc"),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            None,
+        self.step(
+            step::PROC,
+            0,
+            sys::mount(
+                Some(c"proc"),
+                c"/proc",
+                Some(c"proc"),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+                None,
+            ),
         )
     }
 }
@@ -382,6 +763,54 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("hidden in isolated runs"), "{e}");
+    }
+
+    #[test]
+    fn every_run_gets_a_user_namespace_and_root_maps_to_an_unprivileged_id() {
+        let p = Prepared::new(&Isolation::default(), Some(Path::new("/")), &[]).unwrap();
+        assert_ne!(p.flags & libc::CLONE_NEWUSER, 0);
+        if sys::is_root() {
+            assert_eq!(
+                p.users.uid_map,
+                format!("0 {TOOL_HOST_ID} 1\n").into_bytes()
+            );
+            assert!(p.users.root && !p.users.deny_setgroups);
+        } else {
+            let (uid, _) = sys::ids();
+            assert_eq!(p.users.uid_map, format!("{uid} {uid} 1\n").into_bytes());
+            assert!(p.users.deny_setgroups);
+        }
+    }
+
+    #[test]
+    fn a_failed_step_is_named_with_its_directory() {
+        let dir = std::env::temp_dir().join(format!("tare-iso-report-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let iso = Isolation {
+            writable: vec![dir.clone()],
+            ..Default::default()
+        };
+        let p = Prepared::new(&iso, Some(Path::new("/")), &[]).unwrap();
+        let report = p.failure_report().unwrap();
+        let plain = report.explain(io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(
+            plain.kind(),
+            io::ErrorKind::NotFound,
+            "no report: unchanged"
+        );
+        let _ = p.step::<()>(
+            step::ATTACH_DIR,
+            0,
+            Err(io::Error::from_raw_os_error(libc::ENOENT)),
+        );
+        let e = report
+            .explain(io::Error::from_raw_os_error(libc::ENOENT))
+            .to_string();
+        assert!(
+            e.contains("attaching") && e.contains(&*dir.canonicalize().unwrap().to_string_lossy()),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -74,7 +74,10 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
     })
 }
 
-fn build_isolated_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Command> {
+fn build_isolated_command(
+    spec: &RunSpec,
+    setup: ChildSetup,
+) -> io::Result<(Command, super::isolate::FailureReport)> {
     let priority = spec.priority;
     let aslr_off = spec.aslr_off;
     let program = spec
@@ -107,6 +110,15 @@ fn build_isolated_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Comma
         )?),
         None => None,
     };
+    let report = match &isolation {
+        Some(iso) => {
+            if let Ok(path) = spawn::resolve(program, &spec.env, spec.cwd.as_deref()) {
+                iso.check_program(&path)?;
+            }
+            iso.failure_report()?
+        }
+        None => return Err(io::Error::other("isolated command without isolation")),
+    };
     // SAFETY (of the closure's contents): between fork and exec only async-signal-safe calls
     // are made — signal, setpgid, write, sched_setaffinity, setrlimit, personality — on data prepared
     // before the fork; nothing allocates or takes a lock.
@@ -117,9 +129,21 @@ fn build_isolated_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Comma
             if aslr_off {
                 sys::disable_aslr_self()?;
             }
+            // Priority first: raising it needs privileges the tool no longer has after
+            // `enter`; init and the tool inherit it.
+            match priority {
+                Priority::Normal => {}
+                Priority::High => sys::set_nice_self(-20)?,
+                Priority::Realtime { cap_seconds } => {
+                    let us = cap_seconds.saturating_mul(1_000_000);
+                    sys::setrlimit(libc::RLIMIT_RTTIME, us, us.saturating_add(1_000_000))?;
+                    sys::set_fifo_self(1)?;
+                }
+            }
             if let Some(iso) = &isolation {
-                // Async-signal-safe by design; returns only in the tool's process, which then
-                // joins the run's groups alone (see exec::isolate).
+                // Async-signal-safe by design; returns only in the tool's process, with every
+                // capability dropped, which then joins the run's groups alone (see
+                // exec::isolate).
                 iso.enter()?;
             }
             for &fd in &setup.procs_fds {
@@ -134,19 +158,10 @@ fn build_isolated_command(spec: &RunSpec, setup: ChildSetup) -> io::Result<Comma
             if let Some(bytes) = setup.rlimit_as {
                 sys::setrlimit(libc::RLIMIT_AS, bytes, bytes)?;
             }
-            match priority {
-                Priority::Normal => {}
-                Priority::High => sys::set_nice_self(-20)?,
-                Priority::Realtime { cap_seconds } => {
-                    let us = cap_seconds.saturating_mul(1_000_000);
-                    sys::setrlimit(libc::RLIMIT_RTTIME, us, us.saturating_add(1_000_000))?;
-                    sys::set_fifo_self(1)?;
-                }
-            }
             Ok(())
         });
     }
-    Ok(cmd)
+    Ok((cmd, report))
 }
 
 /// Runs commands one at a time through a measuring backend.
@@ -198,16 +213,16 @@ impl Executor {
         // `join`: time the child spent joining its groups inside the timed interval, taken
         // out of the wall time (see `sys::ChildPlan::join_ns`).
         let (start, pid, join) = if spec.isolation.is_some() {
-            let mut cmd =
+            let (mut cmd, report) =
                 build_isolated_command(spec, group.child_setup()).map_err(|source| SpawnError {
                     program: program(),
                     source,
                 })?;
             // spawn returns when the tool execs (the intermediate and init close std's exec
             // pipe), so the clock starts after the namespaces are set up, as in BenchExec.
-            let child = cmd.spawn().map_err(|source| SpawnError {
+            let child = cmd.spawn().map_err(|e| SpawnError {
                 program: program(),
-                source,
+                source: report.explain(e),
             })?;
             (Instant::now(), child.id() as i32, Duration::ZERO)
         } else {

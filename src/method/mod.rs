@@ -478,7 +478,7 @@ impl Runner<'_> {
             limits: self.plan.limits,
             cores: self.plan.cores.clone(),
             priority: mc.priority,
-            isolation: None,
+            isolation: self.plan.isolation.clone(),
             aslr_off,
         };
         let start_offset = self.t0.elapsed().as_secs_f64();

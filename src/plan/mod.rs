@@ -124,6 +124,8 @@ pub struct Plan {
     pub setups: Option<SetupPlan>,
     /// Event counters per run (`--counters`), counted by `perf stat`.
     pub counters: Option<Counters>,
+    /// Namespaces and file-system layout of every run (`--isolate`), if any.
+    pub isolation: Option<crate::exec::isolate::Isolation>,
 }
 
 /// Which events to count per run, and with which perf.

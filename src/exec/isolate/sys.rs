@@ -7,6 +7,7 @@
 
 use std::ffi::CStr;
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 fn check(r: libc::c_long) -> io::Result<libc::c_long> {
     if r < 0 {
@@ -22,12 +23,6 @@ fn check_int(r: libc::c_int) -> io::Result<libc::c_int> {
     } else {
         Ok(r)
     }
-}
-
-/// `unshare(2)` with `flags` (CLONE_NEW*).
-pub fn unshare(flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: unshare takes plain flags and touches no memory of ours.
-    check_int(unsafe { libc::unshare(flags) }).map(drop)
 }
 
 /// `fork(2)`; returns 0 in the child and the child's pid in the parent.
@@ -359,4 +354,346 @@ pub fn is_root() -> bool {
 pub fn ids() -> (u32, u32) {
     // SAFETY: getuid and getgid take nothing and cannot fail.
     unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+/// `clone(2)` without a new stack (fork semantics) into the new namespaces in `flags`; the
+/// child gets SIGCHLD semantics like a forked child. Returns 0 in the child, its pid in the
+/// parent. A raw syscall, so no atfork handler runs; only for a single-threaded child
+/// between fork and exec, like [`fork`].
+pub fn clone_into(flags: libc::c_int) -> io::Result<libc::pid_t> {
+    let flags = (flags | libc::SIGCHLD) as libc::c_ulong;
+    // SAFETY: with a NULL stack, clone copies the calling (single-threaded) process like
+    // fork; the child continues on its own copy of this stack with async-signal-safe calls.
+    check(unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) })
+        .map(|p| p as libc::pid_t)
+}
+
+/// Formats `/proc/<pid>/<name>` into `buf` as a C string, without allocating.
+fn proc_path<'a>(buf: &'a mut [u8; 64], pid: libc::pid_t, name: &[u8]) -> io::Result<&'a CStr> {
+    let mut digits = [0u8; 12];
+    let mut n = pid.unsigned_abs();
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let total = 6 + len + 1 + name.len() + 1;
+    if total > buf.len() {
+        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+    }
+    buf[..6].copy_from_slice(b"/proc/");
+    for i in 0..len {
+        buf[6 + i] = digits[len - 1 - i];
+    }
+    buf[6 + len] = b'/';
+    buf[7 + len..7 + len + name.len()].copy_from_slice(name);
+    buf[total - 1] = 0;
+    CStr::from_bytes_with_nul(&buf[..total]).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Writes `bytes` to `/proc/<pid>/<name>` (uid_map, gid_map, setgroups of a child).
+pub fn write_proc_file(pid: libc::pid_t, name: &[u8], bytes: &[u8]) -> io::Result<()> {
+    let mut buf = [0u8; 64];
+    write_file(proc_path(&mut buf, pid, name)?, bytes)
+}
+
+/// Opens `/proc/<pid>/ns/user` (close-on-exec): the user namespace of a child, for ID-mapped
+/// mounts.
+pub fn open_user_ns(pid: libc::pid_t) -> io::Result<libc::c_int> {
+    let mut buf = [0u8; 64];
+    let path = proc_path(&mut buf, pid, b"ns/user")?;
+    // SAFETY: `path` is a valid C string that outlives the call.
+    check_int(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })
+}
+
+const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
+
+/// ID-maps the detached mount tree `fd` (from [`clone_tree`]) through the user namespace
+/// `userns_fd`: a file owned by host uid/gid N appears owned by whatever N maps to there.
+/// Needs CAP_SYS_ADMIN over the file system (root on the host) and a file system that
+/// supports ID-mapped mounts.
+pub fn idmap_tree(fd: libc::c_int, userns_fd: libc::c_int) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_IDMAP,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: userns_fd as u64,
+    };
+    let empty = c"";
+    // SAFETY: `empty` is a valid C string and `attr` a valid mount_attr of the size passed;
+    // both outlive the call; `fd` and `userns_fd` are ours.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            fd,
+            empty.as_ptr(),
+            AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    })
+    .map(drop)
+}
+
+/// Writes one byte to `fd` (a go-ahead between the helper processes).
+pub fn send_byte(fd: libc::c_int) -> io::Result<()> {
+    let b = [1u8];
+    // SAFETY: `b` is a valid buffer of its length for the call.
+    check(unsafe { libc::write(fd, b.as_ptr().cast(), 1) } as libc::c_long).map(drop)
+}
+
+/// Reads one byte from `fd`; false at end of file (the writer died or gave up).
+pub fn recv_byte(fd: libc::c_int) -> bool {
+    let mut b = [0u8; 1];
+    loop {
+        // SAFETY: `b` is a valid, writable buffer of its length for the call.
+        let r = unsafe { libc::read(fd, b.as_mut_ptr().cast(), 1) };
+        if r == 1 {
+            return true;
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return false;
+    }
+}
+
+/// `kill(pid, SIGKILL)`, errors ignored.
+pub fn kill_child(pid: libc::pid_t) {
+    // SAFETY: kill takes plain integers.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+}
+
+/// Becomes uid and gid 0 of the current user namespace, with no supplementary groups
+/// (`clear_groups`; not allowed where setgroups was denied). Raw syscalls: glibc's wrappers
+/// would synchronise with other threads, which a forked child has none of.
+pub fn become_ns_root(clear_groups: bool) -> io::Result<()> {
+    // SAFETY: setgroups with size 0 reads no memory; setresgid/setresuid take integers.
+    unsafe {
+        if clear_groups {
+            check(libc::syscall(
+                libc::SYS_setgroups,
+                0usize,
+                std::ptr::null::<libc::gid_t>(),
+            ))?;
+        }
+        check(libc::syscall(libc::SYS_setresgid, 0u32, 0u32, 0u32))?;
+        check(libc::syscall(libc::SYS_setresuid, 0u32, 0u32, 0u32))?;
+    }
+    Ok(())
+}
+
+/// `struct __user_cap_header_struct` (linux/capability.h).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// `struct __user_cap_data_struct`.
+#[repr(C)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+const PR_SET_SECUREBITS: libc::c_int = 28;
+const PR_CAPBSET_DROP: libc::c_int = 24;
+const PR_CAP_AMBIENT: libc::c_int = 47;
+const PR_CAP_AMBIENT_CLEAR_ALL: libc::c_ulong = 4;
+/// NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE, each with its lock bit: a
+/// uid 0 that execs gets no capabilities, and nothing can turn that back on.
+const SECUREBITS_LOCKED_DOWN: libc::c_ulong = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80;
+
+/// Drops every capability for good: locked securebits (uid 0 gains nothing on exec), an empty
+/// bounding set, no ambient capabilities, `no_new_privs` (set-user-ID bits and file
+/// capabilities are ignored on exec), then empty effective, permitted and inheritable sets.
+/// `last_cap` is the highest capability the kernel knows (`/proc/sys/kernel/cap_last_cap`,
+/// read before the fork). Needs CAP_SETPCAP in the current user namespace for the first two
+/// steps.
+pub fn drop_privileges(last_cap: u32) -> io::Result<()> {
+    // SAFETY: prctl and capset with plain integers and a valid header/data array that outlive
+    // the calls.
+    unsafe {
+        check_int(libc::prctl(
+            PR_SET_SECUREBITS,
+            SECUREBITS_LOCKED_DOWN,
+            0,
+            0,
+            0,
+        ))?;
+        for cap in 0..=last_cap.min(63) {
+            if libc::prctl(PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0
+                && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        check_int(libc::prctl(
+            PR_CAP_AMBIENT,
+            PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        ))?;
+        check_int(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+        let header = CapHeader {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let data = [
+            CapData {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+            CapData {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+        ];
+        check(libc::syscall(
+            libc::SYS_capset,
+            &header as *const CapHeader,
+            data.as_ptr(),
+        ))?;
+    }
+    Ok(())
+}
+
+/// `struct landlock_ruleset_attr` (linux/landlock.h, ABI 6).
+#[repr(C)]
+struct LandlockRulesetAttr {
+    handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
+}
+
+const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+const LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1;
+const LANDLOCK_SCOPE_SIGNAL: u64 = 2;
+
+/// The Landlock ABI version of the running kernel (0: no Landlock). Call before the fork.
+pub fn landlock_abi() -> i32 {
+    // SAFETY: with a NULL attribute and the VERSION flag the call only returns a number.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<LandlockRulesetAttr>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    r.max(0) as i32
+}
+
+/// Puts this process in a Landlock domain (ABI ≥ 6) that may neither connect to abstract Unix
+/// sockets nor signal processes created outside it. Needs `no_new_privs` set first.
+pub fn landlock_scope() -> io::Result<()> {
+    let attr = LandlockRulesetAttr {
+        handled_access_fs: 0,
+        handled_access_net: 0,
+        scoped: LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL,
+    };
+    // SAFETY: `attr` is a valid ruleset attribute of the size passed; the result is a new fd.
+    let fd = check(unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const LandlockRulesetAttr,
+            std::mem::size_of::<LandlockRulesetAttr>(),
+            0u32,
+        )
+    })? as libc::c_int;
+    // SAFETY: restrict_self takes our ruleset fd and flags.
+    let r = check(unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) });
+    close(fd);
+    r.map(drop)
+}
+
+/// Writes a failed setup step (`code`) and its errno to the report pipe `fd`, so that the
+/// parent can say which step failed (std passes only the errno on).
+pub fn report_failure(fd: libc::c_int, code: u32, err: &io::Error) {
+    let mut b = [0u8; 8];
+    b[..4].copy_from_slice(&code.to_ne_bytes());
+    b[4..].copy_from_slice(&err.raw_os_error().unwrap_or(0).to_ne_bytes());
+    // SAFETY: `b` is a valid buffer of its length for the call.
+    unsafe {
+        libc::write(fd, b.as_ptr().cast(), b.len());
+    }
+}
+
+/// Reads a report written by [`report_failure`] from the non-blocking pipe `fd`, if any.
+pub fn read_failure(fd: libc::c_int) -> Option<(u32, i32)> {
+    let mut b = [0u8; 8];
+    // SAFETY: `b` is a valid, writable buffer of its length for the call.
+    let r = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+    (r == 8).then(|| {
+        (
+            u32::from_ne_bytes([b[0], b[1], b[2], b[3]]),
+            i32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
+        )
+    })
+}
+
+/// `pipe2(O_CLOEXEC | O_NONBLOCK)`: (read end, write end), for the failure report. Called
+/// before the fork (it returns owned fds).
+pub fn pipe_nonblocking() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid array of two ints for the call.
+    check_int(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) })?;
+    // SAFETY: both fds were just created by pipe2 and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Sets `no_new_privs` (needed before entering a Landlock domain).
+pub fn set_no_new_privs() -> io::Result<()> {
+    // SAFETY: prctl with plain integers.
+    check_int(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_paths_are_formatted_without_allocating() {
+        let mut buf = [0u8; 64];
+        assert_eq!(
+            proc_path(&mut buf, 4_194_304, b"uid_map").unwrap(),
+            c"/proc/4194304/uid_map"
+        );
+        assert_eq!(
+            proc_path(&mut buf, 1, b"ns/user").unwrap(),
+            c"/proc/1/ns/user"
+        );
+        assert!(proc_path(&mut buf, 1, &[b'x'; 60]).is_err());
+    }
+
+    #[test]
+    fn a_reported_failure_is_read_back_once() {
+        use std::os::fd::AsRawFd;
+        let (r_owned, w_owned) = pipe_nonblocking().unwrap();
+        let (r, w) = (r_owned.as_raw_fd(), w_owned.as_raw_fd());
+        assert_eq!(
+            read_failure(r),
+            None,
+            "nothing written: no report, no blocking"
+        );
+        report_failure(
+            w,
+            (13 << 16) | 2,
+            &io::Error::from_raw_os_error(libc::ENOENT),
+        );
+        assert_eq!(read_failure(r), Some(((13 << 16) | 2, libc::ENOENT)));
+        assert_eq!(read_failure(r), None);
+    }
 }
