@@ -2,13 +2,13 @@
 # Per-run cost of tare with full cgroup accounting, against hyperfine -N and a bare
 # spawn+wait loop (the physical limit), measured in one run on this machine.
 #
-#   bench/overhead.sh [RUNS] [ROUNDS]
+#   bench/overhead.sh ["RUN COUNTS"] [ROUNDS]      (default: "300 2000" 5)
 #
 # Each tool runs /bin/true RUNS times; the total elapsed time divided by RUNS is its per-run
 # cost. The three are interleaved ROUNDS times and the median per tool is reported, with the
 # ratios. Not a test: it prints numbers, it asserts nothing.
 set -euo pipefail
-RUNS=${1:-2000}
+RUN_COUNTS=${1:-"300 2000"}
 ROUNDS=${2:-5}
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin tare --example spawn_loop
@@ -20,29 +20,31 @@ TARE=./target/release/tare
 LOOP=./target/release/examples/spawn_loop
 
 now() { date +%s.%N; }
-per_run() { # command... -> seconds per run
+per_run() { # command... -> seconds per run (whole invocation: start-up included)
   local t0 t1
   t0=$(now); "$@" >/dev/null 2>&1; t1=$(now)
   echo "($t1 - $t0) / $RUNS" | bc -l
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-bare=(); hf=(); tv1=(); tru=()
-for ((i = 0; i < ROUNDS; i++)); do
-  bare+=("$(per_run "$LOOP" "$RUNS" /bin/true)")
-  hf+=("$(per_run hyperfine -N --style none --runs "$RUNS" /bin/true)")
-  tv1+=("$(per_run "$TARE" run --style none --runs "$RUNS" /bin/true)")
-  tru+=("$(per_run "$TARE" run --style none --backend rusage --runs "$RUNS" /bin/true)")
-done
-B=$(printf '%s\n' "${bare[@]}" | median)
-H=$(printf '%s\n' "${hf[@]}" | median)
-T=$(printf '%s\n' "${tv1[@]}" | median)
-R=$(printf '%s\n' "${tru[@]}" | median)
 method=$("$TARE" run --style basic --runs 1 /bin/true 2>/dev/null | grep -o 'Measured with [^:]*' || true)
-printf 'per-run cost of /bin/true, median of %d rounds of %d runs (%s)\n' "$ROUNDS" "$RUNS" "$method"
-printf '  bare spawn+wait loop     %8.1f us\n' "$(echo "$B * 1000000" | bc -l)"
-printf '  hyperfine -N             %8.1f us\n' "$(echo "$H * 1000000" | bc -l)"
-printf '  tare (cgroup accounting) %8.1f us\n' "$(echo "$T * 1000000" | bc -l)"
-printf '  tare --backend rusage    %8.1f us\n' "$(echo "$R * 1000000" | bc -l)"
-printf 'ratios: tare/hyperfine %.2f   tare/bare %.2f   hyperfine/bare %.2f   tare-rusage/hyperfine %.2f\n' \
-  "$(echo "$T / $H" | bc -l)" "$(echo "$T / $B" | bc -l)" "$(echo "$H / $B" | bc -l)" "$(echo "$R / $H" | bc -l)"
+for RUNS in $RUN_COUNTS; do
+  bare=(); hf=(); tv1=(); tru=()
+  for ((i = 0; i < ROUNDS; i++)); do
+    bare+=("$(per_run "$LOOP" "$RUNS" /bin/true)")
+    hf+=("$(per_run hyperfine -N --style none --runs "$RUNS" /bin/true)")
+    tv1+=("$(per_run "$TARE" run --style none --runs "$RUNS" /bin/true)")
+    tru+=("$(per_run "$TARE" run --style none --backend rusage --runs "$RUNS" /bin/true)")
+  done
+  B=$(printf '%s\n' "${bare[@]}" | median)
+  H=$(printf '%s\n' "${hf[@]}" | median)
+  T=$(printf '%s\n' "${tv1[@]}" | median)
+  R=$(printf '%s\n' "${tru[@]}" | median)
+  printf 'per-run cost of /bin/true, whole invocation, median of %d interleaved rounds of %d runs (%s)\n' "$ROUNDS" "$RUNS" "$method"
+  printf '  bare spawn+wait loop     %8.1f us\n' "$(echo "$B * 1000000" | bc -l)"
+  printf '  hyperfine -N             %8.1f us\n' "$(echo "$H * 1000000" | bc -l)"
+  printf '  tare (cgroup accounting) %8.1f us\n' "$(echo "$T * 1000000" | bc -l)"
+  printf '  tare --backend rusage    %8.1f us\n' "$(echo "$R * 1000000" | bc -l)"
+  printf 'ratios (%d runs): tare/hyperfine %.2f   tare/bare %.2f   hyperfine/bare %.2f   tare-rusage/hyperfine %.2f\n' \
+    "$RUNS" "$(echo "$T / $H" | bc -l)" "$(echo "$T / $B" | bc -l)" "$(echo "$H / $B" | bc -l)" "$(echo "$R / $H" | bc -l)"
+done
