@@ -56,7 +56,10 @@ pub struct V1 {
     /// Groups reused from run to run for one (task limit, cores) configuration.
     shared: RefCell<Option<Rc<Shared>>>,
     /// tare's own `cgroup.procs` in the cpuacct hierarchy, for [`V1::prime`].
-    own_procs: Option<File>,
+    own_procs: Option<std::sync::Arc<File>>,
+    /// The first prime, started in the background at discovery so that its grace period
+    /// passes while tare reads the machine; the first run waits for it.
+    first_prime: RefCell<Option<std::thread::JoinHandle<()>>>,
     /// When the last run group was handed out.
     last_create: Cell<Option<Instant>>,
     /// What the start-up sweep of stale groups did.
@@ -137,6 +140,11 @@ impl V1 {
         };
         let memsw = memory.join("memory.memsw.max_usage_in_bytes").exists();
         let swept = sweep_stale(root, &mounts);
+        let own_procs = OpenOptions::new()
+            .write(true)
+            .open(cpuacct_dir.join("cgroup.procs"))
+            .ok()
+            .map(std::sync::Arc::new);
         Ok(V1 {
             cpuacct,
             memory,
@@ -145,10 +153,15 @@ impl V1 {
             cpuset,
             memsw,
             shared: RefCell::new(None),
-            own_procs: OpenOptions::new()
-                .write(true)
-                .open(cpuacct_dir.join("cgroup.procs"))
-                .ok(),
+            first_prime: RefCell::new(own_procs.clone().and_then(|f| {
+                std::thread::Builder::new()
+                    .name("tare-prime".into())
+                    .spawn(move || {
+                        let _ = sys::write_raw(f.as_raw_fd(), b"0");
+                    })
+                    .ok()
+            })),
+            own_procs,
             last_create: Cell::new(None),
             swept,
         })
@@ -271,6 +284,11 @@ impl V1 {
     /// migration), so tare primes only after a gap longer than [`PRIME_AFTER`]; a needless
     /// prime costs ~13 µs.
     fn prime(&self) {
+        if let Some(first) = self.first_prime.borrow_mut().take() {
+            let _ = first.join();
+            self.last_create.set(Some(Instant::now()));
+            return;
+        }
         let now = Instant::now();
         let gap = self
             .last_create
