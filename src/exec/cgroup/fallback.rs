@@ -59,6 +59,7 @@ impl Backend for RusageBackend {
         Ok(Box::new(RusageGroup {
             setup: ChildSetup {
                 procs_fds: Vec::new(),
+                cgroup_dir_fd: None,
                 affinity: cores.map(<[usize]>::to_vec),
                 rlimit_cpu: limits.cpu.map(|d| d.as_secs_f64().ceil().max(1.0) as u64),
                 rlimit_as: limits.memory,
@@ -107,6 +108,7 @@ impl RunGroup for RusageGroup {
             system: rusage.system,
             peak_memory: Some(rusage.max_rss),
             oom_killed: false,
+            pids_limited: false,
         })
     }
 

@@ -501,6 +501,7 @@ impl RunGroup for V1Group {
             system,
             peak_memory: Some(peak),
             oom_killed: oom > 0,
+            pids_limited: false,
         })
     }
 

@@ -1,0 +1,190 @@
+#!/bin/bash
+# The checks tests/vm/run.sh runs inside the cgroup v2 guest, as root from a plain system
+# service (tare-vm.service). Each check prints `CHECK <context>/<name> PASS|FAIL <details>` on
+# the console; the last line is `TARE-VM-DONE`. Contexts are the ways the README tells people
+# to run tare on cgroup v2:
+#   service            as root, straight from a system service (no delegation)
+#   delegated-service  as root, a service with Delegate=yes (systemd-run --wait -p Delegate=yes)
+#   scope              as root, systemd-run --scope -p Delegate=yes tare …
+#   user-scope         as the user bench: systemd-run --user --scope -p Delegate=yes tare …
+#   service-after-pids the service again, after a --pids-limit run in the same cgroup
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+T=/payload/tare
+CG=/sys/fs/cgroup
+BENCH_UID=$(id -u bench)
+USER_ENV=(env "XDG_RUNTIME_DIR=/run/user/$BENCH_UID" "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$BENCH_UID/bus")
+
+echo "INFO kernel $(uname -r); $(nproc) CPUs; root cgroup controllers: $(cat $CG/cgroup.controllers); subtree: $(cat $CG/cgroup.subtree_control)"
+echo "INFO tare-vm.service cgroup: $(cut -d: -f3 /proc/self/cgroup)"
+
+# The user's manager (lingering) and its bus must be up for systemd-run --user.
+for _ in $(seq 1 120); do
+  [ -S "/run/user/$BENCH_UID/bus" ] && break
+  sleep 0.5
+done
+[ -S "/run/user/$BENCH_UID/bus" ] || echo "INFO no user bus at /run/user/$BENCH_UID/bus"
+
+result() { # NAME OK DETAILS
+  if [ "$2" = 0 ]; then echo "CHECK $CTX/$1 PASS $3"; else echo "CHECK $CTX/$1 FAIL $3"; fi
+}
+
+# Runs tare in the current context; stdout and stderr go to $W/out.
+t() {
+  case $CTX in
+    service | service-after-pids) "$T" "$@" ;;
+    delegated-service) systemd-run --quiet --wait --pipe --collect -p Delegate=yes -- "$T" "$@" ;;
+    scope) systemd-run --quiet --scope --collect -p Delegate=yes -- "$T" "$@" ;;
+    user-scope) runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- "$T" "$@" ;;
+  esac > "$W/out" 2>&1 < /dev/null
+}
+
+# A JSON field of tare run's export: jq-like access with python.
+js() { # FILE EXPR
+  python3 -c "
+import json, sys
+try:
+    d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))
+except Exception as e:
+    print('n/a (%s: %s)' % (type(e).__name__, e))" "$1" "$2"
+}
+
+# State of the cgroups tare starts in and their parents, read with shell built-ins only (a
+# forked reader would show up in cgroup.procs).
+snapshot() { # OUT
+  local d f l
+  : > "$1"
+  for d in "$CG" "$CG/system.slice" "$CG/system.slice/tare-vm.service" "$CG/user.slice" \
+    "$CG/user.slice/user-$BENCH_UID.slice" "$CG/user.slice/user-$BENCH_UID.slice/user@$BENCH_UID.service" \
+    "$CG/user.slice/user-$BENCH_UID.slice/user@$BENCH_UID.service/app.slice"; do
+    for f in cgroup.type cgroup.subtree_control; do
+      [ -f "$d/$f" ] || continue
+      while IFS= read -r l; do echo "$d/$f: $l"; done < "$d/$f" >> "$1"
+    done
+  done
+  while IFS= read -r l; do echo "tare-vm.service procs: $l"; done < "$CG/system.slice/tare-vm.service/cgroup.procs" >> "$1"
+}
+
+leftovers() {
+  find "$CG" -name 'tare-*' -type d 2>/dev/null | head -n 5 | tr '\n' ' '
+}
+
+checks() {
+  W=/var/tmp/tare-vm/$CTX
+  rm -rf "$W"; mkdir -p "$W"; chmod 777 "$W"
+  snapshot "$W/before"
+
+  # Backend.
+  t run --runs 1 --export-json "$W/b.json" -- true
+  kind=$(js "$W/b.json" 'd["method"]["kind"]')
+  warn=$(js "$W/b.json" 'd["method"]["warnings"]')
+  [ "$kind" = cgroup-v2 ]; result backend $? "kind=$kind warnings=$warn"
+  [ "$warn" = "[]" ]; result no-method-warnings $? "$warn"
+
+  # CPU time of a child that is never waited for and is killed: it spins until it used 1 s.
+  t run --runs 1 --export-json "$W/cpu.json" -- python3 -c '
+import os, signal, time
+pid = os.fork()
+if pid == 0:
+    while True: pass
+def used():
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+while used() < 1.0: time.sleep(0.02)
+os.kill(pid, signal.SIGKILL)
+os._exit(0)'
+  cpu=$(js "$W/cpu.json" 'd["benchmarks"][0]["runs"][-1]["cpu_time"]')
+  python3 -c "import sys; sys.exit(not (0.9 <= float(sys.argv[1]) <= 5))" "$cpu" 2>/dev/null
+  result cpu-unwaited-child $? "cpu_time=$cpu s (spun 1 s)"
+
+  # Peak memory of a child touching 300 MB.
+  t run --runs 1 --export-json "$W/mem.json" -- python3 -c 'b = b"x" * (300 << 20)'
+  peak=$(js "$W/mem.json" 'd["benchmarks"][0]["runs"][-1]["peak_memory"]')
+  python3 -c "import sys; sys.exit(not (300 <= int(sys.argv[1]) / 2**20 <= 450))" "$peak" 2>/dev/null
+  result peak-memory $? "peak_memory=$peak"
+
+  # Limits, each named as the run's termination.
+  lim() { # NAME EXPECTED ARGS...
+    local name=$1 want=$2
+    shift 2
+    t run --runs 1 --ignore-failure --export-json "$W/$name.json" "$@"
+    got=$(js "$W/$name.json" 'd["benchmarks"][0]["runs"][-1]["termination"]')
+    [ "$got" = "$want" ]; result "$name" $? "termination=$got $(tail -n 1 "$W/out")"
+  }
+  lim memory-limit memory --memory-limit 100MB -- python3 -c 'b = b"x" * (300 << 20)'
+  lim cpu-limit cpu --cpu-limit 1s --wall-limit 60s -- sh -c 'while :; do :; done'
+  lim wall-limit wall --wall-limit 1s -- sleep 30
+  lim pids-limit pids --pids-limit 10 --wall-limit 60s -- sh -c 'for i in $(seq 1 50); do sleep 30 & done; wait'
+
+  # A setsid, double-forked daemon that ignores SIGTERM leaves nothing behind.
+  t run --runs 1 --export-json "$W/daemon.json" -- python3 -c '
+import os, signal, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.execvp("sh", ["sh", "-c", "exec sleep 1000 # tare-vm-daemon"])
+    os._exit(0)
+time.sleep(0.3)'
+  sleep 0.5
+  left=$(pgrep -f 'tare-vm-daemon' | tr '\n' ' ')
+  [ -z "$left" ]; result no-survivors $? "left=[$left]"
+
+  # --cores: the run sees only CPU 1.
+  t run --runs 1 --cores 1 --export-json "$W/cores.json" -- sh -c "grep Cpus_allowed_list /proc/self/status > $W/cores.txt"
+  seen=$(cat "$W/cores.txt" 2>/dev/null | awk '{print $2}')
+  [ "$seen" = 1 ]; result cores $? "Cpus_allowed_list=$seen"
+
+  # An interleaved comparison of two commands.
+  t run --runs 4 --export-json "$W/cmp.json" -- 'sleep 0.1' 'sleep 0.3'
+  rounds=$(js "$W/cmp.json" 'sum(1 for b in d["benchmarks"] for r in b["runs"] if r.get("round") is not None)')
+  ratio=$(js "$W/cmp.json" 'd["benchmarks"][1]["summary"]["wall_time"]["median"] / d["benchmarks"][0]["summary"]["wall_time"]["median"]')
+  python3 -c "import sys; sys.exit(not (int(sys.argv[1]) >= 8 and 1.8 <= float(sys.argv[2]) <= 4))" "$rounds" "$ratio" 2>/dev/null
+  result interleaved-comparison $? "runs_in_rounds=$rounds ratio=$ratio"
+
+  # The example suite, isolated, smaller (one repetition, text inputs).
+  rm -rf "$W/suite"; cp -r /payload/suite "$W/suite"; chmod -R a+rwX "$W/suite"
+  sed -i -e 's/^repetitions = 2/repetitions = 1/' -e '/^tasks = /s/.*/files = ["inputs\/tiny.txt"]/' "$W/suite/compressors.toml"
+  t suite run "$W/suite/compressors.toml" --parallel 1 --output-dir "$W/suite-out"
+  srec=$(python3 -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+bad = [r["key"] for r in rs if not r["isolated"] or r["peak_memory"] is None or r.get("method") != "cgroup-v2"]
+wrong = [r["key"] for r in rs if (r["category"] not in ("correct-true", "correct_true", "correct")) != r["tool"].startswith("gzip-truncated")]
+print(len(rs), "runs; bad:", bad[:3], "misclassified:", wrong[:3])
+sys.exit(1 if bad or not rs else 0)' "$W/suite-out/results.jsonl" 2>&1 | tail -n 1)
+  ok=$?
+  [ $ok = 0 ] && grep -q 'cgroup-v2' "$W/out" && ! grep -q 'rusage' "$W/out"
+  result suite-isolated $? "$srec; says: $(grep -m1 -io 'measur[^;]*' "$W/out")"
+
+  # Nothing tare did not create is changed, and nothing it created is left.
+  snapshot "$W/after"
+  d=$(diff "$W/before" "$W/after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')
+  [ -z "$d" ]; result cgroups-unchanged $? "$d"
+  l=$(leftovers)
+  [ -z "$l" ]; result no-leftover-groups $? "$l"
+}
+
+for CTX in service delegated-service scope user-scope; do
+  echo "INFO context $CTX started at $(date +%T)"
+  checks
+done
+
+# The same cgroup once more after a --pids-limit run there (an old tare turned it threaded).
+CTX=service-after-pids
+W=/var/tmp/tare-vm/$CTX; mkdir -p "$W"
+t run --runs 1 --pids-limit 20 -- true
+checks
+echo "INFO tare-vm.service cgroup.type after all: $(cat $CG/system.slice/tare-vm.service/cgroup.type)"
+
+# Without delegation, the one-line hint must name a command that works.
+CTX=user-hint
+W=/var/tmp/tare-vm/$CTX; mkdir -p "$W"; chmod 777 "$W"
+runuser -u bench -- "${USER_ENV[@]}" "$T" run --runs 1 --memory-limit 100MB -- true > "$W/out" 2>&1 < /dev/null
+hint=$(grep -o 'systemd-run --user --scope -p Delegate=yes tare' "$W/out" | head -n 1)
+[ -n "$hint" ]; result hint-given $? "$(grep -m1 'tare:' "$W/out")"
+runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- "$T" run --runs 1 --memory-limit 100MB --export-json "$W/h.json" -- true > "$W/out2" 2>&1 < /dev/null
+kind=$(js "$W/h.json" 'd["method"]["kind"]')
+[ "$kind" = cgroup-v2 ]; result hint-works $? "kind=$kind $(grep -m1 'tare:' "$W/out2")"
+
+echo "TARE-VM-DONE"
