@@ -292,41 +292,53 @@ impl Subtree {
         let subtree = dir.join("cgroup.subtree_control");
         let enabled = words(&subtree).unwrap_or_default();
         let created = dir.starts_with(&self.parent);
+        // Without cpuset the run is pinned with CPU affinity instead: no warning for it.
+        let mut warn = |w: String, c: &str| {
+            if c != "cpuset" {
+                self.warnings.push(w);
+            }
+        };
+        let mut enabled_now = Vec::new();
         for &c in wanted {
             if enabled.iter().any(|e| e == c) {
                 if created {
-                    self.controllers.push(c.to_string());
+                    enabled_now.push((c, true));
                 }
                 continue;
             }
             if !available.iter().any(|a| a == c) {
-                self.warnings.push(format!(
-                    "cgroup v2 controller '{c}' is not available in {}",
-                    dir.display()
-                ));
+                warn(
+                    format!(
+                        "cgroup v2 controller '{c}' is not available in {}",
+                        dir.display()
+                    ),
+                    c,
+                );
                 continue;
             }
             if !created && !borrow {
-                self.warnings.push(format!(
-                    "cgroup v2 controller '{c}' is not enabled in {} and tare does not change it there; {HOWTO}",
-                    dir.display()
-                ));
+                warn(
+                    format!(
+                        "cgroup v2 controller '{c}' is not enabled in {} and tare does not change a cgroup it did not create while it holds processes; {HOWTO}",
+                        dir.display()
+                    ),
+                    c,
+                );
                 continue;
             }
             if !created && !read_pids(&dir.join("cgroup.procs")).is_ok_and(|p| p.is_empty()) {
                 continue;
             }
             match write_file(&subtree, &format!("+{c}")) {
-                Ok(()) => {
-                    if created {
-                        self.controllers.push(c.to_string());
-                    } else {
-                        self.borrowed.push((dir.to_path_buf(), c.to_string()));
-                    }
-                }
-                Err(e) => self
-                    .warnings
-                    .push(format!("cannot enable cgroup v2 controller '{c}': {e}")),
+                Ok(()) => enabled_now.push((c, created)),
+                Err(e) => warn(format!("cannot enable cgroup v2 controller '{c}': {e}"), c),
+            }
+        }
+        for (c, created) in enabled_now {
+            if created {
+                self.controllers.push(c.to_string());
+            } else {
+                self.borrowed.push((dir.to_path_buf(), c.to_string()));
             }
         }
     }
