@@ -260,9 +260,9 @@ impl Subtree {
             Layout::Supervised => {
                 let leaf = container.join("supervisor");
                 make_dir(&leaf)?;
+                s.supervisor = Some((leaf.clone(), base.to_path_buf()));
                 // cgroup.procs moves the whole process, every thread of it.
                 write_file(&leaf.join("cgroup.procs"), &std::process::id().to_string())?;
-                s.supervisor = Some((leaf, base.to_path_buf()));
                 s.enable(base, &wanted, true);
                 s.enable(&container, &wanted, false);
             }
@@ -327,6 +327,13 @@ impl Subtree {
                 continue;
             }
             if !created && !read_pids(&dir.join("cgroup.procs")).is_ok_and(|p| p.is_empty()) {
+                warn(
+                    format!(
+                        "cgroup v2 controller '{c}' is not enabled in {}, which holds processes; {HOWTO}",
+                        dir.display()
+                    ),
+                    c,
+                );
                 continue;
             }
             match write_file(&subtree, &format!("+{c}")) {
