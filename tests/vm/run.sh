@@ -8,7 +8,7 @@
 # As root, with qemu-system-x86_64, debootstrap and mke2fs. Environment:
 #   TARE_VM_CACHE    where built images are kept (default /var/cache/tare-vm), one directory
 #                    per hash of tests/vm/image.sh (its package list and set-up included)
-#   TARE_VM_TIMEOUT  seconds the guest may run (default 600)
+#   TARE_VM_TIMEOUT  seconds the guest may run (default 840)
 #   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
 set -euo pipefail
 
@@ -65,7 +65,7 @@ accel_opts=$accel
 [ "$accel" = tcg ] && accel_opts=tcg,thread=multi
 started=$SECONDS
 set +e
-timeout "${TARE_VM_TIMEOUT:-600}" qemu-system-x86_64 \
+timeout "${TARE_VM_TIMEOUT:-840}" qemu-system-x86_64 \
   -machine q35 -accel "$accel_opts" -cpu max -smp 2 -m 2048 \
   -display none -monitor none -serial "file:$work/console.log" -no-reboot -nic none \
   -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
