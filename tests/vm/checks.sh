@@ -212,6 +212,7 @@ hint=$(grep -o 'systemd-run --user --scope -p Delegate=yes tare' "$W/out" | head
 [ -n "$hint" ]; result hint-given $? "$(grep -m1 'tare:' "$W/out")"
 runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- "$T" run --runs 1 --memory-limit 100MB --export-json "$W/h.json" -- true > "$W/out2" 2>&1 < /dev/null
 cp "$W/out2" "$W/out"
-jcheck hint-works "$W/h.json" '"kind=" + d["method"]["kind"]' 'd["method"]["kind"] == "cgroup-v2"'
+jcheck hint-works "$W/h.json" '"kind=%s peak_memory=%s" % (d["method"]["kind"], d["benchmarks"][0]["runs"][-1]["peak_memory"])' \
+  'd["method"]["kind"] == "cgroup-v2" and d["benchmarks"][0]["runs"][-1]["peak_memory"] is not None'
 
 echo "TARE-VM-DONE"
