@@ -209,7 +209,7 @@ CTX=user-hint
 W=/var/tmp/tare-vm/$CTX; mkdir -p "$W"; chmod 777 "$W"
 runuser -u bench -- "${USER_ENV[@]}" "$T" run --runs 1 --memory-limit 100MB -- true > "$W/out" 2>&1 < /dev/null
 hint=$(grep -o 'systemd-run --user --scope -p Delegate=yes tare' "$W/out" | head -n 1)
-[ -n "$hint" ]; result hint-given $? "$(grep -m1 'tare:' "$W/out")"
+[ -n "$hint" ]; result hint-given $? "$(grep -m1 "Delegate=yes" "$W/out" | cut -c1-300)"
 runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- "$T" run --runs 1 --memory-limit 100MB --export-json "$W/h.json" -- true > "$W/out2" 2>&1 < /dev/null
 cp "$W/out2" "$W/out"
 jcheck hint-works "$W/h.json" '"kind=%s peak_memory=%s" % (d["method"]["kind"], d["benchmarks"][0]["runs"][-1]["peak_memory"])' \
