@@ -1,45 +1,148 @@
-//! cgroup v2 file handling against a synthetic cgroupfs tree. This machine's unified hierarchy
-//! has no memory/pids/cpuset controllers (they are bound to v1), so limits, `memory.peak` and
-//! `memory.events` are verified only here; CPU time and kill are tested for real in
-//! `exec_backend.rs`.
+//! cgroup v2 file handling against a synthetic cgroupfs tree, and the choice of where run
+//! groups go. This machine's unified hierarchy has no memory/pids/cpuset controllers (they are
+//! bound to v1); the real thing is tested in a cgroup v2 guest by `tests/vm/run.sh`, CPU time
+//! and kill also in `exec_backend.rs`.
 
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
-use tare::exec::cgroup::v2::{self, V2};
+use tare::exec::cgroup::v2::{self, decide, Layout, Observed, V2};
 use tare::exec::{Backend, Limits, Needs};
 
 fn file(dir: &Path, name: &str, content: &str) {
     fs::write(dir.join(name), content).unwrap();
 }
 
-/// A delegated parent as the kernel shows it: controllers available, none enabled yet.
+/// An empty delegated parent as the kernel shows it: controllers available, none enabled yet.
 fn parent(controllers: &str) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     file(d.path(), "cgroup.procs", "");
+    file(d.path(), "cgroup.type", "domain\n");
     file(d.path(), "cgroup.controllers", controllers);
     file(d.path(), "cgroup.subtree_control", "");
     d
 }
 
 #[test]
-fn enables_controllers_it_needs() {
+fn enables_controllers_in_an_empty_parent_and_takes_them_off_at_exit() {
     let p = parent("cpuset cpu io memory hugetlb pids rdma misc\n");
-    let b = V2::at(
-        p.path(),
-        &Needs {
-            pids: true,
-            cpuset: true,
-        },
-    )
-    .unwrap();
-    // The kernel file takes one "+ctrl" per write; the synthetic file keeps the last one.
-    assert!(fs::read_to_string(p.path().join("cgroup.subtree_control"))
+    let b = V2::at(p.path(), &Needs::default()).unwrap();
+    let sub = || fs::read_to_string(p.path().join("cgroup.subtree_control")).unwrap();
+    assert_eq!(sub(), "+memory");
+    let made: Vec<_> = fs::read_dir(p.path())
         .unwrap()
-        .starts_with('+'));
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!(b.parent(), made[0].path());
+    drop(b);
+    // The kernel file takes one "-ctrl" per write; the synthetic file keeps the last one.
+    assert_eq!(
+        sub(),
+        "-memory",
+        "what tare enabled in a cgroup it did not create comes off"
+    );
+    let left = fs::read_dir(p.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .count();
+    assert_eq!(left, 0, "the helper directory is removed");
+}
+
+#[test]
+fn never_enables_controllers_where_processes_live() {
+    let p = parent("cpuset cpu io memory pids\n");
+    file(p.path(), "cgroup.procs", "4242\n");
+    let b = V2::at(p.path(), &Needs::default()).unwrap();
+    assert_eq!(
+        fs::read_to_string(p.path().join("cgroup.subtree_control")).unwrap(),
+        "",
+        "a populated cgroup is left as found"
+    );
     let m = b.method();
-    assert!(m.warnings.is_empty(), "{:?}", m.warnings);
-    assert!(m.peak_memory.contains("memory.peak"), "{}", m.peak_memory);
+    assert!(m.peak_memory.starts_with("not measured"), "{m:?}");
+}
+
+fn seen() -> Observed {
+    Observed {
+        writable: true,
+        procs: vec![100],
+        own_pid: 100,
+        own_cgroup: true,
+        is_root: false,
+        cgroup_type: "domain".into(),
+        euid_root: false,
+        delegated: true,
+        hierarchy_root_writable: false,
+    }
+}
+
+#[test]
+fn layout_follows_what_is_safe() {
+    let base = Path::new("/sys/fs/cgroup/user.slice/run-1.scope");
+    let root = Path::new("/sys/fs/cgroup");
+    // Alone in a delegated cgroup: supervisor leaf.
+    assert_eq!(decide(base, root, &seen()), Ok(Layout::Supervised));
+    // Others in it: no controllers for an unprivileged user, the hierarchy root for root.
+    let others = Observed {
+        procs: vec![100, 7],
+        ..seen()
+    };
+    assert_eq!(decide(base, root, &others), Ok(Layout::Unmanaged));
+    let root_user = Observed {
+        euid_root: true,
+        hierarchy_root_writable: true,
+        ..others.clone()
+    };
+    assert_eq!(
+        decide(base, root, &root_user),
+        Ok(Layout::Beside {
+            base: root.to_path_buf()
+        })
+    );
+    // Root alone in a cgroup systemd did not delegate: not tare's to rearrange.
+    let undelegated = Observed {
+        euid_root: true,
+        delegated: false,
+        hierarchy_root_writable: true,
+        ..seen()
+    };
+    assert_eq!(
+        decide(base, root, &undelegated),
+        Ok(Layout::Beside {
+            base: root.to_path_buf()
+        })
+    );
+    // A threaded cgroup (an old tare's damage) is never used for domain controllers.
+    let threaded = Observed {
+        cgroup_type: "domain threaded".into(),
+        ..seen()
+    };
+    assert_eq!(decide(base, root, &threaded), Ok(Layout::Unmanaged));
+    // Not writable: one line that says what to run.
+    let locked = Observed {
+        writable: false,
+        ..seen()
+    };
+    let e = decide(base, root, &locked).unwrap_err();
+    assert!(
+        e.contains("systemd-run --user --scope -p Delegate=yes tare"),
+        "{e}"
+    );
+    // TARE_CGROUP_PARENT: beside it, tare not in it.
+    let given = Observed {
+        own_cgroup: false,
+        procs: vec![],
+        ..seen()
+    };
+    assert_eq!(
+        decide(base, root, &given),
+        Ok(Layout::Beside {
+            base: base.to_path_buf()
+        })
+    );
 }
 
 #[test]
@@ -69,7 +172,8 @@ fn missing_memory_controller_is_said_not_guessed() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("memory controller"), "{err}");
-    // A needed pids controller that is not there fails discovery with the way out.
+    // A needed pids controller that is not there fails discovery with the way out (the
+    // synthetic run-group directory has no kernel files, so nothing is enabled there).
     let err = V2::at(
         p.path(),
         &Needs {

@@ -36,6 +36,7 @@ fn rec(tool: &str, input: &str, rep: usize, status: &str, cat: Category, cpu: f6
         log: String::new(),
         files: vec![],
         isolated: true,
+        method: "cgroup-v1".into(),
         finished_at: 0.0,
     }
 }

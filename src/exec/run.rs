@@ -260,6 +260,7 @@ impl Executor {
             Some(Stopped::Wall) => Termination::Wall,
             Some(Stopped::Interrupted) => Termination::Failed,
             None if acc.oom_killed => Termination::Memory,
+            None if acc.pids_limited => Termination::Pids,
             None if over_cpu || signal == Some(libc::SIGXCPU) => Termination::Cpu,
             None if signal.is_some() => Termination::Signal,
             None => Termination::Exit,

@@ -188,6 +188,8 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
             .transpose()?,
         stdio: [stdin, stdout, stderr],
         procs_fds: setup.procs_fds.clone(),
+        cgroup_fd: setup.cgroup_dir_fd,
+        in_cgroup: Default::default(),
         affinity: setup.affinity.clone(),
         rlimits,
         nice,
@@ -208,7 +210,7 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
 
 /// Starts the child; errors say which step failed.
 pub fn start(plan: &ChildPlan) -> io::Result<i32> {
-    sys::spawn_vfork(plan).map_err(|(step, e)| match step {
+    spawn_into_cgroup(plan).map_err(|(step, e)| match step {
         8 => e, // exec: the kind (not found, permission) speaks for itself
         usize::MAX => io::Error::new(e.kind(), format!("clone failed: {e}")),
         s => io::Error::new(
@@ -219,4 +221,29 @@ pub fn start(plan: &ChildPlan) -> io::Result<i32> {
             ),
         ),
     })
+}
+
+/// clone3(CLONE_INTO_CGROUP) when the plan has a cgroup v2 directory and the kernel has it
+/// (remembered after the first refusal), else the vfork-style spawn whose child writes
+/// `cgroup.procs` itself.
+fn spawn_into_cgroup(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static NO_CLONE3: AtomicBool = AtomicBool::new(false);
+    if let Some(fd) = plan
+        .cgroup_fd
+        .filter(|_| !NO_CLONE3.load(Ordering::Relaxed))
+    {
+        match sys::spawn_clone3_into(plan, fd) {
+            Err((usize::MAX, e))
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG)
+                ) =>
+            {
+                NO_CLONE3.store(true, Ordering::Relaxed);
+            }
+            r => return r,
+        }
+    }
+    sys::spawn_vfork(plan)
 }

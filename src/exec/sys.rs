@@ -230,6 +230,11 @@ pub struct ChildPlan {
     pub stdio: [RawFd; 3],
     /// Open `cgroup.procs` files the child writes "0" into.
     pub procs_fds: Vec<RawFd>,
+    /// A cgroup v2 directory to start the child in with clone3(CLONE_INTO_CGROUP) (see
+    /// [`spawn_clone3_into`]); the child then skips `procs_fds`.
+    pub cgroup_fd: Option<RawFd>,
+    /// Set by [`spawn_clone3_into`]: the child was born in its group.
+    pub in_cgroup: std::sync::atomic::AtomicBool,
     pub affinity: Option<Vec<usize>>,
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64, u64)>,
     pub nice: Option<i32>,
@@ -306,7 +311,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 return fail(9);
             }
         }
-        if !plan.procs_fds.is_empty() {
+        if !plan.in_cgroup.load(std::sync::atomic::Ordering::Relaxed) {
             let joining = monotonic_ns();
             for &fd in &plan.procs_fds {
                 if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
@@ -372,7 +377,136 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// no page tables are copied, so the cost does not grow with tare's own memory. Returns the
 /// child's pid once it has exec'd, or the step and error that stopped it (the child is reaped).
 pub fn spawn_vfork(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
-    const STACK: usize = 256 * 1024;
+    plan.in_cgroup
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    spawn_on_stack(plan, |top| {
+        // SAFETY: `child_main` only reads `plan` and makes async-signal-safe calls; CLONE_VM with
+        // CLONE_VFORK keeps this thread suspended (and `plan`, the stack alive) until it execs.
+        unsafe {
+            libc::clone(
+                child_main,
+                top,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                plan as *const ChildPlan as *mut libc::c_void,
+            )
+        }
+    })
+}
+
+/// Like [`spawn_vfork`], but the child is born in the cgroup v2 directory `cgroup_fd`
+/// (clone3 with CLONE_INTO_CGROUP, Linux ≥ 5.7): no `cgroup.procs` write, no migration while
+/// the clock runs. Fails with ENOSYS where clone3 is missing or filtered (and on other
+/// architectures than x86-64), EINVAL/E2BIG where the kernel predates CLONE_INTO_CGROUP; the
+/// caller then falls back to [`spawn_vfork`].
+pub fn spawn_clone3_into(plan: &ChildPlan, cgroup_fd: RawFd) -> Result<i32, (usize, io::Error)> {
+    plan.in_cgroup
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    spawn_on_stack(plan, |top| {
+        const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+        let args = CloneArgs {
+            flags: (libc::CLONE_VM | libc::CLONE_VFORK) as u64 | CLONE_INTO_CGROUP,
+            exit_signal: libc::SIGCHLD as u64,
+            // The kernel puts the child's stack pointer at stack + stack_size = `top`; the
+            // region stays inside the STACK bytes allocated (`top` is at most 15 below the end).
+            stack: top as u64 - (STACK - 64) as u64,
+            stack_size: (STACK - 64) as u64,
+            cgroup: cgroup_fd as u64,
+            ..Default::default()
+        };
+        // SAFETY: as for spawn_vfork: CLONE_VM | CLONE_VFORK suspends this thread until the
+        // child execs or exits, so `plan`, `args` and the stack outlive the child's use of
+        // them; the child runs only `child_main` on its own stack and never returns into Rust.
+        let r = unsafe {
+            raw_clone3(
+                &args,
+                child_main,
+                plan as *const ChildPlan as *mut libc::c_void,
+            )
+        };
+        if r < 0 {
+            // SAFETY: errno is thread-local; setting it lets the caller read it as for clone.
+            unsafe { *libc::__errno_location() = -r as i32 };
+            -1
+        } else {
+            r as i32
+        }
+    })
+}
+
+/// clone3's argument block (`struct clone_args`, CLONE_ARGS_SIZE_VER2 = 88 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// The raw clone3 syscall: returns the child's pid or -errno in the parent; the child, on the
+/// stack given in `args`, calls `f(arg)` and exits with its result. There is no libc wrapper,
+/// and a plain `syscall()` cannot be used: with CLONE_VM the child would return through the
+/// parent's stack frames.
+///
+/// # Safety
+/// `args` must describe a valid stack that stays alive, unused by anyone else, until the child
+/// execs or exits; `f` must never unwind.
+#[cfg(target_arch = "x86_64")]
+unsafe fn raw_clone3(
+    args: &CloneArgs,
+    f: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    arg: *mut libc::c_void,
+) -> i64 {
+    let ret: i64;
+    std::arch::asm!(
+        "syscall",
+        "test rax, rax",
+        "jnz 2f",
+        // Child: on its own 16-byte aligned stack; f(arg), then exit(result).
+        "xor ebp, ebp",
+        "mov rdi, r12",
+        "call r13",
+        "mov edi, eax",
+        "mov eax, 60",
+        "syscall",
+        "ud2",
+        "2:",
+        inlateout("rax") libc::SYS_clone3 => ret,
+        in("rdi") args as *const CloneArgs,
+        in("rsi") std::mem::size_of::<CloneArgs>(),
+        in("r12") arg,
+        in("r13") f,
+        lateout("rcx") _,
+        lateout("r11") _,
+        options(nostack),
+    );
+    ret
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn raw_clone3(
+    _args: &CloneArgs,
+    _f: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    _arg: *mut libc::c_void,
+) -> i64 {
+    -(libc::ENOSYS as i64)
+}
+
+const STACK: usize = 256 * 1024;
+
+/// Runs `clone` (which gets the 16-byte aligned stack top) with every signal blocked, then
+/// reports the child's pid or the step that failed in it.
+fn spawn_on_stack(
+    plan: &ChildPlan,
+    clone: impl FnOnce(*mut libc::c_void) -> i32,
+) -> Result<i32, (usize, io::Error)> {
     let mut stack = vec![0u8; STACK];
     // SAFETY: `stack` outlives the child's use of it (CLONE_VFORK returns only after exec or
     // exit); the top is 16-byte aligned as the ABI requires.
@@ -389,16 +523,7 @@ pub fn spawn_vfork(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
     }
     plan.failed.store(0, std::sync::atomic::Ordering::SeqCst);
     plan.join_ns.store(0, std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: `child_main` only reads `plan` and makes async-signal-safe calls; CLONE_VM with
-    // CLONE_VFORK keeps this thread suspended (and `plan`, `stack` alive) until it execs.
-    let pid = unsafe {
-        libc::clone(
-            child_main,
-            top,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            plan as *const ChildPlan as *mut libc::c_void,
-        )
-    };
+    let pid = clone(top);
     let clone_err = io::Error::last_os_error();
     // SAFETY: restores the mask saved above.
     unsafe {
@@ -418,6 +543,22 @@ pub fn spawn_vfork(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
         ));
     }
     Ok(pid)
+}
+
+/// The effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether `path` has the extended attribute `name` (e.g. systemd's `trusted.delegate`).
+pub fn has_xattr(path: &std::path::Path, name: &std::ffi::CStr) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: both strings are valid and NUL-terminated for the call; a null buffer of size 0
+    // only asks for the value's size, nothing is written.
+    unsafe { libc::getxattr(c.as_ptr(), name.as_ptr(), std::ptr::null_mut(), 0) >= 0 }
 }
 
 /// Async-signal-safe: turns address-space layout randomization off for the calling process

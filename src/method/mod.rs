@@ -606,6 +606,10 @@ fn failure_message(b: &Benchmark, plan: &Plan) -> String {
             "{which} hit the memory limit ({}); raise --memory-limit, or pass --ignore-failure to record such runs and go on",
             crate::units::format_bytes(plan.limits.memory.unwrap_or(0) as f64, None)
         ),
+        Termination::Pids => format!(
+            "{which} hit the task limit ({} processes and threads); raise --pids-limit, or pass --ignore-failure to record such runs and go on",
+            plan.limits.pids.unwrap_or(0)
+        ),
         Termination::Failed => format!("{which} could not be completed"),
     }
 }

@@ -138,6 +138,7 @@ pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
         Termination::Cpu,
         Termination::Wall,
         Termination::Memory,
+        Termination::Pids,
         Termination::Signal,
         Termination::Exit,
     ] {

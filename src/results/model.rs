@@ -21,6 +21,9 @@ pub enum Termination {
     Wall,
     /// Killed by the kernel's OOM killer at `--memory-limit`.
     Memory,
+    /// Could not create a process or thread because of `--pids-limit` (the tree was then
+    /// stopped at its end like any other run).
+    Pids,
     /// The main process was ended by a signal not sent by tare.
     Signal,
     /// The command could not be started, or tare itself stopped it (e.g. Ctrl-C).
@@ -34,6 +37,7 @@ impl Termination {
             Termination::Cpu => "cpu",
             Termination::Wall => "wall",
             Termination::Memory => "memory",
+            Termination::Pids => "pids",
             Termination::Signal => "signal",
             Termination::Failed => "failed",
         }

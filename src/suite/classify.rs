@@ -142,6 +142,9 @@ impl Classifier {
                     Category::Error,
                 )
             }
+            Termination::Pids => {
+                return fixed("error (task limit)".into(), Category::Error);
+            }
             Termination::Failed => return fixed("error (not run)".into(), Category::Error),
             Termination::Exit => {}
         }

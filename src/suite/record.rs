@@ -46,6 +46,10 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     pub isolated: bool,
+    /// How CPU time and memory were measured (`cgroup-v1`, `cgroup-v2`, `rusage`); empty in
+    /// files written before tare recorded it.
+    #[serde(default)]
+    pub method: String,
     /// Unix time (seconds) the run finished.
     pub finished_at: f64,
 }
@@ -145,6 +149,7 @@ mod tests {
             log: "logs/x.log".into(),
             files: vec![],
             isolated: true,
+            method: "cgroup-v1".into(),
             finished_at: 1.0,
         }
     }

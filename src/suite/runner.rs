@@ -50,7 +50,6 @@ const MAX_OUTPUT: u64 = 64 << 20;
 enum Msg {
     Done(Box<RunRecord>),
     Fatal(String),
-    Notice(String),
 }
 
 /// A file-name-safe name for a run (its key with separators replaced).
@@ -105,7 +104,22 @@ pub fn run_suite(
         skipped: plan.jobs.len() - pending.len(),
         ..Default::default()
     };
-    write_meta(plan, alloc, out)?;
+    // Detected once here, before any thread: the method is announced and recorded, and the
+    // backend is held until every slot is done (the slots' own backends share its set-up).
+    let needs = Needs {
+        cpuset: true,
+        pids: plan.limits.pids.is_some(),
+    };
+    let (backend, reasons) = exec::detect(opts.backend, &needs, Path::new("/"))
+        .map_err(|e| UserError::run_failed(format!("cannot set up measurement: {e}")))?;
+    let method = backend.method();
+    if !opts.quiet {
+        eprintln!("tare: {}", method_line(&method, &reasons));
+        for w in &method.warnings {
+            eprintln!("tare: warning: {w}");
+        }
+    }
+    write_meta(plan, alloc, &method, out)?;
     let mut writer = Writer::append(&results)?;
     let total = pending.len();
     let pending = Arc::new(pending);
@@ -136,7 +150,6 @@ pub fn run_suite(
     drop(tx);
     let mut progress = Progress::new(opts.quiet, total, outcomes.skipped, alloc.slots.len());
     let mut fatal = None;
-    let mut notices = HashSet::new();
     for msg in rx {
         match msg {
             Msg::Done(r) => {
@@ -159,17 +172,12 @@ pub fn run_suite(
                 cancel.store(true, Ordering::Relaxed);
                 fatal.get_or_insert(e);
             }
-            Msg::Notice(n) => {
-                if notices.insert(n.clone()) && !opts.quiet {
-                    progress.clear();
-                    eprintln!("tare: {n}");
-                }
-            }
         }
     }
     for h in handles {
         let _ = h.join();
     }
+    drop(backend);
     progress.finish(&outcomes, started.elapsed());
     let _ = std::fs::remove_dir_all(out.join("work"));
     if let Some(e) = fatal {
@@ -203,16 +211,10 @@ impl Worker {
             cpuset: true,
             pids: self.limits.pids.is_some(),
         };
+        // The same backend the suite announced (`run_suite` holds one for the whole run, so
+        // a cgroup v2 subtree is shared, not set up again).
         let executor = match exec::detect(self.backend, &needs, Path::new("/")) {
-            Ok((b, reasons)) => {
-                if !reasons.is_empty() {
-                    let _ = self.tx.send(Msg::Notice(format!(
-                        "measuring with the rusage fallback (less exact: {})",
-                        reasons.join("; ")
-                    )));
-                }
-                Executor::new(b)
-            }
+            Ok((b, _)) => Executor::new(b),
             Err(e) => {
                 let _ = self
                     .tx
@@ -338,6 +340,7 @@ impl Worker {
             log: log_rel,
             files,
             isolated: self.isolation.is_some(),
+            method: executor.backend().kind().as_str().into(),
             finished_at: SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),
@@ -354,9 +357,32 @@ fn read_capped(path: &Path) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// The one line that says how a suite is measured: the backend actually in use.
+pub fn method_line(method: &crate::results::MeasurementMethod, reasons: &[String]) -> String {
+    use crate::results::MethodKind;
+    match method.kind {
+        MethodKind::Rusage => format!(
+            "measuring with the rusage fallback (less exact: {})",
+            reasons.join("; ")
+        ),
+        kind => format!(
+            "measuring with {}: CPU time = {}; peak memory = {}",
+            kind.as_str(),
+            method.cpu_time,
+            method.peak_memory
+        ),
+    }
+}
+
 /// `suite.json`: what was run, where and how (for people and for the table's title).
-fn write_meta(plan: &SuitePlan, alloc: &Allocation, out: &Path) -> anyhow::Result<()> {
+fn write_meta(
+    plan: &SuitePlan,
+    alloc: &Allocation,
+    method: &crate::results::MeasurementMethod,
+    out: &Path,
+) -> anyhow::Result<()> {
     let meta = serde_json::json!({
+        "method": method,
         "suite": plan.name,
         "definition_dir": plan.dir,
         "tare_version": env!("CARGO_PKG_VERSION"),

@@ -59,6 +59,7 @@ impl Backend for RusageBackend {
         Ok(Box::new(RusageGroup {
             setup: ChildSetup {
                 procs_fds: Vec::new(),
+                cgroup_dir_fd: None,
                 affinity: cores.map(<[usize]>::to_vec),
                 rlimit_cpu: limits.cpu.map(|d| d.as_secs_f64().ceil().max(1.0) as u64),
                 rlimit_as: limits.memory,
@@ -108,6 +109,7 @@ impl RunGroup for RusageGroup {
             peak_memory: Some(rusage.max_rss),
             oom_killed: false,
             at_memory_limit: false,
+            pids_limited: false,
         })
     }
 

@@ -31,6 +31,8 @@ pub struct Accounting {
     /// refaulting its own program text instead of being OOM-killed — can burn its CPU or wall
     /// limit first; such a run is marked `memory`.
     pub at_memory_limit: bool,
+    /// A fork or clone failed at the task limit (`pids.events` max > 0; cgroup v2 only).
+    pub pids_limited: bool,
 }
 
 /// Work the forked child does before exec to join its group (async-signal-safe only).
@@ -38,7 +40,10 @@ pub struct Accounting {
 pub struct ChildSetup {
     /// Open `cgroup.procs` files to write "0" into (moves the child itself).
     pub procs_fds: Vec<RawFd>,
-    /// Fallback only: confine with sched_setaffinity.
+    /// cgroup v2: the run group's directory, to start the child in it with clone3
+    /// (CLONE_INTO_CGROUP) instead of writing `procs_fds`.
+    pub cgroup_dir_fd: Option<RawFd>,
+    /// Fallback, and v2 without cpuset: confine with sched_setaffinity.
     pub affinity: Option<Vec<usize>>,
     /// Fallback only: RLIMIT_CPU in seconds (soft) for the main process.
     pub rlimit_cpu: Option<u64>,

@@ -605,6 +605,7 @@ impl RunGroup for V1Group {
             peak_memory: Some(peak),
             oom_killed: oom > 0,
             at_memory_limit,
+            pids_limited: false,
         })
     }
 

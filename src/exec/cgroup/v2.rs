@@ -1,15 +1,26 @@
-//! cgroup v2 backend: one fresh group per run below a delegated subtree of the unified
-//! hierarchy.
+//! cgroup v2 backend: one fresh group per run below a subtree of the unified hierarchy that
+//! tare sets up once per process and leaves exactly as it found it.
 //!
 //! CPU time: `cpu.stat` `user_usec` / `system_usec` (core accounting, always present).
 //! Peak memory: `memory.peak` (Linux ≥ 5.19, memory controller enabled); otherwise none, with
 //! the reason. Limits: `memory.max` + `memory.swap.max` = 0 (so the limit is memory + swap),
-//! `pids.max`, `cpuset.cpus`. Kill: `cgroup.kill` (Linux ≥ 5.14), else freeze with
-//! `cgroup.freeze` and SIGKILL every member.
+//! `pids.max`, `cpuset.cpus` (CPU affinity when cpuset is not tare's). Kill: `cgroup.kill`
+//! (Linux ≥ 5.14), else freeze with `cgroup.freeze` and SIGKILL every member. The child is
+//! started in its group with clone3(CLONE_INTO_CGROUP) (see `spawn`).
 //!
-//! Where the subtree comes from: the process's own cgroup (from /proc/self/cgroup) when it is
-//! the root or when tare may enable controllers in it; `TARE_CGROUP_PARENT` names another
-//! delegated directory. To get one as a user: `systemd-run --user --scope -p Delegate=yes tare …`.
+//! Where the subtree comes from ([`decide`]): the kernel refuses domain controllers (memory)
+//! in a non-root cgroup that holds processes, and enabling a threaded one (pids, cpuset) there
+//! turns it "domain threaded" for good. So tare never enables a controller in a cgroup with
+//! processes, and never in one it did not create unless it emptied it itself:
+//! - tare alone in its delegated cgroup B (`systemd-run --scope -p Delegate=yes tare …`, a
+//!   service with `Delegate=yes`): `B/tare-<id>/supervisor` gets tare (the whole process), B
+//!   and `B/tare-<id>` get the controllers, run groups are `B/tare-<id>/tare-…`; at exit the
+//!   controllers come off, tare moves back into B, and the directories are removed;
+//! - `TARE_CGROUP_PARENT=P`: run groups in `P/tare-<id>/`; P gets controllers only if empty;
+//! - root, not alone: run groups in `tare-<id>/` at the root of the hierarchy;
+//! - otherwise a writable cgroup with other processes: CPU time and kill only, with the hint.
+//!
+//! After a SIGKILL, the next start removes unpopulated `tare-*/supervisor` trees it finds.
 
 use super::{
     cgroup_mounts, group_name, keyed_value, own_cgroup, read_pids, read_trimmed,
@@ -22,64 +33,232 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// A delegated v2 subtree in which run groups are created.
+/// The v2 backend of one thread: a handle on the process-wide [`Subtree`].
 #[derive(Debug)]
 pub struct V2 {
+    subtree: Arc<Subtree>,
+}
+
+/// The one line that gets a user a usable subtree: tare started as the only process of a
+/// delegated scope, which tare then arranges itself (see [`Layout::Supervised`]).
+pub const HOWTO: &str =
+    "start tare as the only process of a delegated cgroup: `systemd-run --user --scope -p Delegate=yes tare …` \
+     (as root: `systemd-run --scope -p Delegate=yes tare …`), or set TARE_CGROUP_PARENT to an empty cgroup directory you own";
+
+/// What discovery saw of the cgroup it starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    /// The base directory is writable by tare (it may create cgroups in it).
+    pub writable: bool,
+    /// Pids in the base's `cgroup.procs`.
+    pub procs: Vec<i32>,
+    /// tare's own pid.
+    pub own_pid: i32,
+    /// The base is tare's own cgroup (not `TARE_CGROUP_PARENT`).
+    pub own_cgroup: bool,
+    /// The base is the root of the hierarchy.
+    pub is_root: bool,
+    /// `cgroup.type` of the base ("domain" when the file is missing, as at the root).
+    pub cgroup_type: String,
+    /// Running as root (euid 0).
+    pub euid_root: bool,
+    /// The base carries systemd's delegation mark (xattr `trusted.delegate` / `user.delegate`).
+    pub delegated: bool,
+    /// The root of the hierarchy is writable (root may create groups there).
+    pub hierarchy_root_writable: bool,
+}
+
+/// Where run groups go, decided from what discovery saw ([`decide`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// tare is the only process of its (delegated) cgroup B: it makes `B/tare-<id>/supervisor`,
+    /// moves itself there, and creates run groups as siblings of the supervisor leaf. B, now
+    /// empty, may get the controllers tare needs; they are taken off again at exit.
+    Supervised,
+    /// tare is not in the base (`TARE_CGROUP_PARENT`, or the hierarchy root for root): run groups
+    /// go into `base/tare-<id>/`; controllers are enabled in the base only when it holds no
+    /// process (and only where missing), and taken off again at exit.
+    Beside { base: PathBuf },
+    /// The base is writable but holds other processes: run groups go into `base/tare-<id>/`
+    /// with no controller (CPU time and kill only); nothing is enabled anywhere.
+    Unmanaged,
+}
+
+/// Chooses the layout, or says in one line why none is usable. `base` is the starting
+/// directory, `hierarchy_root` the mount point of the unified hierarchy.
+pub fn decide(base: &Path, hierarchy_root: &Path, o: &Observed) -> Result<Layout, String> {
+    let threaded = o.cgroup_type != "domain";
+    if !o.own_cgroup {
+        if !o.writable {
+            return Err(format!(
+                "no permission to create cgroups in {} (TARE_CGROUP_PARENT); {HOWTO}",
+                base.display()
+            ));
+        }
+        return Ok(Layout::Beside {
+            base: base.to_path_buf(),
+        });
+    }
+    let alone = !o.procs.is_empty() && o.procs.iter().all(|&p| p == o.own_pid);
+    // A user's writable cgroup is delegated to them; root can write anywhere, so for root only
+    // systemd's delegation mark counts.
+    let ours = o.writable && (o.delegated || !o.euid_root);
+    if ours && alone && !o.is_root && !threaded {
+        return Ok(Layout::Supervised);
+    }
+    if o.euid_root && o.hierarchy_root_writable {
+        return Ok(Layout::Beside {
+            base: hierarchy_root.to_path_buf(),
+        });
+    }
+    if o.writable {
+        return Ok(Layout::Unmanaged);
+    }
+    Err(format!(
+        "no permission to create cgroups in {}; {HOWTO}",
+        base.display()
+    ))
+}
+
+impl V2 {
+    /// Finds a usable subtree: `TARE_CGROUP_PARENT`, or this process's own cgroup. The subtree
+    /// is set up once per process and shared by every thread's backend.
+    pub fn discover(root: &Path, needs: &Needs) -> io::Result<V2> {
+        let mounts = cgroup_mounts(root)?;
+        let mount = mounts
+            .iter()
+            .find(|(fs, _, _)| fs == "cgroup2")
+            .map(|(_, mp, _)| root.join(mp.trim_start_matches('/')));
+        let (base, own) = match std::env::var_os("TARE_CGROUP_PARENT") {
+            Some(p) => (PathBuf::from(p), false),
+            None => {
+                let mount = mount.clone().ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, "no cgroup2 file system is mounted")
+                })?;
+                let own = own_cgroup(root, None)?;
+                (mount.join(own.trim_start_matches('/')), true)
+            }
+        };
+        let hierarchy_root = mount.unwrap_or_else(|| base.clone());
+        Self::at_with(&base, &hierarchy_root, own, needs)
+    }
+
+    /// Uses `parent` as the subtree's base, with tare not in it (like `TARE_CGROUP_PARENT`).
+    pub fn at(parent: &Path, needs: &Needs) -> io::Result<V2> {
+        Self::at_with(parent, parent, false, needs)
+    }
+
+    fn at_with(base: &Path, hierarchy_root: &Path, own: bool, needs: &Needs) -> io::Result<V2> {
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        shared.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(s) = shared
+            .iter()
+            .find(|(b, _)| b == base)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            s.check(needs)?;
+            return Ok(V2 { subtree: s });
+        }
+        let s = Arc::new(Subtree::set_up(base, hierarchy_root, own, needs)?);
+        s.check(needs)?;
+        shared.push((base.to_path_buf(), Arc::downgrade(&s)));
+        Ok(V2 { subtree: s })
+    }
+
+    fn has(&self, c: &str) -> bool {
+        self.subtree.has(c)
+    }
+
+    /// The directory run groups are created in.
+    pub fn parent(&self) -> &Path {
+        &self.subtree.parent
+    }
+}
+
+/// The process-wide subtree of each base (suite slots each detect a backend in their own
+/// thread, and tare moves itself into a supervisor leaf only once).
+static SHARED: Mutex<Vec<(PathBuf, Weak<Subtree>)>> = Mutex::new(Vec::new());
+
+/// What tare set up in the unified hierarchy for this process, undone when the last backend
+/// using it is dropped.
+#[derive(Debug)]
+struct Subtree {
+    /// Where run groups are created (`tare-<id>/`).
     parent: PathBuf,
-    /// Controllers enabled for children of `parent` (cgroup.subtree_control).
+    /// The leaf tare moved itself into, and the cgroup it came from.
+    supervisor: Option<(PathBuf, PathBuf)>,
+    /// Controllers tare enabled in cgroups it did not create: (cgroup, controller).
+    borrowed: Vec<(PathBuf, String)>,
+    /// Controllers enabled for the run groups.
     controllers: Vec<String>,
     warnings: Vec<String>,
 }
 
-const HOWTO: &str =
-    "run tare in a delegated cgroup, e.g. `systemd-run --user --scope -p Delegate=yes tare …`, \
-                     or set TARE_CGROUP_PARENT to a cgroup directory you own";
-
-impl V2 {
-    /// Finds a usable subtree: `TARE_CGROUP_PARENT`, or this process's own cgroup.
-    pub fn discover(root: &Path, needs: &Needs) -> io::Result<V2> {
-        let parent = match std::env::var_os("TARE_CGROUP_PARENT") {
-            Some(p) => PathBuf::from(p),
-            None => {
-                let mounts = cgroup_mounts(root)?;
-                let mount = mounts
-                    .iter()
-                    .find(|(fs, _, _)| fs == "cgroup2")
-                    .map(|(_, mp, _)| mp.clone())
-                    .ok_or_else(|| {
-                        io::Error::new(io::ErrorKind::NotFound, "no cgroup2 file system is mounted")
-                    })?;
-                let own = own_cgroup(root, None)?;
-                root.join(mount.trim_start_matches('/'))
-                    .join(own.trim_start_matches('/'))
-            }
-        };
-        Self::at(&parent, needs)
+fn observe(base: &Path, hierarchy_root: &Path, own: bool) -> io::Result<Observed> {
+    if !base.join("cgroup.procs").exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} is not a cgroup2 directory", base.display()),
+        ));
     }
+    let is_root = !base.join("cgroup.type").exists();
+    Ok(Observed {
+        writable: sys::writable(base),
+        procs: read_pids(&base.join("cgroup.procs"))?,
+        own_pid: std::process::id() as i32,
+        own_cgroup: own,
+        is_root,
+        cgroup_type: if is_root {
+            "domain".into()
+        } else {
+            read_trimmed(&base.join("cgroup.type"))?
+        },
+        euid_root: sys::euid() == 0,
+        delegated: sys::has_xattr(base, c"trusted.delegate")
+            || sys::has_xattr(base, c"user.delegate"),
+        hierarchy_root_writable: sys::writable(hierarchy_root),
+    })
+}
 
-    /// Uses `parent` as the subtree; enables the controllers tare wants where it may.
-    pub fn at(parent: &Path, needs: &Needs) -> io::Result<V2> {
-        if !parent.join("cgroup.procs").exists() {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{} is not a cgroup2 directory", parent.display()),
+fn words(path: &Path) -> io::Result<Vec<String>> {
+    Ok(read_trimmed(path)?
+        .split_whitespace()
+        .map(String::from)
+        .collect())
+}
+
+impl Subtree {
+    fn set_up(base: &Path, hierarchy_root: &Path, own: bool, needs: &Needs) -> io::Result<Subtree> {
+        let seen = observe(base, hierarchy_root, own)?;
+        let layout = decide(base, hierarchy_root, &seen)
+            .map_err(|m| io::Error::new(io::ErrorKind::PermissionDenied, m))?;
+        let outer = match &layout {
+            Layout::Beside { base } => base.clone(),
+            Layout::Supervised | Layout::Unmanaged => base.to_path_buf(),
+        };
+        // Groups of kill -9'ed sessions (their lease is free): their processes killed, the
+        // groups removed; then helper directories left empty.
+        let swept = super::lease::sweep(&outer);
+        super::lease::forget_stale_locks();
+        sweep(&outer);
+        let container = outer.join(group_name());
+        make_dir(&container)?;
+        let mut s = Subtree {
+            parent: container.clone(),
+            supervisor: None,
+            borrowed: Vec::new(),
+            controllers: Vec::new(),
+            warnings: Vec::new(),
+        };
+        if swept.groups > 0 {
+            s.warnings.push(format!(
+                "removed {} cgroups left by killed tare sessions ({} of their processes killed)",
+                swept.groups, swept.processes
             ));
         }
-        if !crate::exec::sys::writable(parent) {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!(
-                    "no permission to create cgroups in {}; {HOWTO}",
-                    parent.display()
-                ),
-            ));
-        }
-        let available: Vec<String> = read_trimmed(&parent.join("cgroup.controllers"))?
-            .split_whitespace()
-            .map(String::from)
-            .collect();
         let mut wanted = vec!["memory"];
         if needs.pids {
             wanted.push("pids");
@@ -87,50 +266,200 @@ impl V2 {
         if needs.cpuset {
             wanted.push("cpuset");
         }
-        let subtree = parent.join("cgroup.subtree_control");
-        let mut enabled: Vec<String> = read_trimmed(&subtree)?
-            .split_whitespace()
-            .map(String::from)
-            .collect();
-        let mut warnings = Vec::new();
-        for c in &wanted {
+        match layout {
+            Layout::Supervised => {
+                let leaf = container.join("supervisor");
+                make_dir(&leaf)?;
+                s.supervisor = Some((leaf.clone(), base.to_path_buf()));
+                // cgroup.procs moves the whole process, every thread of it.
+                write_file(&leaf.join("cgroup.procs"), &std::process::id().to_string())?;
+                s.enable(base, &wanted, true);
+                s.enable(&container, &wanted, false);
+            }
+            Layout::Beside { base: outer } => {
+                let empty = read_pids(&outer.join("cgroup.procs"))?.is_empty();
+                // Enabling a controller where processes live would change the cgroup's type
+                // (threaded ones) or fail (domain ones); the root is exempt but not ours.
+                let may_change = empty && outer.join("cgroup.type").exists();
+                s.enable(&outer, &wanted, may_change);
+                s.enable(&container, &wanted, false);
+            }
+            Layout::Unmanaged => {
+                s.warnings.push(format!(
+                    "{} holds other processes, so tare enables no controller there (no peak memory, \
+                     no memory or task limit); {HOWTO}",
+                    base.display()
+                ));
+            }
+        }
+        Ok(s)
+    }
+
+    /// Enables `wanted` controllers in `dir` (that tare created, or that has no process when
+    /// `borrow` is set: what tare enables there is recorded and taken off at exit).
+    fn enable(&mut self, dir: &Path, wanted: &[&str], borrow: bool) {
+        let available = words(&dir.join("cgroup.controllers")).unwrap_or_default();
+        let subtree = dir.join("cgroup.subtree_control");
+        let enabled = words(&subtree).unwrap_or_default();
+        let created = dir.starts_with(&self.parent);
+        // Without cpuset the run is pinned with CPU affinity instead: no warning for it.
+        let mut warn = |w: String, c: &str| {
+            if c != "cpuset" {
+                self.warnings.push(w);
+            }
+        };
+        let mut enabled_now = Vec::new();
+        for &c in wanted {
             if enabled.iter().any(|e| e == c) {
+                if created {
+                    enabled_now.push((c, true));
+                }
                 continue;
             }
             if !available.iter().any(|a| a == c) {
-                warnings.push(format!(
-                    "cgroup v2 controller '{c}' is not available in {}",
-                    parent.display()
-                ));
+                warn(
+                    format!(
+                        "cgroup v2 controller '{c}' is not available in {}",
+                        dir.display()
+                    ),
+                    c,
+                );
+                continue;
+            }
+            if !created && !borrow {
+                warn(
+                    format!(
+                        "cgroup v2 controller '{c}' is not enabled in {} and tare does not change a cgroup it did not create while it holds processes; {HOWTO}",
+                        dir.display()
+                    ),
+                    c,
+                );
+                continue;
+            }
+            if !created && !read_pids(&dir.join("cgroup.procs")).is_ok_and(|p| p.is_empty()) {
+                warn(
+                    format!(
+                        "cgroup v2 controller '{c}' is not enabled in {}, which holds processes; {HOWTO}",
+                        dir.display()
+                    ),
+                    c,
+                );
                 continue;
             }
             match write_file(&subtree, &format!("+{c}")) {
-                Ok(()) => enabled.push(c.to_string()),
-                Err(e) => warnings.push(format!(
-                    "cannot enable cgroup v2 controller '{c}': {e}; {HOWTO}"
-                )),
+                Ok(()) => enabled_now.push((c, created)),
+                Err(e) => warn(format!("cannot enable cgroup v2 controller '{c}': {e}"), c),
             }
         }
-        for (need, c) in [(needs.pids, "pids"), (needs.cpuset, "cpuset")] {
-            if need && !enabled.iter().any(|e| e == c) {
-                return Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    format!(
-                        "cgroup v2 controller '{c}' is needed but not usable in {}; {HOWTO}",
-                        parent.display()
-                    ),
-                ));
+        for (c, created) in enabled_now {
+            if created {
+                self.controllers.push(c.to_string());
+            } else {
+                self.borrowed.push((dir.to_path_buf(), c.to_string()));
             }
         }
-        Ok(V2 {
-            parent: parent.to_path_buf(),
-            controllers: enabled,
-            warnings,
-        })
     }
 
     fn has(&self, c: &str) -> bool {
         self.controllers.iter().any(|e| e == c)
+    }
+
+    /// Fails when a controller the session needs is missing (pids: a task limit cannot be
+    /// enforced otherwise). A missing cpuset is replaced by CPU affinity.
+    fn check(&self, needs: &Needs) -> io::Result<()> {
+        if needs.pids && !self.has("pids") {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "cgroup v2 controller 'pids' is needed for --pids-limit but not usable in {}; {HOWTO}",
+                    self.parent.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Undoes the set-up: leftover run groups killed and removed, controllers taken off,
+    /// tare moved back where it came from, the helper directories removed.
+    fn tear_down(&mut self) {
+        if let Ok(entries) = std::fs::read_dir(&self.parent) {
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() && !self.supervisor.as_ref().is_some_and(|(l, _)| *l == p) {
+                    let _ = remove_tree(&p);
+                }
+            }
+        }
+        let sub = self.parent.join("cgroup.subtree_control");
+        for c in self.controllers.iter().rev() {
+            let _ = write_file(&sub, &format!("-{c}"));
+        }
+        for (dir, c) in self.borrowed.iter().rev() {
+            let _ = write_file(&dir.join("cgroup.subtree_control"), &format!("-{c}"));
+        }
+        if let Some((leaf, home)) = self.supervisor.take() {
+            // Back home when it still takes processes; otherwise tare stays in its leaf until
+            // it exits, and the next start sweeps the empty directories.
+            if write_file(&home.join("cgroup.procs"), &std::process::id().to_string()).is_ok() {
+                let _ = remove_dir_retrying(&leaf);
+            }
+        }
+        let _ = remove_dir_retrying(&self.parent);
+    }
+}
+
+impl Drop for Subtree {
+    fn drop(&mut self) {
+        self.tear_down();
+    }
+}
+
+fn make_dir(dir: &Path) -> io::Result<()> {
+    std::fs::create_dir(dir).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot create cgroup {}: {e}", dir.display()),
+        )
+    })
+}
+
+/// Kills what is left in a cgroup tree and removes it, deepest first.
+fn remove_tree(dir: &Path) -> io::Result<()> {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&e.path())?;
+            }
+        }
+    }
+    if !read_pids(&dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .is_empty()
+    {
+        let _ = write_file(&dir.join("cgroup.kill"), "1");
+    }
+    remove_dir_retrying(dir)
+}
+
+/// Removes helper directories that a tare killed with SIGKILL left behind in `dir`:
+/// `tare-*` directories with a `supervisor` leaf and no process anywhere below them (a live
+/// session always has itself in its supervisor leaf).
+fn sweep(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let named = e.file_name().to_string_lossy().starts_with("tare-");
+        if !named || !p.join("supervisor").is_dir() {
+            continue;
+        }
+        let populated = std::fs::read_to_string(p.join("cgroup.events"))
+            .ok()
+            .and_then(|s| keyed_value(&s, "populated"));
+        if populated == Some(0) {
+            let _ = remove_tree(&p);
+        }
     }
 }
 
@@ -140,7 +469,7 @@ impl Backend for V2 {
     }
 
     fn method(&self) -> MeasurementMethod {
-        let mut warnings = self.warnings.clone();
+        let mut warnings = self.subtree.warnings.clone();
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let peak = if self.has("memory") && !kernel_has_memory_peak(release.trim()) {
             warnings.push(format!(
@@ -175,23 +504,28 @@ impl Backend for V2 {
                 format!("--memory-limit needs the cgroup v2 memory controller; {HOWTO}"),
             ));
         }
-        let dir = self.parent.join(group_name());
-        std::fs::create_dir(&dir).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot create cgroup {}: {e}", dir.display()),
-            )
-        })?;
+        let dir = self.subtree.parent.join(group_name());
+        make_dir(&dir)?;
         let mut g = V2Group {
             dir: Some(dir.clone()),
             procs: None,
+            dir_fd: None,
+            affinity: None,
         };
-        write_limits(&dir, limits, cores)?;
+        // Without cpuset (not enabled, or not tare's to enable) the run is confined with CPU
+        // affinity, as in the fallback.
+        let cpuset = self.has("cpuset");
+        write_limits(&dir, limits, cores.filter(|_| cpuset))?;
+        if !cpuset {
+            g.affinity = cores.map(<[usize]>::to_vec);
+        }
         g.procs = Some(
             OpenOptions::new()
                 .write(true)
                 .open(dir.join("cgroup.procs"))?,
         );
+        // For clone3(CLONE_INTO_CGROUP): the child starts in the group, no migration.
+        g.dir_fd = File::open(&dir).ok();
         Ok(Box::new(g))
     }
 }
@@ -236,12 +570,17 @@ pub fn read_accounting(dir: &Path) -> io::Result<Accounting> {
             .and_then(|s| keyed_value(s, key))
             .unwrap_or(0)
     };
+    let pids_max = std::fs::read_to_string(dir.join("pids.events"))
+        .ok()
+        .and_then(|s| keyed_value(&s, "max"))
+        .unwrap_or(0);
     Ok(Accounting {
         user,
         system,
         peak_memory,
         oom_killed: event("oom_kill") > 0,
         at_memory_limit: event("max") > 0,
+        pids_limited: pids_max > 0,
     })
 }
 
@@ -259,6 +598,10 @@ pub fn kernel_has_memory_peak(release: &str) -> bool {
 pub struct V2Group {
     dir: Option<PathBuf>,
     procs: Option<File>,
+    /// The group's directory, for clone3(CLONE_INTO_CGROUP).
+    dir_fd: Option<File>,
+    /// CPUs to confine the run to when the cpuset controller is not enabled.
+    affinity: Option<Vec<usize>>,
 }
 
 impl V2Group {
@@ -280,6 +623,8 @@ impl RunGroup for V2Group {
     fn child_setup(&self) -> ChildSetup {
         ChildSetup {
             procs_fds: self.procs.iter().map(|f| f.as_raw_fd()).collect(),
+            cgroup_dir_fd: self.dir_fd.as_ref().map(|f| f.as_raw_fd()),
+            affinity: self.affinity.clone(),
             ..Default::default()
         }
     }
@@ -333,6 +678,7 @@ impl RunGroup for V2Group {
 
     fn destroy(&mut self) -> io::Result<()> {
         self.procs = None;
+        self.dir_fd = None;
         match self.dir.take() {
             Some(dir) => remove_dir_retrying(&dir),
             None => Ok(()),

@@ -1,0 +1,218 @@
+#!/bin/bash
+# The checks tests/vm/run.sh runs inside the cgroup v2 guest, as root from a plain system
+# service (tare-vm.service). Each check prints `CHECK <context>/<name> PASS|FAIL <details>` on
+# the console; the last line is `TARE-VM-DONE`. Contexts are the ways the README tells people
+# to run tare on cgroup v2:
+#   service            as root, straight from a system service (no delegation)
+#   delegated-service  as root, a service with Delegate=yes (systemd-run --wait -p Delegate=yes)
+#   scope              as root, systemd-run --scope -p Delegate=yes tare …
+#   user-scope         as the user bench: systemd-run --user --scope -p Delegate=yes tare …
+#   cgroup-parent      as root with TARE_CGROUP_PARENT=/sys/fs/cgroup/bench (an empty cgroup)
+#   service-after-pids the service again, after a --pids-limit run in the same cgroup
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+T=/payload/tare
+CG=/sys/fs/cgroup
+BENCH_UID=$(id -u bench)
+USER_ENV=(env "XDG_RUNTIME_DIR=/run/user/$BENCH_UID" "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$BENCH_UID/bus")
+
+echo "INFO kernel $(uname -r); $(nproc) CPUs; root cgroup controllers: $(cat $CG/cgroup.controllers); subtree: $(cat $CG/cgroup.subtree_control)"
+echo "INFO tare-vm.service cgroup: $(cut -d: -f3 /proc/self/cgroup)"
+
+# The user's manager (lingering) and its bus must be up for systemd-run --user.
+for _ in $(seq 1 120); do
+  [ -S "/run/user/$BENCH_UID/bus" ] && break
+  sleep 0.5
+done
+[ -S "/run/user/$BENCH_UID/bus" ] || echo "INFO no user bus at /run/user/$BENCH_UID/bus"
+
+result() { # NAME OK DETAILS
+  if [ "$2" = 0 ]; then echo "CHECK $CTX/$1 PASS $3"; else echo "CHECK $CTX/$1 FAIL $3"; fi
+}
+
+# Runs tare in the current context; stdout and stderr go to $W/out.
+t() {
+  case $CTX in
+    service | service-after-pids) "$T" "$@" ;;
+    delegated-service) systemd-run --quiet --wait --pipe --collect -p Delegate=yes -- "$T" "$@" ;;
+    scope) systemd-run --quiet --scope --collect -p Delegate=yes -- "$T" "$@" ;;
+    cgroup-parent) TARE_CGROUP_PARENT=$CG/bench "$T" "$@" ;;
+    user-scope) runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- "$T" "$@" ;;
+  esac > "$W/out" 2>&1 < /dev/null
+}
+
+# One check on tare run's JSON export: prints DETAIL, passes when OK holds (Python
+# expressions over the document `d`; one interpreter per check, it is slow under emulation).
+jcheck() { # NAME FILE DETAIL OK
+  local name=$1 out ok
+  out=$(python3 -c "
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    v = eval(sys.argv[2])
+    ok = eval(sys.argv[3])
+except Exception as e:
+    v, ok = 'n/a (%s: %s)' % (type(e).__name__, e), False
+print(v)
+sys.exit(0 if ok else 1)" "$2" "$3" "$4" 2>&1)
+  ok=$?
+  result "$name" $ok "$out $(tail -n 1 "$W/out" | cut -c1-200)"
+}
+
+# State of the cgroups tare starts in and their parents, read with shell built-ins only (a
+# forked reader would show up in cgroup.procs).
+snapshot() { # OUT
+  local d f l
+  : > "$1"
+  for d in "$CG" "$CG/system.slice" "$CG/system.slice/tare-vm.service" "$CG/user.slice" \
+    "$CG/user.slice/user-$BENCH_UID.slice" "$CG/user.slice/user-$BENCH_UID.slice/user@$BENCH_UID.service" \
+    "$CG/user.slice/user-$BENCH_UID.slice/user@$BENCH_UID.service/app.slice" "$CG/bench"; do
+    for f in cgroup.type cgroup.subtree_control; do
+      [ -f "$d/$f" ] || continue
+      while IFS= read -r l; do echo "$d/$f: $l"; done < "$d/$f" >> "$1"
+    done
+  done
+  while IFS= read -r l; do echo "tare-vm.service procs: $l"; done < "$CG/system.slice/tare-vm.service/cgroup.procs" >> "$1"
+}
+
+leftovers() {
+  find "$CG" -name 'tare-*' ! -name 'tare-vm.service' -type d 2>/dev/null | head -n 5 | tr '\n' ' '
+}
+
+checks() { # full|short
+  local full=$1
+  W=/var/tmp/tare-vm/$CTX
+  rm -rf "$W"; mkdir -p "$W"; chmod 777 "$W"
+  snapshot "$W/before"
+
+  # Backend.
+  t run --runs 1 --export-json "$W/b.json" -- sh -c "cat /proc/self/cgroup > $W/where"
+  echo "INFO $CTX: a run's cgroup: $(cat "$W/where" 2>/dev/null)"
+  jcheck backend "$W/b.json" '(d["method"]["kind"], d["method"]["warnings"])' \
+    'd["method"]["kind"] == "cgroup-v2" and d["method"]["warnings"] == []'
+
+  if [ "$full" = full ]; then
+  # CPU time of a child that is never waited for and is killed: it spins until it used 1 s.
+  # (utime + stime are fields 14 and 15 of /proc/PID/stat, in ticks of 1/100 s.)
+  t run --runs 1 --export-json "$W/cpu.json" -- sh -c '
+sh -c "while :; do :; done" &
+p=$!
+while :; do
+  read -r st < /proc/$p/stat
+  set -- ${st##*) }
+  [ $((${12} + ${13})) -ge 100 ] && break
+  sleep 0.05
+done
+kill -KILL $p'
+  jcheck cpu-unwaited-child "$W/cpu.json" '"cpu_time=%s s (spun 1 s)" % d["benchmarks"][0]["runs"][-1]["cpu_time"]' \
+    '0.9 <= d["benchmarks"][0]["runs"][-1]["cpu_time"] < 30'
+
+  fi
+
+  # Peak memory of a child touching 300 MB.
+  t run --runs 1 --export-json "$W/mem.json" -- python3 -c 'b = b"x" * (300 << 20)'
+  jcheck peak-memory "$W/mem.json" '"peak_memory=%s" % d["benchmarks"][0]["runs"][-1]["peak_memory"]' \
+    '300 <= d["benchmarks"][0]["runs"][-1]["peak_memory"] / 2**20 <= 450'
+
+  # Limits, each named as the run's termination.
+  lim() { # NAME EXPECTED ARGS...
+    local name=$1 want=$2
+    shift 2
+    t run --runs 1 --ignore-failure --export-json "$W/$name.json" "$@"
+    jcheck "$name" "$W/$name.json" '"termination=" + d["benchmarks"][0]["runs"][-1]["termination"]' \
+      "d['benchmarks'][0]['runs'][-1]['termination'] == '$want'"
+  }
+  [ "$full" = full ] && lim memory-limit memory --memory-limit 100MB -- python3 -c 'b = b"x" * (300 << 20)'
+  [ "$full" = full ] && lim cpu-limit cpu --cpu-limit 1s --wall-limit 60s -- sh -c 'while :; do :; done'
+  [ "$full" = full ] && lim wall-limit wall --wall-limit 1s -- sleep 30
+  lim pids-limit pids --pids-limit 10 --wall-limit 60s -- sh -c 'for i in $(seq 1 50); do sleep 30 & done; wait'
+
+  if [ "$full" = full ]; then
+  # A setsid, double-forked daemon that ignores SIGTERM leaves nothing behind.
+  t run --runs 1 --export-json "$W/daemon.json" -- sh -c '
+(setsid sh -c "trap \"\" TERM; sleep 1234; : tare-vm-daemon" &)
+sleep 0.3'
+  sleep 0.5
+  left=$(pgrep -f 'tare-vm-daemon|sleep 1234' | tr '\n' ' ')
+  [ -z "$left" ]; result no-survivors $? "left=[$left]"
+
+  # --cores: the run sees only CPU 1.
+  t run --runs 1 --cores 1 --export-json "$W/cores.json" -- sh -c "grep Cpus_allowed_list /proc/self/status > $W/cores.txt"
+  seen=$(cat "$W/cores.txt" 2>/dev/null | awk '{print $2}')
+  [ "$seen" = 1 ]; result cores $? "Cpus_allowed_list=$seen"
+
+  # An interleaved comparison of two commands.
+  t run --runs 4 --export-json "$W/cmp.json" 'sleep 0.1' 'sleep 0.3'
+  jcheck interleaved-comparison "$W/cmp.json" \
+    '"runs_in_rounds=%d ratio=%.2f" % (sum(1 for b in d["benchmarks"] for r in b["runs"] if r.get("round") is not None), d["benchmarks"][1]["summary"]["wall_time"]["median"] / d["benchmarks"][0]["summary"]["wall_time"]["median"])' \
+    'sum(1 for b in d["benchmarks"] for r in b["runs"] if r.get("round") is not None) >= 8 and 1.3 <= d["benchmarks"][1]["summary"]["wall_time"]["median"] / d["benchmarks"][0]["summary"]["wall_time"]["median"] <= 4'
+
+  # The example suite, isolated, smaller (one repetition, text inputs).
+  rm -rf "$W/suite"; cp -r /payload/suite "$W/suite"; chmod -R a+rwX "$W/suite"
+  python3 - "$W/suite/compressors.toml" <<'EOF'
+import re, sys
+p = sys.argv[1]
+s = open(p).read().replace("repetitions = 2", "repetitions = 1").replace('"inputs/*.txt"', '"inputs/tiny.txt"')
+s = re.sub(r'\[\[inputs\]\]\nname = "binary"\ntasks = .*\n', "", s)
+open(p, "w").write(s)
+EOF
+  t suite run "$W/suite/compressors.toml" --parallel 1 --output-dir "$W/suite-out"
+  srec=$(python3 -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+bad = [r["key"] for r in rs if not r["isolated"] or r["peak_memory"] is None or r.get("method") != "cgroup-v2"]
+cats = sorted(set(r["category"] for r in rs))
+print(len(rs), "runs; not isolated, no peak or method not cgroup-v2:", bad[:3], "categories:", cats)
+sys.exit(1 if bad or not rs else 0)' "$W/suite-out/results.jsonl" 2>&1 | tail -n 1)
+  ok=$?
+  [ $ok = 0 ] && grep -q 'measuring with cgroup-v2' "$W/out"
+  result suite-isolated $? "$srec; says: $(grep -m1 -io 'measur[^;]*' "$W/out")"
+
+  fi
+
+  # tare killed with SIGKILL mid-run: systemd removes the scope once the run's process ends.
+  if [ "$CTX" = scope ] || [ "$CTX" = user-scope ]; then
+    t run --runs 1 -- sleep 4 &
+    sleep 2
+    pgrep -x tare | xargs -r kill -KILL
+    wait
+    sleep 4
+    l=$(leftovers)
+    [ -z "$l" ]; result sigkill-leaves-nothing $? "$l"
+  fi
+
+  # Nothing tare did not create is changed, and nothing it created is left.
+  snapshot "$W/after"
+  d=$(diff "$W/before" "$W/after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')
+  [ -z "$d" ]; result cgroups-unchanged $? "$d"
+  l=$(leftovers)
+  [ -z "$l" ]; result no-leftover-groups $? "$l"
+}
+
+mkdir -p "$CG/bench"
+for c in service:full delegated-service:short scope:full user-scope:full cgroup-parent:short; do
+  CTX=${c%:*}
+  echo "INFO context $CTX started at $(date +%T)"
+  checks "${c#*:}"
+done
+
+# The same cgroup once more after a --pids-limit run there (an old tare turned it threaded).
+CTX=service-after-pids
+W=/var/tmp/tare-vm/$CTX; mkdir -p "$W"
+echo "INFO context $CTX started at $(date +%T)"
+t run --runs 1 --pids-limit 20 -- true
+checks short
+echo "INFO tare-vm.service cgroup.type after all: $(cat $CG/system.slice/tare-vm.service/cgroup.type)"
+
+# Without delegation, the one-line hint must name a command that works.
+CTX=user-hint
+W=/var/tmp/tare-vm/$CTX; mkdir -p "$W"; chmod 777 "$W"
+runuser -u bench -- "${USER_ENV[@]}" "$T" run --runs 1 --memory-limit 100MB -- true > "$W/out" 2>&1 < /dev/null
+hint=$(grep -o 'systemd-run --user --scope -p Delegate=yes tare' "$W/out" | head -n 1)
+[ -n "$hint" ]; result hint-given $? "$(grep -m1 "Delegate=yes" "$W/out" | cut -c1-300)"
+runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- "$T" run --runs 1 --memory-limit 100MB --export-json "$W/h.json" -- true > "$W/out2" 2>&1 < /dev/null
+cp "$W/out2" "$W/out"
+jcheck hint-works "$W/h.json" '"kind=%s peak_memory=%s" % (d["method"]["kind"], d["benchmarks"][0]["runs"][-1]["peak_memory"])' \
+  'd["method"]["kind"] == "cgroup-v2" and d["benchmarks"][0]["runs"][-1]["peak_memory"] is not None'
+
+echo "TARE-VM-DONE"

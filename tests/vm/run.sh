@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs tare's cgroup v2 checks (tests/vm/checks.sh) in a real cgroup v2 guest: Debian 12 with
+# systemd, booted with `systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all` under QEMU
+# (software emulation; no KVM needed). Prints one line per check, `CHECK <context>/<name>
+# PASS|FAIL <details>`, and exits 1 when any check fails or the guest did not finish.
+#
+# Usage: tests/vm/run.sh [TARE_BINARY]      (default: target/release/tare, else target/debug/tare)
+# As root, with qemu-system-x86_64, debootstrap and mke2fs. Environment:
+#   TARE_VM_CACHE    where built images are kept (default /var/cache/tare-vm), one directory
+#                    per hash of tests/vm/image.sh (its package list and set-up included)
+#   TARE_VM_TIMEOUT  seconds the guest may run (default 840)
+#   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+tare=${1:-}
+if [ -z "$tare" ]; then
+  for t in "$repo/target/release/tare" "$repo/target/debug/tare"; do
+    [ -x "$t" ] && { tare=$t; break; }
+  done
+fi
+if [ -z "$tare" ] || [ ! -x "$tare" ]; then
+  echo "tests/vm/run.sh: no tare binary: run cargo build --release first, or pass its path" >&2
+  exit 2
+fi
+for tool in qemu-system-x86_64 debootstrap mke2fs; do
+  command -v "$tool" >/dev/null || {
+    echo "tests/vm/run.sh: $tool is missing: apt-get install -y qemu-system-x86 debootstrap e2fsprogs" >&2
+    exit 2
+  }
+done
+
+cache=${TARE_VM_CACHE:-/var/cache/tare-vm}
+key=$(sha256sum "$here/image.sh" | cut -c1-16)
+image=$cache/$key
+mkdir -p "$cache"
+(
+  # One build at a time; a finished image is only ever renamed into place.
+  flock 9
+  if [ ! -f "$image/rootfs.img" ]; then
+    started=$SECONDS
+    rm -rf "$image.tmp"
+    "$here/image.sh" "$image.tmp" > "$cache/$key.log" 2>&1 || {
+      tail -n 30 "$cache/$key.log" >&2
+      echo "tests/vm/run.sh: building the guest image failed; log: $cache/$key.log" >&2
+      exit 2
+    }
+    mv "$image.tmp" "$image"
+    echo "tests/vm/run.sh: guest image built in $((SECONDS - started)) s ($image)"
+  fi
+) 9>"$cache/.lock"
+
+work=$(mktemp -d /tmp/tare-vm.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/payload"
+cp "$tare" "$work/payload/tare"
+strip "$work/payload/tare" 2>/dev/null || true
+cp "$here/checks.sh" "$work/payload/checks.sh"
+cp -r "$repo/examples/suite" "$work/payload/suite"
+mke2fs -q -t ext4 -d "$work/payload" "$work/payload.img" 256M
+
+accel=${TARE_VM_ACCEL:-tcg}
+accel_opts=$accel
+[ "$accel" = tcg ] && accel_opts=tcg,thread=multi
+started=$SECONDS
+set +e
+timeout "${TARE_VM_TIMEOUT:-840}" qemu-system-x86_64 \
+  -machine q35 -accel "$accel_opts" -cpu max -smp 2 -m 2048 \
+  -display none -monitor none -serial "file:$work/console.log" -no-reboot -nic none \
+  -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
+  -append "root=/dev/vda rw console=ttyS0 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all quiet loglevel=3 systemd.show_status=0 panic=-1" \
+  -drive "file=$image/rootfs.img,format=raw,if=virtio,snapshot=on" \
+  -drive "file=$work/payload.img,format=raw,if=virtio,readonly=on" \
+  </dev/null
+qemu_rc=$?
+set -e
+elapsed=$((SECONDS - started))
+tr -d '\r' < "$work/console.log" > "$work/console.txt"
+if [ -n "${TARE_VM_CONSOLE:-}" ]; then
+  cp "$work/console.txt" "$TARE_VM_CONSOLE"
+fi
+grep -E '^(CHECK|INFO) ' "$work/console.txt" || true
+pass=$(grep -c '^CHECK .* PASS' "$work/console.txt" || true)
+fail=$(grep -c '^CHECK .* FAIL' "$work/console.txt" || true)
+if ! grep -q '^TARE-VM-DONE' "$work/console.txt"; then
+  echo "tests/vm/run.sh: the guest did not finish (qemu exit $qemu_rc after ${elapsed} s); last console lines:" >&2
+  tail -n 40 "$work/console.txt" >&2
+  exit 1
+fi
+echo "tests/vm/run.sh: $pass passed, $fail failed; boot + checks took ${elapsed} s"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
