@@ -178,10 +178,10 @@ pub struct RunArgs {
     /// Draw N setups up front and rotate through them (repeated runs per setup).
     #[arg(long, value_name = "N", conflicts_with = "replay_setup")]
     setups: Option<usize>,
-    /// Run every run in the setup with this seed (from a run's `setup.seed`); the factors are
-    /// those of --randomize (default: all), the ranges must be the same as when it was drawn.
-    #[arg(long, value_name = "SEED")]
-    replay_setup: Option<u64>,
+    /// Run every run in one recorded setup: RESULTS.json:SEED takes the factors and ranges from
+    /// those results; a bare SEED (a run's `setup.seed`) needs the --randomize it was drawn with.
+    #[arg(long, value_name = "[RESULTS.json:]SEED")]
+    replay_setup: Option<String>,
     /// Follow a plan written by `tare plan --output`: its setups × runs per setup, its factors.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "stop", "setups", "replay_setup"])]
     plan: Option<PathBuf>,
@@ -518,12 +518,23 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         }
         return Ok(None);
     }
-    let factors = match &a.randomize {
-        Some(list) => Factor::parse_list(list).map_err(|e| usage(format!("--randomize: {e}")))?,
-        None if a.replay_setup.is_some() => Factor::ALL.to_vec(),
-        None => Vec::new(),
+    let replay = a.replay_setup.as_deref().map(replay_source).transpose()?;
+    let factors = match (&a.randomize, &replay) {
+        (Some(list), _) => {
+            Factor::parse_list(list).map_err(|e| usage(format!("--randomize: {e}")))?
+        }
+        (None, Some((_, Some(recorded)))) => recorded.factors.clone(),
+        (None, Some((_, None))) => {
+            return Err(usage(
+                "--replay-setup SEED needs the factors the setup was drawn with: repeat its --randomize (e.g. --randomize env,aslr), or give RESULTS.json:SEED to take them from the results",
+            ))
+        }
+        (None, None) => Vec::new(),
     };
     let mut config = setup::Config::new(factors);
+    if let (None, Some((_, Some(recorded)))) = (&a.randomize, &replay) {
+        config = recorded.clone();
+    }
     if let Some(b) = &a.build {
         if !b.contains("{out}") {
             return Err(usage(
@@ -535,15 +546,17 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         }
         config.build_variants = Some(a.build_variants);
     }
-    config.env_pad = setup::Range::parse(&a.env_pad_range)
-        .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
+    if replay.as_ref().map_or(true, |r| r.1.is_none()) || a.env_pad_range != "0:4096" {
+        config.env_pad = setup::Range::parse(&a.env_pad_range)
+            .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
+    }
     if a.randomize_every == 0 {
         return Err(usage("--randomize-every must be at least 1"));
     }
     if config.has(Factor::Aslr) {
         aslr_usable()?;
     }
-    let mode = match (a.replay_setup, a.setups) {
+    let mode = match (replay.as_ref().map(|r| r.0), a.setups) {
         (Some(seed), _) => Mode::Replay { seed },
         (None, Some(0)) => return Err(usage("--setups must be at least 1")),
         (None, Some(n)) => Mode::Pool { setups: n },
@@ -556,6 +569,54 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         session_seed: seed,
         build: a.build.clone(),
     }))
+}
+
+/// `--replay-setup SEED` or `RESULTS.json:SEED`: the seed and, from a results file, the
+/// setup configuration it was drawn under (checked to have been used there).
+fn replay_source(text: &str) -> anyhow::Result<(u64, Option<setup::Config>)> {
+    let (file, seed_text) = match text.rsplit_once(':') {
+        Some((f, s)) => (Some(f), s),
+        None => (None, text),
+    };
+    let seed: u64 = seed_text.trim().parse().map_err(|_| {
+        usage(format!(
+            "--replay-setup '{text}': '{seed_text}' is not a seed; give a run's setup.seed, e.g. --replay-setup results.json:7000116726367251297"
+        ))
+    })?;
+    let Some(file) = file else {
+        return Ok((seed, None));
+    };
+    let body = std::fs::read_to_string(file).map_err(|e| {
+        usage(format!(
+            "--replay-setup: cannot read the results file {file}: {e}"
+        ))
+    })?;
+    let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
+        usage(format!(
+            "--replay-setup: {file} is not a tare results file ({e}); give the --export-json of a run with --randomize"
+        ))
+    })?;
+    let config: setup::Config = doc["extra"]["setups"]["config"]
+        .as_object()
+        .and_then(|c| serde_json::from_value(serde_json::Value::Object(c.clone())).ok())
+        .ok_or_else(|| {
+            usage(format!(
+                "--replay-setup: {file} records no randomized setups; give the results of a run with --randomize"
+            ))
+        })?;
+    let used = doc["benchmarks"].as_array().into_iter().flatten().any(|b| {
+        b["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["extra"]["setup"]["seed"].as_u64() == Some(seed))
+    });
+    if !used {
+        return Err(usage(format!(
+            "--replay-setup: no run in {file} has setup seed {seed}; copy a seed from a run's extra.setup.seed"
+        )));
+    }
+    Ok((seed, Some(config)))
 }
 
 /// ASLR as a factor needs the kernel to randomize at all and tare to be allowed to turn it off.
