@@ -28,7 +28,7 @@ use std::sync::Arc;
 #[derive(Args, Debug)]
 #[command(
     after_help = "Examples:\n  tare run 'sleep 0.1'\n  tare run --runs 20 'gzip -k -f data' 'zstd -f data'\n  \
-                  tare run --export-json out.json -L n 10,20 'seq {n}'\n  tare run --memory-limit 512MB --wall-limit 10s -- ./solver input.cnf"
+                  tare run --export-json out.json -L count 10,20 'seq {count}'\n  tare run --memory-limit 512MB --wall-limit 10s -- ./solver input.cnf"
 )]
 pub struct RunArgs {
     /// Commands to benchmark, each one string split into words like a shell would (no shell is
@@ -40,11 +40,24 @@ pub struct RunArgs {
     argv: Vec<String>,
 
     /// Name of a command in the output (repeat once per command, in order; {PARAM} allowed).
-    #[arg(short = 'n', long = "name", value_name = "NAME")]
+    #[arg(
+        short = 'n',
+        long = "name",
+        visible_alias = "command-name",
+        value_name = "NAME"
+    )]
     names: Vec<String>,
-    /// Run commands through a shell (default /bin/sh) instead of splitting them into words.
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/bin/sh")]
+    /// Run commands through this shell: --shell=bash, or --shell alone for /bin/sh;
+    /// --shell=none runs them without one (the default: split into words, no shell).
+    #[arg(long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "/bin/sh", conflicts_with_all = ["shell_short", "no_shell"])]
     shell: Option<String>,
+    /// Run commands through this shell, e.g. -S bash (hyperfine's -S); -S none: no shell.
+    #[arg(short = 'S', value_name = "SHELL", conflicts_with = "no_shell")]
+    shell_short: Option<String>,
+    /// Run commands without a shell (tare's default; hyperfine's -N).
+    #[arg(short = 'N', long = "no-shell")]
+    no_shell: bool,
 
     /// Runs before measuring each command: measured and kept in the results, excluded from statistics.
     #[arg(short = 'w', long, value_name = "N", default_value_t = 0)]
@@ -52,9 +65,9 @@ pub struct RunArgs {
     /// Exactly N counted runs per command (instead of stopping at the precision target).
     #[arg(short = 'r', long, value_name = "N", conflicts_with_all = ["min_runs", "max_runs", "stop", "precision"])]
     runs: Option<usize>,
-    /// Fewest counted runs before the adaptive rule may stop.
-    #[arg(short = 'm', long, value_name = "N", default_value_t = 10)]
-    min_runs: usize,
+    /// Fewest counted runs before the adaptive rule may stop [default: 10, or --max-runs if lower].
+    #[arg(short = 'm', long, value_name = "N")]
+    min_runs: Option<usize>,
     /// Most counted runs per command.
     #[arg(short = 'M', long, value_name = "N", default_value_t = 10_000)]
     max_runs: usize,
@@ -105,7 +118,9 @@ pub struct RunArgs {
     /// File given to every run as standard input (default: nothing).
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
-    /// Where the commands' output goes: null, inherit, or a file (appended).
+    /// Where the commands' output goes: null (discarded), pipe (read through a pipe and
+    /// discarded), inherit (the terminal), or a file (appended; ./NAME for a file named like
+    /// one of those words).
     #[arg(long, value_name = "WHERE", default_value = "null")]
     output: String,
     /// Show the commands' output (same as --output inherit).
@@ -118,11 +133,17 @@ pub struct RunArgs {
     /// A parameter with a list of values: {NAME} in commands is replaced (repeatable; cross product).
     #[arg(short = 'L', long, num_args = 2, value_names = ["NAME", "VALUES"], action = clap::ArgAction::Append)]
     parameter_list: Vec<String>,
-    /// A numeric parameter scanned from MIN to MAX (see --parameter-step).
+    /// A numeric parameter scanned from MIN to MAX (see --parameter-step-size).
     #[arg(short = 'P', long, num_args = 3, value_names = ["NAME", "MIN", "MAX"], action = clap::ArgAction::Append)]
     parameter_scan: Vec<String>,
     /// Step of --parameter-scan.
-    #[arg(short = 'D', long, value_name = "STEP", default_value = "1")]
+    #[arg(
+        short = 'D',
+        long = "parameter-step-size",
+        visible_alias = "parameter-step",
+        value_name = "STEP",
+        default_value = "1"
+    )]
     parameter_step: String,
 
     /// CPU time limit of each run's whole process tree (seconds, or with a unit).
@@ -131,7 +152,7 @@ pub struct RunArgs {
     /// Wall time limit of each run.
     #[arg(long, value_name = "SECONDS")]
     wall_limit: Option<String>,
-    /// Memory + swap limit of each run's whole tree (e.g. 512MB, 2GiB).
+    /// Memory + swap limit of each run's whole tree, with a unit (e.g. 512MB, 2GiB).
     #[arg(long, value_name = "BYTES")]
     memory_limit: Option<String>,
     /// Most tasks (processes + threads) alive at once in a run: stops fork bombs.
@@ -150,9 +171,9 @@ pub struct RunArgs {
     cool_down: Option<String>,
     /// Before each run, spin on the run's cores until they report maximum frequency, at most
     /// MAX (default 10s): for machines whose governor cannot be set.
-    #[arg(long, value_name = "MAX", num_args = 0..=1, default_missing_value = "10s")]
+    #[arg(long, value_name = "MAX", num_args = 0..=1, require_equals = true, default_missing_value = "10s")]
     heat_up: Option<String>,
-    /// Pause between runs (e.g. 500ms).
+    /// Pause between runs (e.g. 500ms; 0 for none).
     #[arg(long, value_name = "DURATION")]
     sleep_between: Option<String>,
     /// Scheduling priority of runs: normal, high (nice -20) or realtime (SCHED_FIFO, capped
@@ -210,6 +231,12 @@ pub struct RunArgs {
     /// Write the summary table as Markdown.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
+    /// Write the summary table as AsciiDoc.
+    #[arg(long, value_name = "FILE")]
+    export_asciidoc: Option<PathBuf>,
+    /// Write the summary table as an Emacs Org-mode table.
+    #[arg(long, value_name = "FILE")]
+    export_orgmode: Option<PathBuf>,
     /// Write a self-contained HTML report with plots (same as `tare report --html`).
     #[arg(long, value_name = "FILE")]
     export_html: Option<PathBuf>,
@@ -219,9 +246,46 @@ pub struct RunArgs {
     /// Output style: full (colors, progress bar), basic (plain), none (errors only). NO_COLOR is respected.
     #[arg(long, value_enum, default_value_t = StyleArg::Full)]
     style: StyleArg,
-    /// Measurement backend (for testing): auto, v1, v2 or rusage. Also TARE_BACKEND.
-    #[arg(long, value_name = "BACKEND", hide = true)]
+    /// Unit of times on the terminal and in the summary tables (default: chosen per benchmark).
+    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
+    time_unit: Option<TimeUnitArg>,
+    /// Order of benchmarks on the terminal and in the summary tables: auto/command (as given)
+    /// or median-time (fastest first; hyperfine's mean-time is accepted).
+    #[arg(long, value_enum, value_name = "METHOD", default_value_t = SortArg::Auto)]
+    sort: SortArg,
+    /// Print the full measurement method after the summary (always in the exports).
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// Measurement backend: auto (cgroup v1, then v2, then rusage), v1, v2 or rusage. Also TARE_BACKEND.
+    #[arg(long, value_name = "BACKEND")]
     backend: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum TimeUnitArg {
+    Second,
+    Millisecond,
+    Microsecond,
+    Nanosecond,
+}
+
+impl TimeUnitArg {
+    fn scale(self) -> (f64, &'static str) {
+        match self {
+            TimeUnitArg::Second => (1.0, "s"),
+            TimeUnitArg::Millisecond => (1e3, "ms"),
+            TimeUnitArg::Microsecond => (1e6, "µs"),
+            TimeUnitArg::Nanosecond => (1e9, "ns"),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum SortArg {
+    Auto,
+    Command,
+    #[value(alias = "mean-time")]
+    MedianTime,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -254,21 +318,20 @@ enum StyleArg {
 pub struct RecoverArgs {
     /// The journal left beside an export file (FILE.journal).
     journal: PathBuf,
+    /// Write the recovered runs and summary as JSON.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
+    /// Write one CSV row per recovered run.
     #[arg(long, value_name = "FILE")]
     export_csv: Option<PathBuf>,
+    /// Write the recovered summary table as Markdown.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
 }
 
-fn exports_of(json: &Option<PathBuf>, csv: &Option<PathBuf>, md: &Option<PathBuf>) -> Vec<Export> {
+fn exports_of(list: &[(&Option<PathBuf>, Format)]) -> Vec<Export> {
     let mut v = Vec::new();
-    for (p, format) in [
-        (json, Format::Json),
-        (csv, Format::Csv),
-        (md, Format::Markdown),
-    ] {
+    for &(p, format) in list {
         if let Some(path) = p {
             v.push(Export {
                 format,
@@ -349,7 +412,7 @@ pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result
 fn benchmarks(
     a: &RunArgs,
     params: &[Parameter],
-    shell: &str,
+    shell: Option<&str>,
 ) -> anyhow::Result<Vec<BenchmarkPlan>> {
     let templates: Vec<String> = if !a.argv.is_empty() {
         if !a.commands.is_empty() {
@@ -362,9 +425,23 @@ fn benchmarks(
         a.commands.clone()
     };
     if templates.is_empty() {
+        if let Some(s) = a.shell_short.as_deref().filter(|s| s.contains(' ')) {
+            return Err(usage(format!(
+                "no command to benchmark: -S takes the shell, and '{s}' was read as one; write -S sh '{s}'"
+            )));
+        }
         return Err(usage(
             "no command to benchmark: give one, e.g. tare run 'sleep 0.1'",
         ));
+    }
+    if a.shell.as_deref() == Some("/bin/sh")
+        && templates.len() > 1
+        && looks_like_shell(&templates[0])
+    {
+        return Err(usage(format!(
+            "--shell takes its shell after '=': write --shell={0} (or -S {0}); '{0}' was read as a command to benchmark",
+            templates[0]
+        )));
     }
     if a.names.len() > templates.len() {
         return Err(usage(format!(
@@ -387,7 +464,7 @@ fn benchmarks(
     for (ci, template) in templates.iter().enumerate() {
         for combo in &combos {
             let text = command::substitute(template, combo);
-            let argv = if a.shell.is_some() {
+            let argv = if let Some(shell) = shell {
                 vec![shell.to_string(), "-c".to_string(), text.clone()]
             } else if !a.argv.is_empty() {
                 a.argv
@@ -416,6 +493,55 @@ fn benchmarks(
         }
     }
     Ok(out)
+}
+
+/// Whether `word` names a shell (`bash`, `/bin/zsh`, …), to catch `--shell bash 'cmd'`.
+fn looks_like_shell(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    [
+        "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "csh", "tcsh", "ash", "none",
+    ]
+    .contains(&base)
+}
+
+/// The shell that runs the commands, if any: `-S SHELL`, `--shell[=SHELL]`; `none` and `-N`
+/// mean none.
+fn chosen_shell(a: &RunArgs) -> Option<String> {
+    if a.no_shell {
+        return None;
+    }
+    a.shell
+        .clone()
+        .or_else(|| a.shell_short.clone())
+        .filter(|s| s != "none")
+}
+
+/// The first piece of shell syntax in `text` outside quotes (`|`, `>`, `<`, `&&`, `;`, `*`,
+/// `?`, `$`, a backquote), which no shell will interpret when tare splits the words itself.
+pub(crate) fn shell_syntax(text: &str) -> Option<&'static str> {
+    let mut chars = text.chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if !single => {
+                chars.next();
+            }
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ if single || double => {}
+            '|' => return Some("|"),
+            '>' => return Some(">"),
+            '<' => return Some("<"),
+            ';' => return Some(";"),
+            '*' => return Some("*"),
+            '?' => return Some("?"),
+            '$' => return Some("$"),
+            '`' => return Some("`"),
+            '&' if chars.peek() == Some(&'&') => return Some("&&"),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Reference, test, α and noise threshold for the comparisons.
@@ -501,7 +627,14 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
     Ok(Countermeasures {
         cool_down,
         heat_up: dur(&a.heat_up, "--heat-up")?,
-        sleep_between: dur(&a.sleep_between, "--sleep-between")?,
+        sleep_between: a
+            .sleep_between
+            .as_deref()
+            .map(|s| {
+                units::parse_duration_or_zero(s).map_err(|e| usage(format!("--sleep-between: {e}")))
+            })
+            .transpose()?
+            .filter(|d| !d.is_zero()),
         priority,
         thresholds,
         exclude_interfered: a.exclude_interfered,
@@ -651,7 +784,7 @@ fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
         memory: a
             .memory_limit
             .as_deref()
-            .map(|s| units::parse_bytes(s).map_err(|e| usage(format!("--memory-limit: {e}"))))
+            .map(|s| units::parse_size_limit(s).map_err(|e| usage(format!("--memory-limit: {e}"))))
             .transpose()?,
         pids: a.pids_limit,
     })
@@ -665,15 +798,19 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
     let budget =
         units::parse_duration(&a.time_budget).map_err(|e| usage(format!("--time-budget: {e}")))?;
-    if a.min_runs == 0 || a.max_runs < a.min_runs {
+    let min_runs = a.min_runs.unwrap_or(10.min(a.max_runs));
+    if a.max_runs == 0 {
+        return Err(usage("--max-runs must be at least 1"));
+    }
+    if min_runs == 0 || a.max_runs < min_runs {
         return Err(usage(format!(
-            "--min-runs ({}) must be at least 1 and at most --max-runs ({})",
-            a.min_runs, a.max_runs
+            "--min-runs ({min_runs}) must be at least 1 and at most --max-runs ({})",
+            a.max_runs
         )));
     }
     let mut targets = Targets {
         runs: None,
-        min_runs: a.min_runs,
+        min_runs,
         max_runs: a.max_runs,
         precision,
     };
@@ -692,7 +829,7 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
             Metric::CiMedian
         };
         StopRule::default_rule(
-            a.min_runs,
+            min_runs,
             a.max_runs,
             metric,
             precision,
@@ -764,6 +901,17 @@ fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
     Ok(match a.output.as_str() {
         "null" => Sink::Null,
         "inherit" => Sink::Inherit,
+        "pipe" => Sink::File(drained_pipe()?),
+        word if !word.contains('/')
+            && !word.contains('.')
+            && !Path::new(word).exists()
+            && ["nul", "none", "devnull", "dev-null", "discard", "pipes", "inherited", "stdout"]
+                .contains(&word.to_ascii_lowercase().as_str()) =>
+        {
+            return Err(usage(format!(
+                "--output '{word}' is not one of null, pipe, inherit; to write to a file of that name, give ./{word}"
+            )))
+        }
         path => {
             export::check_writable(Path::new(path)).map_err(|_| {
                 usage(format!(
@@ -773,6 +921,27 @@ fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
             Sink::File(PathBuf::from(path))
         }
     })
+}
+
+/// A pipe whose read end a thread drains and discards, named by a path the runs' output can be
+/// opened at (`/proc/self/fd/N` of its write end): `--output pipe`, as hyperfine has it.
+fn drained_pipe() -> anyhow::Result<PathBuf> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two file descriptors into the array it is given, of length 2.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(anyhow::anyhow!(
+            "--output pipe: cannot create a pipe: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: fds[0] is a fresh descriptor owned by nothing else.
+    let mut reader = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    // The write end stays open for the whole session; runs reopen it through /proc.
+    Ok(PathBuf::from(format!("/proc/self/fd/{}", fds[1])))
 }
 
 /// Journal + progress bar, fed by the method layer.
@@ -831,9 +1000,10 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         }
     }
     let root = SysRoot::from_env();
-    let shell = a.shell.clone().unwrap_or_else(|| "/bin/sh".to_string());
+    let chosen = chosen_shell(&a);
+    let shell = chosen.clone().unwrap_or_else(|| "/bin/sh".to_string());
     let params = parameters(&a)?;
-    let plans = benchmarks(&a, &params, &shell)?;
+    let plans = benchmarks(&a, &params, chosen.as_deref())?;
     let cwd: Option<PathBuf> = None;
     for b in &plans {
         if a.build.is_some() && b.argv.iter().any(|w| w.contains("{out}")) {
@@ -850,7 +1020,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             "--build: no command uses {out}: write the built program as {out}, e.g. tare run --build '…' '{out} input'",
         ));
     }
-    if a.shell.is_some()
+    if chosen.is_some()
         || a.build.is_some()
         || a.prepare.is_some()
         || a.conclude.is_some()
@@ -894,7 +1064,13 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         notes: core_notes,
         choice: core_choice,
     } = cores(&a, &root)?;
-    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
+    let exports = exports_of(&[
+        (&a.export_json, Format::Json),
+        (&a.export_csv, Format::Csv),
+        (&a.export_markdown, Format::Markdown),
+        (&a.export_asciidoc, Format::AsciiDoc),
+        (&a.export_orgmode, Format::OrgMode),
+    ]);
     for e in &exports {
         export::check_writable(&e.path)?;
     }
@@ -922,6 +1098,15 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     let style = style_of(a.style);
     let color = style.color();
     let method_record = backend.method();
+    if style != Style::None && chosen.is_none() && a.argv.is_empty() {
+        for c in &a.commands {
+            if let Some(syntax) = shell_syntax(c) {
+                eprintln!(
+                    "tare: warning: '{c}' holds shell syntax ({syntax}) but no shell runs it: its words go to the program as they are; add -S sh (or --shell) to run it through a shell"
+                );
+            }
+        }
+    }
     if style != Style::None {
         for w in &method_record.warnings {
             eprintln!("tare: warning: {w}");
@@ -1038,6 +1223,16 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     if let Some(sp) = &plan.setups {
         session.extra.insert("setups".into(), serde_json::json!(sp));
     }
+    if let Some(u) = a.time_unit {
+        session
+            .extra
+            .insert("time_unit".into(), serde_json::json!(u.scale().1));
+    }
+    if a.sort == SortArg::MedianTime {
+        session
+            .extra
+            .insert("sort".into(), serde_json::json!("median-time"));
+    }
     let journal = match exports.first() {
         Some(e) => Some(Journal::create(journal::path_for(&e.path), &session)?),
         None => None,
@@ -1057,7 +1252,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     drop(executor);
     session.complete = matches!(outcome, Outcome::Complete);
     if style != Style::None {
-        print!("{}", terminal::summary(&session, color));
+        print!("{}", terminal::summary_with(&session, color, a.verbose));
     }
     for e in &exports {
         export::write(e, &session)?;
@@ -1089,7 +1284,11 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
             b.stop_reason = "recovered from a journal: the session did not finish".into();
         }
     }
-    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
+    let exports = exports_of(&[
+        (&a.export_json, Format::Json),
+        (&a.export_csv, Format::Csv),
+        (&a.export_markdown, Format::Markdown),
+    ]);
     for e in &exports {
         export::check_writable(&e.path)?;
     }

@@ -170,10 +170,40 @@ pub fn compare_pairs(
                 p_value: r.p,
                 p_adjusted: p_adj,
                 verdict: verdict_kind(&verdict).into(),
-                words: verdict.words(&reference.name, &cand.name),
+                words: {
+                    let same = std::ptr::eq(references, candidates);
+                    let (a, b) = if same {
+                        short_labels(&reference.name, &cand.name)
+                    } else {
+                        // Saved results: the same benchmark, old and new.
+                        (
+                            format!("old {}", reference.name),
+                            format!("new {}", cand.name),
+                        )
+                    };
+                    verdict.words(&a, &b)
+                },
             }
         })
         .collect()
+}
+
+/// Labels for two benchmarks in a comparison sentence: without the trailing words both names
+/// share (`gzip -9 -c f` vs `gzip -1 -c f` → `gzip -9`, `gzip -1`), else the names as they are.
+pub fn short_labels(a: &str, b: &str) -> (String, String) {
+    let wa: Vec<&str> = a.split_whitespace().collect();
+    let wb: Vec<&str> = b.split_whitespace().collect();
+    let tail = wa
+        .iter()
+        .rev()
+        .zip(wb.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (ra, rb) = (&wa[..wa.len() - tail], &wb[..wb.len() - tail]);
+    if tail == 0 || ra.is_empty() || rb.is_empty() || ra == rb {
+        return (a.to_string(), b.to_string());
+    }
+    (ra.join(" "), rb.join(" "))
 }
 
 /// Marks Tukey outliers of the counted wall times in `run.extra["outlier"]` (`mild`/`severe`);
@@ -239,8 +269,10 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
                     w.suggested_warmup,
                     w.prefix_median.map_or("n/a".into(), fmt),
                     fmt(w.rest_median),
-                    w.p_value
-                        .map_or(String::new(), |p| format!(", Mann–Whitney p = {p:.2e}"))
+                    w.p_value.map_or(String::new(), |p| format!(
+                        ", Mann–Whitney {}",
+                        crate::units::p_phrase(p)
+                    ))
                 ),
                 suggestion: format!(
                     "add --warmup {} (caches, JIT or frequency still settling)",
@@ -255,10 +287,10 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "trend".into(),
                 message: format!(
-                    "wall time {} over the run sequence (Sen slope {} per run, Mann–Kendall p = {:.2e})",
+                    "wall time {} over the run sequence (Sen slope {} per run, Mann–Kendall {})",
                     if t.sen_slope > 0.0 { "rises" } else { "falls" },
                     fmt(t.sen_slope.abs()),
-                    t.p_value
+                    crate::units::p_phrase(t.p_value)
                 ),
                 suggestion: "heat, frequency scaling or background load changed during the session; check tare machine, \
                              use --cool-down, and compare commands in interleaved order"
@@ -284,7 +316,7 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
         if a.p_value < 0.01 && a.r1 > 0.0 {
             out.push(Diagnostic {
                 kind: "autocorrelation".into(),
-                message: format!("successive runs are correlated (lag-1 r = {:.2}, Ljung–Box p = {:.2e})", a.r1, a.p_value),
+                message: format!("successive runs are correlated (lag-1 r = {:.2}, Ljung–Box {})", a.r1, crate::units::p_phrase(a.p_value)),
                 suggestion: "noise comes in bursts longer than one run: compare in interleaved order, or add pauses \
                              between runs"
                     .into(),
@@ -349,4 +381,34 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::short_labels;
+
+    #[test]
+    fn labels_keep_only_the_words_that_differ() {
+        assert_eq!(
+            short_labels("gzip -9 -c /etc/services", "gzip -1 -c /etc/services"),
+            ("gzip -9".to_string(), "gzip -1".to_string())
+        );
+        assert_eq!(
+            short_labels("fast", "slow"),
+            ("fast".to_string(), "slow".to_string())
+        );
+        assert_eq!(
+            short_labels("sort f", "sort -n f"),
+            ("sort".to_string(), "sort -n".to_string())
+        );
+        // A name that is all shared words keeps both names whole.
+        assert_eq!(
+            short_labels("f", "sort f"),
+            ("f".to_string(), "sort f".to_string())
+        );
+        assert_eq!(
+            short_labels("xz -1 a", "zstd -1 a"),
+            ("xz".to_string(), "zstd".to_string())
+        );
+    }
 }
