@@ -77,9 +77,13 @@ pub struct RunArgs {
     /// Stop measuring a command after this much time (e.g. 30s, 2m).
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     time_budget: String,
-    /// A stop rule, e.g. "runs >= 20 and ci(median) < 1%"; see docs/statistics.md.
+    /// A stop rule, e.g. "runs >= 20 and ci(median) < 1%"; see docs/statistics.md. It is
+    /// capped by --max-runs and --time-budget unless --no-cap.
     #[arg(long, value_name = "RULE")]
     stop: Option<String>,
+    /// Let a --stop rule run without the --max-runs / --time-budget caps (until it holds or Ctrl-C).
+    #[arg(long, requires = "stop")]
+    no_cap: bool,
     /// Order of runs with several commands: interleaved rounds (shuffled each round) or sequential.
     #[arg(long, value_enum, default_value_t = OrderArg::Interleaved)]
     order: OrderArg,
@@ -813,6 +817,7 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         min_runs,
         max_runs: a.max_runs,
         precision,
+        time_budget: (a.runs.is_none() && !a.no_cap).then_some(budget.as_secs_f64()),
     };
     let rule = if let Some(n) = a.runs {
         if n == 0 {
@@ -821,7 +826,13 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         targets.runs = Some(n);
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
-        stop::parse(text).map_err(usage)?
+        let rule = stop::parse(text).map_err(usage)?;
+        if a.no_cap {
+            rule
+        } else {
+            rule.or(StopRule::Cond(Metric::Runs, Cmp::Ge, a.max_runs as f64))
+                .or(StopRule::Cond(Metric::Time, Cmp::Ge, budget.as_secs_f64()))
+        }
     } else {
         let metric = if comparing {
             Metric::RatioCi
