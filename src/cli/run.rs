@@ -108,16 +108,16 @@ pub struct RunArgs {
     discard_outliers: bool,
 
     /// Shell command run before every run (untimed).
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 'p', long, value_name = "CMD")]
     prepare: Option<String>,
     /// Shell command run after every run (untimed).
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 'C', long, value_name = "CMD")]
     conclude: Option<String>,
     /// Shell command run once before each command's runs.
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 's', long, value_name = "CMD")]
     setup: Option<String>,
     /// Shell command run once after each command's runs.
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 'c', long, value_name = "CMD")]
     cleanup: Option<String>,
     /// File given to every run as standard input (default: nothing).
     #[arg(long, value_name = "FILE")]
@@ -645,6 +645,41 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
     })
 }
 
+/// Countermeasures asked for that cannot act on this machine, in words (said once, before the
+/// first run; each run's record says "skipped" too).
+fn idle_countermeasures(
+    root: &SysRoot,
+    c: &Countermeasures,
+    cores: Option<&[usize]>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if c.cool_down.is_some() && crate::machine::thermal::relevant_temp_paths(root).is_empty() {
+        out.push(
+            "--cool-down cannot act here: this machine exposes no CPU thermal zone (/sys/class/thermal), so runs start without waiting"
+                .to_string(),
+        );
+    }
+    if c.heat_up.is_some() {
+        let all: Vec<usize> = topology::read_topology(root)
+            .map(|t| t.cpus.iter().map(|c| c.id).collect())
+            .unwrap_or_default();
+        let cores = cores.unwrap_or(&all);
+        let any = cores.iter().any(|&cpu| {
+            root.exists(&format!(
+                "{}/scaling_cur_freq",
+                crate::machine::freq::cpufreq_dir(cpu)
+            ))
+        });
+        if !any {
+            out.push(
+                "--heat-up cannot act here: the run's CPUs report no frequency (no cpufreq in /sys), so runs start without heating up"
+                    .to_string(),
+            );
+        }
+    }
+    out
+}
+
 /// The setup plan from --randomize, --randomize-every, --setups, --replay-setup.
 fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
     if a.randomize.is_none() && a.replay_setup.is_none() && a.build.is_none() {
@@ -1122,9 +1157,6 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         for w in &method_record.warnings {
             eprintln!("tare: warning: {w}");
         }
-        for n in &core_notes {
-            eprintln!("tare: note: {n}");
-        }
     }
     // What the machine is doing that tare cannot correct (no steal sample: start at once).
     let facts = inventory::read_facts(&root, &InventoryOptions { steal_sample: None });
@@ -1140,7 +1172,19 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             }
         }
     }
+    machine_warnings.extend(idle_countermeasures(
+        &root,
+        &countermeasures,
+        run_cores.as_deref(),
+    ));
     if style != Style::None {
+        // A note that a warning already says is not repeated.
+        for n in core_notes
+            .iter()
+            .filter(|n| !machine_warnings.iter().any(|w| w.starts_with(n.as_str())))
+        {
+            eprintln!("tare: note: {n}");
+        }
         for w in &machine_warnings {
             eprintln!("tare: warning: {w}");
         }
@@ -1308,4 +1352,55 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
         export::write(e, &session)?;
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> SysRoot {
+        SysRoot::new(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/sysfs")
+                .join(name),
+        )
+    }
+
+    fn asking(cool: bool, heat: bool) -> Countermeasures {
+        Countermeasures {
+            cool_down: cool.then(|| CoolDown::new(60.0)),
+            heat_up: heat.then(|| std::time::Duration::from_secs(1)),
+            sleep_between: None,
+            priority: Priority::Normal,
+            thresholds: InterferenceThresholds::default(),
+            exclude_interfered: false,
+        }
+    }
+
+    #[test]
+    fn countermeasures_that_cannot_act_are_named() {
+        // A VM without thermal zones or cpufreq: both said.
+        let vm = fixture("vm-2cpu");
+        let said = idle_countermeasures(&vm, &asking(true, true), None);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].starts_with("--cool-down cannot act here"));
+        assert!(said[1].starts_with("--heat-up cannot act here"));
+        // A machine with both: nothing to say.
+        let intel = fixture("intel-4c8t");
+        assert!(idle_countermeasures(&intel, &asking(true, true), None).is_empty());
+        assert!(idle_countermeasures(&intel, &asking(true, true), Some(&[0, 1])).is_empty());
+        // Not asked for: nothing either.
+        assert!(idle_countermeasures(&vm, &asking(false, false), None).is_empty());
+    }
+
+    #[test]
+    fn shell_syntax_outside_quotes() {
+        assert_eq!(shell_syntax("echo hi | wc -c"), Some("|"));
+        assert_eq!(shell_syntax("a && b"), Some("&&"));
+        assert_eq!(shell_syntax("grep 'a|b' f"), None);
+        assert_eq!(shell_syntax("echo \"$HOME\""), None);
+        assert_eq!(shell_syntax("echo \\$HOME"), None);
+        assert_eq!(shell_syntax("sleep 1 &"), None);
+        assert_eq!(shell_syntax("ls *.c"), Some("*"));
+    }
 }

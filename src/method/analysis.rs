@@ -235,9 +235,30 @@ pub fn mark_outliers(b: &mut Benchmark, discard: bool) -> usize {
     o.indices.len()
 }
 
-/// Diagnostics for one benchmark's counted wall times (in run order). `comparing` says
-/// whether a test will be run on them (for the too-few-runs warning).
-pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
+/// What the session was, so that advice fits it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Advice {
+    /// Whether a test will be run on the runs (for the too-few-runs warning).
+    pub comparing: bool,
+    pub alpha: f64,
+    /// Several commands measured one after the other: only then does "interleave" help.
+    pub sequential_several: bool,
+}
+
+/// Early runs must be slower than the rest by at least this share for a warm-up warning.
+pub const WARMUP_MIN_SLOWDOWN: f64 = 0.01;
+/// Longest warm-up tare suggests: beyond this, or a tenth of the runs (at least 10), a slow
+/// start is drift rather than warm-up.
+pub const WARMUP_MAX_SUGGESTED: usize = 100;
+
+/// Diagnostics for one benchmark's counted wall times (in run order).
+pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
+    let (comparing, alpha) = (advice.comparing, advice.alpha);
+    let interleave = if advice.sequential_several {
+        ", and compare commands in interleaved order (the default without --order sequential)"
+    } else {
+        ""
+    };
     let xs = walls(b);
     let mut out = Vec::new();
     let fmt = |v: f64| crate::units::format_time(v, None);
@@ -260,8 +281,43 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             });
         }
     }
-    if let Some(w) = stats::warmup_transient(&xs) {
-        if w.suggested_warmup > 0 {
+    if let Some(mut w) = stats::warmup_transient(&xs) {
+        // Only a slow start is a warm-up; a fast one, or a negligible difference, is not.
+        let cut = w.suggested_warmup.min(xs.len());
+        let prefix_mean = xs[..cut].iter().sum::<f64>() / cut.max(1) as f64;
+        let slower = cut > 0 && prefix_mean > w.rest_median * (1.0 + WARMUP_MIN_SLOWDOWN);
+        // MSER cuts in batches of five and past the slow runs; suggest up to the last run of
+        // the prefix above the rest's upper Tukey fence.
+        if slower {
+            let mut rest: Vec<f64> = xs[cut..].to_vec();
+            rest.sort_by(f64::total_cmp);
+            let q = |p: f64| stats::quantile(&rest, p);
+            if let (Some(q1), Some(q3)) = (q(0.25), q(0.75)) {
+                let fence = q3 + 1.5 * (q3 - q1);
+                if let Some(last) = xs[..cut].iter().rposition(|&x| x > fence) {
+                    w.suggested_warmup = last + 1;
+                    w.prefix_median = stats::describe(&xs[..=last]).map(|d| d.median);
+                }
+            }
+        }
+        let bound = WARMUP_MAX_SUGGESTED.min((xs.len() / 10).max(10));
+        if w.suggested_warmup > 0 && slower && w.suggested_warmup > bound {
+            out.push(Diagnostic {
+                kind: "warmup".into(),
+                message: format!(
+                    "the first {} of {} runs were slower than the rest (median {} vs {})",
+                    w.suggested_warmup,
+                    xs.len(),
+                    w.prefix_median.map_or("n/a".into(), fmt),
+                    fmt(w.rest_median),
+                ),
+                suggestion: format!(
+                    "that is longer than a warm-up: the machine or the command changed during the session; look at \
+                     the run sequence (tare report --html), or add --warmup {bound} if the start is known to be slow"
+                ),
+                evidence: json!(w),
+            });
+        } else if w.suggested_warmup > 0 && slower {
             out.push(Diagnostic {
                 kind: "warmup".into(),
                 message: format!(
@@ -292,9 +348,10 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
                     fmt(t.sen_slope.abs()),
                     crate::units::p_phrase(t.p_value)
                 ),
-                suggestion: "heat, frequency scaling or background load changed during the session; check tare machine, \
-                             use --cool-down, and compare commands in interleaved order"
-                    .into(),
+                suggestion: format!(
+                    "heat, frequency scaling or background load changed during the session; check tare machine, \
+                     use --cool-down{interleave}"
+                ),
                 evidence: json!(t),
             });
         }
@@ -317,9 +374,15 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "autocorrelation".into(),
                 message: format!("successive runs are correlated (lag-1 r = {:.2}, Ljung–Box {})", a.r1, crate::units::p_phrase(a.p_value)),
-                suggestion: "noise comes in bursts longer than one run: compare in interleaved order, or add pauses \
-                             between runs"
-                    .into(),
+                suggestion: if advice.sequential_several {
+                    "noise comes in bursts longer than one run: compare commands in interleaved order (the default \
+                     without --order sequential), or add pauses between runs (--sleep-between)"
+                        .into()
+                } else {
+                    "noise comes in bursts longer than one run: add pauses between runs (--sleep-between), and \
+                     treat the CI as optimistic"
+                        .into()
+                },
                 evidence: json!(a),
             });
         }
@@ -410,5 +473,145 @@ mod label_tests {
             short_labels("xz -1 a", "zstd -1 a"),
             ("xz".to_string(), "zstd".to_string())
         );
+    }
+}
+
+/// Each advice rule on generated series where it must and must not fire.
+#[cfg(test)]
+mod advice_tests {
+    use super::*;
+    use crate::results::Termination;
+    use rand::{Rng, SeedableRng};
+
+    fn bench(xs: &[f64]) -> Benchmark {
+        Benchmark {
+            name: "b".into(),
+            command: "b".into(),
+            argv: vec!["b".into()],
+            parameters: Default::default(),
+            summary: Default::default(),
+            stop_reason: String::new(),
+            runs: xs
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| Run {
+                    index: i,
+                    round: Some(i),
+                    warmup: false,
+                    start_offset: i as f64,
+                    wall_time: w,
+                    user_time: w / 2.0,
+                    system_time: w / 2.0,
+                    cpu_time: w,
+                    peak_memory: None,
+                    exit_code: Some(0),
+                    signal: None,
+                    termination: Termination::Exit,
+                    involuntary_context_switches: None,
+                    counted: true,
+                    extra: Default::default(),
+                })
+                .collect(),
+            diagnostics: Vec::new(),
+            extra: Default::default(),
+        }
+    }
+
+    /// `n` runs around 1 ms with 1% noise; the first `head` runs multiplied by `factor`.
+    fn series(seed: u64, n: usize, head: usize, factor: f64) -> Vec<f64> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|i| {
+                let x = 1e-3 * (1.0 + 0.01 * (rng.gen::<f64>() - 0.5));
+                if i < head {
+                    x * factor
+                } else {
+                    x
+                }
+            })
+            .collect()
+    }
+
+    const ALONE: Advice = Advice {
+        comparing: false,
+        alpha: 0.05,
+        sequential_several: false,
+    };
+
+    fn warmup(xs: &[f64]) -> Option<Diagnostic> {
+        diagnose(&bench(xs), &ALONE)
+            .into_iter()
+            .find(|d| d.kind == "warmup")
+    }
+
+    #[test]
+    fn warm_up_fires_only_for_a_slow_start() {
+        for seed in 0..10 {
+            // A slow start of 20 runs: suggested, bounded.
+            let xs = series(seed, 200, 20, 1.5);
+            let d = warmup(&xs)
+                .unwrap_or_else(|| panic!("slow start missed: {:?}", stats::warmup_transient(&xs)));
+            assert!(d.suggestion.contains("--warmup"), "{}", d.suggestion);
+            let n: usize = d
+                .suggestion
+                .split("--warmup ")
+                .nth(1)
+                .unwrap()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!((15..=25).contains(&n), "suggested {n}");
+            // Faster first runs: no warm-up warning.
+            assert!(
+                warmup(&series(seed, 200, 20, 0.6)).is_none(),
+                "fast start flagged"
+            );
+            // 0.4% slower: below what matters.
+            assert!(
+                warmup(&series(seed, 2000, 200, 1.004)).is_none(),
+                "0.4% flagged"
+            );
+            // Nothing at all.
+            assert!(warmup(&series(seed, 200, 0, 1.0)).is_none());
+        }
+    }
+
+    #[test]
+    fn long_slow_phases_get_no_huge_warm_up() {
+        let d = warmup(&series(3, 3000, 1310, 1.3)).expect("slow phase missed");
+        assert!(d.message.contains("of 3000 runs"), "{}", d.message);
+        assert!(d.suggestion.contains("--warmup 100"), "{}", d.suggestion);
+        assert!(!d.suggestion.contains("1310"), "{}", d.suggestion);
+    }
+
+    #[test]
+    fn interleaving_is_advised_only_for_several_sequential_commands() {
+        // A steady rise: a trend on every seed.
+        let xs: Vec<f64> = (0..300).map(|i| 1e-3 * (1.0 + i as f64 * 1e-3)).collect();
+        let advise = |a: &Advice| {
+            diagnose(&bench(&xs), a)
+                .into_iter()
+                .find(|d| d.kind == "trend")
+                .expect("trend missed")
+                .suggestion
+        };
+        assert!(!advise(&ALONE).contains("interleaved"));
+        let several_interleaved = Advice {
+            comparing: true,
+            ..ALONE
+        };
+        assert!(!advise(&several_interleaved).contains("interleaved"));
+        let several_sequential = Advice {
+            comparing: true,
+            sequential_several: true,
+            ..ALONE
+        };
+        assert!(advise(&several_sequential).contains("interleaved order"));
+        // Flat noise: no trend at all.
+        assert!(!diagnose(&bench(&series(1, 300, 0, 1.0)), &ALONE)
+            .iter()
+            .any(|d| d.kind == "trend"));
     }
 }

@@ -214,8 +214,13 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
     } else {
         analysis::compare_all(&session.benchmarks, &compare_settings(plan))
     };
+    let advice = analysis::Advice {
+        comparing,
+        alpha: plan.analysis.alpha,
+        sequential_several: plan.order == Order::Sequential && plan.benchmarks.len() > 1,
+    };
     for b in &mut session.benchmarks {
-        b.diagnostics = analysis::diagnose(b, comparing, plan.analysis.alpha);
+        b.diagnostics = analysis::diagnose(b, &advice);
         if plan.setups.is_some() {
             let wall = setups::analyse_setups(b);
             let cpu = setups::analyse_setups_cpu(b);
