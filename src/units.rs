@@ -214,6 +214,15 @@ pub fn format_count(v: f64) -> String {
     }
 }
 
+/// `n` and the noun, plural when `n` is not 1: "1 run", "3 runs".
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `p = 0.27`, or `p < 0.0001` below the bound: a p-value in a sentence.
 pub fn p_phrase(p: f64) -> String {
     let v = format_p(p);

@@ -409,3 +409,107 @@ fn compare_spells_the_test_like_run() {
     // Same names on both sides: the sentence says which is old and which is new.
     assert!(!out.contains("than gz ") && !out.contains("gz/gz"), "{out}");
 }
+
+#[test]
+fn counters_on_the_terminal_and_in_the_csv() {
+    let probe = run(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "1",
+        "--counters",
+        "task-clock,page-faults",
+        "true",
+    ]);
+    if !probe.status.success() {
+        eprintln!(
+            "skipped: perf cannot count software events here: {}",
+            text(&probe).1
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("runs.csv");
+    let (out, _) = ok(&[
+        "run",
+        "--style",
+        "basic",
+        "--runs",
+        "3",
+        "--counters",
+        "task-clock,page-faults",
+        "--export-csv",
+        csv.to_str().unwrap(),
+        "true",
+    ]);
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("counters"))
+        .expect(&out);
+    assert!(
+        line.contains("task-clock") && line.contains("page-faults"),
+        "{line}"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "counter_page-faults")
+        .expect("counter column");
+    for row in lines {
+        let v: f64 = row.split(',').nth(col).unwrap().parse().unwrap();
+        assert!(v > 0.0, "{row}");
+    }
+}
+
+#[test]
+fn every_stop_rule_has_a_cap_unless_removed() {
+    // An unreachable --stop rule ends at --max-runs.
+    let (out, _) = ok(&[
+        "run",
+        "--style",
+        "basic",
+        "--max-runs",
+        "25",
+        "--stop",
+        "ci(median) < 0.0001%",
+        "true",
+    ]);
+    assert!(
+        out.contains("25 counted") && out.contains("runs >= 25"),
+        "{out}"
+    );
+    // ... or at the time budget.
+    let (out, _) = ok(&[
+        "run",
+        "--style",
+        "basic",
+        "--time-budget",
+        "300ms",
+        "--stop",
+        "runs >= 100000",
+        "sleep 0.01",
+    ]);
+    assert!(
+        out.contains("time >= 300ms") || out.contains("time >= 0.3"),
+        "{out}"
+    );
+    // --no-cap lets the rule alone decide (here it holds at 12 runs).
+    let (out, _) = ok(&[
+        "run",
+        "--style",
+        "basic",
+        "--max-runs",
+        "5",
+        "--no-cap",
+        "--stop",
+        "runs >= 12",
+        "true",
+    ]);
+    assert!(out.contains("12 counted"), "{out}");
+    let o = run(&["run", "--no-cap", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--stop <RULE>"));
+}

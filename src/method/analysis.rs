@@ -269,9 +269,10 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "outliers".into(),
                 message: format!(
-                    "{} of {} runs lie beyond Tukey's fences ({mild} mild beyond 1.5 IQR, {severe} severe beyond 3 IQR)",
+                    "{} of {} {} beyond Tukey's fences ({mild} mild beyond 1.5 IQR, {severe} severe beyond 3 IQR)",
                     severe + mild,
-                    xs.len()
+                    xs.len(),
+                    if severe + mild == 1 { "run lies" } else { "runs lie" }
                 ),
                 suggestion: "they are kept in the statistics; look for bursts of other load (tare machine), or pass \
                              --discard-outliers to drop them"
@@ -321,8 +322,8 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "warmup".into(),
                 message: format!(
-                    "the first {} runs differ from the rest (median {} vs {}{})",
-                    w.suggested_warmup,
+                    "the first {} were slower than the rest (median {} vs {}{})",
+                    crate::units::plural(w.suggested_warmup, "run"),
                     w.prefix_median.map_or("n/a".into(), fmt),
                     fmt(w.rest_median),
                     w.p_value.map_or(String::new(), |p| format!(
@@ -412,12 +413,14 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
         out.push(Diagnostic {
             kind: "interference".into(),
             message: format!(
-                "{} of {} runs were interfered with: other processes used {} of CPU on the run's cores and the \
-                 hypervisor stole {} during them{}",
+                "{} of {} {} interfered with: other processes used {} of CPU on the run's cores and the \
+                 hypervisor stole {} during {}{}",
                 interfered.len(),
                 envs.len(),
+                if interfered.len() == 1 { "run was" } else { "runs were" },
                 fmt(other),
                 fmt(steal),
+                if interfered.len() == 1 { "it" } else { "them" },
                 if excluded > 0 { format!("; {excluded} excluded") } else { String::new() }
             ),
             suggestion: if excluded > 0 {
@@ -435,8 +438,8 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "too-few-runs".into(),
                 message: format!(
-                    "with {} runs the Mann–Whitney test can never reach significance at α = {alpha} (needs at least {need} per command)",
-                    xs.len()
+                    "with {} the Mann–Whitney test can never reach significance at α = {alpha} (needs at least {need} per command)",
+                    crate::units::plural(xs.len(), "run")
                 ),
                 suggestion: format!("run at least {need} times (--runs {need} or more)"),
                 evidence: json!({"runs": xs.len(), "needed": need, "alpha": alpha}),

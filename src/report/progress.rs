@@ -117,7 +117,10 @@ impl Progress {
         let (total, eta) = estimate(done, total, elapsed, spent, budget);
         let prefix = match current {
             Some(i) => format!("Benchmark {}", i + 1),
-            None => format!("{} benchmarks, interleaved", benches.len()),
+            None => format!(
+                "{}, interleaved",
+                crate::units::plural(benches.len(), "benchmark")
+            ),
         };
         bar.set_prefix(prefix);
         bar.set_length(total.max(1) as u64);

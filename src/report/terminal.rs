@@ -86,14 +86,7 @@ fn time_block(out: &mut String, p: &Paint, label: &str, m: &MetricSummary, unit:
     );
 }
 
-/// `n` and the noun, plural when `n` is not 1: "1 run", "3 runs".
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
+pub use crate::units::plural;
 
 /// Medians of the counted runs' counters (`--counters`), one `event value` pair each.
 fn counter_medians(b: &Benchmark) -> Vec<String> {

@@ -165,13 +165,36 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
                 .join(" ")
         })
         .unwrap_or_default();
+    // Counters (`--counters`): one column per event, `counter_<EVENT>`, empty when not counted.
+    let counter_of = |r: &Run, event: &str| -> String {
+        r.extra
+            .get("counters")
+            .and_then(|v| v.as_array())
+            .and_then(|list| list.iter().find(|c| c["event"] == event))
+            .and_then(|c| c["value"].as_f64())
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    };
+    let events: Vec<String> = session
+        .benchmarks
+        .iter()
+        .flat_map(|b| &b.runs)
+        .filter_map(|r| r.extra.get("counters").and_then(|v| v.as_array()))
+        .flatten()
+        .filter_map(|c| c["event"].as_str().map(String::from))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = CSV_FIELDS.iter().map(|s| s.to_string()).collect();
     header.extend(params.iter().map(|p| format!("parameter_{p}")));
+    header.extend(events.iter().map(|e| format!("counter_{e}")));
     w.write_record(&header)?;
     for b in &session.benchmarks {
         for r in &b.runs {
-            w.write_record(csv_row(b, r, &params, &cores))?;
+            let mut row = csv_row(b, r, &params, &cores);
+            row.extend(events.iter().map(|e| counter_of(r, e)));
+            w.write_record(row)?;
         }
     }
     w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
