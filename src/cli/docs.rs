@@ -47,17 +47,29 @@ pub fn completions(a: CompletionsArgs) -> anyhow::Result<i32> {
         ShellArg::Elvish => Shell::Elvish,
     };
     let mut cmd = super::Cli::command();
-    clap_complete::generate(shell, &mut cmd, "tare", &mut std::io::stdout());
-    Ok(exit::OK)
+    let mut bytes = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "tare", &mut bytes);
+    print_all(&bytes)
+}
+
+/// Writes to standard output; a reader that stops early (`| head`) is not an error.
+fn print_all(bytes: &[u8]) -> anyhow::Result<i32> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::anyhow!("cannot write to standard output: {e}"))
+        }
+        _ => Ok(exit::OK),
+    }
 }
 
 /// `tare man`: the manual page(s) in roff.
 pub fn man(a: ManArgs) -> anyhow::Result<i32> {
     let cmd = super::Cli::command();
     let Some(dir) = a.dir else {
-        let mut out = std::io::stdout();
-        clap_mangen::Man::new(cmd).render(&mut out)?;
-        return Ok(exit::OK);
+        let mut bytes = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut bytes)?;
+        return print_all(&bytes);
     };
     if !dir.is_dir() {
         return Err(usage(format!(
