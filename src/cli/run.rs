@@ -331,6 +331,12 @@ pub struct RecoverArgs {
     /// Write the recovered summary table as Markdown.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
+    /// Write the recovered summary table as AsciiDoc.
+    #[arg(long, value_name = "FILE")]
+    export_asciidoc: Option<PathBuf>,
+    /// Write the recovered summary table as an Emacs Org-mode table.
+    #[arg(long, value_name = "FILE")]
+    export_orgmode: Option<PathBuf>,
 }
 
 fn exports_of(list: &[(&Option<PathBuf>, Format)]) -> Vec<Export> {
@@ -1343,6 +1349,8 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
         (&a.export_json, Format::Json),
         (&a.export_csv, Format::Csv),
         (&a.export_markdown, Format::Markdown),
+        (&a.export_asciidoc, Format::AsciiDoc),
+        (&a.export_orgmode, Format::OrgMode),
     ]);
     for e in &exports {
         export::check_writable(&e.path)?;
