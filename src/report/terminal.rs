@@ -364,3 +364,61 @@ pub fn summary_with(session: &Session, color: bool, verbose: bool) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(median: f64, min: f64, max: f64) -> MetricSummary {
+        MetricSummary {
+            n: 50,
+            median,
+            median_ci_low: median * 0.99,
+            median_ci_high: median * 1.01,
+            median_ci_exact: true,
+            mean: median,
+            stddev: median * 0.1,
+            cv: 0.1,
+            min,
+            max,
+            q1: median * 0.95,
+            q3: median * 1.05,
+            iqr: median * 0.1,
+            p5: min,
+            p95: max * 0.9,
+        }
+    }
+
+    /// The units each line of a block uses.
+    fn units_of(line: &str) -> std::collections::BTreeSet<&str> {
+        line.split_whitespace()
+            .filter(|w| ["s", "ms", "µs", "ns"].contains(w))
+            .collect()
+    }
+
+    #[test]
+    fn one_unit_per_line_that_suits_its_numbers() {
+        // A 553 µs median with a 118 ms maximum: the spread line in ms, not "118038 µs".
+        let mut out = String::new();
+        let p = Paint { on: false };
+        time_block(&mut out, &p, "wall time", &summary(553e-6, 540e-6, 0.118038), None);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(units_of(lines[0]).into_iter().collect::<Vec<_>>(), ["µs"], "{out}");
+        assert_eq!(units_of(lines[1]).into_iter().collect::<Vec<_>>(), ["ms"], "{out}");
+        assert!(lines[1].contains("118.0"), "{out}");
+        // --time-unit wins everywhere.
+        let mut out = String::new();
+        time_block(&mut out, &p, "wall time", &summary(553e-6, 540e-6, 0.118038), Some("ms"));
+        for l in out.lines() {
+            assert_eq!(units_of(l).into_iter().collect::<Vec<_>>(), ["ms"], "{out}");
+        }
+    }
+
+    #[test]
+    fn p_values_and_plurals_read_as_words() {
+        assert_eq!(p_equals(0.00001), "p < 0.0001");
+        assert_eq!(p_equals(0.265), "p = 0.27");
+        assert_eq!(plural(1, "run"), "1 run");
+        assert_eq!(plural(2, "benchmark"), "2 benchmarks");
+    }
+}
