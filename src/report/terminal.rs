@@ -401,14 +401,34 @@ mod tests {
         // A 553 µs median with a 118 ms maximum: the spread line in ms, not "118038 µs".
         let mut out = String::new();
         let p = Paint { on: false };
-        time_block(&mut out, &p, "wall time", &summary(553e-6, 540e-6, 0.118038), None);
+        time_block(
+            &mut out,
+            &p,
+            "wall time",
+            &summary(553e-6, 540e-6, 0.118038),
+            None,
+        );
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(units_of(lines[0]).into_iter().collect::<Vec<_>>(), ["µs"], "{out}");
-        assert_eq!(units_of(lines[1]).into_iter().collect::<Vec<_>>(), ["ms"], "{out}");
+        assert_eq!(
+            units_of(lines[0]).into_iter().collect::<Vec<_>>(),
+            ["µs"],
+            "{out}"
+        );
+        assert_eq!(
+            units_of(lines[1]).into_iter().collect::<Vec<_>>(),
+            ["ms"],
+            "{out}"
+        );
         assert!(lines[1].contains("118.0"), "{out}");
         // --time-unit wins everywhere.
         let mut out = String::new();
-        time_block(&mut out, &p, "wall time", &summary(553e-6, 540e-6, 0.118038), Some("ms"));
+        time_block(
+            &mut out,
+            &p,
+            "wall time",
+            &summary(553e-6, 540e-6, 0.118038),
+            Some("ms"),
+        );
         for l in out.lines() {
             assert_eq!(units_of(l).into_iter().collect::<Vec<_>>(), ["ms"], "{out}");
         }
