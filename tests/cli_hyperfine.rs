@@ -260,6 +260,9 @@ fn hyperfine_names_and_exports() {
     );
     let o = std::fs::read_to_string(&org).unwrap();
     assert!(o.contains("| =fast= |") && o.contains("|---+"), "{o}");
+    // The tables follow --sort too.
+    assert!(o.find("=fast=").unwrap() < o.find("=slow=").unwrap(), "{o}");
+    assert!(a.find("`fast`").unwrap() < a.find("`slow`").unwrap(), "{a}");
     // -D's hyperfine spelling.
     let (out, _) = ok(&[
         "run",

@@ -328,22 +328,7 @@ pub fn summary(session: &Session, color: bool) -> String {
     summary_with(session, color, true)
 }
 
-/// The order benchmarks are shown in: as given, or fastest median first when the session
-/// recorded `--sort median-time`.
-pub fn display_order(session: &Session) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..session.benchmarks.len()).collect();
-    if session.extra.get("sort").and_then(|v| v.as_str()) == Some("median-time") {
-        let key = |i: &usize| {
-            session.benchmarks[*i]
-                .summary
-                .wall_time
-                .as_ref()
-                .map_or(f64::INFINITY, |w| w.median)
-        };
-        order.sort_by(|a, b| key(a).total_cmp(&key(b)));
-    }
-    order
-}
+pub use crate::results::export::display_order;
 
 /// The whole summary; the measurement method in full when `verbose`, else in one line.
 pub fn summary_with(session: &Session, color: bool, verbose: bool) -> String {

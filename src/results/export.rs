@@ -200,6 +200,23 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
     w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
 }
 
+/// The order benchmarks are shown in: as given, or fastest median first when the session
+/// recorded `--sort median-time`.
+pub fn display_order(session: &Session) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..session.benchmarks.len()).collect();
+    if session.extra.get("sort").and_then(|v| v.as_str()) == Some("median-time") {
+        let key = |i: &usize| {
+            session.benchmarks[*i]
+                .summary
+                .wall_time
+                .as_ref()
+                .map_or(f64::INFINITY, |w| w.median)
+        };
+        order.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    }
+    order
+}
+
 /// The markup of a summary table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableSyntax {
@@ -272,7 +289,10 @@ pub fn to_markdown(session: &Session) -> String {
 /// measurement method as a note under it.
 pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
     let mut rows = Vec::new();
-    for b in &session.benchmarks {
+    for b in display_order(session)
+        .into_iter()
+        .map(|i| &session.benchmarks[i])
+    {
         let name = syntax.code(&b.name);
         let Some(w) = &b.summary.wall_time else {
             let mut r = vec![name];
