@@ -92,9 +92,7 @@ pub fn man(a: ManArgs) -> anyhow::Result<i32> {
     write("tare.1".into(), cmd.clone())?;
     for sub in cmd.get_subcommands() {
         let name = format!("tare-{}", sub.get_name());
-        let page = sub
-            .clone()
-            .name(clap::builder::Str::from(name.clone().leak() as &str));
+        let page = sub.clone().name(name.clone());
         write(format!("{name}.1"), page)?;
     }
     Ok(exit::OK)
