@@ -89,6 +89,35 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Parses a duration that may be zero ("0", "0ms"): for pauses, where none is a choice.
+pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let zero = t
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == 'µ')
+        .trim();
+    if !zero.is_empty() && zero.parse::<f64>() == Ok(0.0) {
+        return parse_duration(&format!("1{}", &t[zero.len()..]))
+            .map(|_| Duration::ZERO)
+            .map_err(|_| {
+                format!("invalid duration '{s}': use seconds (1.5) or a unit (500ms, 2s, 1m)")
+            });
+    }
+    parse_duration(s)
+}
+
+/// Parses a size limit like [`parse_bytes`], but refuses a number without a unit below 1 MiB:
+/// `512` is 512 bytes, almost surely meant as 512MB.
+pub fn parse_size_limit(s: &str) -> Result<u64, String> {
+    let v = parse_bytes(s)?;
+    let t = s.trim();
+    if t.chars().all(|c| c.is_ascii_digit() || c == '.') && v < 1 << 20 {
+        return Err(format!(
+            "'{t}' without a unit is {t} bytes, too little to run anything; did you mean {t}MB? (units: kB, MB, GB, KiB, MiB, GiB; B for bytes)"
+        ));
+    }
+    Ok(v)
+}
+
 /// Parses a relative precision: "1%", "0.5 %" or a fraction "0.01".
 pub fn parse_fraction(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -189,6 +218,55 @@ pub fn format_percent(fraction: f64) -> String {
     }
 }
 
+/// A count for people: 1234 as is, larger ones with an SI prefix and three significant digits
+/// (1.23M, 4.56G); fractions with up to three decimals.
+pub fn format_count(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e4 {
+        let (scale, unit) = if a >= 1e12 {
+            (1e-12, "T")
+        } else if a >= 1e9 {
+            (1e-9, "G")
+        } else if a >= 1e6 {
+            (1e-6, "M")
+        } else {
+            (1e-3, "k")
+        };
+        let x = v * scale;
+        let d = if x.abs() >= 100.0 {
+            0
+        } else if x.abs() >= 10.0 {
+            1
+        } else {
+            2
+        };
+        format!("{x:.d$}{unit}")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// `n` and the noun, plural when `n` is not 1: "1 run", "3 runs".
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `p = 0.27`, or `p < 0.0001` below the bound: a p-value in a sentence.
+pub fn p_phrase(p: f64) -> String {
+    let v = format_p(p);
+    if v.starts_with('<') {
+        format!("p {v}")
+    } else {
+        format!("p = {v}")
+    }
+}
+
 /// A p-value with two significant digits, or a bound below 0.0001.
 pub fn format_p(p: f64) -> String {
     if !p.is_finite() {
@@ -209,6 +287,29 @@ fn sig2(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn size_limits_without_unit_below_a_mebibyte_are_refused() {
+        let e = parse_size_limit("512").unwrap_err();
+        assert!(e.contains("did you mean 512MB?"), "{e}");
+        assert!(parse_size_limit("1048575").is_err());
+        assert_eq!(parse_size_limit("1048576").unwrap(), 1 << 20);
+        assert_eq!(parse_size_limit("512B").unwrap(), 512);
+        assert_eq!(parse_size_limit("512MB").unwrap(), 512_000_000);
+    }
+
+    #[test]
+    fn pauses_may_be_zero() {
+        assert_eq!(parse_duration_or_zero("0ms").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration_or_zero("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_duration_or_zero("0.0s").unwrap(), Duration::ZERO);
+        assert_eq!(
+            parse_duration_or_zero("20ms").unwrap(),
+            Duration::from_millis(20)
+        );
+        assert!(parse_duration_or_zero("0parsecs").is_err());
+        assert!(parse_duration("0ms").is_err());
+    }
 
     #[test]
     fn sizes() {

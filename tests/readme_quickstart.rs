@@ -55,10 +55,71 @@ fn quickstart_commands_succeed() {
             "`{cmd}` failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("Benchmark 1:"),
-            "{cmd}"
-        );
+        // What the README says each prints.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for part in [
+            "Benchmark 1:",
+            "wall time",
+            "CPU time",
+            "user +",
+            "peak memory",
+            "counted",
+            "stopped",
+        ] {
+            assert!(
+                stdout.contains(part),
+                "`{cmd}` printed no '{part}': {stdout}"
+            );
+        }
+        if cmd.contains("gzip -1") {
+            // Labelled by what tells the commands apart, as the README shows.
+            assert!(
+                (stdout.contains("gzip -9 is") && stdout.contains("than gzip -1 (95% CI"))
+                    || stdout.contains("(gzip -9/gzip -1 95% CI"),
+                "{stdout}"
+            );
+            assert!(
+                stdout.contains("p < 0.0001") || stdout.contains("p = "),
+                "{stdout}"
+            );
+        }
     }
     assert!(dir.path().join("results.json").exists() && dir.path().join("runs.csv").exists());
+}
+
+/// Every flag on the tare side of the README's hyperfine table is one `tare run` takes.
+#[test]
+fn hyperfine_table_flags_exist() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let table = readme
+        .split("Coming from hyperfine?")
+        .nth(1)
+        .expect("README has the hyperfine table")
+        .split("\n\n")
+        .nth(1)
+        .unwrap();
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let mut checked = 0;
+    for row in table.lines().skip(2) {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        for flag in cells[0]
+            .split(['`', ' ', '/', ','])
+            .filter(|w| w.starts_with("--") || (w.len() == 2 && w.starts_with('-')))
+        {
+            if cells[1].starts_with("same") {
+                let flag = flag.split('=').next().unwrap();
+                assert!(
+                    help.contains(flag),
+                    "hyperfine's {flag} is not in tare run --help"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked}");
 }

@@ -476,8 +476,12 @@ fn table(
 
 fn describe(s: &SweepAnalysis) -> String {
     format!(
-        "Kruskal–Wallis H = {:.1}, p = {:.2e}; level medians span {:.3}× ({} slowest, {} fastest)",
-        s.h, s.p_value, s.spread, s.slowest_level, s.fastest_level
+        "Kruskal–Wallis H = {:.1}, {}; level medians span {:.3}× ({} slowest, {} fastest)",
+        s.h,
+        units::p_phrase(s.p_value),
+        s.spread,
+        s.slowest_level,
+        s.fastest_level
     )
 }
 

@@ -28,12 +28,21 @@ pub struct CompareArgs {
     /// A difference whose whole 95% CI lies within ± this is "equal within noise".
     #[arg(long, value_name = "PCT", default_value = "1%")]
     noise_threshold: String,
-    /// Use Welch's t-test instead of Mann–Whitney U.
-    #[arg(long)]
+    /// Test behind the p-values (as in `tare run --test`).
+    #[arg(long, value_enum, default_value_t = TestArg::MannWhitney)]
+    test: TestArg,
+    /// Same as --test welch (kept for old scripts).
+    #[arg(long, hide = true)]
     welch: bool,
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TestArg {
+    MannWhitney,
+    Welch,
 }
 
 /// Reads a results file; errors name the file, what it is and what to do.
@@ -84,7 +93,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     }
     let settings = CompareSettings {
         reference: 0,
-        test: if a.welch {
+        test: if a.welch || a.test == TestArg::Welch {
             Test::Welch
         } else {
             Test::MannWhitney

@@ -21,6 +21,7 @@ pub struct MachineArgs {
 enum Action {
     /// Show the machine (the default).
     Show {
+        /// Print the report as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -36,6 +37,7 @@ enum Action {
     },
     /// Restore exactly the values saved by `tare machine tune`.
     Reset {
+        /// The file `tare machine tune` saved the previous values in.
         #[arg(long, value_name = "FILE", default_value = tune::DEFAULT_STATE_FILE)]
         state_file: PathBuf,
     },

@@ -3,6 +3,7 @@
 
 mod bias;
 mod compare;
+mod docs;
 mod machine;
 mod plan_cmd;
 mod report;
@@ -16,7 +17,7 @@ use clap::{Parser, Subcommand};
 /// tare — benchmarks whose numbers can be trusted.
 #[derive(Parser, Debug)]
 #[command(name = "tare", version, about, long_about = None, propagate_version = true)]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -41,6 +42,10 @@ enum Command {
     Table(table::TableArgs),
     /// Report stored results: an HTML page with SVG plots, SVG files, or text plots.
     Report(report::ReportArgs),
+    /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page (roff), or write one per subcommand with --dir.
+    Man(docs::ManArgs),
 }
 
 /// Runs tare with the process's arguments; returns the exit code.
@@ -67,6 +72,8 @@ pub fn main() -> i32 {
         Command::Report(args) => report::report(args),
         Command::Bias(args) => bias::bias(*args),
         Command::Plan(args) => plan_cmd::plan(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     };
     match result {
         Ok(code) => code,
@@ -87,4 +94,40 @@ fn one_line(e: &anyhow::Error) -> String {
         }
     }
     parts.join(": ").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every option and positional of every subcommand has a description in --help.
+    #[test]
+    fn every_option_is_described() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if arg.is_hide_set() || id == "help" || id == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() && sub.get_name() != "help" {
+                    missing.push(format!("{path} {} (no about)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "tare", &mut missing);
+        assert!(missing.is_empty(), "undescribed: {missing:?}");
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

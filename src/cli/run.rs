@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug)]
 #[command(
     after_help = "Examples:\n  tare run 'sleep 0.1'\n  tare run --runs 20 'gzip -k -f data' 'zstd -f data'\n  \
-                  tare run --export-json out.json -L n 10,20 'seq {n}'\n  tare run --memory-limit 512MB --wall-limit 10s -- ./solver input.cnf"
+                  tare run --export-json out.json -L count 10,20 'seq {count}'\n  tare run --memory-limit 512MB --wall-limit 10s -- ./solver input.cnf"
 )]
 pub struct RunArgs {
     /// Commands to benchmark, each one string split into words like a shell would (no shell is
@@ -38,11 +38,24 @@ pub struct RunArgs {
     argv: Vec<String>,
 
     /// Name of a command in the output (repeat once per command, in order; {PARAM} allowed).
-    #[arg(short = 'n', long = "name", value_name = "NAME")]
+    #[arg(
+        short = 'n',
+        long = "name",
+        visible_alias = "command-name",
+        value_name = "NAME"
+    )]
     names: Vec<String>,
-    /// Run commands through a shell (default /bin/sh) instead of splitting them into words.
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/bin/sh")]
+    /// Run commands through this shell: --shell=bash, or --shell alone for /bin/sh;
+    /// --shell=none runs them without one (the default: split into words, no shell).
+    #[arg(long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "/bin/sh", conflicts_with_all = ["shell_short", "no_shell"])]
     shell: Option<String>,
+    /// Run commands through this shell, e.g. -S bash (hyperfine's -S); -S none: no shell.
+    #[arg(short = 'S', value_name = "SHELL", conflicts_with = "no_shell")]
+    shell_short: Option<String>,
+    /// Run commands without a shell (tare's default; hyperfine's -N).
+    #[arg(short = 'N', long = "no-shell")]
+    no_shell: bool,
 
     /// Runs before measuring each command: measured and kept in the results, excluded from statistics.
     #[arg(short = 'w', long, value_name = "N", default_value_t = 0)]
@@ -50,9 +63,9 @@ pub struct RunArgs {
     /// Exactly N counted runs per command (instead of stopping at the precision target).
     #[arg(short = 'r', long, value_name = "N", conflicts_with_all = ["min_runs", "max_runs", "stop", "precision"])]
     runs: Option<usize>,
-    /// Fewest counted runs before the adaptive rule may stop.
-    #[arg(short = 'm', long, value_name = "N", default_value_t = 10)]
-    min_runs: usize,
+    /// Fewest counted runs before the adaptive rule may stop [default: 10, or --max-runs if lower].
+    #[arg(short = 'm', long, value_name = "N")]
+    min_runs: Option<usize>,
     /// Most counted runs per command.
     #[arg(short = 'M', long, value_name = "N", default_value_t = 10_000)]
     max_runs: usize,
@@ -62,9 +75,13 @@ pub struct RunArgs {
     /// Stop measuring a command after this much time (e.g. 30s, 2m).
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     time_budget: String,
-    /// A stop rule, e.g. "runs >= 20 and ci(median) < 1%"; see docs/statistics.md.
+    /// A stop rule, e.g. "runs >= 20 and ci(median) < 1%"; see docs/statistics.md. It is
+    /// capped by --max-runs and --time-budget unless --no-cap.
     #[arg(long, value_name = "RULE")]
     stop: Option<String>,
+    /// Let a --stop rule run without the --max-runs / --time-budget caps (until it holds or Ctrl-C).
+    #[arg(long, requires = "stop")]
+    no_cap: bool,
     /// Order of runs with several commands: interleaved rounds (shuffled each round) or sequential.
     #[arg(long, value_enum, default_value_t = OrderArg::Interleaved)]
     order: OrderArg,
@@ -89,16 +106,16 @@ pub struct RunArgs {
     discard_outliers: bool,
 
     /// Shell command run before every run (untimed).
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 'p', long, value_name = "CMD")]
     prepare: Option<String>,
     /// Shell command run after every run (untimed).
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 'C', long, value_name = "CMD")]
     conclude: Option<String>,
     /// Shell command run once before each command's runs.
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 's', long, value_name = "CMD")]
     setup: Option<String>,
     /// Shell command run once after each command's runs.
-    #[arg(long, value_name = "CMD")]
+    #[arg(short = 'c', long, value_name = "CMD")]
     cleanup: Option<String>,
     /// Wall-time limit of each --setup/--cleanup/--prepare/--conclude action (default 10min; "none" for no limit).
     #[arg(long, value_name = "DURATION")]
@@ -109,7 +126,9 @@ pub struct RunArgs {
     /// File given to every run as standard input (default: nothing).
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
-    /// Where the commands' output goes: null, inherit, or a file (appended).
+    /// Where the commands' output goes: null (discarded), pipe (read through a pipe and
+    /// discarded), inherit (the terminal), or a file (appended; ./NAME for a file named like
+    /// one of those words).
     #[arg(long, value_name = "WHERE", default_value = "null")]
     output: String,
     /// Show the commands' output (same as --output inherit).
@@ -122,11 +141,17 @@ pub struct RunArgs {
     /// A parameter with a list of values: {NAME} in commands is replaced (repeatable; cross product).
     #[arg(short = 'L', long, num_args = 2, value_names = ["NAME", "VALUES"], action = clap::ArgAction::Append)]
     parameter_list: Vec<String>,
-    /// A numeric parameter scanned from MIN to MAX (see --parameter-step).
+    /// A numeric parameter scanned from MIN to MAX (see --parameter-step-size).
     #[arg(short = 'P', long, num_args = 3, value_names = ["NAME", "MIN", "MAX"], action = clap::ArgAction::Append)]
     parameter_scan: Vec<String>,
     /// Step of --parameter-scan.
-    #[arg(short = 'D', long, value_name = "STEP", default_value = "1")]
+    #[arg(
+        short = 'D',
+        long = "parameter-step-size",
+        visible_alias = "parameter-step",
+        value_name = "STEP",
+        default_value = "1"
+    )]
     parameter_step: String,
 
     /// CPU time limit of each run's whole process tree (seconds, or with a unit).
@@ -135,7 +160,7 @@ pub struct RunArgs {
     /// Wall time limit of each run.
     #[arg(long, value_name = "SECONDS")]
     wall_limit: Option<String>,
-    /// Memory + swap limit of each run's whole tree (e.g. 512MB, 2GiB).
+    /// Memory + swap limit of each run's whole tree, with a unit (e.g. 512MB, 2GiB).
     #[arg(long, value_name = "BYTES")]
     memory_limit: Option<String>,
     /// Most tasks (processes + threads) alive at once in a run: stops fork bombs.
@@ -154,9 +179,9 @@ pub struct RunArgs {
     cool_down: Option<String>,
     /// Before each run, spin on the run's cores until they report maximum frequency, at most
     /// MAX (default 10s): for machines whose governor cannot be set.
-    #[arg(long, value_name = "MAX", num_args = 0..=1, default_missing_value = "10s")]
+    #[arg(long, value_name = "MAX", num_args = 0..=1, require_equals = true, default_missing_value = "10s")]
     heat_up: Option<String>,
-    /// Pause between runs (e.g. 500ms).
+    /// Pause between runs (e.g. 500ms; 0 for none).
     #[arg(long, value_name = "DURATION")]
     sleep_between: Option<String>,
     /// Scheduling priority of runs: normal, high (nice -20) or realtime (SCHED_FIFO, capped
@@ -182,10 +207,10 @@ pub struct RunArgs {
     /// Draw N setups up front and rotate through them (repeated runs per setup).
     #[arg(long, value_name = "N", conflicts_with = "replay_setup")]
     setups: Option<usize>,
-    /// Run every run in the setup with this seed (from a run's `setup.seed`); the factors are
-    /// those of --randomize (default: all), the ranges must be the same as when it was drawn.
-    #[arg(long, value_name = "SEED")]
-    replay_setup: Option<u64>,
+    /// Run every run in one recorded setup: RESULTS.json:SEED takes the factors and ranges from
+    /// those results; a bare SEED (a run's `setup.seed`) needs the --randomize it was drawn with.
+    #[arg(long, value_name = "[RESULTS.json:]SEED")]
+    replay_setup: Option<String>,
     /// Follow a plan written by `tare plan --output`: its setups × runs per setup, its factors.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "stop", "setups", "replay_setup"])]
     plan: Option<PathBuf>,
@@ -214,6 +239,12 @@ pub struct RunArgs {
     /// Write the summary table as Markdown.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
+    /// Write the summary table as AsciiDoc.
+    #[arg(long, value_name = "FILE")]
+    export_asciidoc: Option<PathBuf>,
+    /// Write the summary table as an Emacs Org-mode table.
+    #[arg(long, value_name = "FILE")]
+    export_orgmode: Option<PathBuf>,
     /// Write a self-contained HTML report with plots (same as `tare report --html`).
     #[arg(long, value_name = "FILE")]
     export_html: Option<PathBuf>,
@@ -227,8 +258,18 @@ pub struct RunArgs {
     /// Output style: full (colors, progress bar), basic (plain), none (errors only). NO_COLOR is respected.
     #[arg(long, value_enum, default_value_t = StyleArg::Full)]
     style: StyleArg,
-    /// Measurement backend (for testing): auto, v1, v2 or rusage. Also TARE_BACKEND.
-    #[arg(long, value_name = "BACKEND", hide = true)]
+    /// Unit of times on the terminal and in the summary tables (default: chosen per benchmark).
+    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
+    time_unit: Option<TimeUnitArg>,
+    /// Order of benchmarks on the terminal and in the summary tables: auto/command (as given)
+    /// or median-time (fastest first; hyperfine's mean-time is accepted).
+    #[arg(long, value_enum, value_name = "METHOD", default_value_t = SortArg::Auto)]
+    sort: SortArg,
+    /// Print the full measurement method after the summary (always in the exports).
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// Measurement backend: auto (cgroup v1, then v2, then rusage), v1, v2 or rusage. Also TARE_BACKEND.
+    #[arg(long, value_name = "BACKEND")]
     backend: Option<String>,
 
     /// Isolate every run: own user, mount, PID, IPC, UTS and network namespaces, read-only
@@ -237,6 +278,33 @@ pub struct RunArgs {
     isolate: bool,
     #[command(flatten)]
     isolation: super::suite::IsolationArgs,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum TimeUnitArg {
+    Second,
+    Millisecond,
+    Microsecond,
+    Nanosecond,
+}
+
+impl TimeUnitArg {
+    fn scale(self) -> (f64, &'static str) {
+        match self {
+            TimeUnitArg::Second => (1.0, "s"),
+            TimeUnitArg::Millisecond => (1e3, "ms"),
+            TimeUnitArg::Microsecond => (1e6, "µs"),
+            TimeUnitArg::Nanosecond => (1e9, "ns"),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum SortArg {
+    Auto,
+    Command,
+    #[value(alias = "mean-time")]
+    MedianTime,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -269,21 +337,26 @@ enum StyleArg {
 pub struct RecoverArgs {
     /// The journal left beside an export file (FILE.journal).
     journal: PathBuf,
+    /// Write the recovered runs and summary as JSON.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
+    /// Write one CSV row per recovered run.
     #[arg(long, value_name = "FILE")]
     export_csv: Option<PathBuf>,
+    /// Write the recovered summary table as Markdown.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
+    /// Write the recovered summary table as AsciiDoc.
+    #[arg(long, value_name = "FILE")]
+    export_asciidoc: Option<PathBuf>,
+    /// Write the recovered summary table as an Emacs Org-mode table.
+    #[arg(long, value_name = "FILE")]
+    export_orgmode: Option<PathBuf>,
 }
 
-fn exports_of(json: &Option<PathBuf>, csv: &Option<PathBuf>, md: &Option<PathBuf>) -> Vec<Export> {
+fn exports_of(list: &[(&Option<PathBuf>, Format)]) -> Vec<Export> {
     let mut v = Vec::new();
-    for (p, format) in [
-        (json, Format::Json),
-        (csv, Format::Csv),
-        (md, Format::Markdown),
-    ] {
+    for &(p, format) in list {
         if let Some(path) = p {
             v.push(Export {
                 format,
@@ -365,7 +438,7 @@ pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result
 fn benchmarks(
     a: &RunArgs,
     params: &[Parameter],
-    shell: &str,
+    shell: Option<&str>,
 ) -> anyhow::Result<Vec<BenchmarkPlan>> {
     let templates: Vec<String> = if !a.argv.is_empty() {
         if !a.commands.is_empty() {
@@ -378,9 +451,23 @@ fn benchmarks(
         a.commands.clone()
     };
     if templates.is_empty() {
+        if let Some(s) = a.shell_short.as_deref().filter(|s| s.contains(' ')) {
+            return Err(usage(format!(
+                "no command to benchmark: -S takes the shell, and '{s}' was read as one; write -S sh '{s}'"
+            )));
+        }
         return Err(usage(
             "no command to benchmark: give one, e.g. tare run 'sleep 0.1'",
         ));
+    }
+    if a.shell.as_deref() == Some("/bin/sh")
+        && templates.len() > 1
+        && looks_like_shell(&templates[0])
+    {
+        return Err(usage(format!(
+            "--shell takes its shell after '=': write --shell={0} (or -S {0}); '{0}' was read as a command to benchmark",
+            templates[0]
+        )));
     }
     if a.names.len() > templates.len() {
         return Err(usage(format!(
@@ -403,7 +490,7 @@ fn benchmarks(
     for (ci, template) in templates.iter().enumerate() {
         for combo in &combos {
             let text = command::substitute(template, combo);
-            let argv = if a.shell.is_some() {
+            let argv = if let Some(shell) = shell {
                 vec![shell.to_string(), "-c".to_string(), text.clone()]
             } else if !a.argv.is_empty() {
                 a.argv
@@ -432,6 +519,55 @@ fn benchmarks(
         }
     }
     Ok(out)
+}
+
+/// Whether `word` names a shell (`bash`, `/bin/zsh`, …), to catch `--shell bash 'cmd'`.
+fn looks_like_shell(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    [
+        "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "csh", "tcsh", "ash", "none",
+    ]
+    .contains(&base)
+}
+
+/// The shell that runs the commands, if any: `-S SHELL`, `--shell[=SHELL]`; `none` and `-N`
+/// mean none.
+fn chosen_shell(a: &RunArgs) -> Option<String> {
+    if a.no_shell {
+        return None;
+    }
+    a.shell
+        .clone()
+        .or_else(|| a.shell_short.clone())
+        .filter(|s| s != "none")
+}
+
+/// The first piece of shell syntax in `text` outside quotes (`|`, `>`, `<`, `&&`, `;`, `*`,
+/// `?`, `$`, a backquote), which no shell will interpret when tare splits the words itself.
+pub(crate) fn shell_syntax(text: &str) -> Option<&'static str> {
+    let mut chars = text.chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if !single => {
+                chars.next();
+            }
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ if single || double => {}
+            '|' => return Some("|"),
+            '>' => return Some(">"),
+            '<' => return Some("<"),
+            ';' => return Some(";"),
+            '*' => return Some("*"),
+            '?' => return Some("?"),
+            '$' => return Some("$"),
+            '`' => return Some("`"),
+            '&' if chars.peek() == Some(&'&') => return Some("&&"),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Reference, test, α and noise threshold for the comparisons.
@@ -524,11 +660,53 @@ fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Countermeasur
     Ok(Countermeasures {
         cool_down,
         heat_up: dur(&a.heat_up, "--heat-up")?,
-        sleep_between: dur(&a.sleep_between, "--sleep-between")?,
+        sleep_between: a
+            .sleep_between
+            .as_deref()
+            .map(|s| {
+                units::parse_duration_or_zero(s).map_err(|e| usage(format!("--sleep-between: {e}")))
+            })
+            .transpose()?
+            .filter(|d| !d.is_zero()),
         priority,
         thresholds,
         exclude_interfered: a.exclude_interfered,
     })
+}
+
+/// Countermeasures asked for that cannot act on this machine, in words (said once, before the
+/// first run; each run's record says "skipped" too).
+fn idle_countermeasures(
+    root: &SysRoot,
+    c: &Countermeasures,
+    cores: Option<&[usize]>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if c.cool_down.is_some() && crate::machine::thermal::relevant_temp_paths(root).is_empty() {
+        out.push(
+            "--cool-down cannot act here: this machine exposes no CPU thermal zone (/sys/class/thermal), so runs start without waiting"
+                .to_string(),
+        );
+    }
+    if c.heat_up.is_some() {
+        let all: Vec<usize> = topology::read_topology(root)
+            .map(|t| t.cpus.iter().map(|c| c.id).collect())
+            .unwrap_or_default();
+        let cores = cores.unwrap_or(&all);
+        let any = cores.iter().any(|&cpu| {
+            root.exists(&format!(
+                "{}/scaling_cur_freq",
+                crate::machine::freq::cpufreq_dir(cpu)
+            ))
+        });
+        if !any {
+            out.push(
+                "--heat-up cannot act here: the run's CPUs report no frequency (no cpufreq in /sys), so runs start without heating up"
+                    .to_string(),
+            );
+        }
+    }
+    out
 }
 
 /// The setup plan from --randomize, --randomize-every, --setups, --replay-setup.
@@ -541,12 +719,23 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         }
         return Ok(None);
     }
-    let factors = match &a.randomize {
-        Some(list) => Factor::parse_list(list).map_err(|e| usage(format!("--randomize: {e}")))?,
-        None if a.replay_setup.is_some() => Factor::ALL.to_vec(),
-        None => Vec::new(),
+    let replay = a.replay_setup.as_deref().map(replay_source).transpose()?;
+    let factors = match (&a.randomize, &replay) {
+        (Some(list), _) => {
+            Factor::parse_list(list).map_err(|e| usage(format!("--randomize: {e}")))?
+        }
+        (None, Some((_, Some(recorded)))) => recorded.factors.clone(),
+        (None, Some((_, None))) => {
+            return Err(usage(
+                "--replay-setup SEED needs the factors the setup was drawn with: repeat its --randomize (e.g. --randomize env,aslr), or give RESULTS.json:SEED to take them from the results",
+            ))
+        }
+        (None, None) => Vec::new(),
     };
     let mut config = setup::Config::new(factors);
+    if let (None, Some((_, Some(recorded)))) = (&a.randomize, &replay) {
+        config = recorded.clone();
+    }
     if let Some(b) = &a.build {
         if !b.contains("{out}") {
             return Err(usage(
@@ -558,15 +747,17 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         }
         config.build_variants = Some(a.build_variants);
     }
-    config.env_pad = setup::Range::parse(&a.env_pad_range)
-        .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
+    if replay.as_ref().map_or(true, |r| r.1.is_none()) || a.env_pad_range != "0:4096" {
+        config.env_pad = setup::Range::parse(&a.env_pad_range)
+            .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
+    }
     if a.randomize_every == 0 {
         return Err(usage("--randomize-every must be at least 1"));
     }
     if config.has(Factor::Aslr) {
         aslr_usable()?;
     }
-    let mode = match (a.replay_setup, a.setups) {
+    let mode = match (replay.as_ref().map(|r| r.0), a.setups) {
         (Some(seed), _) => Mode::Replay { seed },
         (None, Some(0)) => return Err(usage("--setups must be at least 1")),
         (None, Some(n)) => Mode::Pool { setups: n },
@@ -579,6 +770,54 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         session_seed: seed,
         build: a.build.clone(),
     }))
+}
+
+/// `--replay-setup SEED` or `RESULTS.json:SEED`: the seed and, from a results file, the
+/// setup configuration it was drawn under (checked to have been used there).
+fn replay_source(text: &str) -> anyhow::Result<(u64, Option<setup::Config>)> {
+    let (file, seed_text) = match text.rsplit_once(':') {
+        Some((f, s)) => (Some(f), s),
+        None => (None, text),
+    };
+    let seed: u64 = seed_text.trim().parse().map_err(|_| {
+        usage(format!(
+            "--replay-setup '{text}': '{seed_text}' is not a seed; give a run's setup.seed, e.g. --replay-setup results.json:7000116726367251297"
+        ))
+    })?;
+    let Some(file) = file else {
+        return Ok((seed, None));
+    };
+    let body = std::fs::read_to_string(file).map_err(|e| {
+        usage(format!(
+            "--replay-setup: cannot read the results file {file}: {e}"
+        ))
+    })?;
+    let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
+        usage(format!(
+            "--replay-setup: {file} is not a tare results file ({e}); give the --export-json of a run with --randomize"
+        ))
+    })?;
+    let config: setup::Config = doc["extra"]["setups"]["config"]
+        .as_object()
+        .and_then(|c| serde_json::from_value(serde_json::Value::Object(c.clone())).ok())
+        .ok_or_else(|| {
+            usage(format!(
+                "--replay-setup: {file} records no randomized setups; give the results of a run with --randomize"
+            ))
+        })?;
+    let used = doc["benchmarks"].as_array().into_iter().flatten().any(|b| {
+        b["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["extra"]["setup"]["seed"].as_u64() == Some(seed))
+    });
+    if !used {
+        return Err(usage(format!(
+            "--replay-setup: no run in {file} has setup seed {seed}; copy a seed from a run's extra.setup.seed"
+        )));
+    }
+    Ok((seed, Some(config)))
 }
 
 /// ASLR as a factor needs the kernel to randomize at all and tare to be allowed to turn it off.
@@ -613,7 +852,7 @@ fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
         memory: a
             .memory_limit
             .as_deref()
-            .map(|s| units::parse_bytes(s).map_err(|e| usage(format!("--memory-limit: {e}"))))
+            .map(|s| units::parse_size_limit(s).map_err(|e| usage(format!("--memory-limit: {e}"))))
             .transpose()?,
         pids: a.pids_limit,
     })
@@ -627,17 +866,22 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
     let budget =
         units::parse_duration(&a.time_budget).map_err(|e| usage(format!("--time-budget: {e}")))?;
-    if a.min_runs == 0 || a.max_runs < a.min_runs {
+    let min_runs = a.min_runs.unwrap_or(10.min(a.max_runs));
+    if a.max_runs == 0 {
+        return Err(usage("--max-runs must be at least 1"));
+    }
+    if min_runs == 0 || a.max_runs < min_runs {
         return Err(usage(format!(
-            "--min-runs ({}) must be at least 1 and at most --max-runs ({})",
-            a.min_runs, a.max_runs
+            "--min-runs ({min_runs}) must be at least 1 and at most --max-runs ({})",
+            a.max_runs
         )));
     }
     let mut targets = Targets {
         runs: None,
-        min_runs: a.min_runs,
+        min_runs,
         max_runs: a.max_runs,
         precision,
+        time_budget: (a.runs.is_none() && !a.no_cap).then_some(budget.as_secs_f64()),
     };
     let rule = if let Some(n) = a.runs {
         if n == 0 {
@@ -646,7 +890,13 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         targets.runs = Some(n);
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
-        stop::parse(text).map_err(usage)?
+        let rule = stop::parse(text).map_err(usage)?;
+        if a.no_cap {
+            rule
+        } else {
+            rule.or(StopRule::Cond(Metric::Runs, Cmp::Ge, a.max_runs as f64))
+                .or(StopRule::Cond(Metric::Time, Cmp::Ge, budget.as_secs_f64()))
+        }
     } else {
         let metric = if comparing {
             Metric::RatioCi
@@ -654,7 +904,7 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
             Metric::CiMedian
         };
         StopRule::default_rule(
-            a.min_runs,
+            min_runs,
             a.max_runs,
             metric,
             precision,
@@ -762,6 +1012,17 @@ fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
     Ok(match a.output.as_str() {
         "null" => Sink::Null,
         "inherit" => Sink::Inherit,
+        "pipe" => Sink::File(drained_pipe()?),
+        word if !word.contains('/')
+            && !word.contains('.')
+            && !Path::new(word).exists()
+            && ["nul", "none", "devnull", "dev-null", "discard", "pipes", "inherited", "stdout"]
+                .contains(&word.to_ascii_lowercase().as_str()) =>
+        {
+            return Err(usage(format!(
+                "--output '{word}' is not one of null, pipe, inherit; to write to a file of that name, give ./{word}"
+            )))
+        }
         path => {
             export::check_writable(Path::new(path)).map_err(|_| {
                 usage(format!(
@@ -771,6 +1032,27 @@ fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
             Sink::File(PathBuf::from(path))
         }
     })
+}
+
+/// A pipe whose read end a thread drains and discards, named by a path the runs' output can be
+/// opened at (`/proc/self/fd/N` of its write end): `--output pipe`, as hyperfine has it.
+fn drained_pipe() -> anyhow::Result<PathBuf> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two file descriptors into the array it is given, of length 2.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(anyhow::anyhow!(
+            "--output pipe: cannot create a pipe: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: fds[0] is a fresh descriptor owned by nothing else.
+    let mut reader = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    // The write end stays open for the whole session; runs reopen it through /proc.
+    Ok(PathBuf::from(format!("/proc/self/fd/{}", fds[1])))
 }
 
 /// Journal + progress bar, fed by the method layer.
@@ -829,9 +1111,10 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         }
     }
     let root = SysRoot::from_env();
-    let shell = a.shell.clone().unwrap_or_else(|| "/bin/sh".to_string());
+    let chosen = chosen_shell(&a);
+    let shell = chosen.clone().unwrap_or_else(|| "/bin/sh".to_string());
     let params = parameters(&a)?;
-    let plans = benchmarks(&a, &params, &shell)?;
+    let plans = benchmarks(&a, &params, chosen.as_deref())?;
     let cwd: Option<PathBuf> = None;
     for b in &plans {
         if a.build.is_some() && b.argv.iter().any(|w| w.contains("{out}")) {
@@ -848,7 +1131,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             "--build: no command uses {out}: write the built program as {out}, e.g. tare run --build '…' '{out} input'",
         ));
     }
-    if a.shell.is_some()
+    if chosen.is_some()
         || a.build.is_some()
         || a.prepare.is_some()
         || a.conclude.is_some()
@@ -895,7 +1178,13 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         },
         _pinned,
     ) = cores(&a, &root)?;
-    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
+    let exports = exports_of(&[
+        (&a.export_json, Format::Json),
+        (&a.export_csv, Format::Csv),
+        (&a.export_markdown, Format::Markdown),
+        (&a.export_asciidoc, Format::AsciiDoc),
+        (&a.export_orgmode, Format::OrgMode),
+    ]);
     for e in &exports {
         export::check_writable(&e.path)?;
     }
@@ -923,12 +1212,18 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     let style = style_of(a.style);
     let color = style.color();
     let method_record = backend.method();
+    if style != Style::None && chosen.is_none() && a.argv.is_empty() {
+        for c in &a.commands {
+            if let Some(syntax) = shell_syntax(c) {
+                eprintln!(
+                    "tare: warning: '{c}' holds shell syntax ({syntax}) but no shell runs it: its words go to the program as they are; add -S sh (or --shell) to run it through a shell"
+                );
+            }
+        }
+    }
     if style != Style::None {
         for w in &method_record.warnings {
             eprintln!("tare: warning: {w}");
-        }
-        for n in &core_notes {
-            eprintln!("tare: note: {n}");
         }
     }
     // What the machine is doing that tare cannot correct (no steal sample: start at once).
@@ -945,7 +1240,19 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             }
         }
     }
+    machine_warnings.extend(idle_countermeasures(
+        &root,
+        &countermeasures,
+        run_cores.as_deref(),
+    ));
     if style != Style::None {
+        // A note that a warning already says is not repeated.
+        for n in core_notes
+            .iter()
+            .filter(|n| !machine_warnings.iter().any(|w| w.starts_with(n.as_str())))
+        {
+            eprintln!("tare: note: {n}");
+        }
         for w in &machine_warnings {
             eprintln!("tare: warning: {w}");
         }
@@ -1052,6 +1359,16 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     if let Some(sp) = &plan.setups {
         session.extra.insert("setups".into(), serde_json::json!(sp));
     }
+    if let Some(u) = a.time_unit {
+        session
+            .extra
+            .insert("time_unit".into(), serde_json::json!(u.scale().1));
+    }
+    if a.sort == SortArg::MedianTime {
+        session
+            .extra
+            .insert("sort".into(), serde_json::json!("median-time"));
+    }
     let journal = match exports.first() {
         Some(e) => Some(Journal::create(
             journal::path_for(&e.path),
@@ -1072,7 +1389,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     drop(executor);
     session.complete = matches!(outcome, Outcome::Complete);
     if style != Style::None {
-        print!("{}", terminal::summary(&session, color));
+        print!("{}", terminal::summary_with(&session, color, a.verbose));
     }
     let journal = watch.journal.take();
     let failures = write_exports(
@@ -1181,7 +1498,13 @@ fn finish(outcome: Outcome, failures: Vec<String>, session: &Session) -> anyhow:
 /// `tare recover`: rebuild results from a journal. Once a JSON export holds its runs, the
 /// journal is removed (a new session may then use the path); otherwise it is kept.
 pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
-    let exports = exports_of(&a.export_json, &a.export_csv, &a.export_markdown);
+    let exports = exports_of(&[
+        (&a.export_json, Format::Json),
+        (&a.export_csv, Format::Csv),
+        (&a.export_markdown, Format::Markdown),
+        (&a.export_asciidoc, Format::AsciiDoc),
+        (&a.export_orgmode, Format::OrgMode),
+    ]);
     for e in &exports {
         export::check_writable(&e.path)?;
     }
@@ -1211,4 +1534,55 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
         recovering.remove()?;
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> SysRoot {
+        SysRoot::new(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/sysfs")
+                .join(name),
+        )
+    }
+
+    fn asking(cool: bool, heat: bool) -> Countermeasures {
+        Countermeasures {
+            cool_down: cool.then(|| CoolDown::new(60.0)),
+            heat_up: heat.then(|| std::time::Duration::from_secs(1)),
+            sleep_between: None,
+            priority: Priority::Normal,
+            thresholds: InterferenceThresholds::default(),
+            exclude_interfered: false,
+        }
+    }
+
+    #[test]
+    fn countermeasures_that_cannot_act_are_named() {
+        // A VM without thermal zones or cpufreq: both said.
+        let vm = fixture("vm-2cpu");
+        let said = idle_countermeasures(&vm, &asking(true, true), None);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].starts_with("--cool-down cannot act here"));
+        assert!(said[1].starts_with("--heat-up cannot act here"));
+        // A machine with both: nothing to say.
+        let intel = fixture("intel-4c8t");
+        assert!(idle_countermeasures(&intel, &asking(true, true), None).is_empty());
+        assert!(idle_countermeasures(&intel, &asking(true, true), Some(&[0, 1])).is_empty());
+        // Not asked for: nothing either.
+        assert!(idle_countermeasures(&vm, &asking(false, false), None).is_empty());
+    }
+
+    #[test]
+    fn shell_syntax_outside_quotes() {
+        assert_eq!(shell_syntax("echo hi | wc -c"), Some("|"));
+        assert_eq!(shell_syntax("a && b"), Some("&&"));
+        assert_eq!(shell_syntax("grep 'a|b' f"), None);
+        assert_eq!(shell_syntax("echo \"$HOME\""), None);
+        assert_eq!(shell_syntax("echo \\$HOME"), None);
+        assert_eq!(shell_syntax("sleep 1 &"), None);
+        assert_eq!(shell_syntax("ls *.c"), Some("*"));
+    }
 }

@@ -131,7 +131,9 @@ struct RunArgs {
 
 #[derive(Args, Debug)]
 struct CheckArgs {
+    /// The suite file (TOML) to check.
     file: PathBuf,
+    /// Runs at a time, as `tare suite run --parallel` would use, for the core allocation.
     #[arg(long, short = 'j', default_value_t = 1)]
     parallel: usize,
 }

@@ -170,10 +170,40 @@ pub fn compare_pairs(
                 p_value: r.p,
                 p_adjusted: p_adj,
                 verdict: verdict_kind(&verdict).into(),
-                words: verdict.words(&reference.name, &cand.name),
+                words: {
+                    let same = std::ptr::eq(references, candidates);
+                    let (a, b) = if same {
+                        short_labels(&reference.name, &cand.name)
+                    } else {
+                        // Saved results: the same benchmark, old and new.
+                        (
+                            format!("old {}", reference.name),
+                            format!("new {}", cand.name),
+                        )
+                    };
+                    verdict.words(&a, &b)
+                },
             }
         })
         .collect()
+}
+
+/// Labels for two benchmarks in a comparison sentence: without the trailing words both names
+/// share (`gzip -9 -c f` vs `gzip -1 -c f` → `gzip -9`, `gzip -1`), else the names as they are.
+pub fn short_labels(a: &str, b: &str) -> (String, String) {
+    let wa: Vec<&str> = a.split_whitespace().collect();
+    let wb: Vec<&str> = b.split_whitespace().collect();
+    let tail = wa
+        .iter()
+        .rev()
+        .zip(wb.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (ra, rb) = (&wa[..wa.len() - tail], &wb[..wb.len() - tail]);
+    if tail == 0 || ra.is_empty() || rb.is_empty() || ra == rb {
+        return (a.to_string(), b.to_string());
+    }
+    (ra.join(" "), rb.join(" "))
 }
 
 /// Marks Tukey outliers of the counted wall times in `run.extra["outlier"]` (`mild`/`severe`);
@@ -205,9 +235,30 @@ pub fn mark_outliers(b: &mut Benchmark, discard: bool) -> usize {
     o.indices.len()
 }
 
-/// Diagnostics for one benchmark's counted wall times (in run order). `comparing` says
-/// whether a test will be run on them (for the too-few-runs warning).
-pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
+/// What the session was, so that advice fits it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Advice {
+    /// Whether a test will be run on the runs (for the too-few-runs warning).
+    pub comparing: bool,
+    pub alpha: f64,
+    /// Several commands measured one after the other: only then does "interleave" help.
+    pub sequential_several: bool,
+}
+
+/// Early runs must be slower than the rest by at least this share for a warm-up warning.
+pub const WARMUP_MIN_SLOWDOWN: f64 = 0.01;
+/// Longest warm-up tare suggests: beyond this, or a tenth of the runs (at least 10), a slow
+/// start is drift rather than warm-up.
+pub const WARMUP_MAX_SUGGESTED: usize = 100;
+
+/// Diagnostics for one benchmark's counted wall times (in run order).
+pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
+    let (comparing, alpha) = (advice.comparing, advice.alpha);
+    let interleave = if advice.sequential_several {
+        ", and compare commands in interleaved order (the default without --order sequential)"
+    } else {
+        ""
+    };
     let xs = walls(b);
     let mut out = Vec::new();
     let fmt = |v: f64| crate::units::format_time(v, None);
@@ -218,9 +269,10 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "outliers".into(),
                 message: format!(
-                    "{} of {} runs lie beyond Tukey's fences ({mild} mild beyond 1.5 IQR, {severe} severe beyond 3 IQR)",
+                    "{} of {} {} beyond Tukey's fences ({mild} mild beyond 1.5 IQR, {severe} severe beyond 3 IQR)",
                     severe + mild,
-                    xs.len()
+                    xs.len(),
+                    if severe + mild == 1 { "run lies" } else { "runs lie" }
                 ),
                 suggestion: "they are kept in the statistics; look for bursts of other load (tare machine), or pass \
                              --discard-outliers to drop them"
@@ -230,17 +282,54 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             });
         }
     }
-    if let Some(w) = stats::warmup_transient(&xs) {
-        if w.suggested_warmup > 0 {
+    if let Some(mut w) = stats::warmup_transient(&xs) {
+        // Only a slow start is a warm-up; a fast one, or a negligible difference, is not.
+        let cut = w.suggested_warmup.min(xs.len());
+        let prefix_mean = xs[..cut].iter().sum::<f64>() / cut.max(1) as f64;
+        let slower = cut > 0 && prefix_mean > w.rest_median * (1.0 + WARMUP_MIN_SLOWDOWN);
+        // MSER cuts in batches of five and past the slow runs; suggest up to the last run of
+        // the prefix above the rest's upper Tukey fence.
+        if slower {
+            let mut rest: Vec<f64> = xs[cut..].to_vec();
+            rest.sort_by(f64::total_cmp);
+            let q = |p: f64| stats::quantile(&rest, p);
+            if let (Some(q1), Some(q3)) = (q(0.25), q(0.75)) {
+                let fence = q3 + 1.5 * (q3 - q1);
+                if let Some(last) = xs[..cut].iter().rposition(|&x| x > fence) {
+                    w.suggested_warmup = last + 1;
+                    w.prefix_median = stats::describe(&xs[..=last]).map(|d| d.median);
+                }
+            }
+        }
+        let bound = WARMUP_MAX_SUGGESTED.min((xs.len() / 10).max(10));
+        if w.suggested_warmup > 0 && slower && w.suggested_warmup > bound {
             out.push(Diagnostic {
                 kind: "warmup".into(),
                 message: format!(
-                    "the first {} runs differ from the rest (median {} vs {}{})",
+                    "the first {} of {} runs were slower than the rest (median {} vs {})",
                     w.suggested_warmup,
+                    xs.len(),
                     w.prefix_median.map_or("n/a".into(), fmt),
                     fmt(w.rest_median),
-                    w.p_value
-                        .map_or(String::new(), |p| format!(", Mann–Whitney p = {p:.2e}"))
+                ),
+                suggestion: format!(
+                    "that is longer than a warm-up: the machine or the command changed during the session; look at \
+                     the run sequence (tare report --html), or add --warmup {bound} if the start is known to be slow"
+                ),
+                evidence: json!(w),
+            });
+        } else if w.suggested_warmup > 0 && slower {
+            out.push(Diagnostic {
+                kind: "warmup".into(),
+                message: format!(
+                    "the first {} were slower than the rest (median {} vs {}{})",
+                    crate::units::plural(w.suggested_warmup, "run"),
+                    w.prefix_median.map_or("n/a".into(), fmt),
+                    fmt(w.rest_median),
+                    w.p_value.map_or(String::new(), |p| format!(
+                        ", Mann–Whitney {}",
+                        crate::units::p_phrase(p)
+                    ))
                 ),
                 suggestion: format!(
                     "add --warmup {} (caches, JIT or frequency still settling)",
@@ -255,14 +344,15 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "trend".into(),
                 message: format!(
-                    "wall time {} over the run sequence (Sen slope {} per run, Mann–Kendall p = {:.2e})",
+                    "wall time {} over the run sequence (Sen slope {} per run, Mann–Kendall {})",
                     if t.sen_slope > 0.0 { "rises" } else { "falls" },
                     fmt(t.sen_slope.abs()),
-                    t.p_value
+                    crate::units::p_phrase(t.p_value)
                 ),
-                suggestion: "heat, frequency scaling or background load changed during the session; check tare machine, \
-                             use --cool-down, and compare commands in interleaved order"
-                    .into(),
+                suggestion: format!(
+                    "heat, frequency scaling or background load changed during the session; check tare machine, \
+                     use --cool-down{interleave}"
+                ),
                 evidence: json!(t),
             });
         }
@@ -284,10 +374,16 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
         if a.p_value < 0.01 && a.r1 > 0.0 {
             out.push(Diagnostic {
                 kind: "autocorrelation".into(),
-                message: format!("successive runs are correlated (lag-1 r = {:.2}, Ljung–Box p = {:.2e})", a.r1, a.p_value),
-                suggestion: "noise comes in bursts longer than one run: compare in interleaved order, or add pauses \
-                             between runs"
-                    .into(),
+                message: format!("successive runs are correlated (lag-1 r = {:.2}, Ljung–Box {})", a.r1, crate::units::p_phrase(a.p_value)),
+                suggestion: if advice.sequential_several {
+                    "noise comes in bursts longer than one run: compare commands in interleaved order (the default \
+                     without --order sequential), or add pauses between runs (--sleep-between)"
+                        .into()
+                } else {
+                    "noise comes in bursts longer than one run: add pauses between runs (--sleep-between), and \
+                     treat the CI as optimistic"
+                        .into()
+                },
                 evidence: json!(a),
             });
         }
@@ -317,12 +413,14 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
         out.push(Diagnostic {
             kind: "interference".into(),
             message: format!(
-                "{} of {} runs were interfered with: other processes used {} of CPU on the run's cores and the \
-                 hypervisor stole {} during them{}",
+                "{} of {} {} interfered with: other processes used {} of CPU on the run's cores and the \
+                 hypervisor stole {} during {}{}",
                 interfered.len(),
                 envs.len(),
+                if interfered.len() == 1 { "run was" } else { "runs were" },
                 fmt(other),
                 fmt(steal),
+                if interfered.len() == 1 { "it" } else { "them" },
                 if excluded > 0 { format!("; {excluded} excluded") } else { String::new() }
             ),
             suggestion: if excluded > 0 {
@@ -340,8 +438,8 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
             out.push(Diagnostic {
                 kind: "too-few-runs".into(),
                 message: format!(
-                    "with {} runs the Mann–Whitney test can never reach significance at α = {alpha} (needs at least {need} per command)",
-                    xs.len()
+                    "with {} the Mann–Whitney test can never reach significance at α = {alpha} (needs at least {need} per command)",
+                    crate::units::plural(xs.len(), "run")
                 ),
                 suggestion: format!("run at least {need} times (--runs {need} or more)"),
                 evidence: json!({"runs": xs.len(), "needed": need, "alpha": alpha}),
@@ -349,4 +447,174 @@ pub fn diagnose(b: &Benchmark, comparing: bool, alpha: f64) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::short_labels;
+
+    #[test]
+    fn labels_keep_only_the_words_that_differ() {
+        assert_eq!(
+            short_labels("gzip -9 -c /etc/services", "gzip -1 -c /etc/services"),
+            ("gzip -9".to_string(), "gzip -1".to_string())
+        );
+        assert_eq!(
+            short_labels("fast", "slow"),
+            ("fast".to_string(), "slow".to_string())
+        );
+        assert_eq!(
+            short_labels("sort f", "sort -n f"),
+            ("sort".to_string(), "sort -n".to_string())
+        );
+        // A name that is all shared words keeps both names whole.
+        assert_eq!(
+            short_labels("f", "sort f"),
+            ("f".to_string(), "sort f".to_string())
+        );
+        assert_eq!(
+            short_labels("xz -1 a", "zstd -1 a"),
+            ("xz".to_string(), "zstd".to_string())
+        );
+    }
+}
+
+/// Each advice rule on generated series where it must and must not fire.
+#[cfg(test)]
+mod advice_tests {
+    use super::*;
+    use crate::results::Termination;
+    use rand::{Rng, SeedableRng};
+
+    fn bench(xs: &[f64]) -> Benchmark {
+        Benchmark {
+            name: "b".into(),
+            command: "b".into(),
+            argv: vec!["b".into()],
+            parameters: Default::default(),
+            summary: Default::default(),
+            stop_reason: String::new(),
+            runs: xs
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| Run {
+                    index: i,
+                    round: Some(i),
+                    warmup: false,
+                    start_offset: i as f64,
+                    wall_time: w,
+                    user_time: w / 2.0,
+                    system_time: w / 2.0,
+                    cpu_time: w,
+                    peak_memory: None,
+                    exit_code: Some(0),
+                    signal: None,
+                    termination: Termination::Exit,
+                    involuntary_context_switches: None,
+                    counted: true,
+                    extra: Default::default(),
+                })
+                .collect(),
+            diagnostics: Vec::new(),
+            extra: Default::default(),
+        }
+    }
+
+    /// `n` runs around 1 ms with 1% noise; the first `head` runs multiplied by `factor`.
+    fn series(seed: u64, n: usize, head: usize, factor: f64) -> Vec<f64> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|i| {
+                let x = 1e-3 * (1.0 + 0.01 * (rng.gen::<f64>() - 0.5));
+                if i < head {
+                    x * factor
+                } else {
+                    x
+                }
+            })
+            .collect()
+    }
+
+    const ALONE: Advice = Advice {
+        comparing: false,
+        alpha: 0.05,
+        sequential_several: false,
+    };
+
+    fn warmup(xs: &[f64]) -> Option<Diagnostic> {
+        diagnose(&bench(xs), &ALONE)
+            .into_iter()
+            .find(|d| d.kind == "warmup")
+    }
+
+    #[test]
+    fn warm_up_fires_only_for_a_slow_start() {
+        for seed in 0..10 {
+            // A slow start of 20 runs: suggested, bounded.
+            let xs = series(seed, 200, 20, 1.5);
+            let d = warmup(&xs)
+                .unwrap_or_else(|| panic!("slow start missed: {:?}", stats::warmup_transient(&xs)));
+            assert!(d.suggestion.contains("--warmup"), "{}", d.suggestion);
+            let n: usize = d
+                .suggestion
+                .split("--warmup ")
+                .nth(1)
+                .unwrap()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!((15..=25).contains(&n), "suggested {n}");
+            // Faster first runs: no warm-up warning.
+            assert!(
+                warmup(&series(seed, 200, 20, 0.6)).is_none(),
+                "fast start flagged"
+            );
+            // 0.4% slower: below what matters.
+            assert!(
+                warmup(&series(seed, 2000, 200, 1.004)).is_none(),
+                "0.4% flagged"
+            );
+            // Nothing at all.
+            assert!(warmup(&series(seed, 200, 0, 1.0)).is_none());
+        }
+    }
+
+    #[test]
+    fn long_slow_phases_get_no_huge_warm_up() {
+        let d = warmup(&series(3, 3000, 1310, 1.3)).expect("slow phase missed");
+        assert!(d.message.contains("of 3000 runs"), "{}", d.message);
+        assert!(d.suggestion.contains("--warmup 100"), "{}", d.suggestion);
+        assert!(!d.suggestion.contains("1310"), "{}", d.suggestion);
+    }
+
+    #[test]
+    fn interleaving_is_advised_only_for_several_sequential_commands() {
+        // A steady rise: a trend on every seed.
+        let xs: Vec<f64> = (0..300).map(|i| 1e-3 * (1.0 + i as f64 * 1e-3)).collect();
+        let advise = |a: &Advice| {
+            diagnose(&bench(&xs), a)
+                .into_iter()
+                .find(|d| d.kind == "trend")
+                .expect("trend missed")
+                .suggestion
+        };
+        assert!(!advise(&ALONE).contains("interleaved"));
+        let several_interleaved = Advice {
+            comparing: true,
+            ..ALONE
+        };
+        assert!(!advise(&several_interleaved).contains("interleaved"));
+        let several_sequential = Advice {
+            comparing: true,
+            sequential_several: true,
+            ..ALONE
+        };
+        assert!(advise(&several_sequential).contains("interleaved order"));
+        // Flat noise: no trend at all.
+        assert!(!diagnose(&bench(&series(1, 300, 0, 1.0)), &ALONE)
+            .iter()
+            .any(|d| d.kind == "trend"));
+    }
 }

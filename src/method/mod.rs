@@ -18,7 +18,7 @@ use crate::machine::extra_keys;
 use crate::machine::probe::RunProbe;
 use crate::machine::sysfs::SysRoot;
 use crate::machine::topology;
-use crate::plan::stop::StopContext;
+use crate::plan::stop::{Schedule, StopContext};
 use crate::plan::{BenchmarkPlan, Order, Plan};
 use crate::results::{Benchmark, Run, Session, Termination};
 use crate::setup::build::Builds;
@@ -218,8 +218,13 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
     } else {
         analysis::compare_all(&session.benchmarks, &compare_settings(plan))
     };
+    let advice = analysis::Advice {
+        comparing,
+        alpha: plan.analysis.alpha,
+        sequential_several: plan.order == Order::Sequential && plan.benchmarks.len() > 1,
+    };
     for b in &mut session.benchmarks {
-        b.diagnostics = analysis::diagnose(b, comparing, plan.analysis.alpha);
+        b.diagnostics = analysis::diagnose(b, &advice);
         if plan.setups.is_some() {
             let wall = setups::analyse_setups(b);
             let cpu = setups::analyse_setups_cpu(b);
@@ -246,9 +251,13 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
 /// Values of one benchmark for its stop rule.
 struct Ctx<'a> {
     bench: &'a Benchmark,
+    /// Counted runs, tallied as they come.
+    counted: usize,
     time: f64,
     /// Widest relative ratio CI half-width over all pairs (interleaved comparisons only).
     ratio: Option<f64>,
+    /// Whether the metrics whose cost grows with the runs are computed (see `Schedule`).
+    expensive: bool,
 }
 
 impl Ctx<'_> {
@@ -261,15 +270,21 @@ impl Ctx<'_> {
 
 impl StopContext for Ctx<'_> {
     fn runs(&self) -> usize {
-        summary::counted(&self.bench.runs).count()
+        self.counted
     }
     fn time(&self) -> f64 {
         self.time
     }
     fn ci_median(&self) -> Option<f64> {
+        if !self.expensive {
+            return None;
+        }
         crate::stats::relative_median_ci_halfwidth(&self.walls())
     }
     fn cv(&self, window: Option<usize>) -> Option<f64> {
+        if !self.expensive {
+            return None;
+        }
         let w = self.walls();
         let tail = match window {
             Some(n) if w.len() >= n => &w[w.len() - n..],
@@ -309,12 +324,18 @@ impl Runner<'_> {
                 return Ok(step);
             }
             let started = Instant::now();
+            let mut counted = 0;
+            let mut schedule = Schedule::new();
             loop {
                 if let Step::Interrupted = self.measure(bp, benches, i, false, None, obs)? {
                     return Ok(Step::Interrupted);
                 }
+                counted += usize::from(benches[i].runs.last().is_some_and(|r| r.counted));
                 let elapsed = started.elapsed().as_secs_f64();
-                if let Some(reason) = self.stop_reason(&benches[i], elapsed, None) {
+                let expensive = self.expensive_due(&mut schedule, counted);
+                if let Some(reason) =
+                    self.stop_reason(&benches[i], counted, elapsed, None, expensive)
+                {
                     benches[i].stop_reason = reason;
                     break;
                 }
@@ -346,6 +367,8 @@ impl Runner<'_> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.plan.seed);
         let mut order: Vec<usize> = (0..benches.len()).collect();
         let started = Instant::now();
+        let mut counted = vec![0usize; benches.len()];
+        let mut schedule = Schedule::new();
         for round in 0.. {
             order.shuffle(&mut rng);
             for &i in &order {
@@ -353,17 +376,21 @@ impl Runner<'_> {
                 if let Step::Interrupted = self.measure(bp, benches, i, false, Some(round), obs)? {
                     return Ok(Step::Interrupted);
                 }
+                counted[i] += usize::from(benches[i].runs.last().is_some_and(|r| r.counted));
             }
             // --time-budget is per command: each gets its share of the rounds' time.
             let t = started.elapsed().as_secs_f64() / benches.len().max(1) as f64;
-            let ratio = if self.plan.stop.uses_ratio() {
+            let fewest = counted.iter().copied().min().unwrap_or(0);
+            let expensive = self.expensive_due(&mut schedule, fewest);
+            let ratio = if expensive && self.plan.stop.uses_ratio() {
                 analysis::ratio_precision(benches, &compare_settings(self.plan))
             } else {
                 None
             };
             let reasons: Vec<Option<String>> = benches
                 .iter()
-                .map(|b| self.stop_reason(b, t, ratio))
+                .zip(&counted)
+                .map(|(b, &n)| self.stop_reason(b, n, t, ratio, expensive))
                 .collect();
             if reasons.iter().all(Option::is_some) {
                 for (b, r) in benches.iter_mut().zip(reasons) {
@@ -381,11 +408,29 @@ impl Runner<'_> {
         Ok(Step::Ok)
     }
 
-    fn stop_reason(&self, b: &Benchmark, time: f64, ratio: Option<f64>) -> Option<String> {
+    /// Whether this round evaluates the stop rule's expensive metrics (see `Schedule`).
+    fn expensive_due(&self, schedule: &mut Schedule, counted: usize) -> bool {
+        let rule = &self.plan.stop;
+        if rule.is_cheap() {
+            return false;
+        }
+        rule.negates_expensive() | schedule.due(counted)
+    }
+
+    fn stop_reason(
+        &self,
+        b: &Benchmark,
+        counted: usize,
+        time: f64,
+        ratio: Option<f64>,
+        expensive: bool,
+    ) -> Option<String> {
         let ctx = Ctx {
             bench: b,
+            counted,
             time,
             ratio,
+            expensive,
         };
         if self.plan.stop.holds(&ctx) {
             return Some(self.plan.stop.explain(&ctx));

@@ -146,7 +146,7 @@ pub fn spread_diagnostic_of(a: &SetupAnalysis, alpha: f64, what: &str) -> Option
         kind: "setup-spread".into(),
         message: format!(
             "the setup changes {what}: between setups σ = {} ({}), more than the run-to-run noise of a {:.0}-run mean in one setup \
-             ({} = σ {} / √{:.0}); per-setup medians span {:.3}× over {} setups (F = {:.1}, p = {:.1e})",
+             ({} = σ {} / √{:.0}); per-setup medians span {:.3}× over {} setups (F = {:.1}, {})",
             fmt(sb),
             pct(sb),
             per_setup,
@@ -156,7 +156,7 @@ pub fn spread_diagnostic_of(a: &SetupAnalysis, alpha: f64, what: &str) -> Option
             a.spread,
             a.setups.len(),
             c.f,
-            c.p_value
+            crate::units::p_phrase(c.p_value)
         ),
         suggestion: "a result measured in one setup is biased by about that much, however many runs: report results over many \
                      setups (--setups N, tare plan), or find the factor with tare bias --factor env|aslr|cwd|argv0"
@@ -261,7 +261,10 @@ pub fn compare_by_setup(benches: &[Benchmark], s: &CompareSettings) -> Vec<Compa
                 verdict: super::analysis::verdict_kind(&verdict).into(),
                 words: format!(
                     "{} (mean of per-setup ratios over {} setups)",
-                    verdict.words(&reference.name, &cand.name),
+                    {
+                        let (a, b) = super::analysis::short_labels(&reference.name, &cand.name);
+                        verdict.words(&a, &b)
+                    },
                     r.setups
                 ),
             }

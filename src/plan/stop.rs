@@ -84,6 +84,27 @@ impl StopRule {
         }
     }
 
+    /// Whether the rule reads only runs and time, which cost nothing to know.
+    pub fn is_cheap(&self) -> bool {
+        match self {
+            StopRule::Cond(m, _, _) => matches!(m, Metric::Runs | Metric::Time),
+            StopRule::And(a, b) | StopRule::Or(a, b) => a.is_cheap() && b.is_cheap(),
+            StopRule::Not(a) => a.is_cheap(),
+        }
+    }
+
+    /// Whether the rule has a `not` over an expensive metric: then an unknown value can make
+    /// it hold, and it must be evaluated in full every round.
+    pub fn negates_expensive(&self) -> bool {
+        match self {
+            StopRule::Cond(..) => false,
+            StopRule::And(a, b) | StopRule::Or(a, b) => {
+                a.negates_expensive() || b.negates_expensive()
+            }
+            StopRule::Not(a) => !a.is_cheap(),
+        }
+    }
+
     /// Whether the rule looks at comparison ratios.
     pub fn uses_ratio(&self) -> bool {
         match self {
@@ -118,6 +139,42 @@ impl StopRule {
             }
             StopRule::Not(a) => format!("not ({a})"),
         }
+    }
+}
+
+/// When a rule's expensive metrics (CIs, CV, the ratio bootstrap — each costs time that
+/// grows with the runs) are evaluated: every round up to 100 counted runs, then whenever the
+/// count has grown by 5% since the last evaluation, so their total cost per run stays
+/// constant. In between, the rule is evaluated with those metrics unknown: without `not`
+/// over them, a rule that holds then holds for any values of them (caps on runs and time
+/// stop exactly). A rule that first holds at n runs when evaluated every round is found at
+/// the first scheduled evaluation from n on — at most one step (5%) later.
+#[derive(Debug, Clone, Default)]
+pub struct Schedule {
+    next: usize,
+}
+
+impl Schedule {
+    pub fn new() -> Schedule {
+        Schedule { next: 0 }
+    }
+
+    /// Whether the expensive metrics are due at `runs` counted runs; moves the schedule on.
+    pub fn due(&mut self, runs: usize) -> bool {
+        if runs < self.next {
+            return false;
+        }
+        self.next = next_evaluation(runs);
+        true
+    }
+}
+
+/// The run count of the evaluation after one at `runs`.
+pub fn next_evaluation(runs: usize) -> usize {
+    if runs < 100 {
+        runs + 1
+    } else {
+        runs + runs.div_ceil(20)
     }
 }
 
@@ -404,6 +461,125 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A series of wall times for the schedule tests: the first `upto` of `xs`.
+    struct Series<'a> {
+        xs: &'a [f64],
+        upto: usize,
+        expensive: bool,
+    }
+
+    impl StopContext for Series<'_> {
+        fn runs(&self) -> usize {
+            self.upto
+        }
+        fn time(&self) -> f64 {
+            self.xs[..self.upto].iter().sum()
+        }
+        fn ci_median(&self) -> Option<f64> {
+            self.expensive
+                .then(|| crate::stats::relative_median_ci_halfwidth(&self.xs[..self.upto]))
+                .flatten()
+        }
+        fn cv(&self, _: Option<usize>) -> Option<f64> {
+            None
+        }
+        fn ratio_ci(&self) -> Option<f64> {
+            None
+        }
+    }
+
+    /// Where a rule first holds: evaluated in full every run, and on the schedule.
+    fn stop_points(rule: &StopRule, xs: &[f64]) -> (Option<usize>, Option<usize>) {
+        let every = (1..=xs.len()).find(|&n| {
+            rule.holds(&Series {
+                xs,
+                upto: n,
+                expensive: true,
+            })
+        });
+        let mut schedule = Schedule::new();
+        let scheduled = (1..=xs.len()).find(|&n| {
+            let expensive = schedule.due(n);
+            rule.holds(&Series {
+                xs,
+                upto: n,
+                expensive,
+            })
+        });
+        (every, scheduled)
+    }
+
+    fn noisy(seed: u64, noise: f64, n: usize) -> Vec<f64> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|_| 1e-3 * (1.0 + noise * (rng.gen::<f64>() - 0.5)))
+            .collect()
+    }
+
+    /// The scheduled stop point is the first scheduled evaluation at which the every-round
+    /// rule holds; it is never earlier than the every-round stop, and in most series within
+    /// one schedule step of it (a CI can widen again for a while, which delays both alike).
+    #[test]
+    fn scheduled_evaluation_stops_within_one_step_of_every_round() {
+        let mut within_one_step = 0;
+        let mut cases = 0;
+        for seed in 0..12u64 {
+            let xs = noisy(seed, [0.02, 0.05, 0.1][seed as usize % 3], 3000);
+            for precision in [0.01, 0.005] {
+                let rule = StopRule::default_rule(10, 3000, Metric::CiMedian, precision, 1e9);
+                let (every, scheduled) = stop_points(&rule, &xs);
+                let (Some(every), Some(scheduled)) = (every, scheduled) else {
+                    panic!("seed {seed}: {every:?} {scheduled:?}");
+                };
+                assert!(scheduled >= every, "seed {seed}: {scheduled} < {every}");
+                let holds = |n: usize| {
+                    rule.holds(&Series {
+                        xs: &xs,
+                        upto: n,
+                        expensive: true,
+                    })
+                };
+                let mut s = Schedule::new();
+                let first = (1..=xs.len())
+                    .filter(|&n| s.due(n))
+                    .find(|&n| n >= every && holds(n))
+                    .unwrap();
+                assert_eq!(scheduled, first, "seed {seed}");
+                let mut s = Schedule::new();
+                let next_due = (1..=xs.len()).filter(|&n| s.due(n)).find(|&n| n >= every);
+                within_one_step += usize::from(Some(scheduled) == next_due);
+                cases += 1;
+            }
+        }
+        assert!(
+            within_one_step * 10 >= cases * 8,
+            "{within_one_step} of {cases} within one step"
+        );
+    }
+
+    #[test]
+    fn caps_stop_exactly_between_evaluations() {
+        // An unreachable precision: the cap on runs stops it at exactly 5000.
+        let xs = noisy(1, 0.2, 6000);
+        let rule = StopRule::default_rule(10, 5000, Metric::CiMedian, 1e-9, 1e9);
+        assert_eq!(stop_points(&rule, &xs), (Some(5000), Some(5000)));
+        // And the schedule evaluates O(log n) times past 100 runs.
+        let mut s = Schedule::new();
+        let evaluations = (1..=100_000).filter(|&n| s.due(n)).count();
+        assert!(evaluations < 100 + 250, "{evaluations}");
+    }
+
+    #[test]
+    fn cheapness_and_negation() {
+        assert!(parse("runs >= 10 or time >= 5s").unwrap().is_cheap());
+        assert!(!parse("ci(median) < 1%").unwrap().is_cheap());
+        assert!(parse("not (ci(median) < 1%)").unwrap().negates_expensive());
+        assert!(!parse("not (runs < 10) and ci(median) < 1%")
+            .unwrap()
+            .negates_expensive());
+    }
 
     struct Ctx {
         runs: usize,

@@ -14,6 +14,8 @@ pub enum Format {
     Json,
     Csv,
     Markdown,
+    AsciiDoc,
+    OrgMode,
 }
 
 /// One requested export.
@@ -77,6 +79,8 @@ pub fn write(export: &Export, session: &Session) -> anyhow::Result<()> {
         Format::Json => to_json(session)?.into_bytes(),
         Format::Csv => to_csv(session)?,
         Format::Markdown => to_markdown(session).into_bytes(),
+        Format::AsciiDoc => to_table(session, TableSyntax::AsciiDoc).into_bytes(),
+        Format::OrgMode => to_table(session, TableSyntax::OrgMode).into_bytes(),
     };
     write_atomic(&export.path, &bytes)
 }
@@ -167,81 +171,233 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
                 .join(" ")
         })
         .unwrap_or_default();
+    // Counters (`--counters`): one column per event, `counter_<EVENT>`, empty when not counted.
+    let counter_of = |r: &Run, event: &str| -> String {
+        r.extra
+            .get("counters")
+            .and_then(|v| v.as_array())
+            .and_then(|list| list.iter().find(|c| c["event"] == event))
+            .and_then(|c| c["value"].as_f64())
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    };
+    let events: Vec<String> = session
+        .benchmarks
+        .iter()
+        .flat_map(|b| &b.runs)
+        .filter_map(|r| r.extra.get("counters").and_then(|v| v.as_array()))
+        .flatten()
+        .filter_map(|c| c["event"].as_str().map(String::from))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = CSV_FIELDS.iter().map(|s| s.to_string()).collect();
     header.extend(params.iter().map(|p| format!("parameter_{p}")));
+    header.extend(events.iter().map(|e| format!("counter_{e}")));
     w.write_record(&header)?;
     for b in &session.benchmarks {
         for r in &b.runs {
-            w.write_record(csv_row(b, r, &params, &cores))?;
+            let mut row = csv_row(b, r, &params, &cores);
+            row.extend(events.iter().map(|e| counter_of(r, e)));
+            w.write_record(row)?;
         }
     }
     w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|").replace('`', "'")
+/// The order benchmarks are shown in: as given, or fastest median first when the session
+/// recorded `--sort median-time`.
+pub fn display_order(session: &Session) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..session.benchmarks.len()).collect();
+    if session.extra.get("sort").and_then(|v| v.as_str()) == Some("median-time") {
+        let key = |i: &usize| {
+            session.benchmarks[*i]
+                .summary
+                .wall_time
+                .as_ref()
+                .map_or(f64::INFINITY, |w| w.median)
+        };
+        order.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    }
+    order
+}
+
+/// The markup of a summary table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableSyntax {
+    Markdown,
+    AsciiDoc,
+    OrgMode,
+}
+
+impl TableSyntax {
+    fn code(self, s: &str) -> String {
+        match self {
+            TableSyntax::Markdown => format!("`{}`", s.replace('|', "\\|").replace('`', "'")),
+            TableSyntax::AsciiDoc => format!("`{}`", s.replace('|', "\\|").replace('`', "'")),
+            TableSyntax::OrgMode => format!("={}=", s.replace('|', "\\vert{}")),
+        }
+    }
+    fn text(self, s: &str) -> String {
+        match self {
+            TableSyntax::OrgMode => s.replace('|', "\\vert{}"),
+            _ => s.replace('|', "\\|"),
+        }
+    }
+
+    /// One table: a header row, then rows; `right[i]` aligns column i to the right.
+    fn render(self, header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
+        let mut out = String::new();
+        match self {
+            TableSyntax::Markdown => {
+                out.push_str(&format!("| {} |\n", header.join(" | ")));
+                let align: Vec<&str> = right
+                    .iter()
+                    .map(|r| if *r { "---:" } else { ":---" })
+                    .collect();
+                out.push_str(&format!("|{}|\n", align.join("|")));
+                for r in rows {
+                    out.push_str(&format!("| {} |\n", r.join(" | ")));
+                }
+            }
+            TableSyntax::AsciiDoc => {
+                let cols: Vec<&str> = right.iter().map(|r| if *r { ">" } else { "<" }).collect();
+                out.push_str(&format!(
+                    "[cols=\"{}\", options=\"header\"]\n|===\n",
+                    cols.join(",")
+                ));
+                out.push_str(&format!("|{}\n", header.join("\n|")));
+                for r in rows {
+                    out.push_str(&format!("\n|{}\n", r.join("\n|")));
+                }
+                out.push_str("|===\n");
+            }
+            TableSyntax::OrgMode => {
+                out.push_str(&format!("| {} |\n", header.join(" | ")));
+                let dashes: Vec<&str> = header.iter().map(|_| "---").collect();
+                out.push_str(&format!("|{}|\n", dashes.join("+")));
+                for r in rows {
+                    out.push_str(&format!("| {} |\n", r.join(" | ")));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The summary table in Markdown: one row per benchmark, units chosen per column.
 pub fn to_markdown(session: &Session) -> String {
-    let mut out = String::new();
-    out.push_str("| Command | Wall time (median) | 95% CI | Mean ± σ | Min … Max | CPU time (median) | Peak memory (median) | Runs |\n");
-    out.push_str("|:---|---:|---:|---:|---:|---:|---:|---:|\n");
-    for b in &session.benchmarks {
+    to_table(session, TableSyntax::Markdown)
+}
+
+/// The summary table (and the comparisons, if any) in `syntax`, with the session's
+/// measurement method as a note under it.
+pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
+    let mut rows = Vec::new();
+    for b in display_order(session)
+        .into_iter()
+        .map(|i| &session.benchmarks[i])
+    {
+        let name = syntax.code(&b.name);
         let Some(w) = &b.summary.wall_time else {
-            out.push_str(&format!(
-                "| `{}` | – | – | – | – | – | – | 0 |\n",
-                md_escape(&b.name)
-            ));
+            let mut r = vec![name];
+            r.extend(["–"; 6].iter().map(|s| s.to_string()));
+            r.push("0".into());
+            rows.push(r);
             continue;
         };
         let res = Some((w.median_ci_high - w.median_ci_low) / 2.0)
             .filter(|r| *r > 0.0 && w.median_ci_exact);
-        let (scale, unit) = units::time_scale(w.median);
+        let (scale, unit) = session_time_scale(session, w.median);
         let f = |v: f64| units::format_scaled(v, scale, unit, res);
-        let cpu = b
-            .summary
-            .cpu_time
-            .as_ref()
-            .map_or("–".into(), |c| units::format_time(c.median, None));
+        let cpu = b.summary.cpu_time.as_ref().map_or("–".into(), |c| {
+            let (scale, unit) = session_time_scale(session, c.median);
+            units::format_scaled(c.median, scale, unit, None)
+        });
         let mem = b
             .summary
             .peak_memory
             .as_ref()
             .map_or("–".into(), |m| units::format_bytes(m.median, None));
-        out.push_str(&format!(
-            "| `{}` | {} | {} … {} | {} ± {} | {} … {} | {} | {} | {} |\n",
-            md_escape(&b.name),
+        rows.push(vec![
+            name,
             f(w.median),
-            f(w.median_ci_low),
-            f(w.median_ci_high),
-            f(w.mean),
-            units::format_scaled(w.stddev, scale, unit, None),
-            f(w.min),
-            f(w.max),
+            format!("{} … {}", f(w.median_ci_low), f(w.median_ci_high)),
+            format!(
+                "{} ± {}",
+                f(w.mean),
+                units::format_scaled(w.stddev, scale, unit, None)
+            ),
+            format!("{} … {}", f(w.min), f(w.max)),
             cpu,
             mem,
-            w.n
+            w.n.to_string(),
+        ]);
+    }
+    let mut out = syntax.render(
+        &[
+            "Command",
+            "Wall time (median)",
+            "95% CI",
+            "Mean ± σ",
+            "Min … Max",
+            "CPU time (median)",
+            "Peak memory (median)",
+            "Runs",
+        ],
+        &[false, true, true, true, true, true, true, true],
+        &rows,
+    );
+    if !session.comparisons.is_empty() {
+        let rows: Vec<Vec<String>> = session
+            .comparisons
+            .iter()
+            .map(|c| {
+                vec![
+                    syntax.code(&c.candidate_name),
+                    syntax.code(&c.reference_name),
+                    format!("{:.4}", c.ratio),
+                    format!("{:.4} … {:.4}", c.ratio_ci_low, c.ratio_ci_high),
+                    units::format_p(c.p_adjusted),
+                    syntax.text(&c.words),
+                ]
+            })
+            .collect();
+        out.push('\n');
+        out.push_str(&syntax.render(
+            &[
+                "Candidate",
+                "Reference",
+                "Ratio (median)",
+                "95% CI",
+                "p (Holm)",
+                "Verdict",
+            ],
+            &[false, false, true, true, true, false],
+            &rows,
         ));
     }
-    if !session.comparisons.is_empty() {
-        out.push_str(
-            "\n| Candidate | Reference | Ratio (median) | 95% CI | p (Holm) | Verdict |\n",
-        );
-        out.push_str("|:---|:---|---:|---:|---:|:---|\n");
-        for c in &session.comparisons {
-            out.push_str(&format!(
-                "| `{}` | `{}` | {:.4} | {:.4} … {:.4} | {} | {} |\n",
-                md_escape(&c.candidate_name),
-                md_escape(&c.reference_name),
-                c.ratio,
-                c.ratio_ci_low,
-                c.ratio_ci_high,
-                units::format_p(c.p_adjusted),
-                md_escape(&c.words)
-            ));
-        }
-    }
+    let m = &session.method;
+    let kind = match m.kind {
+        super::model::MethodKind::CgroupV1 => "cgroup v1",
+        super::model::MethodKind::CgroupV2 => "cgroup v2",
+        super::model::MethodKind::Rusage => "rusage (fallback)",
+    };
+    out.push_str(&format!(
+        "\nMeasured with {kind}: CPU time = {}; peak memory = {}.\n",
+        m.cpu_time, m.peak_memory
+    ));
     out
+}
+
+/// The unit of times in the tables: the session's `--time-unit` if recorded, else per value.
+fn session_time_scale(session: &Session, seconds: f64) -> (f64, &'static str) {
+    match session.extra.get("time_unit").and_then(|v| v.as_str()) {
+        Some("s") => (1.0, "s"),
+        Some("ms") => (1e3, "ms"),
+        Some("µs") => (1e6, "µs"),
+        Some("ns") => (1e9, "ns"),
+        _ => units::time_scale(seconds),
+    }
 }

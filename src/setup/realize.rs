@@ -84,16 +84,18 @@ impl Workspace {
         }
         let mut run_cwd = None;
         if let (Some(depth), Some(length)) = (setup.cwd_depth, setup.cwd_length) {
-            let real = cwd.canonicalize()?;
+            let real = cwd
+                .canonicalize()
+                .map_err(|e| context(e, "resolving the working directory", cwd))?;
             let mut p = dir.join("c");
-            let names = split_length(length, depth);
-            for (i, n) in names.iter().enumerate() {
-                p.push("d".repeat(*n));
-                if i + 1 < names.len() {
-                    std::fs::create_dir_all(&p)?;
-                }
+            for n in split_length(length, depth) {
+                p.push("d".repeat(n));
             }
-            make_symlink(&real, &p)?;
+            // Every directory above the link, however deep the drawn path is (depth 1 too).
+            if let Some(parent) = p.parent() {
+                create_dirs(parent, "the --randomize cwd path")?;
+            }
+            make_symlink(&real, &p, "the --randomize cwd link")?;
             env.push(("PWD".into(), p.clone().into_os_string()));
             record["cwd"] = json!(p.to_string_lossy());
             record["cwd_path_length"] = json!(p.as_os_str().len());
@@ -108,11 +110,14 @@ impl Workspace {
                 .unwrap_or_else(|| "program".into());
             let mut p = dir.join(format!("a{:016x}", fnv1a(resolved.as_os_str().as_bytes())));
             if length > 0 {
-                p.push("p".repeat(length));
+                // At most 255 characters per component (a file name's limit).
+                for n in split_length(length, 1) {
+                    p.push("p".repeat(n));
+                }
             }
-            std::fs::create_dir_all(&p)?;
+            create_dirs(&p, "the --randomize argv0 path")?;
             p.push(name);
-            make_symlink(&resolved, &p)?;
+            make_symlink(&resolved, &p, "the --randomize argv0 link")?;
             record["argv0"] = json!(p.to_string_lossy());
             record["argv0_path_length"] = json!(p.as_os_str().len());
             run_argv[0] = p.into_os_string();
@@ -144,13 +149,37 @@ pub fn split_length(length: usize, depth: usize) -> Vec<usize> {
         .collect()
 }
 
-fn make_symlink(target: &Path, link: &Path) -> io::Result<()> {
+/// `e` with what tare was doing and the path it was doing it to, in one line.
+fn context(e: io::Error, doing: &str, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("{doing} {}: {e}", path.display()))
+}
+
+/// Like [`context`], for files tare makes under the temporary directory.
+fn temp_context(e: io::Error, doing: &str, path: &Path) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!(
+            "{doing} {}: {e}; check that the temporary directory {} is writable (or set TMPDIR)",
+            path.display(),
+            std::env::temp_dir().display()
+        ),
+    )
+}
+
+fn create_dirs(path: &Path, what: &str) -> io::Result<()> {
+    std::fs::create_dir_all(path)
+        .map_err(|e| temp_context(e, &format!("creating the directory of {what}"), path))
+}
+
+fn make_symlink(target: &Path, link: &Path, what: &str) -> io::Result<()> {
     match std::fs::read_link(link) {
         Ok(t) if t == target => return Ok(()),
-        Ok(_) => std::fs::remove_file(link)?,
+        Ok(_) => std::fs::remove_file(link)
+            .map_err(|e| temp_context(e, &format!("replacing {what}"), link))?,
         Err(_) => {}
     }
     std::os::unix::fs::symlink(target, link)
+        .map_err(|e| temp_context(e, &format!("creating {what}"), link))
 }
 
 /// The program's absolute path, found like execvp would.
@@ -162,7 +191,10 @@ fn resolve_program(program: &str, cwd: &Path, env: &[(OsString, OsString)]) -> i
             .unwrap_or(false)
     };
     if program.contains('/') {
-        return cwd.join(program).canonicalize();
+        let p = cwd.join(program);
+        return p
+            .canonicalize()
+            .map_err(|e| context(e, "resolving the program for --randomize argv0", &p));
     }
     let path = env
         .iter()
@@ -199,6 +231,85 @@ mod tests {
         assert_eq!(split_length(2, 3), vec![1, 1, 1]);
         assert_eq!(split_length(600, 1), vec![200, 200, 200]);
         assert_eq!(split_length(600, 1).iter().sum::<usize>(), 600);
+    }
+
+    /// Every factor, hundreds of draws: each realizes, the working directory is the real one
+    /// reached through a path of the drawn depth and length, argv[0] reaches the program.
+    #[test]
+    fn every_draw_realizes() {
+        let ws = Workspace::create().unwrap();
+        let config = crate::setup::Config::new(crate::setup::Factor::ALL.to_vec());
+        let cwd = std::env::current_dir().unwrap();
+        let real = cwd.canonicalize().unwrap();
+        let env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+        let mut depths = std::collections::BTreeSet::new();
+        for seed in 0..400 {
+            let setup = Setup::draw(seed, &config);
+            let r = ws
+                .realize(&setup, &["true".to_string()], &env, &cwd)
+                .unwrap_or_else(|e| panic!("seed {seed} ({}): {e}", setup.describe()));
+            let c = r.cwd.unwrap();
+            assert_eq!(c.canonicalize().unwrap(), real, "seed {seed}");
+            let rel = c
+                .strip_prefix(ws.path().join(format!("s{seed:016x}/c")))
+                .unwrap();
+            let depth = setup.cwd_depth.unwrap();
+            assert_eq!(rel.components().count(), depth, "seed {seed}");
+            assert_eq!(
+                rel.as_os_str().len(),
+                setup.cwd_length.unwrap() + depth - 1,
+                "seed {seed}"
+            );
+            depths.insert(depth);
+            let a = PathBuf::from(&r.argv[0]);
+            assert!(a.canonicalize().unwrap().ends_with("true"), "seed {seed}");
+            assert_eq!(r.aslr_off, setup.aslr == Some(false));
+            let pad = r.env.iter().find(|(k, _)| k == PAD_VARIABLE).unwrap();
+            assert_eq!(pad.1.len(), setup.env_pad.unwrap());
+        }
+        // The draws covered depth 1 (the case that once failed) and the deepest paths.
+        assert!(depths.contains(&1) && depths.contains(&8), "{depths:?}");
+        // The ends of the ranges, whatever the draws hit: one long component each.
+        for (depth, length, argv0) in [(1, 1, 0), (1, 256, 256), (8, 8, 255), (1, 600, 600)] {
+            let setup = Setup {
+                seed: 1_000_000 + length as u64,
+                cwd_depth: Some(depth),
+                cwd_length: Some(length),
+                argv0_length: Some(argv0),
+                ..Setup::default()
+            };
+            let r = ws
+                .realize(&setup, &["true".to_string()], &env, &cwd)
+                .unwrap_or_else(|e| panic!("{}: {e}", setup.describe()));
+            assert_eq!(r.cwd.unwrap().canonicalize().unwrap(), real);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_path_and_the_action() {
+        let ws = Workspace::create().unwrap();
+        let setup = Setup {
+            seed: 1,
+            cwd_depth: Some(1),
+            cwd_length: Some(4),
+            ..Setup::default()
+        };
+        let missing = ws.path().join("no-such-dir");
+        let e = ws
+            .realize(&setup, &["true".to_string()], &[], &missing)
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("working directory"), "{text}");
+        assert!(text.contains(&*missing.to_string_lossy()), "{text}");
+        // A file where the setup's directory must go.
+        std::fs::write(ws.path().join("s0000000000000001"), "").unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        let e = ws
+            .realize(&setup, &["true".to_string()], &[], &cwd)
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("--randomize cwd"), "{text}");
+        assert!(text.contains("s0000000000000001"), "{text}");
     }
 
     #[test]

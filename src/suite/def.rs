@@ -356,7 +356,7 @@ fn check(def: &SuiteDef, path: &Path) -> anyhow::Result<()> {
         crate::units::parse_duration(c).map_err(|e| bad(format!("limits.wall: {e}")))?;
     }
     if let Some(c) = &def.limits.memory {
-        crate::units::parse_bytes(c).map_err(|e| bad(format!("limits.memory: {e}")))?;
+        crate::units::parse_size_limit(c).map_err(|e| bad(format!("limits.memory: {e}")))?;
     }
     Ok(())
 }
