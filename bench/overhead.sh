@@ -16,7 +16,7 @@ if ! command -v hyperfine >/dev/null; then
   echo "installing hyperfine (Debian package)..." >&2
   apt-get update -qq >/dev/null && apt-get install -y -qq hyperfine >/dev/null
 fi
-TARE=./target/release/tare
+TARE=${TARE:-./target/release/tare}  # TARE=path measures another build
 LOOP=./target/release/examples/spawn_loop
 
 now() { date +%s.%N; }
