@@ -39,34 +39,12 @@ impl Drop for Registration {
     }
 }
 
-fn is_root() -> bool {
-    crate::exec::isolate::sys::is_root()
-}
-
 /// The directory this session registers in.
 fn own_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("TARE_PINNED_DIR") {
         return PathBuf::from(d);
     }
-    if is_root() {
-        return PathBuf::from("/run/tare/cores");
-    }
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !d.is_empty() => Path::new(&d).join("tare/cores"),
-        _ => std::env::temp_dir().join(format!("tare-{}/cores", uid())),
-    }
-}
-
-/// The current user's id, from /proc (no libc call needed).
-fn uid() -> String {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
-        })
-        .unwrap_or_else(|| "user".into())
+    crate::lock::runtime_dir().join("cores")
 }
 
 /// Every directory to read: this session's and root's.

@@ -3,7 +3,7 @@
 //! Every group a tare session makes is named `tare-<pid>.<token>-<n>`: the pid for people
 //! reading `ls`, a random 64-bit token so that sessions in different PID namespaces (which can
 //! share a pid) never collide. For its whole life the session holds an exclusive `flock` on
-//! `<lock dir>/<pid>.<token>.lock` (the fd is close-on-exec, so no command inherits the lock).
+//! `<runtime dir>/sessions/<pid>.<token>.lock` (the fd is close-on-exec, so no command inherits the lock).
 //! A `kill -9`ed session leaves the file, unlocked.
 //!
 //! At start, [`sweep`] looks at the `tare-*` groups beside the ones it will make: a group is
@@ -16,7 +16,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -31,21 +30,13 @@ struct Lease {
 
 static LEASE: OnceLock<Lease> = OnceLock::new();
 
-/// Where lock files live: /run/tare as root, else $XDG_RUNTIME_DIR/tare, else /tmp/tare-<uid>.
+/// Where lock files live: `sessions/` in tare's runtime directory ([`crate::lock::runtime_dir`]).
 /// `TARE_LOCK_DIR` overrides (tests).
 pub fn lock_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("TARE_LOCK_DIR") {
         return PathBuf::from(d);
     }
-    // SAFETY: geteuid takes no arguments and cannot fail.
-    let uid = unsafe { libc::geteuid() };
-    if uid == 0 {
-        return PathBuf::from("/run/tare");
-    }
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d).join("tare"),
-        _ => PathBuf::from(format!("/tmp/tare-{uid}")),
-    }
+    crate::lock::runtime_dir().join("sessions")
 }
 
 fn random_token() -> u64 {
@@ -53,19 +44,7 @@ fn random_token() -> u64 {
     rand::random::<u64>()
 }
 
-/// Non-blocking exclusive flock; Ok(true) when taken.
-fn try_lock(f: &File) -> io::Result<bool> {
-    // SAFETY: flock takes a valid open fd (borrowed from `f` for the call) and flags.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(true);
-    }
-    let e = io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(false)
-    } else {
-        Err(e)
-    }
-}
+use crate::lock::try_lock_exclusive as try_lock;
 
 fn lease() -> &'static Lease {
     LEASE.get_or_init(|| {
