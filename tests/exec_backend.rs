@@ -44,10 +44,16 @@ fn killed_unwaited(sign: &str) -> String {
     format!("mkfifo {sign}; sh -c '{work}' & c=$!; read x < {sign}; kill -9 $c; exit 0")
 }
 
-/// CPU time of the same work measured directly (waited for): independent of machine load.
+/// CPU time of the same work measured directly (waited for). CPU time of the same loop was
+/// seen to vary by 2× on this VM under heavy load (hypervisor contention), so the reference is
+/// the least of three measurements, and the checks leave wide margins: what they must tell
+/// apart is the child's work counted (≈ 1×) from missed (a few ms of the parent shell).
 fn direct_work_cpu(ex: &Executor) -> Duration {
     let script = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
-    ex.run(&sh(script), &no_cancel()).unwrap().cpu()
+    (0..3)
+        .map(|_| ex.run(&sh(script), &no_cancel()).unwrap().cpu())
+        .min()
+        .unwrap()
 }
 
 fn sign_path(dir: &tempfile::TempDir) -> String {
@@ -66,7 +72,7 @@ fn v1_counts_cpu_of_killed_unwaited_child() {
         .unwrap();
     assert_eq!(m.termination, Termination::Exit);
     assert!(
-        m.cpu() >= work.mul_f64(0.6),
+        m.cpu() >= work.mul_f64(0.4),
         "cpu {:?} should include the killed child's work ({work:?})",
         m.cpu()
     );
@@ -84,7 +90,7 @@ fn fallback_misses_cpu_of_unwaited_child() {
         .run(&sh(&killed_unwaited(&sign_path(&dir))), &no_cancel())
         .unwrap();
     assert!(
-        m.cpu() < work.mul_f64(0.5),
+        m.cpu() < work.mul_f64(0.2),
         "fallback cannot see the child's work ({work:?}): {:?}",
         m.cpu()
     );
@@ -215,7 +221,7 @@ fn v2_cpu_and_kill_on_real_unified_hierarchy() {
     let m = ex.run(&sh(&script), &no_cancel()).unwrap();
     assert_eq!(m.exit_code, Some(0));
     assert!(
-        m.cpu() >= work.mul_f64(0.6),
+        m.cpu() >= work.mul_f64(0.4),
         "cpu {:?} should include the killed child's work ({work:?})",
         m.cpu()
     );
