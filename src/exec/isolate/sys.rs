@@ -88,22 +88,29 @@ pub fn make_readonly_recursive(path: &CStr) -> io::Result<()> {
 
 /// Makes the detached mount tree `fd` (from [`clone_tree`]) read-only, recursively.
 pub fn make_tree_readonly(fd: libc::c_int) -> io::Result<()> {
-    let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
-    };
+    set_tree_attr(
+        fd,
+        &MountAttr {
+            attr_set: MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        },
+    )
+}
+
+/// `mount_setattr` on the whole detached mount tree `fd`.
+fn set_tree_attr(fd: libc::c_int, attr: &MountAttr) -> io::Result<()> {
     let empty = c"";
     // SAFETY: `empty` is a valid C string and `attr` a valid mount_attr of the size passed;
-    // both outlive the call; `fd` is ours.
+    // both outlive the call; `fd` (and any user namespace fd in `attr`) is the caller's.
     check(unsafe {
         libc::syscall(
             libc::SYS_mount_setattr,
             fd,
             empty.as_ptr(),
             AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
-            &attr as *const MountAttr,
+            attr as *const MountAttr,
             std::mem::size_of::<MountAttr>(),
         )
     })
@@ -417,26 +424,15 @@ const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
 /// Needs CAP_SYS_ADMIN over the file system (root on the host) and a file system that
 /// supports ID-mapped mounts.
 pub fn idmap_tree(fd: libc::c_int, userns_fd: libc::c_int) -> io::Result<()> {
-    let attr = MountAttr {
-        attr_set: MOUNT_ATTR_IDMAP,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: userns_fd as u64,
-    };
-    let empty = c"";
-    // SAFETY: `empty` is a valid C string and `attr` a valid mount_attr of the size passed;
-    // both outlive the call; `fd` and `userns_fd` are ours.
-    check(unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            fd,
-            empty.as_ptr(),
-            AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    })
-    .map(drop)
+    set_tree_attr(
+        fd,
+        &MountAttr {
+            attr_set: MOUNT_ATTR_IDMAP,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: userns_fd as u64,
+        },
+    )
 }
 
 /// Writes one byte to `fd` (a go-ahead between the helper processes).
