@@ -396,6 +396,14 @@ impl Dir {
     }
 }
 
+impl Dir {
+    /// Removes the group now, with the error (dropping removes it silently).
+    fn remove(self) -> io::Result<()> {
+        let mut me = std::mem::ManuallyDrop::new(self);
+        remove_dir_retrying(&std::mem::take(&mut me.path))
+    }
+}
+
 impl Drop for Dir {
     fn drop(&mut self) {
         let _ = remove_dir_retrying(&self.path);
@@ -613,19 +621,13 @@ impl RunGroup for V1Group {
         self.done = true;
         if let Some((procs, dir)) = self.pids.take() {
             drop(procs);
-            let path = dir.path.clone();
-            std::mem::forget(dir);
-            remove_dir_retrying(&path)?;
+            dir.remove()?;
         }
         match &mut self.memory {
             RunMemory::Fresh { dir, procs } => {
                 *procs = None;
                 match dir.take() {
-                    Some(d) => {
-                        let path = d.path.clone();
-                        std::mem::forget(d);
-                        remove_dir_retrying(&path)
-                    }
+                    Some(d) => d.remove(),
                     None => Ok(()),
                 }
             }
