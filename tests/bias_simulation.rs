@@ -114,6 +114,7 @@ fn run(index: usize, round: usize, wall: f64, seed: u64) -> Run {
         involuntary_context_switches: None,
         counted: true,
         extra,
+        meters: Default::default(),
     }
 }
 

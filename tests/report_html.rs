@@ -329,6 +329,7 @@ fn run(index: usize, wall: f64, counted: bool) -> Run {
         involuntary_context_switches: None,
         counted,
         extra: Default::default(),
+        meters: Default::default(),
     }
 }
 

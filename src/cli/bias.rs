@@ -329,6 +329,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         setups: None,
         counters: None,
         isolation: None,
+        meters: Default::default(),
     };
     let style = a.style;
     if style != StyleArg::None {

@@ -5,6 +5,7 @@ mod bias;
 mod compare;
 mod docs;
 mod machine;
+mod meters;
 mod plan_cmd;
 mod report;
 mod run;

@@ -278,6 +278,8 @@ pub struct RunArgs {
     isolate: bool,
     #[command(flatten)]
     isolation: super::suite::IsolationArgs,
+    #[command(flatten)]
+    meters: super::meters::MeterArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -1115,6 +1117,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     let shell = chosen.clone().unwrap_or_else(|| "/bin/sh".to_string());
     let params = parameters(&a)?;
     let plans = benchmarks(&a, &params, chosen.as_deref())?;
+    let (plans, meter_plan) = a.meters.plan(plans, a.input.as_ref())?;
     let cwd: Option<PathBuf> = None;
     for b in &plans {
         if a.build.is_some() && b.argv.iter().any(|w| w.contains("{out}")) {
@@ -1298,6 +1301,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         setups,
         counters,
         isolation,
+        meters: meter_plan,
     };
     let mut session = Session {
         schema_version: SCHEMA_VERSION,

@@ -7,6 +7,7 @@
 //! remove the group.
 
 pub mod cgroup;
+pub mod io;
 pub mod isolate;
 pub mod run;
 pub mod spawn;
@@ -15,4 +16,4 @@ pub mod sys;
 
 pub use cgroup::{detect, Backend, Needs, Preference};
 pub use run::{Executor, SpawnError};
-pub use spec::{Input, Limits, Measurement, Priority, RunSpec, Sink};
+pub use spec::{Input, Limits, Measurement, Meters, Priority, RunSpec, Sink};

@@ -169,6 +169,8 @@ pub struct Executor {
     backend: Box<dyn Backend>,
     /// Logical CPUs tare may use, read once (it costs several file reads).
     cpus: usize,
+    /// tare's blkio group for the I/O meter (cgroup v1), made on the first run that asks.
+    blkio: std::cell::OnceCell<Option<super::io::BlkioGroup>>,
 }
 
 impl Executor {
@@ -176,7 +178,11 @@ impl Executor {
         let cpus = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
-        Executor { backend, cpus }
+        Executor {
+            backend,
+            cpus,
+            blkio: std::cell::OnceCell::new(),
+        }
     }
 
     pub fn backend(&self) -> &dyn Backend {
@@ -210,11 +216,21 @@ impl Executor {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
+        let mut setup = group.child_setup();
+        let blkio = if spec.meters.io {
+            self.blkio_group()?
+        } else {
+            None
+        };
+        if let Some(g) = blkio {
+            setup.procs_fds.push(g.procs_fd());
+        }
+        let io_start = spec.meters.io.then(|| super::io::start(blkio));
         // `join`: time the child spent joining its groups inside the timed interval, taken
         // out of the wall time (see `sys::ChildPlan::join_ns`).
         let (start, pid, join) = if spec.isolation.is_some() {
             let (mut cmd, report) =
-                build_isolated_command(spec, group.child_setup()).map_err(|source| SpawnError {
+                build_isolated_command(spec, setup).map_err(|source| SpawnError {
                     program: program(),
                     source,
                 })?;
@@ -226,11 +242,10 @@ impl Executor {
             })?;
             (Instant::now(), child.id() as i32, Duration::ZERO)
         } else {
-            let (plan, held) =
-                spawn::prepare(spec, &group.child_setup()).map_err(|source| SpawnError {
-                    program: program(),
-                    source,
-                })?;
+            let (plan, held) = spawn::prepare(spec, &setup).map_err(|source| SpawnError {
+                program: program(),
+                source,
+            })?;
             let start = Instant::now();
             let pid = spawn::start(&plan).map_err(|source| SpawnError {
                 program: program(),
@@ -241,10 +256,18 @@ impl Executor {
             (start, pid, join)
         };
         let stopped = self.watch(spec, group, pid, start, cancel)?;
+        // The exited main process is not reaped yet: its /proc/PID/io holds its own and its
+        // reaped descendants' counts.
+        let proc_io = io_start.as_ref().and_then(|_| super::io::proc_io(pid));
         let (status, rusage) = sys::wait4(pid)?;
         let wall = start.elapsed().saturating_sub(join);
         let leftover = group.kill_all(pid)?;
         let acc = group.account(&rusage)?;
+        let io = io_start.map(|s| {
+            let unified = group.unified_dir().map(|d| d.join("io.stat"));
+            let mem = group.memory_dir().map(|d| d.join("memory.stat"));
+            super::io::finish(s, blkio, unified.as_deref(), proc_io, mem.as_deref())
+        });
         let cpu = acc.user + acc.system;
         let (exit_code, signal) = match status {
             WaitStatus::Exited(c) => (Some(c), None),
@@ -276,7 +299,23 @@ impl Executor {
             involuntary_context_switches: rusage.involuntary_context_switches,
             leftover_processes: leftover,
             join,
+            io,
         })
+    }
+
+    /// tare's v1 blkio group for the I/O meter, made once; `None` on cgroup v2 (io.stat of
+    /// the run group) and the fallback, or where there is no blkio hierarchy.
+    fn blkio_group(&self) -> anyhow::Result<Option<&super::io::BlkioGroup>> {
+        if self.blkio.get().is_none() {
+            let g = if self.backend.kind() == crate::results::MethodKind::CgroupV1 {
+                super::io::BlkioGroup::create(std::path::Path::new("/"))
+                    .map_err(|e| anyhow::anyhow!("--io: {e}"))?
+            } else {
+                None
+            };
+            let _ = self.blkio.set(g);
+        }
+        Ok(self.blkio.get().and_then(Option::as_ref))
     }
 
     /// Waits until the main process has exited (without reaping it), enforcing the wall and

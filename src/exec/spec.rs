@@ -67,6 +67,15 @@ pub struct RunSpec {
     /// `ADDR_NO_RANDOMIZE`): the stack then starts at the same address every time, so its
     /// alignment follows the size of the environment and argv.
     pub aslr_off: bool,
+    /// Optional meters of the run (`--io`, ...); all off by default, and then cost nothing.
+    pub meters: Meters,
+}
+
+/// Optional meters of one run (see `exec::io` and docs/meters.md).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Meters {
+    /// Block-layer and syscall-level I/O of the tree, dirty data left (`--io`).
+    pub io: bool,
 }
 
 impl RunSpec {
@@ -88,6 +97,7 @@ impl RunSpec {
             priority: Priority::Normal,
             isolation: None,
             aslr_off: false,
+            meters: Meters::default(),
         }
     }
 }
@@ -113,6 +123,8 @@ pub struct Measurement {
     /// Time the child spent joining its cgroups between spawn and exec (cgroup v1 migration),
     /// measured by the child and already taken out of `wall`.
     pub join: Duration,
+    /// What the I/O meter saw, when asked for.
+    pub io: Option<crate::results::RunIo>,
 }
 
 impl Measurement {

@@ -43,6 +43,7 @@ pub fn run_action(
         priority: Default::default(),
         isolation: None,
         aslr_off: false,
+        meters: Default::default(),
     };
     let m = exec.run(&spec, cancel).map_err(|e| {
         UserError::usage(format!(

@@ -513,6 +513,7 @@ mod advice_tests {
                     involuntary_context_switches: None,
                     counted: true,
                     extra: Default::default(),
+                    meters: Default::default(),
                 })
                 .collect(),
             diagnostics: Vec::new(),

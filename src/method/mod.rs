@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod analysis;
+pub mod cache;
 pub mod counters;
 pub mod planning;
 pub mod setups;
@@ -525,6 +526,12 @@ impl Runner<'_> {
             priority: mc.priority,
             isolation: self.plan.isolation.clone(),
             aslr_off,
+            meters: self.plan.meters.run.clone(),
+        };
+        // The cache state last, right before the clock: nothing may read the files after it.
+        let cache = match self.plan.meters.cache.get(i).and_then(Option::as_ref) {
+            Some(cp) => Some(cache::prepare(cp)?),
+            None => None,
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
@@ -577,6 +584,11 @@ impl Runner<'_> {
             involuntary_context_switches: Some(m.involuntary_context_switches),
             counted: ok_exit && !warmup && !excluded,
             extra,
+            meters: Box::new(crate::results::RunMeters {
+                io: m.io.clone().map(Box::new),
+                cache: cache.map(Box::new),
+                ..Default::default()
+            }),
         });
         obs.run_finished(benches, i)?;
         if let Some(pause) = mc.sleep_between {

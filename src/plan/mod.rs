@@ -4,6 +4,7 @@
 //! checked before the first run.
 
 pub mod command;
+pub mod meters;
 pub mod repetitions;
 pub mod stop;
 
@@ -126,6 +127,8 @@ pub struct Plan {
     pub counters: Option<Counters>,
     /// Namespaces and file-system layout of every run (`--isolate`), if any.
     pub isolation: Option<crate::exec::isolate::Isolation>,
+    /// Optional meters and controlled factors (`--io`, `--cache`, ...).
+    pub meters: meters::MeterPlan,
 }
 
 /// Which events to count per run, and with which perf.

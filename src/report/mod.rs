@@ -3,6 +3,7 @@
 //! Reads results; never measures. Colors follow `--style` and `NO_COLOR`.
 
 pub mod html;
+pub mod meters;
 pub mod progress;
 pub mod terminal;
 pub mod text_plots;

@@ -185,6 +185,13 @@ pub fn benchmark_block_in(b: &Benchmark, index: usize, color: bool, unit: Option
             let _ = writeln!(out, "  {:<14}{}", "peak memory", p.dim("not measured"));
         }
     }
+    let (meter_lines, meter_warnings) = super::meters::terminal_lines(b);
+    for (label, text) in meter_lines {
+        let _ = writeln!(out, "  {label:<14}{text}");
+    }
+    for w in meter_warnings {
+        let _ = writeln!(out, "  {} {w}", p.yellow("warning:"));
+    }
     let counters = counter_medians(b);
     if !counters.is_empty() {
         let _ = writeln!(

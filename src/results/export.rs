@@ -195,11 +195,18 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
     let mut header: Vec<String> = CSV_FIELDS.iter().map(|s| s.to_string()).collect();
     header.extend(params.iter().map(|p| format!("parameter_{p}")));
     header.extend(events.iter().map(|e| format!("counter_{e}")));
+    let meter_cols = crate::report::meters::csv_columns(session);
+    header.extend(meter_cols.iter().map(|c| c.to_string()));
     w.write_record(&header)?;
     for b in &session.benchmarks {
         for r in &b.runs {
             let mut row = csv_row(b, r, &params, &cores);
             row.extend(events.iter().map(|e| counter_of(r, e)));
+            row.extend(
+                meter_cols
+                    .iter()
+                    .map(|c| crate::report::meters::csv_value(r, c)),
+            );
             w.write_record(row)?;
         }
     }
@@ -288,7 +295,7 @@ impl TableSyntax {
 
 /// The summary table in Markdown: one row per benchmark, units chosen per column.
 pub fn to_markdown(session: &Session) -> String {
-    to_table(session, TableSyntax::Markdown)
+    to_table(session, TableSyntax::Markdown) + &crate::report::meters::markdown(session)
 }
 
 /// The summary table (and the comparisons, if any) in `syntax`, with the session's

@@ -111,6 +111,91 @@ pub struct Run {
     /// Extra per-run records from later layers (machine probes, setups), keyed by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// The optional meters of the run (`--io`, `--cache`, `--ready`, `--memory-sample`,
+    /// energy); each is absent when not asked for. Flattened: `io`, `cache`, ... are keys of
+    /// the run itself.
+    #[serde(default, flatten)]
+    pub meters: Box<RunMeters>,
+}
+
+/// The optional per-run meters (see docs/meters.md for what each includes, and its unit).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunMeters {
+    /// Bytes and operations read and written by the run (`--io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<Box<RunIo>>,
+    /// The page-cache state the run started in (`--cache cold|warm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<Box<RunCache>>,
+    /// Seconds from spawn until the program said it was ready (`--ready`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_time: Option<f64>,
+    /// Whether the `--background` co-runner ran during this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<bool>,
+    /// The run group's memory over time (`--memory-sample`): `[seconds, bytes]` pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_timeline: Option<Vec<[f64; 2]>>,
+    /// Energy of the RAPL domains around the run, where the machine has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<serde_json::Value>,
+}
+
+/// I/O of one run. Block-layer numbers cover every process of the run's group (children never
+/// waited for included); syscall-level numbers cover the main process and the descendants it
+/// waited for (like rusage). Bytes; operations are counts.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunIo {
+    /// Where the block-layer numbers come from (`blkio.throttle` of cgroup v1, `io.stat` of
+    /// cgroup v2), or null when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_source: Option<String>,
+    /// Bytes read from block devices by the whole tree (device reads: page-cache hits excluded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_read_bytes: Option<u64>,
+    /// Bytes written to block devices on the tree's behalf during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_write_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_read_ops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_write_ops: Option<u64>,
+    /// Bytes passed to read-like system calls (`rchar`: page-cache hits, pipes and terminals
+    /// included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall_read_bytes: Option<u64>,
+    /// Bytes passed to write-like system calls (`wchar`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall_write_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall_reads: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall_writes: Option<u64>,
+    /// Bytes the waited-for processes caused to be fetched from storage (`read_bytes` of
+    /// /proc/PID/io).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_read_bytes: Option<u64>,
+    /// Bytes the waited-for processes dirtied for storage, less truncated ones
+    /// (`write_bytes − cancelled_write_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_write_bytes: Option<u64>,
+    /// Dirty or under-writeback page cache charged to the run's memory group when the run
+    /// ended: data the run wrote that had not reached the device yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_left_bytes: Option<u64>,
+}
+
+/// The page-cache state one run started in.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunCache {
+    /// `cold` or `warm`.
+    pub state: String,
+    /// How the state was made (`drop_caches`, `fadvise`, `read`).
+    pub how: String,
+    /// Bytes of the named files resident in the page cache just before the run (mincore).
+    pub resident_bytes: u64,
+    /// Total size of the named files.
+    pub file_bytes: u64,
 }
 
 /// Summary statistics of one metric over the counted runs.

@@ -63,6 +63,15 @@ pub trait RunGroup {
     fn account(&self, rusage: &Rusage) -> io::Result<Accounting>;
     /// Removes the group. Called once, after `kill_all`.
     fn destroy(&mut self) -> io::Result<()>;
+    /// The directory of the run's memory cgroup (v1 memory hierarchy, or the v2 group), for
+    /// the optional meters; `None` where there is none.
+    fn memory_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+    /// The run's cgroup v2 directory (for `io.stat`); `None` on v1 and the fallback.
+    fn unified_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 /// A way of measuring runs, chosen once per session.

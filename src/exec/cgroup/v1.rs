@@ -617,6 +617,13 @@ impl RunGroup for V1Group {
         })
     }
 
+    fn memory_dir(&self) -> Option<PathBuf> {
+        match &self.memory {
+            RunMemory::Shared { .. } => self.shared.mem_usage.path.parent().map(Path::to_path_buf),
+            RunMemory::Fresh { dir, .. } => dir.as_ref().map(|d| d.path.clone()),
+        }
+    }
+
     fn destroy(&mut self) -> io::Result<()> {
         self.done = true;
         if let Some((procs, dir)) = self.pids.take() {

@@ -676,6 +676,14 @@ impl RunGroup for V2Group {
         read_accounting(self.dir()?)
     }
 
+    fn memory_dir(&self) -> Option<PathBuf> {
+        self.dir.clone()
+    }
+
+    fn unified_dir(&self) -> Option<PathBuf> {
+        self.dir.clone()
+    }
+
     fn destroy(&mut self) -> io::Result<()> {
         self.procs = None;
         self.dir_fd = None;

@@ -1,0 +1,83 @@
+//! The `tare run` flags of the optional meters and controlled factors (`--io`, `--cache`,
+//! `--cache-file`), turned into a [`MeterPlan`]. Only parsing and checking: the work is in
+//! `exec::io` and `method::cache`.
+
+use crate::error::usage;
+use crate::plan::meters::{CachePlan, CacheState, MeterPlan};
+use crate::plan::BenchmarkPlan;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct MeterArgs {
+    /// Measure each run's I/O: bytes and operations at the block layer for the whole tree,
+    /// bytes at the system-call level, dirty data left behind (see docs/meters.md).
+    #[arg(long)]
+    pub io: bool,
+    /// Page-cache state before each run: cold (dropped), warm (the files read first), or
+    /// cold,warm to measure every command in both states, interleaved and compared.
+    #[arg(long, value_name = "cold|warm|cold,warm")]
+    pub cache: Option<String>,
+    /// A file whose cache state --cache controls and records (repeatable; the program, its
+    /// libraries and --input are always included).
+    #[arg(long, value_name = "FILE", requires = "cache")]
+    pub cache_file: Vec<PathBuf>,
+}
+
+impl MeterArgs {
+    /// Builds the meter plan; with `--cache cold,warm` every benchmark becomes two, named
+    /// `NAME [cache=cold]` and `NAME [cache=warm]`, with a `cache` parameter.
+    pub fn plan(
+        &self,
+        plans: Vec<BenchmarkPlan>,
+        input: Option<&PathBuf>,
+    ) -> anyhow::Result<(Vec<BenchmarkPlan>, MeterPlan)> {
+        let mut mp = MeterPlan::default();
+        mp.run.io = self.io;
+        let Some(spec) = &self.cache else {
+            mp.cache = vec![None; plans.len()];
+            return Ok((plans, mp));
+        };
+        let mut states = Vec::new();
+        for w in spec.split(',').map(str::trim) {
+            let s = match w {
+                "cold" => CacheState::Cold,
+                "warm" => CacheState::Warm,
+                _ => {
+                    return Err(usage(format!(
+                        "--cache: unknown state '{w}'; use cold, warm or cold,warm"
+                    )))
+                }
+            };
+            if !states.contains(&s) {
+                states.push(s);
+            }
+        }
+        for f in &self.cache_file {
+            std::fs::metadata(f).map_err(|e| {
+                usage(format!(
+                    "--cache-file: cannot read {}: {e}; name an existing file",
+                    f.display()
+                ))
+            })?;
+        }
+        let mut out = Vec::new();
+        for b in plans {
+            let mut files = crate::method::cache::files_of(&b.argv);
+            files.extend(input.cloned());
+            files.extend(self.cache_file.iter().cloned());
+            for &s in &states {
+                let mut nb = b.clone();
+                if states.len() > 1 {
+                    nb.name = format!("{} [cache={}]", b.name, s.as_str());
+                    nb.parameters.insert("cache".into(), s.as_str().into());
+                }
+                out.push(nb);
+                mp.cache.push(Some(CachePlan {
+                    state: s,
+                    files: files.clone(),
+                }));
+            }
+        }
+        Ok((out, mp))
+    }
+}

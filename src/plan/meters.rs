@@ -1,0 +1,39 @@
+//! Which optional meters and controlled factors a session asked for (`--io`, `--cache`, ...).
+//! Plain data; `method` and `exec` do the work.
+
+use std::path::PathBuf;
+
+/// The page-cache state every run starts in (`--cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheState {
+    /// Dropped before each run.
+    Cold,
+    /// The named files read (untimed) before each run.
+    Warm,
+}
+
+impl CacheState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheState::Cold => "cold",
+            CacheState::Warm => "warm",
+        }
+    }
+}
+
+/// `--cache`: the state, and the files whose residency proves it (the program, its
+/// libraries, `--input` and `--cache-file` files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachePlan {
+    pub state: CacheState,
+    pub files: Vec<PathBuf>,
+}
+
+/// The optional meters and factors of a session.
+#[derive(Debug, Clone, Default)]
+pub struct MeterPlan {
+    /// What each run measures besides time and memory.
+    pub run: crate::exec::Meters,
+    /// Cache state per benchmark (index into the plan's benchmarks; `None`: not controlled).
+    pub cache: Vec<Option<CachePlan>>,
+}

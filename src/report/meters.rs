@@ -1,0 +1,248 @@
+//! How the optional meters (`--io`, `--cache`, `--ready`, `--background`, `--memory-sample`)
+//! are shown: terminal lines, CSV columns, a Markdown table and an HTML block per benchmark.
+//! Reads results only; what each number means is in docs/meters.md.
+
+use crate::report::html::svg::esc;
+use crate::results::{Benchmark, Run, RunIo, Session};
+use crate::stats;
+use crate::units::{format_bytes, format_time};
+
+/// The per-run values a CSV gets, one column each, in this order, when any run has them.
+const IO_COLUMNS: [&str; 12] = [
+    "io_block_read_bytes",
+    "io_block_write_bytes",
+    "io_block_read_ops",
+    "io_block_write_ops",
+    "io_syscall_read_bytes",
+    "io_syscall_write_bytes",
+    "io_syscall_reads",
+    "io_syscall_writes",
+    "io_storage_read_bytes",
+    "io_storage_write_bytes",
+    "io_dirty_left_bytes",
+    "io_block_source",
+];
+
+fn io_field(io: &RunIo, col: &str) -> Option<String> {
+    let v = match col {
+        "io_block_read_bytes" => io.block_read_bytes,
+        "io_block_write_bytes" => io.block_write_bytes,
+        "io_block_read_ops" => io.block_read_ops,
+        "io_block_write_ops" => io.block_write_ops,
+        "io_syscall_read_bytes" => io.syscall_read_bytes,
+        "io_syscall_write_bytes" => io.syscall_write_bytes,
+        "io_syscall_reads" => io.syscall_reads,
+        "io_syscall_writes" => io.syscall_writes,
+        "io_storage_read_bytes" => io.storage_read_bytes,
+        "io_storage_write_bytes" => io.storage_write_bytes,
+        "io_dirty_left_bytes" => io.dirty_left_bytes,
+        "io_block_source" => return io.block_source.clone(),
+        _ => None,
+    };
+    v.map(|x| x.to_string())
+}
+
+/// Extra CSV columns for the meters some run of the session has.
+pub fn csv_columns(session: &Session) -> Vec<&'static str> {
+    let runs = || session.benchmarks.iter().flat_map(|b| &b.runs);
+    let mut cols = Vec::new();
+    if runs().any(|r| r.meters.io.is_some()) {
+        cols.extend(IO_COLUMNS);
+    }
+    if runs().any(|r| r.meters.cache.is_some()) {
+        cols.extend([
+            "cache_state",
+            "cache_how",
+            "cache_resident_bytes",
+            "cache_file_bytes",
+        ]);
+    }
+    if runs().any(|r| r.meters.ready_time.is_some()) {
+        cols.push("ready_time");
+    }
+    if runs().any(|r| r.meters.background.is_some()) {
+        cols.push("background");
+    }
+    cols
+}
+
+/// One run's value in a meter column ("" when the run has none).
+pub fn csv_value(r: &Run, col: &str) -> String {
+    let m = &r.meters;
+    let v = match col {
+        c if c.starts_with("io_") => m.io.as_ref().and_then(|io| io_field(io, c)),
+        "cache_state" => m.cache.as_ref().map(|c| c.state.clone()),
+        "cache_how" => m.cache.as_ref().map(|c| c.how.clone()),
+        "cache_resident_bytes" => m.cache.as_ref().map(|c| c.resident_bytes.to_string()),
+        "cache_file_bytes" => m.cache.as_ref().map(|c| c.file_bytes.to_string()),
+        "ready_time" => m.ready_time.map(|t| t.to_string()),
+        "background" => m.background.map(|b| b.to_string()),
+        _ => None,
+    };
+    v.unwrap_or_default()
+}
+
+fn median_of(b: &Benchmark, f: impl Fn(&Run) -> Option<f64>) -> Option<f64> {
+    let mut xs: Vec<f64> = b.runs.iter().filter(|r| r.counted).filter_map(f).collect();
+    xs.sort_by(f64::total_cmp);
+    stats::median(&xs)
+}
+
+/// Medians over the counted runs of the I/O meter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IoMedians {
+    pub block_read: Option<f64>,
+    pub block_write: Option<f64>,
+    pub block_read_ops: Option<f64>,
+    pub block_write_ops: Option<f64>,
+    pub syscall_read: Option<f64>,
+    pub syscall_write: Option<f64>,
+    pub dirty_left_max: Option<f64>,
+}
+
+pub fn io_medians(b: &Benchmark) -> Option<IoMedians> {
+    if !b.runs.iter().any(|r| r.counted && r.meters.io.is_some()) {
+        return None;
+    }
+    let m = |f: fn(&RunIo) -> Option<u64>| {
+        median_of(b, |r| r.meters.io.as_deref().and_then(f).map(|v| v as f64))
+    };
+    let dirty_left_max = b
+        .runs
+        .iter()
+        .filter(|r| r.counted)
+        .filter_map(|r| r.meters.io.as_ref()?.dirty_left_bytes)
+        .max()
+        .map(|v| v as f64);
+    Some(IoMedians {
+        block_read: m(|io| io.block_read_bytes),
+        block_write: m(|io| io.block_write_bytes),
+        block_read_ops: m(|io| io.block_read_ops),
+        block_write_ops: m(|io| io.block_write_ops),
+        syscall_read: m(|io| io.syscall_read_bytes),
+        syscall_write: m(|io| io.syscall_write_bytes),
+        dirty_left_max,
+    })
+}
+
+fn bytes(v: Option<f64>) -> String {
+    v.map_or("–".into(), |x| format_bytes(x, None))
+}
+
+fn ops(v: Option<f64>) -> String {
+    v.map_or("–".into(), |x| format!("{x:.0}"))
+}
+
+/// Labelled lines for the terminal block of a benchmark (label, text), and warnings.
+pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String>) {
+    let mut lines = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(io) = io_medians(b) {
+        let block = if io.block_read.is_some() || io.block_write.is_some() {
+            format!(
+                "disk read {} ({} ops), written {} ({} ops)",
+                bytes(io.block_read),
+                ops(io.block_read_ops),
+                bytes(io.block_write),
+                ops(io.block_write_ops)
+            )
+        } else {
+            "disk: not measured (no blkio or io.stat)".into()
+        };
+        lines.push((
+            "I/O",
+            format!(
+                "{block}; syscalls read {}, wrote {} (medians)",
+                bytes(io.syscall_read),
+                bytes(io.syscall_write)
+            ),
+        ));
+        if let Some(d) = io.dirty_left_max.filter(|d| *d >= 1024.0 * 1024.0) {
+            warnings.push(format!(
+                "up to {} written by a run was still dirty in the page cache when it ended: \
+                 disk writes after the run are not in its numbers — end the command with sync, \
+                 or fsync in the program",
+                format_bytes(d, None)
+            ));
+        }
+    }
+    let caches: Vec<&crate::results::RunCache> = b
+        .runs
+        .iter()
+        .filter(|r| r.counted)
+        .filter_map(|r| r.meters.cache.as_deref())
+        .collect();
+    if let Some(first) = caches.first() {
+        let resident = median_of(b, |r| {
+            r.meters.cache.as_ref().map(|c| c.resident_bytes as f64)
+        })
+        .unwrap_or(0.0);
+        lines.push((
+            "cache",
+            format!(
+                "{} ({}): {} of {} of its files resident before each run (median)",
+                first.state,
+                first.how,
+                format_bytes(resident, None),
+                format_bytes(first.file_bytes as f64, None)
+            ),
+        ));
+    }
+    if let Some(t) = median_of(b, |r| r.meters.ready_time) {
+        lines.push((
+            "ready",
+            format!("{} median time to ready", format_time(t, None)),
+        ));
+    }
+    (lines, warnings)
+}
+
+/// The I/O and cache medians as a table in Markdown (empty when no benchmark has them).
+pub fn markdown(session: &Session) -> String {
+    let mut rows = Vec::new();
+    for b in &session.benchmarks {
+        let Some(io) = io_medians(b) else { continue };
+        rows.push(format!(
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            b.name.replace('|', "\\|"),
+            bytes(io.block_read),
+            ops(io.block_read_ops),
+            bytes(io.block_write),
+            ops(io.block_write_ops),
+            bytes(io.syscall_read),
+            bytes(io.syscall_write),
+            bytes(io.dirty_left_max)
+        ));
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nI/O per run (medians of counted runs; disk = block layer of the whole tree, \
+         syscalls = main process and the children it waited for):\n\n\
+         | Command | Disk read | Read ops | Disk written | Write ops | Syscall read | Syscall written | Dirty left (max) |\n\
+         |:---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        out.push_str(&r);
+        out.push('\n');
+    }
+    out
+}
+
+/// An HTML block for one benchmark's meters (empty when it has none).
+pub fn html(b: &Benchmark) -> String {
+    let (lines, warnings) = terminal_lines(b);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(r#"<dl class="meta meters">"#);
+    for (k, v) in lines {
+        out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v)));
+    }
+    out.push_str("</dl>");
+    for w in warnings {
+        out.push_str(&format!(r#"<p class="warn">{}</p>"#, esc(&w)));
+    }
+    out
+}
