@@ -21,6 +21,15 @@ pub struct MeterArgs {
     /// libraries and --input are always included).
     #[arg(long, value_name = "FILE", requires = "cache")]
     pub cache_file: Vec<PathBuf>,
+    /// Time each run until it is ready — stdout:REGEX, stderr:REGEX, port:N (localhost TCP),
+    /// file:PATH or notify (sd_notify READY=1) — then stop it (its whole group): the run's
+    /// time is its time to ready.
+    #[arg(long, value_name = "SIGN", conflicts_with = "isolate")]
+    pub ready: Option<String>,
+    /// After --ready: stop (default) the program, or wait for it to end (the run's time is
+    /// then its whole life, and the time to ready is recorded beside it).
+    #[arg(long, value_name = "stop|wait", requires = "ready")]
+    pub ready_then: Option<String>,
 }
 
 impl MeterArgs {
@@ -33,6 +42,17 @@ impl MeterArgs {
     ) -> anyhow::Result<(Vec<BenchmarkPlan>, MeterPlan)> {
         let mut mp = MeterPlan::default();
         mp.run.io = self.io;
+        if let Some(r) = &self.ready {
+            let source = r
+                .parse::<crate::exec::ready::ReadySource>()
+                .map_err(usage)?;
+            let then_wait = match self.ready_then.as_deref() {
+                None | Some("stop") => false,
+                Some("wait") => true,
+                Some(o) => return Err(usage(format!("--ready-then '{o}': use stop or wait"))),
+            };
+            mp.run.ready = Some(crate::exec::ready::Ready { source, then_wait });
+        }
         let Some(spec) = &self.cache else {
             mp.cache = vec![None; plans.len()];
             return Ok((plans, mp));

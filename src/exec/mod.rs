@@ -9,6 +9,7 @@
 pub mod cgroup;
 pub mod io;
 pub mod isolate;
+pub mod ready;
 pub mod run;
 pub mod spawn;
 pub mod spec;

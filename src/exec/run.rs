@@ -216,6 +216,19 @@ impl Executor {
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
+        // `--ready`: the pipe or socket exists before the spawn; the spec points at it.
+        let armed = match &spec.meters.ready {
+            Some(r) => Some(super::ready::arm(r)?),
+            None => None,
+        };
+        let with_ready;
+        let spec = match &armed {
+            Some(a) => {
+                with_ready = a.apply(spec);
+                &with_ready
+            }
+            None => spec,
+        };
         let mut setup = group.child_setup();
         let blkio = if spec.meters.io {
             self.blkio_group()?
@@ -255,12 +268,27 @@ impl Executor {
             let join = Duration::from_nanos(plan.join_ns.load(Ordering::SeqCst));
             (start, pid, join)
         };
+        let watcher = match armed {
+            Some(a) => Some(a.start(pid, start)?),
+            None => None,
+        };
         let stopped = self.watch(spec, group, pid, start, cancel)?;
+        let exited = start.elapsed();
+        let ready = watcher.map(super::ready::Watcher::finish);
         // The exited main process is not reaped yet: its /proc/PID/io holds its own and its
         // reaped descendants' counts.
         let proc_io = io_start.as_ref().and_then(|_| super::io::proc_io(pid));
         let (status, rusage) = sys::wait4(pid)?;
-        let wall = start.elapsed().saturating_sub(join);
+        let wall = match ready {
+            // Stopped because it was ready: the run's time is its time to ready.
+            Some(super::ready::Outcome {
+                ready: Some(t),
+                stopped: true,
+            }) => t.saturating_sub(join),
+            // The watcher's join is not the run's time.
+            Some(_) => exited.saturating_sub(join),
+            None => start.elapsed().saturating_sub(join),
+        };
         let leftover = group.kill_all(pid)?;
         let acc = group.account(&rusage)?;
         let io = io_start.map(|s| {
@@ -288,6 +316,12 @@ impl Executor {
             None if signal.is_some() => Termination::Signal,
             None => Termination::Exit,
         };
+        // Killed by tare because it was ready: that is how such a run ends.
+        let termination = if ready.is_some_and(|r| r.stopped) && stopped.is_none() {
+            Termination::Exit
+        } else {
+            termination
+        };
         Ok(Measurement {
             wall,
             user: acc.user,
@@ -300,6 +334,7 @@ impl Executor {
             leftover_processes: leftover,
             join,
             io,
+            ready,
         })
     }
 

@@ -72,10 +72,12 @@ pub struct RunSpec {
 }
 
 /// Optional meters of one run (see `exec::io` and docs/meters.md).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Meters {
     /// Block-layer and syscall-level I/O of the tree, dirty data left (`--io`).
     pub io: bool,
+    /// Time to ready, and stop or wait after it (`--ready`, `--ready-then`).
+    pub ready: Option<super::ready::Ready>,
 }
 
 impl RunSpec {
@@ -125,6 +127,8 @@ pub struct Measurement {
     pub join: Duration,
     /// What the I/O meter saw, when asked for.
     pub io: Option<crate::results::RunIo>,
+    /// What the readiness watch saw (`--ready`), when asked for.
+    pub ready: Option<super::ready::Outcome>,
 }
 
 impl Measurement {

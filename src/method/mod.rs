@@ -560,8 +560,14 @@ impl Runner<'_> {
         if let Some(c) = &bp.conclude {
             run_action(self.plan, self.exec, self.cancel, "--conclude", c)?;
         }
+        let ready_stopped = m.ready.is_some_and(|r| r.stopped);
+        let never_ready = m.ready.is_some_and(|r| r.ready.is_none());
+        if never_ready {
+            extra.insert("not_ready".into(), json!(true));
+        }
         let ok_exit = m.termination == Termination::Exit
-            && (m.exit_code == Some(0) || self.plan.ignore_failure);
+            && (m.exit_code == Some(0) || ready_stopped || self.plan.ignore_failure)
+            && !never_ready;
         let excluded = interfered && mc.exclude_interfered;
         if excluded {
             extra.insert("excluded".into(), json!("interfered"));
@@ -587,6 +593,7 @@ impl Runner<'_> {
             meters: Box::new(crate::results::RunMeters {
                 io: m.io.clone().map(Box::new),
                 cache: cache.map(Box::new),
+                ready_time: m.ready.and_then(|r| r.ready).map(|t| t.as_secs_f64()),
                 ..Default::default()
             }),
         });
@@ -642,6 +649,11 @@ impl Runner<'_> {
 fn failure_message(b: &Benchmark, plan: &Plan) -> String {
     let r = b.runs.last().expect("a run was just recorded");
     let which = format!("run {} of '{}'", r.index + 1, b.name);
+    if r.extra.contains_key("not_ready") {
+        return format!(
+            "{which} ended without the --ready sign; check the sign (and that the program's output is not buffered), or pass --ignore-failure to record such runs and go on"
+        );
+    }
     match r.termination {
         Termination::Exit => format!(
             "{which} exited with code {}; fix the command or pass --ignore-failure to measure it anyway",

@@ -1,0 +1,87 @@
+//! `--cache cold,warm` for real: a 200 MB file read cold and warm in one interleaved session;
+//! the cold reads are slower and the recorded resident bytes (mincore, taken just before each
+//! run) show the two states. Cold needs root (drop_caches) or works per file (fadvise).
+
+mod common;
+use common::tare;
+
+use serde_json::Value;
+
+#[test]
+fn cold_reads_are_slower_and_residency_shows_the_state() {
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let f = dir.path().join("big");
+    std::fs::write(&f, vec![3u8; 200 << 20]).unwrap();
+    let j = dir.path().join("r.json");
+    let out = tare()
+        .args(["run", "--style", "basic", "--warmup", "0", "--runs", "3"])
+        .args(["--cache", "cold,warm", "--cache-file"])
+        .arg(&f)
+        .arg("--export-json")
+        .arg(&j)
+        .arg(format!("cat {}", f.display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("cache"), "{stdout}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let bench = |i: usize| doc["benchmarks"][i].clone();
+    let (cold, warm) = (bench(0), bench(1));
+    assert!(cold["name"].as_str().unwrap().ends_with("[cache=cold]"));
+    assert!(warm["name"].as_str().unwrap().ends_with("[cache=warm]"));
+    let size = (200u64 << 20) as f64;
+    for r in cold["runs"].as_array().unwrap() {
+        let res = r["cache"]["resident_bytes"].as_f64().unwrap();
+        let file_bytes = r["cache"]["file_bytes"].as_f64().unwrap();
+        assert!(file_bytes >= size, "{r}");
+        assert!(
+            res < 0.1 * size,
+            "cold run started with {res} bytes resident"
+        );
+        assert_eq!(r["cache"]["state"], "cold");
+    }
+    for r in warm["runs"].as_array().unwrap() {
+        let res = r["cache"]["resident_bytes"].as_f64().unwrap();
+        assert!(
+            res > 0.9 * size,
+            "warm run started with {res} bytes resident"
+        );
+        assert_eq!(r["cache"]["how"], "read");
+    }
+    let med = |b: &Value| b["summary"]["wall_time"]["median"].as_f64().unwrap();
+    eprintln!(
+        "cold median {:.4} s, warm median {:.4} s, ratio {:.2}; how {}",
+        med(&cold),
+        med(&warm),
+        med(&cold) / med(&warm),
+        cold["runs"][0]["cache"]["how"]
+    );
+    assert!(
+        med(&cold) > med(&warm),
+        "cold {} warm {}",
+        med(&cold),
+        med(&warm)
+    );
+    // Interleaved and compared: the warm variant gets a verdict against the cold reference.
+    assert!(!doc["comparisons"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn unknown_cache_state_is_one_line() {
+    let out = tare()
+        .args(["run", "--cache", "tepid", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("tare: error: --cache: unknown state 'tepid'"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
