@@ -30,6 +30,14 @@ pub struct MeterArgs {
     /// then its whole life, and the time to ready is recorded beside it).
     #[arg(long, value_name = "stop|wait", requires = "ready")]
     pub ready_then: Option<String>,
+    /// A co-runner (through the shell, in its own process group) during every other run:
+    /// each command is measured [background=off] and [background=on], interleaved, and the
+    /// comparison is the slowdown with its CI.
+    #[arg(long, value_name = "CMD")]
+    pub background: Option<String>,
+    /// How long the co-runner runs before each run starts.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", requires = "background")]
+    pub background_lead: String,
 }
 
 impl MeterArgs {
@@ -53,6 +61,36 @@ impl MeterArgs {
             };
             mp.run.ready = Some(crate::exec::ready::Ready { source, then_wait });
         }
+        let (plans, mut mp) = self.plan_cache(plans, input, mp)?;
+        if let Some(cmd) = &self.background {
+            mp.background_lead = crate::units::parse_duration(&self.background_lead)
+                .map_err(|e| usage(format!("--background-lead: {e}")))?;
+            let mut out = Vec::new();
+            let mut cache = Vec::new();
+            for (b, c) in plans.into_iter().zip(mp.cache) {
+                for on in [false, true] {
+                    let mut nb = b.clone();
+                    let word = if on { "on" } else { "off" };
+                    nb.name = format!("{} [background={word}]", b.name);
+                    nb.parameters.insert("background".into(), word.into());
+                    out.push(nb);
+                    cache.push(c.clone());
+                    mp.background.push(on.then(|| cmd.clone()));
+                }
+            }
+            mp.cache = cache;
+            return Ok((out, mp));
+        }
+        mp.background = vec![None; plans.len()];
+        Ok((plans, mp))
+    }
+
+    fn plan_cache(
+        &self,
+        plans: Vec<BenchmarkPlan>,
+        input: Option<&PathBuf>,
+        mut mp: MeterPlan,
+    ) -> anyhow::Result<(Vec<BenchmarkPlan>, MeterPlan)> {
         let Some(spec) = &self.cache else {
             mp.cache = vec![None; plans.len()];
             return Ok((plans, mp));

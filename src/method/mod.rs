@@ -5,6 +5,7 @@
 //! Not for: measuring (that is `exec`) or printing (that is `report`).
 
 pub mod actions;
+pub mod background;
 pub mod analysis;
 pub mod cache;
 pub mod counters;
@@ -533,9 +534,23 @@ impl Runner<'_> {
             Some(cp) => Some(cache::prepare(cp)?),
             None => None,
         };
+        let co_runner = match self.plan.meters.background.get(i).and_then(Option::as_ref) {
+            Some(cmd) => Some(background::start(
+                &self.plan.shell,
+                cmd,
+                self.plan.meters.background_lead,
+            )?),
+            None => None,
+        };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
-        let m = self.exec.run(&spec, self.cancel)?;
+        let m = self.exec.run(&spec, self.cancel);
+        let background = co_runner.map(background::CoRunner::stop);
+        let with_background = self.plan.meters.background.iter().any(Option::is_some);
+        if background == Some(false) {
+            extra.insert("background_ended_early".into(), json!(true));
+        }
+        let m = m?;
         let env = self.probe.borrow_mut().finish(
             probe_start,
             m.cpu().as_secs_f64(),
@@ -594,6 +609,7 @@ impl Runner<'_> {
                 io: m.io.clone().map(Box::new),
                 cache: cache.map(Box::new),
                 ready_time: m.ready.and_then(|r| r.ready).map(|t| t.as_secs_f64()),
+                background: with_background.then_some(background.is_some()),
                 ..Default::default()
             }),
         });

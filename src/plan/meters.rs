@@ -36,4 +36,8 @@ pub struct MeterPlan {
     pub run: crate::exec::Meters,
     /// Cache state per benchmark (index into the plan's benchmarks; `None`: not controlled).
     pub cache: Vec<Option<CachePlan>>,
+    /// The `--background` co-runner per benchmark (`None`: the runs without it).
+    pub background: Vec<Option<String>>,
+    /// How long the co-runner runs before each run's clock starts.
+    pub background_lead: std::time::Duration,
 }

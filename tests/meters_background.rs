@@ -1,0 +1,56 @@
+//! `--background` for real: the thesis's read-under-write experiment. A reader with direct
+//! I/O is measured alone and with a writer (direct I/O too) running beside it, interleaved;
+//! the slowdown's paired bootstrap CI must exclude 1, and the writer must be gone afterwards.
+
+mod common;
+use common::{survivors, tare};
+
+use serde_json::Value;
+
+#[test]
+fn a_background_writer_slows_a_reader_and_the_ci_excludes_one() {
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![5u8; 64 << 20]).unwrap();
+    let sink = dir.path().join("bg-tare-writer-4471");
+    let j = dir.path().join("r.json");
+    let writer = format!(
+        "while :; do dd if=/dev/zero of={} bs=1M count=100 oflag=direct 2>/dev/null; done",
+        sink.display()
+    );
+    let reader = format!(
+        "dd if={} of=/dev/null bs=1M iflag=direct",
+        data.display()
+    );
+    let out = tare()
+        .args(["run", "--style", "basic", "--warmup", "1", "--runs", "10"])
+        .args(["--background", &writer, "--export-json"])
+        .arg(&j)
+        .arg(&reader)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert!(doc["benchmarks"][0]["name"]
+        .as_str()
+        .unwrap()
+        .ends_with("[background=off]"));
+    for r in doc["benchmarks"][1]["runs"].as_array().unwrap() {
+        assert_eq!(r["background"], true, "{r}");
+    }
+    for r in doc["benchmarks"][0]["runs"].as_array().unwrap() {
+        assert_eq!(r["background"], false, "{r}");
+    }
+    let c = &doc["comparisons"][0];
+    let (ratio, lo, hi) = (
+        c["ratio"].as_f64().unwrap(),
+        c["ratio_ci_low"].as_f64().unwrap(),
+        c["ratio_ci_high"].as_f64().unwrap(),
+    );
+    eprintln!("read under write: slowdown {ratio:.2}× (95% CI {lo:.2}–{hi:.2}), paired {}", c["paired"]);
+    assert_eq!(c["paired"], true);
+    assert!(lo > 1.0, "slowdown CI {lo}–{hi} does not exclude 1\n{stdout}");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(survivors("bg-tare-writer-4471").is_empty());
+}
