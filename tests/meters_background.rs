@@ -18,10 +18,7 @@ fn a_background_writer_slows_a_reader_and_the_ci_excludes_one() {
         "while :; do dd if=/dev/zero of={} bs=1M count=100 oflag=direct 2>/dev/null; done",
         sink.display()
     );
-    let reader = format!(
-        "dd if={} of=/dev/null bs=1M iflag=direct",
-        data.display()
-    );
+    let reader = format!("dd if={} of=/dev/null bs=1M iflag=direct", data.display());
     let out = tare()
         .args(["run", "--style", "basic", "--warmup", "1", "--runs", "10"])
         .args(["--background", &writer, "--export-json"])
@@ -30,7 +27,11 @@ fn a_background_writer_slows_a_reader_and_the_ci_excludes_one() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     assert!(doc["benchmarks"][0]["name"]
         .as_str()
@@ -48,9 +49,15 @@ fn a_background_writer_slows_a_reader_and_the_ci_excludes_one() {
         c["ratio_ci_low"].as_f64().unwrap(),
         c["ratio_ci_high"].as_f64().unwrap(),
     );
-    eprintln!("read under write: slowdown {ratio:.2}× (95% CI {lo:.2}–{hi:.2}), paired {}", c["paired"]);
+    eprintln!(
+        "read under write: slowdown {ratio:.2}× (95% CI {lo:.2}–{hi:.2}), paired {}",
+        c["paired"]
+    );
     assert_eq!(c["paired"], true);
-    assert!(lo > 1.0, "slowdown CI {lo}–{hi} does not exclude 1\n{stdout}");
+    assert!(
+        lo > 1.0,
+        "slowdown CI {lo}–{hi} does not exclude 1\n{stdout}"
+    );
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(survivors("bg-tare-writer-4471").is_empty());
 }

@@ -36,8 +36,31 @@ pub struct MeterArgs {
     #[arg(long, value_name = "CMD")]
     pub background: Option<String>,
     /// How long the co-runner runs before each run starts.
-    #[arg(long, value_name = "DURATION", default_value = "100ms", requires = "background")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "100ms",
+        requires = "background"
+    )]
     pub background_lead: String,
+    /// Sample each run's memory (its whole group) at this interval into a timeline, plotted
+    /// in the HTML report (e.g. 10ms).
+    #[arg(long, value_name = "INTERVAL")]
+    pub memory_sample: Option<String>,
+    /// Memory pressure without killing: cgroup v2 memory.high of each run's group (bytes or
+    /// with a unit); the kernel reclaims and throttles above it. Not available on cgroup v1.
+    #[arg(long, value_name = "BYTES")]
+    pub memory_high: Option<String>,
+}
+
+/// Refuses, before the first run, meters the chosen backend cannot give.
+pub fn check_backend(mp: &MeterPlan, kind: crate::results::MethodKind) -> anyhow::Result<()> {
+    if mp.run.memory_high.is_some() && kind != crate::results::MethodKind::CgroupV2 {
+        return Err(usage(
+            "--memory-high needs cgroup v2 (memory.high); cgroup v1's memory.soft_limit_in_bytes only matters when the whole machine is short of memory, so it cannot emulate pressure — use --memory-limit for a hard limit instead",
+        ));
+    }
+    Ok(())
 }
 
 impl MeterArgs {
@@ -50,6 +73,21 @@ impl MeterArgs {
     ) -> anyhow::Result<(Vec<BenchmarkPlan>, MeterPlan)> {
         let mut mp = MeterPlan::default();
         mp.run.io = self.io;
+        if let Some(s) = &self.memory_sample {
+            let d = crate::units::parse_duration(s)
+                .map_err(|e| usage(format!("--memory-sample: {e}")))?;
+            if d < std::time::Duration::from_millis(1) {
+                return Err(usage(format!(
+                    "--memory-sample {s}: sample at most every millisecond"
+                )));
+            }
+            mp.run.memory_sample = Some(d);
+        }
+        if let Some(s) = &self.memory_high {
+            let b =
+                crate::units::parse_bytes(s).map_err(|e| usage(format!("--memory-high: {e}")))?;
+            mp.run.memory_high = Some(b);
+        }
         if let Some(r) = &self.ready {
             let source = r
                 .parse::<crate::exec::ready::ReadySource>()

@@ -1215,6 +1215,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     let style = style_of(a.style);
     let color = style.color();
     let method_record = backend.method();
+    super::meters::check_backend(&meter_plan, backend.kind())?;
     if style != Style::None && chosen.is_none() && a.argv.is_empty() {
         for c in &a.commands {
             if let Some(syntax) = shell_syntax(c) {

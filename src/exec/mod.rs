@@ -14,6 +14,7 @@ pub mod run;
 pub mod spawn;
 pub mod spec;
 pub mod sys;
+pub mod timeline;
 
 pub use cgroup::{detect, Backend, Needs, Preference};
 pub use run::{Executor, SpawnError};

@@ -239,6 +239,13 @@ impl Executor {
             setup.procs_fds.push(g.procs_fd());
         }
         let io_start = spec.meters.io.then(|| super::io::start(blkio));
+        if let Some(bytes) = spec.meters.memory_high {
+            super::timeline::set_memory_high(group.unified_dir().as_deref(), bytes)?;
+        }
+        let sampler = spec.meters.memory_sample.and_then(|iv| {
+            let dir = group.memory_dir()?;
+            super::timeline::arm(&dir, iv)
+        });
         // `join`: time the child spent joining its groups inside the timed interval, taken
         // out of the wall time (see `sys::ChildPlan::join_ns`).
         let (start, pid, join) = if spec.isolation.is_some() {
@@ -268,6 +275,10 @@ impl Executor {
             let join = Duration::from_nanos(plan.join_ns.load(Ordering::SeqCst));
             (start, pid, join)
         };
+        let sampler = match sampler {
+            Some(s) => Some(s.start(start)?),
+            None => None,
+        };
         let watcher = match armed {
             Some(a) => Some(a.start(pid, start)?),
             None => None,
@@ -275,6 +286,7 @@ impl Executor {
         let stopped = self.watch(spec, group, pid, start, cancel)?;
         let exited = start.elapsed();
         let ready = watcher.map(super::ready::Watcher::finish);
+        let memory_timeline = sampler.map(super::timeline::Sampler::finish);
         // The exited main process is not reaped yet: its /proc/PID/io holds its own and its
         // reaped descendants' counts.
         let proc_io = io_start.as_ref().and_then(|_| super::io::proc_io(pid));
@@ -335,6 +347,7 @@ impl Executor {
             join,
             io,
             ready,
+            memory_timeline,
         })
     }
 

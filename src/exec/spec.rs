@@ -78,6 +78,10 @@ pub struct Meters {
     pub io: bool,
     /// Time to ready, and stop or wait after it (`--ready`, `--ready-then`).
     pub ready: Option<super::ready::Ready>,
+    /// Sample the run group's memory at this interval (`--memory-sample`).
+    pub memory_sample: Option<Duration>,
+    /// cgroup v2 `memory.high` of the run group, in bytes (`--memory-high`).
+    pub memory_high: Option<u64>,
 }
 
 impl RunSpec {
@@ -129,6 +133,8 @@ pub struct Measurement {
     pub io: Option<crate::results::RunIo>,
     /// What the readiness watch saw (`--ready`), when asked for.
     pub ready: Option<super::ready::Outcome>,
+    /// The memory timeline (`[seconds, bytes]`), when asked for.
+    pub memory_timeline: Option<Vec<[f64; 2]>>,
 }
 
 impl Measurement {

@@ -5,8 +5,8 @@
 //! Not for: measuring (that is `exec`) or printing (that is `report`).
 
 pub mod actions;
-pub mod background;
 pub mod analysis;
+pub mod background;
 pub mod cache;
 pub mod counters;
 pub mod planning;
@@ -610,6 +610,7 @@ impl Runner<'_> {
                 cache: cache.map(Box::new),
                 ready_time: m.ready.and_then(|r| r.ready).map(|t| t.as_secs_f64()),
                 background: with_background.then_some(background.is_some()),
+                memory_timeline: m.memory_timeline.clone(),
                 ..Default::default()
             }),
         });

@@ -188,6 +188,14 @@ pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String
             ),
         ));
     }
+    if let Some(n) = median_of(b, |r| {
+        r.meters.memory_timeline.as_ref().map(|t| t.len() as f64)
+    }) {
+        lines.push((
+            "memory/time",
+            format!("{n:.0} samples per run (median); plotted in the HTML report"),
+        ));
+    }
     if let Some(t) = median_of(b, |r| r.meters.ready_time) {
         lines.push((
             "ready",
@@ -230,13 +238,21 @@ pub fn markdown(session: &Session) -> String {
     out
 }
 
-/// An HTML block for one benchmark's meters (empty when it has none).
-pub fn html(b: &Benchmark) -> String {
+/// An HTML block for one benchmark's meters (empty when it has none); `id` makes the plot's
+/// id unique in the page.
+pub fn html(b: &Benchmark, id: &str) -> String {
     let (lines, warnings) = terminal_lines(b);
-    if lines.is_empty() {
+    let plot = crate::report::html::plots::memory_timeline(b, &format!("{id}-memory"));
+    if lines.is_empty() && plot.is_none() {
         return String::new();
     }
-    let mut out = String::from(r#"<dl class="meta meters">"#);
+    let mut out = String::new();
+    if let Some(svg) = plot {
+        out.push_str(r#"<div class="wide">"#);
+        out.push_str(&svg);
+        out.push_str("</div>");
+    }
+    out.push_str(r#"<dl class="meta meters">"#);
     for (k, v) in lines {
         out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v)));
     }

@@ -427,7 +427,7 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
             esc(&b.command)
         );
         out.push_str(&facts(b, metric));
-        out.push_str(&crate::report::meters::html(b));
+        out.push_str(&crate::report::meters::html(b, &anchor));
         // Two columns that stack independently: distribution plots left, plots over run
         // order right.
         let mine = |kinds: &[PlotKind]| -> Vec<&Plot> {
