@@ -24,6 +24,7 @@
 
 pub mod binary;
 pub mod cooldown;
+pub mod energy;
 pub mod freq;
 pub mod info;
 pub mod inventory;

@@ -86,6 +86,8 @@ struct Runner<'a> {
     real_cwd: std::path::PathBuf,
     /// Build variants (`--build`), built before the first run.
     builds: Option<Builds>,
+    /// RAPL energy around each run (`--energy` on a machine that has it).
+    energy: Option<crate::machine::energy::EnergyMeter>,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -138,7 +140,28 @@ pub fn execute(
             }
         }
     };
+    let energy = plan.meters.energy.and_then(|idle| {
+        let Some(mut m) = crate::machine::energy::EnergyMeter::discover(&root) else {
+            session.extra.insert(
+                "energy".into(),
+                json!({"available": false, "reason": "no RAPL domains under /sys/class/powercap"}),
+            );
+            return None;
+        };
+        let before = m.read();
+        let t = Instant::now();
+        std::thread::sleep(idle);
+        let after = m.read();
+        m.set_idle(&before, &after, t.elapsed().as_secs_f64());
+        session.extra.insert(
+            "energy".into(),
+            json!({"available": true, "domains": m.domains, "idle_watts": m.idle_watts,
+                   "idle_seconds": idle.as_secs_f64()}),
+        );
+        Some(m)
+    });
     let runner = Runner {
+        energy,
         plan,
         exec,
         cancel,
@@ -544,7 +567,17 @@ impl Runner<'_> {
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
+        let energy_before = self.energy.as_ref().map(|e| e.read());
         let m = self.exec.run(&spec, self.cancel);
+        let energy = match (&self.energy, energy_before, &m) {
+            (Some(e), Some(before), Ok(m)) => Some(e.record(
+                &before,
+                &e.read(),
+                m.wall.as_secs_f64(),
+                self.plan.cores.as_deref(),
+            )),
+            _ => None,
+        };
         let background = co_runner.map(background::CoRunner::stop);
         let with_background = self.plan.meters.background.iter().any(Option::is_some);
         if background == Some(false) {
@@ -611,6 +644,7 @@ impl Runner<'_> {
                 ready_time: m.ready.and_then(|r| r.ready).map(|t| t.as_secs_f64()),
                 background: with_background.then_some(background.is_some()),
                 memory_timeline: m.memory_timeline.clone(),
+                energy: energy.map(|e| json!(e)),
                 ..Default::default()
             }),
         });

@@ -40,4 +40,6 @@ pub struct MeterPlan {
     pub background: Vec<Option<String>>,
     /// How long the co-runner runs before each run's clock starts.
     pub background_lead: std::time::Duration,
+    /// Read RAPL energy around each run (`--energy`), after measuring idle power this long.
+    pub energy: Option<std::time::Duration>,
 }

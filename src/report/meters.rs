@@ -196,6 +196,60 @@ pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String
             format!("{n:.0} samples per run (median); plotted in the HTML report"),
         ));
     }
+    let names: Vec<String> = b
+        .runs
+        .iter()
+        .filter(|r| r.counted)
+        .filter_map(|r| {
+            r.meters
+                .energy
+                .as_ref()?
+                .get("domains")?
+                .as_array()
+                .cloned()
+        })
+        .flatten()
+        .filter_map(|d| d.get("name")?.as_str().map(String::from))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !names.is_empty() {
+        let domain = |r: &Run, name: &str, key: &str| -> Option<f64> {
+            r.meters.energy.as_ref()?["domains"]
+                .as_array()?
+                .iter()
+                .find(|d| d["name"] == name)?[key]
+                .as_f64()
+        };
+        let parts: Vec<String> = names
+            .iter()
+            .map(|n| {
+                let j = median_of(b, |r| domain(r, n, "joules")).unwrap_or(f64::NAN);
+                match median_of(b, |r| domain(r, n, "dynamic_joules")) {
+                    Some(d) => format!("{n} {j:.3} J ({d:.3} J above idle)"),
+                    None => format!("{n} {j:.3} J"),
+                }
+            })
+            .collect();
+        let attributed = b
+            .runs
+            .iter()
+            .filter(|r| r.counted)
+            .filter_map(|r| r.meters.energy.as_ref()?["attributed"].as_bool())
+            .all(|a| a);
+        lines.push((
+            "energy",
+            format!(
+                "{} (medians){}",
+                parts.join(", "),
+                if attributed {
+                    ""
+                } else {
+                    "; not attributed: other work shared the package"
+                }
+            ),
+        ));
+    }
     if let Some(t) = median_of(b, |r| r.meters.ready_time) {
         lines.push((
             "ready",
@@ -203,6 +257,20 @@ pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String
         ));
     }
     (lines, warnings)
+}
+
+/// Session-wide notes of the meters (e.g. energy asked for but unavailable).
+pub fn session_lines(session: &Session) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(e) = session.extra.get("energy") {
+        if e["available"] == false {
+            out.push(format!(
+                "energy: unavailable ({})",
+                e["reason"].as_str().unwrap_or("no RAPL domains")
+            ));
+        }
+    }
+    out
 }
 
 /// The I/O and cache medians as a table in Markdown (empty when no benchmark has them).

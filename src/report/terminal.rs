@@ -350,6 +350,10 @@ pub fn summary_with(session: &Session, color: bool, verbose: bool) -> String {
         out.push_str(&comparison_block(session, color));
         out.push('\n');
     }
+    for line in super::meters::session_lines(session) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if verbose {
         out.push_str(&method_block(&session.method, color));
     } else {

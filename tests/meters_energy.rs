@@ -1,0 +1,160 @@
+//! Energy on synthetic powercap trees (this machine has no RAPL): the tree is shaped like the
+//! kernel's intel_rapl driver's (`/sys/class/powercap/intel-rapl:N[:M]/{name, energy_uj,
+//! max_energy_range_uj}`, CPUs' `topology/physical_package_id`). Domains found, wrap-around,
+//! idle power and dynamic energy, attribution — through the library and end to end through
+//! `tare run` with `TARE_SYSROOT`, the measured command moving the counters itself.
+
+mod common;
+use common::tare;
+
+use serde_json::Value;
+use std::path::Path;
+use tare::machine::energy::{delta_uj, EnergyMeter};
+use tare::machine::sysfs::SysRoot;
+
+const MAX: u64 = 262_143_328_850;
+
+fn write(root: &Path, rel: &str, v: &str) {
+    let p = root.join(rel.trim_start_matches('/'));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, format!("{v}\n")).unwrap();
+}
+
+/// One package of 4 CPUs with core and dram subzones, and psys.
+fn tree(root: &Path, package_uj: u64) {
+    let z = "/sys/class/powercap";
+    write(root, &format!("{z}/intel-rapl/enabled"), "1");
+    for (zone, name, e) in [
+        ("intel-rapl:0", "package-0", package_uj),
+        ("intel-rapl:0:0", "core", 1_000_000),
+        ("intel-rapl:0:1", "dram", 2_000_000),
+        ("intel-rapl:1", "psys", 3_000_000),
+    ] {
+        write(root, &format!("{z}/{zone}/name"), name);
+        write(root, &format!("{z}/{zone}/energy_uj"), &e.to_string());
+        write(
+            root,
+            &format!("{z}/{zone}/max_energy_range_uj"),
+            &MAX.to_string(),
+        );
+    }
+    for cpu in 0..4 {
+        write(
+            root,
+            &format!("/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"),
+            "0",
+        );
+    }
+    write(root, "/sys/devices/system/cpu/online", "0-3");
+}
+
+#[test]
+fn domains_wrap_idle_and_attribution() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), MAX - 1_000_000);
+    let mut m = EnergyMeter::discover(&SysRoot::new(dir.path())).expect("domains");
+    let names: Vec<(&str, Option<usize>)> = m
+        .domains
+        .iter()
+        .map(|d| (d.name.as_str(), d.package))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("package-0", Some(0)),
+            ("core", Some(0)),
+            ("dram", Some(0)),
+            ("psys", None)
+        ]
+    );
+    // Idle: 2 W on the package for 1 s.
+    let idle_before = vec![Some(0), Some(0), Some(0), Some(0)];
+    let idle_after = vec![Some(2_000_000), Some(500_000), Some(0), Some(4_000_000)];
+    m.set_idle(&idle_before, &idle_after, 1.0);
+    assert_eq!(m.idle_watts[0], Some(2.0));
+    // A 0.5 s run during which the package counter wrapped: 1 J to the top, then 3 J.
+    let before = m.read();
+    assert_eq!(before[0], Some(MAX - 1_000_000));
+    let mut after = before.clone();
+    after[0] = Some(2_999_999);
+    after[1] = Some(1_250_000);
+    let r = m.record(&before, &after, 0.5, None);
+    assert!(r.attributed, "{r:?}");
+    let pkg = &r.domains[0];
+    assert!(pkg.wrapped);
+    assert!((pkg.joules - 4.0).abs() < 1e-9, "{pkg:?}");
+    // Dynamic: 4 J − 2 W × 0.5 s.
+    assert!((pkg.dynamic_joules.unwrap() - 3.0).abs() < 1e-9, "{pkg:?}");
+    assert!((r.domains[1].joules - 0.25).abs() < 1e-9);
+    assert!(!r.domains[1].wrapped);
+    // Pinned to half the package: other work shares it, nothing is charged to the run.
+    let half = m.record(&before, &after, 0.5, Some(&[0, 1]));
+    assert!(!half.attributed);
+    assert!(half.note.contains("not attributed"), "{}", half.note);
+    assert!(half.domains.iter().all(|d| d.dynamic_joules.is_none()));
+    let whole = m.record(&before, &after, 0.5, Some(&[0, 1, 2, 3]));
+    assert!(whole.attributed);
+    assert_eq!(delta_uj(MAX, 0, MAX), 1);
+}
+
+#[test]
+fn end_to_end_through_tare_run_with_a_synthetic_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    tree(&root, MAX - 500_000);
+    let counter = root.join("sys/class/powercap/intel-rapl:0/energy_uj");
+    let j = dir.path().join("r.json");
+    // The command is the "hardware": it moves the package counter past the top (0.5 J to
+    // wrap, then 1.5 J), as a run using 2 J would.
+    let cmd = format!("sh -c 'echo 1499999 > {}'", counter.display());
+    let out = tare()
+        .env("TARE_SYSROOT", &root)
+        .args(["run", "--style", "basic", "--warmup", "0", "--runs", "1"])
+        .args(["--energy", "--energy-idle", "50ms", "--export-json"])
+        .arg(&j)
+        .arg(&cmd)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("energy"), "{stdout}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(doc["extra"]["energy"]["available"], true);
+    assert_eq!(doc["extra"]["energy"]["idle_watts"][0], 0.0);
+    let e = &doc["benchmarks"][0]["runs"][0]["energy"];
+    let pkg = &e["domains"][0];
+    assert_eq!(pkg["name"], "package-0");
+    assert_eq!(pkg["wrapped"], true);
+    assert!((pkg["joules"].as_f64().unwrap() - 2.0).abs() < 1e-9, "{e}");
+    eprintln!("synthetic run energy record: {e}");
+}
+
+#[test]
+fn no_powercap_says_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tare()
+        .env("TARE_SYSROOT", dir.path())
+        .args([
+            "run",
+            "--style",
+            "basic",
+            "--runs",
+            "1",
+            "--energy",
+            "--energy-idle",
+            "10ms",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("energy: unavailable"));
+}
