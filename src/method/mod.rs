@@ -645,7 +645,6 @@ impl Runner<'_> {
                 background: with_background.then_some(background.is_some()),
                 memory_timeline: m.memory_timeline.clone(),
                 energy: energy.map(|e| json!(e)),
-                ..Default::default()
             }),
         });
         obs.run_finished(benches, i)?;
