@@ -52,10 +52,14 @@ pub fn machine(a: MachineArgs) -> anyhow::Result<i32> {
     match a.action.unwrap_or(Action::Show { json: a.json }) {
         Action::Show { json } => {
             let inv = inventory::take_inventory(&root, &InventoryOptions::default());
+            let disks = crate::machine::blockdev::read(&root);
             if json || a.json {
-                println!("{}", serde_json::to_string_pretty(&inv)?);
+                let mut v = serde_json::to_value(&inv)?;
+                v["block_devices"] = serde_json::to_value(&disks)?;
+                println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 print!("{}", inventory::render_text(&inv, color()));
+                print!("\n{}", crate::machine::blockdev::render_text(&disks));
             }
             Ok(exit::OK)
         }

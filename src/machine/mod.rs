@@ -23,6 +23,7 @@
 //! or an item with verdict `unknown` that names the missing path.
 
 pub mod binary;
+pub mod blockdev;
 pub mod cooldown;
 pub mod energy;
 pub mod freq;

@@ -11,6 +11,7 @@ pub mod cache;
 pub mod counters;
 pub mod planning;
 pub mod setups;
+pub mod success;
 pub mod summary;
 
 use crate::error::UserError;
@@ -226,6 +227,11 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
     for b in &mut session.benchmarks {
         analysis::mark_outliers(b, plan.analysis.discard_outliers);
         b.summary = summary::summarize(b);
+        if plan.ignore_failure {
+            if let Some(r) = success::record(b) {
+                b.extra.insert(success::EXTRA_KEY.into(), r);
+            }
+        }
     }
     let comparing = session.benchmarks.len() > 1 && plan.analysis.compare;
     let by_setup = plan.setups.is_some()

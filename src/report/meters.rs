@@ -250,6 +250,20 @@ pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String
             ),
         ));
     }
+    if let Some(s) = b.extra.get("success_rate") {
+        let f = |k: &str| s[k].as_f64().unwrap_or(f64::NAN);
+        lines.push((
+            "success",
+            format!(
+                "{}/{} runs = {:.1}%   (95% CI {:.1}% … {:.1}%, Wilson)",
+                s["successes"],
+                s["runs"],
+                100.0 * f("rate"),
+                100.0 * f("ci_low"),
+                100.0 * f("ci_high")
+            ),
+        ));
+    }
     if let Some(t) = median_of(b, |r| r.meters.ready_time) {
         lines.push((
             "ready",

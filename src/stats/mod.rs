@@ -16,6 +16,7 @@
 //! * [`outliers`](mod@outliers), [`trend`], [`autocorr`], [`warmup`], [`modality`] — diagnostics.
 
 pub mod autocorr;
+pub mod binomial;
 pub mod bootstrap;
 pub mod compare;
 pub mod describe;
