@@ -1182,7 +1182,7 @@ pub fn memory_timeline(b: &Benchmark, id: &str) -> Option<String> {
         height: H - M_TOP - M_BOTTOM,
         x: Scale::linear((0.0, t_max.max(1e-3)), (M_LEFT, W - M_RIGHT)),
         y: Scale::linear(
-            (0.0, (b_max / scale).max(1e-9) * 1.05),
+            (0.0, (b_max * scale).max(1e-9) * 1.05),
             (H - M_BOTTOM, M_TOP),
         ),
     };
@@ -1195,7 +1195,7 @@ pub fn memory_timeline(b: &Benchmark, id: &str) -> Option<String> {
     for (i, (counted, t)) in lines.iter().enumerate() {
         let pts: Vec<(f64, f64)> = t
             .iter()
-            .map(|p| (frame.x.map(p[0]), frame.y.map(p[1] / scale)))
+            .map(|p| (frame.x.map(p[0]), frame.y.map(p[1] * scale)))
             .collect();
         let stroke = if *counted {
             color::SERIES[i % color::SERIES.len()]
