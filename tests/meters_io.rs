@@ -86,8 +86,32 @@ fn fifty_mb_fsynced_by_a_child_is_written_for_the_tree() {
         "sh -c 'dd if=/dev/zero of={} bs=1M count=50 conv=fsync 2>/dev/null; true'",
         f.display()
     );
-    let (doc, stdout) = run_json(&["--runs", "3", "--io", &cmd], &j);
+    let md = dir.path().join("r.md");
+    let html = dir.path().join("r.html");
+    let (doc, stdout) = run_json(
+        &[
+            "--runs",
+            "3",
+            "--io",
+            "--export-markdown",
+            md.to_str().unwrap(),
+            "--export-html",
+            html.to_str().unwrap(),
+            &cmd,
+        ],
+        &j,
+    );
     assert!(stdout.contains("I/O"), "{stdout}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("| Disk written |") && md.contains("52.4"),
+        "{md}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("meters") && page.contains("disk read"),
+        "no I/O in the report"
+    );
     for r in doc["benchmarks"][0]["runs"].as_array().unwrap() {
         let w = io_of(r, "block_write_bytes");
         assert!(
@@ -210,4 +234,40 @@ fn cold_reads_come_from_the_disk_for_the_tree() {
     let text = std::fs::read_to_string(&csv).unwrap();
     let header = text.lines().next().unwrap();
     assert!(header.contains("io_block_read_bytes") && header.contains("cache_resident_bytes"));
+}
+
+#[test]
+fn without_meters_no_fields_and_no_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let out = tare()
+        .args(["run", "--style", "none", "--runs", "2", "--export-json"])
+        .arg(&j)
+        .arg("--export-csv")
+        .arg(&csv)
+        .arg("true")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let run = doc["benchmarks"][0]["runs"][0].as_object().unwrap();
+    for key in [
+        "io",
+        "cache",
+        "ready_time",
+        "background",
+        "memory_timeline",
+        "energy",
+    ] {
+        assert!(!run.contains_key(key), "{key} in {run:?}");
+    }
+    let header = std::fs::read_to_string(&csv).unwrap();
+    assert!(!header.lines().next().unwrap().contains("io_"));
+    // --ready and --isolate do not go together (the sign's pipe and port are outside).
+    let bad = tare()
+        .args(["run", "--isolate", "--ready", "notify", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
 }

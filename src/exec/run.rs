@@ -284,7 +284,7 @@ impl Executor {
             None => None,
         };
         let stopped = self.watch(spec, group, pid, start, cancel)?;
-        let exited = start.elapsed();
+        let exited = watcher.as_ref().map(|_| start.elapsed());
         let ready = watcher.map(super::ready::Watcher::finish);
         let memory_timeline = sampler.map(super::timeline::Sampler::finish);
         // The exited main process is not reaped yet: its /proc/PID/io holds its own and its
@@ -298,7 +298,7 @@ impl Executor {
                 stopped: true,
             }) => t.saturating_sub(join),
             // The watcher's join is not the run's time.
-            Some(_) => exited.saturating_sub(join),
+            Some(_) => exited.unwrap_or_default().saturating_sub(join),
             None => start.elapsed().saturating_sub(join),
         };
         let leftover = group.kill_all(pid)?;
