@@ -49,14 +49,15 @@ fn main() {
                     sample.metric("labellen", c.label.len() as f64);
                     sample.metric("live", c.live.get() as f64);
                     sample.metric("env_set", std::env::var_os("TARE_WORKER_FD").is_some() as u8 as f64);
-                    sample.metric(
-                        "inherited_fd_open",
-                        std::fs::metadata(format!(
-                            "/proc/self/fd/{}",
-                            std::env::var("TEST_FD").unwrap_or_default()
-                        ))
-                        .is_ok() as u8 as f64,
-                    );
+                    // Sockets a child process inherits: the protocol socket must not be one.
+                    let child = std::process::Command::new("sh")
+                        .args(["-c", "for f in /proc/self/fd/*; do readlink \"$f\"; done"])
+                        .stdin(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null())
+                        .output()
+                        .map(|o| String::from_utf8_lossy(&o.stdout).matches("socket:").count())
+                        .unwrap_or(99);
+                    sample.metric("child_sockets", child as f64);
                 }),
         )
         .kernel(
