@@ -794,11 +794,13 @@ impl Worker {
                 String::new()
             };
             let params: String = values.iter().map(|(n, v)| format!(" {n}={v}")).collect();
-            let medtext = if med < 1000.0 {
-                format!("{:.4}", med)
+            // four significant digits below 1000 ns, whole ns above
+            let decimals = if med > 0.0 && med < 1000.0 {
+                (3 - med.log10().floor() as i32).max(0) as usize
             } else {
-                format!("{med:.0}")
+                0
             };
+            let medtext = format!("{med:.decimals$}");
             println!("{name}{params} {medtext} ns/loop{tp}  (N={loops}, 10 samples)");
         }
         Ok(())
