@@ -33,7 +33,8 @@
 //! ```
 //!
 //! The library holds no policy (loops, samples, warm-up are tare's), never writes protocol text
-//! to stdout, and turns a panic in a stage into an `error` reply. The protocol is a few
+//! to stdout, and turns a panic in a stage into an `error` reply. Samples carry `cpu_ns` from
+//! the process CPU clock (libc's `clock_gettime`). The protocol is a few
 //! line-oriented verbs, so the codec is hand-written here rather than pulled in.
 
 use std::fmt;
@@ -209,8 +210,8 @@ trait Erased {
     fn has_run(&self) -> bool;
     /// Setup with all parameter values; returns the throughput counts.
     fn setup(&mut self, values: &[(String, String)]) -> Result<(f64, f64), String>;
-    /// One repetition: init (untimed), the timed loop; returns elapsed ns.
-    fn rep(&mut self, loops: u64, sample: &mut Sample) -> Result<u64, String>;
+    /// One repetition: init (untimed), the timed loop; returns elapsed ns and process CPU ns.
+    fn rep(&mut self, loops: u64, sample: &mut Sample) -> Result<(u64, Option<u64>), String>;
     fn teardown(&mut self) -> Result<(), String>;
 }
 
@@ -259,7 +260,7 @@ impl<S: 'static> Erased for Live<S> {
             Err(p) => Err(panic_text(p)),
         }
     }
-    fn rep(&mut self, loops: u64, sample: &mut Sample) -> Result<u64, String> {
+    fn rep(&mut self, loops: u64, sample: &mut Sample) -> Result<(u64, Option<u64>), String> {
         let state = self.state.as_mut().ok_or("no kernel set up")?;
         let init = &mut self.def.init;
         let run = self
@@ -271,9 +272,12 @@ impl<S: 'static> Erased for Live<S> {
             if let Some(i) = init.as_mut() {
                 i(state, sample);
             }
+            let c0 = cpu_ns();
             let t0 = Instant::now();
             run(state, sample, loops);
-            t0.elapsed().as_nanos() as u64
+            let ns = t0.elapsed().as_nanos() as u64;
+            let cpu = cpu_ns().zip(c0).map(|(c1, c0)| c1.saturating_sub(c0));
+            (ns, cpu)
         }))
         .map_err(panic_text)
     }
@@ -396,6 +400,14 @@ fn parse(text: &str) -> Result<(String, Fields), &'static str> {
         fields.push((k.to_string(), v));
     }
     Ok((verb.to_string(), fields))
+}
+
+/// Process CPU time in ns (CLOCK_PROCESS_CPUTIME_ID), or None where the clock is unavailable.
+fn cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the valid, exclusively borrowed `ts`.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// (resolution_ns, cost_ns) of `Instant`, measured now for about 10 ms.
@@ -684,11 +696,14 @@ impl Worker {
         };
         for _ in 0..reps {
             let mut sample = Sample::default();
-            let ns = match self.kernels[a.index].rep(loops, &mut sample) {
-                Ok(ns) => ns,
+            let (ns, cpu) = match self.kernels[a.index].rep(loops, &mut sample) {
+                Ok(r) => r,
                 Err(e) => return out.write_all(error_line(&e).as_bytes()),
             };
             let mut text = format!("sample loops={loops} ns={ns}");
+            if let Some(cpu) = cpu {
+                text.push_str(&format!(" cpu_ns={cpu}"));
+            }
             if a.bytes_per_loop > 0.0 {
                 text.push_str(&format!(" bytes={}", number(a.bytes_per_loop * loops as f64)));
             }
@@ -773,7 +788,7 @@ impl Worker {
             let (bpl, ipl) = k.setup(&values)?;
             let mut loops = 1u64;
             loop {
-                let ns = k.rep(loops, &mut Sample::default())?;
+                let (ns, _) = k.rep(loops, &mut Sample::default())?;
                 if ns >= 10_000_000 || loops >= 1 << 62 {
                     break;
                 }
@@ -781,7 +796,7 @@ impl Worker {
             }
             let mut per = Vec::with_capacity(10);
             for _ in 0..10 {
-                per.push(k.rep(loops, &mut Sample::default())? as f64 / loops as f64);
+                per.push(k.rep(loops, &mut Sample::default())?.0 as f64 / loops as f64);
             }
             k.teardown()?;
             per.sort_by(|a, b| a.total_cmp(b));

@@ -206,6 +206,7 @@ fn setup_run_teardown_with_init_metrics_counts_and_drop() {
         let l = w.next();
         assert!(l.starts_with("sample loops=5 ns="), "{l}");
         assert_eq!(get(&l, "m.inits"), r.to_string(), "init once per repetition: {l}");
+        assert!(get(&l, "cpu_ns").parse::<u64>().is_ok(), "cpu_ns: {l}");
         assert_eq!(get(&l, "m.loops"), (5 * r).to_string(), "exactly N loops: {l}");
         assert_eq!(
             (get(&l, "items").as_str(), get(&l, "bytes").as_str()),
