@@ -290,6 +290,20 @@ static void test_protocol(const char *exe) {
     CHECK(starts(l, "error ") && strstr(S(get(l, "message")), "longer than"), "long line: %s", S(l));
     say(&w, "clock\n");
     expect(&w, "clock ", "after a long line");
+    /* exactly at the limit: 65536 bytes with the newline is a valid line */
+    static char edge[TARE_MAX_LINE + 2];
+    memset(edge, 'a', TARE_MAX_LINE);
+    memcpy(edge, "clock x=", 8);
+    edge[TARE_MAX_LINE - 1] = '\n';
+    edge[TARE_MAX_LINE] = 0;
+    say(&w, edge);
+    expect(&w, "clock ", "a line of exactly 65536 bytes");
+    edge[TARE_MAX_LINE - 1] = 'a';
+    edge[TARE_MAX_LINE] = '\n';
+    edge[TARE_MAX_LINE + 1] = 0;
+    say(&w, edge);
+    l = next(&w);
+    CHECK(starts(l, "error ") && strstr(S(get(l, "message")), "longer than"), "65537 bytes: %s", S(l));
 
     say(&w, "exit\n");
     expect(&w, "bye", "exit");

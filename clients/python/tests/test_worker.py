@@ -147,6 +147,10 @@ def test_requests_out_of_order_and_malformed_are_errors(worker):
     assert "longer than" in error_of(worker, big)
     worker.say("clock\n")
     assert worker.next().startswith("clock ")
+    edge = "clock x=" + "a" * (65536 - 9)  # 65536 bytes with the newline: the limit, accepted
+    worker.say(edge + "\n")
+    assert worker.next().startswith("clock ")
+    assert "longer than" in error_of(worker, edge + "a\n")
 
 
 def test_setup_run_teardown_with_init_metrics_and_counts(worker):

@@ -190,6 +190,11 @@ fn out_of_order_and_malformed_requests_are_errors() {
     assert!(w.error_of(&big).contains("longer than"));
     w.say("clock\n");
     assert!(w.next().starts_with("clock "));
+    // 65536 bytes with the newline: the limit, accepted; one more byte is refused
+    let edge = format!("clock x={}", "a".repeat(65_536 - 9));
+    w.say(&format!("{edge}\n"));
+    assert!(w.next().starts_with("clock "));
+    assert!(w.error_of(&format!("{edge}a\n")).contains("longer than"));
 }
 
 #[test]
