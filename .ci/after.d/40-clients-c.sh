@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C client's own tests: `make test` in clients/c (a fake master driving real worker
 # processes, the blur checksum against examples/kernels/blur/CHECKSUMS), after checking that
-# CHECKSUMS is what the plain-Python reference computes. About 10 s here.
+# CHECKSUMS is what the plain-Python reference computes. About 5 s here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive

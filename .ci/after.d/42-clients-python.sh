@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python client's own tests: `pip install -e clients/python[test]` into a virtual
 # environment cached under /var/cache/tare-ci, then pytest. About 20 s here with the cache
-# warm (the first run downloads pytest).
+# warm (the first run creates the environment and downloads pytest).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive

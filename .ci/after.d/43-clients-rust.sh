@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Rust client's own tests: `cargo test` in clients/rust (its own workspace root, not part
-# of the tare package), and a build of examples/kernels/blur/rust. About 40 s for cargo test
-# from cold here plus about 30 s for the example's release build; 10 s warm.
+# of the tare package), and a release build of examples/kernels/blur/rust. About 110 s from a
+# fresh clone here (crates already in the local cargo cache), 10 s warm.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if ! command -v cargo >/dev/null; then
