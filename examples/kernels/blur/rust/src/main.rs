@@ -48,25 +48,26 @@ impl Blur {
 
     /// One loop: horizontal then vertical pass, edges clamped, sums in order i = -r..r.
     fn once(&mut self) {
-        let (n, r) = (self.n as i64, self.r);
-        let clamp = |v: i64| v.clamp(0, n - 1) as usize;
-        for y in 0..self.n {
-            let row = &self.img[y * self.n..(y + 1) * self.n];
-            for x in 0..n {
+        let (n, r) = (self.n, self.r);
+        let last = n as i64 - 1;
+        let w = &self.w[..];
+        for (row, trow) in self.img.chunks_exact(n).zip(self.tmp.chunks_exact_mut(n)) {
+            for (x, t) in trow.iter_mut().enumerate() {
                 let mut acc = 0.0;
-                for i in -r..=r {
-                    acc += self.w[(i + r) as usize] * row[clamp(x + i)];
+                for (wi, i) in w.iter().zip(-r..=r) {
+                    acc += wi * row[(x as i64 + i).clamp(0, last) as usize];
                 }
-                self.tmp[y * self.n + x as usize] = acc;
+                *t = acc;
             }
         }
-        for y in 0..n {
-            for x in 0..self.n {
+        let tmp = &self.tmp[..];
+        for (y, orow) in self.out.chunks_exact_mut(n).enumerate() {
+            for (x, o) in orow.iter_mut().enumerate() {
                 let mut acc = 0.0;
-                for i in -r..=r {
-                    acc += self.w[(i + r) as usize] * self.tmp[clamp(y + i) * self.n + x];
+                for (wi, i) in w.iter().zip(-r..=r) {
+                    acc += wi * tmp[(y as i64 + i).clamp(0, last) as usize * n + x];
                 }
-                self.out[y as usize * self.n + x] = acc;
+                *o = acc;
             }
         }
     }
