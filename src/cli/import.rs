@@ -1,0 +1,118 @@
+//! `tare import FILE... [--format F] [-o OUT.json]`: reads other harnesses' results
+//! (`crate::results::import`) and writes them as tare results, for `tare compare`, `tare
+//! report` and the store. Several files become one session (trials of one benchmark merged).
+//! Not for: measuring, or reading tare's own results (those need no import).
+
+use crate::error::usage;
+use crate::results::export::{check_writable, to_json, write_atomic};
+use crate::results::import::{self, Format};
+use crate::units;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Formats (recognised by content when --format is not given): hyperfine \
+                  (--export-json), gbench (Google Benchmark --benchmark_out_format=json), jmh \
+                  (-rf json), go (the text of go test -bench), criterion (the target/criterion \
+                  directory), pytest-benchmark (--benchmark-json), pyperf (-o).\n\
+                  Every sample becomes a run whose wall time is the time of one iteration; \
+                  extra.loops and extra.elapsed keep the batch. See docs/import.md.\n\
+                  Examples:\n  tare import hyperfine.json -o results.json\n  \
+                  tare import target/criterion -o criterion.json\n  \
+                  tare import --format go bench.txt -o go.json"
+)]
+pub struct ImportArgs {
+    /// Files written by another harness (Criterion: its target/criterion directory).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// The format of every FILE; recognised by content when not given.
+    #[arg(long, value_enum, value_name = "F")]
+    format: Option<Format>,
+    /// Write the imported results (tare results JSON) here.
+    #[arg(short = 'o', long, value_name = "OUT.json")]
+    output: Option<PathBuf>,
+}
+
+pub fn run(a: ImportArgs) -> anyhow::Result<i32> {
+    if let Some(out) = &a.output {
+        check_writable(out)?;
+    }
+    let mut sessions = Vec::new();
+    for f in &a.files {
+        let s = import::load(f, a.format)?;
+        let rec = s.extra.get("import");
+        let tool = rec
+            .and_then(|r| r.get("tool"))
+            .and_then(|t| t.as_str())
+            .unwrap_or("?");
+        let version = rec
+            .and_then(|r| r.get("tool_version"))
+            .and_then(|t| t.as_str())
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default();
+        let samples: usize = s
+            .benchmarks
+            .iter()
+            .map(|b| b.runs.iter().filter(|r| r.counted).count())
+            .sum();
+        let unmapped = rec
+            .and_then(|r| r.get("not_mapped"))
+            .and_then(|n| n.as_array())
+            .map_or(0, |n| n.len());
+        eprintln!(
+            "tare: imported {} ({tool}{version}): {}, {}; {} not mapped (extra.import.not_mapped)",
+            f.display(),
+            units::plural(s.benchmarks.len(), "benchmark"),
+            units::plural(samples, "sample"),
+            units::plural(unmapped, "part")
+        );
+        sessions.push(s);
+    }
+    let session = import::merge(sessions).expect("at least one file");
+    let width = session
+        .benchmarks
+        .iter()
+        .map(|b| label(b).chars().count())
+        .max()
+        .unwrap_or(0);
+    println!(
+        "{:<width$}  {:>7}  {:>12}  {:>12}",
+        "benchmark", "samples", "median/iter", "mean/iter"
+    );
+    for b in &session.benchmarks {
+        let (median, mean) = b
+            .summary
+            .wall_time
+            .as_ref()
+            .map(|w| {
+                (
+                    units::format_time(w.median, None),
+                    units::format_time(w.mean, None),
+                )
+            })
+            .unwrap_or_else(|| ("-".into(), "-".into()));
+        let n = b.runs.iter().filter(|r| r.counted).count();
+        println!("{:<width$}  {n:>7}  {median:>12}  {mean:>12}", label(b));
+    }
+    if let Some(out) = &a.output {
+        let json = to_json(&session)?;
+        write_atomic(out, json.as_bytes())
+            .map_err(|e| usage(format!("cannot write {}: {e}", out.display())))?;
+        eprintln!("tare: wrote {}", out.display());
+    }
+    Ok(crate::error::exit::OK)
+}
+
+fn label(b: &crate::results::Benchmark) -> String {
+    if b.parameters.is_empty() {
+        b.name.clone()
+    } else {
+        let p: Vec<String> = b
+            .parameters
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("{} ({})", b.name, p.join(", "))
+    }
+}
