@@ -213,8 +213,10 @@ func BenchmarkJoin(b *testing.B) {
 	}
 }
 EOF
-    # -count 4: four lines (runs) per benchmark, each with its own b.N.
+    # -count 4: four lines (runs) per benchmark, each with its own b.N. Twice, as before and
+    # after a change would be (the README compares the two).
     (cd "$w" && go test -run '^$' -bench . -benchtime 20ms -count 4) >"$d/bench.txt"
+    (cd "$w" && go test -run '^$' -bench . -benchtime 20ms -count 4) >"$d/bench-again.txt"
 }
 
 criterion_fixtures() {
@@ -309,6 +311,10 @@ pyperf_fixtures() {
         -o "$d/suite.json" 'sorted(range(300, 0, -1))' >/dev/null
     python3 -m pyperf timeit --processes 2 --values 2 --min-time 0.01 --name join \
         --append "$d/suite.json" '",".join(["ab"] * 100)' >/dev/null
+    # pyperf's own summary (mean, median, min, max, counts), which the tests check against.
+    for f in timeit suite; do
+        python3 -m pyperf stats --quiet "$d/$f.json" >"$d/$f.stats.txt"
+    done
 }
 
 for t in "${TOOLS[@]}"; do

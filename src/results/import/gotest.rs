@@ -13,7 +13,7 @@ pub fn detect(input: &Input) -> bool {
     input.json.is_none()
         && input
             .text()
-            .is_some_and(|t| t.lines().any(|l| result_line(l).is_some_and(|r| r.is_ok())))
+            .is_some_and(|t| t.lines().any(|l| result_line(l).is_some()))
 }
 
 /// One parsed result line.

@@ -223,6 +223,13 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
             one_line(&e)
         ))
     })?;
+    check_times(&imported).map_err(|e| {
+        usage(format!(
+            "cannot import {} as {}: {e}",
+            path.display(),
+            importer.format
+        ))
+    })?;
     if imported.benchmarks.is_empty() {
         return Err(usage(format!(
             "cannot import {} as {}: it holds no benchmark results",
@@ -236,6 +243,27 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
         importer.format,
         imported,
     ))
+}
+
+/// The longest time per iteration tare accepts from another tool: a year. Longer (or not
+/// finite) is a damaged file, and would overflow the summaries.
+const MAX_SECONDS: f64 = 365.0 * 86400.0;
+
+/// Every sample's times are finite, non-negative and at most [`MAX_SECONDS`].
+fn check_times(im: &Imported) -> Result<(), String> {
+    for b in &im.benchmarks {
+        for r in &b.runs {
+            for (what, v) in [("time", r.wall_time), ("CPU time", r.cpu_time)] {
+                if !(v.is_finite() && (0.0..=MAX_SECONDS).contains(&v)) {
+                    return Err(format!(
+                        "sample {} of '{}' has a {what} per iteration of {v} s, which no measurement gives",
+                        r.index, b.name
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The error and its causes on one line.
@@ -275,6 +303,21 @@ fn session(
             .map(|t| humantime::format_rfc3339_seconds(t).to_string())
             .unwrap_or_default()
     });
+    // A sample of 0 s (below the tool's timer resolution) is kept but not counted: tare's
+    // readers refuse counted runs of 0 s, which no measurement of a whole run gives.
+    let mut zero = 0;
+    for r in im.benchmarks.iter_mut().flat_map(|b| b.runs.iter_mut()) {
+        if r.counted && r.wall_time == 0.0 {
+            r.counted = false;
+            r.extra.insert("zero_time".into(), json!(true));
+            zero += 1;
+        }
+    }
+    if zero > 0 {
+        im.not_mapped.push(format!(
+            "{zero} samples of 0 s (below the tool's timer resolution) are kept but not counted (extra.zero_time)"
+        ));
+    }
     for b in &mut im.benchmarks {
         b.summary = summarize(&b.runs, im.measures_cpu);
         if b.stop_reason.is_empty() {
