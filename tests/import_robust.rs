@@ -74,6 +74,14 @@ fn missing_empty_compressed_and_unknown_inputs() {
     assert!(e.contains("JSON that no importer recognises"), "{e}");
     let e = check(dir.path(), "notes.txt", b"hello\nworld\n", None).unwrap_err();
     assert!(e.contains("text that no importer recognises"), "{e}");
+    // tare's own results need no import, and the message says so.
+    let ours = tare::results::import::load(&fixture("pyperf/suite.json"), None).unwrap();
+    let ours = serde_json::to_vec(&ours).unwrap();
+    let e = check(dir.path(), "ours.json", &ours, None).unwrap_err();
+    assert!(
+        e.contains("tare's own results, which need no import"),
+        "{e}"
+    );
     let e = format!("{:#}", load(dir.path(), None).unwrap_err());
     assert!(e.contains("directory without Criterion data"), "{e}");
 }

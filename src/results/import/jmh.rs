@@ -210,8 +210,9 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                     let Some(secs) = unit.seconds(score) else {
                         anyhow::bail!("{what_pm}.rawData[{f}][{i}] is a throughput of 0, which has no time per operation");
                     };
-                    // Single-shot times one batch; the other modes do not record how many
-                    // operations an iteration ran.
+                    // Single-shot times one batch, and its score is the batch's time / its
+                    // operations (JMH 1.37's SingleShotResult); the other modes do not record
+                    // how many operations an iteration ran.
                     let loops = if mode == "ss" { batch } else { None };
                     let mut run = sample(b.runs.len(), secs, loops, false);
                     run.extra.insert("fork".into(), json!(f));

@@ -205,15 +205,20 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
         json: json.as_ref(),
     };
     let importer = match format {
-        Some(f) => IMPORTERS.iter().find(|i| i.format == f).expect("every format has an importer"),
-        None => IMPORTERS.iter().find(|i| (i.detect)(&input)).ok_or_else(|| {
-            usage(format!(
-                "cannot import {}: {} that no importer recognises; name the format with --format ({})",
-                path.display(),
-                describe(&input),
-                Format::all().map(|f| f.name()).collect::<Vec<_>>().join(", ")
-            ))
-        })?,
+        Some(f) => IMPORTERS
+            .iter()
+            .find(|i| i.format == f)
+            .expect("every format has an importer"),
+        None => IMPORTERS
+            .iter()
+            .find(|i| (i.detect)(&input))
+            .ok_or_else(|| {
+                usage(format!(
+                    "cannot import {}: {}",
+                    path.display(),
+                    unknown(&input)
+                ))
+            })?,
     };
     let imported = (importer.parse)(&input).map_err(|e| {
         usage(format!(
@@ -273,6 +278,24 @@ fn one_line(e: &anyhow::Error) -> String {
         .collect::<Vec<_>>()
         .join(": ")
         .replace('\n', " ")
+}
+
+/// What an unrecognised input is, and what to do.
+fn unknown(input: &Input) -> String {
+    if input
+        .json
+        .is_some_and(|v| v.get("schema_version").is_some() && v.get("tare_version").is_some())
+    {
+        return "it is tare's own results, which need no import: give it to `tare compare` or `tare report` as it is".into();
+    }
+    format!(
+        "{} that no importer recognises; name the format with --format ({})",
+        describe(input),
+        Format::all()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// What an unrecognised input is, in a few words.
