@@ -644,6 +644,10 @@ fn imported_results_compare_and_report() {
         );
         assert_eq!(stderr.lines().count(), 2, "{stderr}");
     }
+    // The file written is what `--export-json` would write for the same session.
+    let written = std::fs::read_to_string(dir.path().join("crit.json")).unwrap();
+    let session = load(&fixture("criterion/criterion"), None).unwrap();
+    assert_eq!(written, tare::results::export::to_json(&session).unwrap());
     let (code, stdout, stderr) = run(&["compare", "old.json", "new.json"]);
     assert!(matches!(code, Some(0 | 1)), "{stderr}");
     assert!(

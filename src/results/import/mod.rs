@@ -170,7 +170,7 @@ pub struct Imported {
     pub benchmarks: Vec<Benchmark>,
     /// Parts of the file that have no place in tare's model, each in one line.
     pub not_mapped: Vec<String>,
-    /// Which of tare's per-run metrics the tool measured, besides wall time per iteration.
+    /// Whether the tool measured CPU time per iteration (Google Benchmark does).
     pub measures_cpu: bool,
     /// How the tool measured wall time, in words.
     pub wall_time: String,
