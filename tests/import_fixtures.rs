@@ -546,6 +546,9 @@ fn pyperf_values_and_warmups() {
         s.extra["import"]["tool_version"],
         doc["metadata"]["perf_version"]
     );
+    // The first run's date ("2026-11-22 23:12:01.882896", local time) in RFC 3339.
+    let date = runs[0]["metadata"]["date"].as_str().unwrap();
+    assert_eq!(s.started_at, format!("{}Z", date[..19].replace(' ', "T")));
     assert_eq!(
         s.machine.hostname,
         doc["metadata"]["hostname"].as_str().unwrap()

@@ -143,8 +143,11 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         );
         im.benchmarks.push(b);
     }
-    // pyperf writes local time without a zone ("2026-11-22 23:12:01.882896").
-    im.started_at = first_date;
+    // pyperf writes local time without a zone ("2026-11-22 23:12:01.882896"): read as UTC.
+    im.started_at = first_date.map(|d| match humantime::parse_rfc3339_weak(&d) {
+        Ok(t) => humantime::format_rfc3339_seconds(t).to_string(),
+        Err(_) => d,
+    });
     if !other_units.is_empty() {
         im.not_mapped.push(format!(
             "benchmarks whose unit is not seconds not mapped: {}",
