@@ -21,7 +21,7 @@ done
 if [ -f "$jar" ] && [ -z "$(find "$here/src" "$here/pom.xml" "$client/src/main" "$client/pom.xml" -newer "$jar" -print -quit)" ]; then
   exit 0
 fi
-mvn_args=(-B -q)
+mvn_args=(-B -q -ntp -Dstyle.color=never)
 if [ -n "${TARE_M2:-}" ]; then mvn_args+=("-Dmaven.repo.local=$TARE_M2"); fi
 (cd "$client" && mvn "${mvn_args[@]}" -DskipTests install)
 (cd "$here" && mvn "${mvn_args[@]}" package)
