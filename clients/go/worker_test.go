@@ -363,6 +363,15 @@ func TestCodec(t *testing.T) {
 	if _, err := readLine(r); err != errLineTooLong {
 		t.Fatalf("long line: %v", err)
 	}
+	// The edge: 65536 bytes with the newline are accepted, 65537 refused.
+	r = bufio.NewReader(strings.NewReader(strings.Repeat("x", maxLine-1) + "\n"))
+	if l, err := readLine(r); err != nil || len(l) != maxLine-1 {
+		t.Fatalf("line at the limit: %d %v", len(l), err)
+	}
+	r = bufio.NewReader(strings.NewReader(strings.Repeat("x", maxLine) + "\n"))
+	if _, err := readLine(r); err != errLineTooLong {
+		t.Fatalf("line one over the limit: %v", err)
+	}
 }
 
 func runStandalone(t *testing.T, args string) (string, string, error) {

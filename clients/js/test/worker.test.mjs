@@ -262,6 +262,17 @@ test('codec', () => {
   assert.deepEqual(sp.push(Buffer.from('a=1\nb')), ['a=1']);
   assert.deepEqual(sp.push(Buffer.from('c\n')), ['bc']);
   assert.throws(() => new LineSplitter().push(Buffer.alloc(MAX_LINE + 10, 0x78)), BadLine);
+  // The limit's edge: 65536 bytes with the newline are accepted, 65537 refused (also in pieces).
+  const edge = Buffer.concat([Buffer.alloc(MAX_LINE - 1, 0x78), Buffer.from('\n')]);
+  assert.equal(new LineSplitter().push(edge)[0].length, MAX_LINE - 1);
+  const split = new LineSplitter();
+  assert.deepEqual(split.push(edge.subarray(0, 1000)), []);
+  assert.equal(split.push(edge.subarray(1000))[0].length, MAX_LINE - 1);
+  const over = Buffer.concat([Buffer.alloc(MAX_LINE, 0x78), Buffer.from('\n')]);
+  assert.throws(() => new LineSplitter().push(over), BadLine);
+  const overSplit = new LineSplitter();
+  overSplit.push(over.subarray(0, 1000));
+  assert.throws(() => overSplit.push(over.subarray(1000)), BadLine);
 });
 
 function referenceChecksum(size, radius) {

@@ -34,8 +34,13 @@ class ProtocolTest {
     }
 
     @Test
-    void longLineIsRefused() {
+    void longLineIsRefused() throws Exception {
         byte[] big = ("x".repeat(Protocol.MAX_LINE + 10) + "\n").getBytes(StandardCharsets.UTF_8);
         assertThrows(Protocol.BadLine.class, () -> Protocol.readLine(new ByteArrayInputStream(big)));
+        // The edge: 65536 bytes with the newline are accepted, 65537 refused.
+        byte[] edge = ("x".repeat(Protocol.MAX_LINE - 1) + "\n").getBytes(StandardCharsets.UTF_8);
+        assertEquals(Protocol.MAX_LINE - 1, Protocol.readLine(new ByteArrayInputStream(edge)).length());
+        byte[] over = ("x".repeat(Protocol.MAX_LINE) + "\n").getBytes(StandardCharsets.UTF_8);
+        assertThrows(Protocol.BadLine.class, () -> Protocol.readLine(new ByteArrayInputStream(over)));
     }
 }
