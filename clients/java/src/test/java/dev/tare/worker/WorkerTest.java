@@ -272,6 +272,33 @@ class WorkerTest {
         }
     }
 
+    /**
+     * An executable jar whose manifest says {@code Add-Opens: java.base/java.io} (as the blur
+     * example's does) adopts the descriptor by reflection, with no flag on the command line.
+     */
+    @Test
+    void aJarManifestOpensJavaIo() throws Exception {
+        Path jar = tmp.resolve("probe.jar");
+        java.util.jar.Manifest mf = new java.util.jar.Manifest();
+        java.util.jar.Attributes a = mf.getMainAttributes();
+        a.put(java.util.jar.Attributes.Name.MANIFEST_VERSION, "1.0");
+        a.put(java.util.jar.Attributes.Name.MAIN_CLASS, "dev.tare.worker.TestWorkerMain");
+        a.put(new java.util.jar.Attributes.Name("Add-Opens"), "java.base/java.io");
+        // Class-Path entries are URLs relative to the jar: the two class directories.
+        a.put(java.util.jar.Attributes.Name.CLASS_PATH, Paths.get(dirOf(Worker.class)).toUri() + " " + Paths.get(dirOf(TestWorkerMain.class)).toUri());
+        try (java.util.jar.JarOutputStream out = new java.util.jar.JarOutputStream(Files.newOutputStream(jar), mf)) {
+            // the manifest is the whole jar
+        }
+        Master m = start(List.of(java(), "-jar", jar.toString()), true);
+        m.handshake("java");
+        m.send("setup kernel=probe");
+        m.expect("ok");
+        m.send("run loops=1 reps=1");
+        assertEquals(1, num(m.expect("sample"), "m.how"));
+        m.expect("done");
+        m.exit();
+    }
+
     /** The proposed fallback: no inherited fd, TARE_WORKER_PATH names a socket to connect to. */
     @Test
     void connectsToThePath() throws Exception {
