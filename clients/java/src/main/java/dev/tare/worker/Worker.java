@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -146,7 +145,11 @@ public final class Worker {
         }
     }
 
-    /** One repetition's raw measurement. */
+    /**
+     * One repetition's raw measurement. No cpu_ns: the JDK's process CPU time
+     * (OperatingSystemMXBean.getProcessCpuTime) moves in 10 ms steps on Linux and costs about
+     * 7 µs a call here, too coarse for samples of a few ms; the protocol makes it optional.
+     */
     static final class Sample {
         long ns;
         long cpuNs = -1;
@@ -160,7 +163,6 @@ public final class Worker {
         Sample s = new Sample();
         long loops = state.loops;
         Loop loop = k.loop;
-        long cpu0 = Cpu.now();
         long t0 = System.nanoTime();
         try {
             loop.run(state, loops);
@@ -168,9 +170,7 @@ public final class Worker {
             throw failure("run", k, e);
         }
         long t1 = System.nanoTime();
-        long cpu1 = Cpu.now();
         s.ns = t1 - t0;
-        if (cpu0 >= 0 && cpu1 >= 0) s.cpuNs = cpu1 - cpu0;
         stage("after", k.after, state);
         return s;
     }
@@ -321,24 +321,5 @@ public final class Worker {
             send(out, Protocol.encode("sample", f.kv)); // at once: tare may limit time per sample
         }
         send(out, Protocol.encode("done"));
-    }
-
-    /** Process CPU time, where the JDK offers it (module jdk.management). */
-    static final class Cpu {
-        private static final com.sun.management.OperatingSystemMXBean OS = bean();
-
-        private static com.sun.management.OperatingSystemMXBean bean() {
-            try {
-                Object b = ManagementFactory.getOperatingSystemMXBean();
-                return b instanceof com.sun.management.OperatingSystemMXBean ? (com.sun.management.OperatingSystemMXBean) b : null;
-            } catch (LinkageError | RuntimeException e) {
-                return null;
-            }
-        }
-
-        /** ns of CPU time used by the process, or -1 when unknown. */
-        static long now() {
-            return OS == null ? -1 : OS.getProcessCpuTime();
-        }
     }
 }

@@ -204,7 +204,7 @@ class WorkerTest {
             assertEquals(5, num(s, "m.label_len"));
             assertEquals(0.25, num(s, "m.frac"));
             assertTrue(num(s, "ns") > 0);
-            assertTrue(num(s, "cpu_ns") >= 0);
+            assertTrue(!s.fields.containsKey("cpu_ns"), "no cpu_ns: the JDK's process CPU time is too coarse");
         }
         m.expect("done");
         m.send("run loops=0 reps=1");
