@@ -18,8 +18,10 @@ done
 if [ ! -f "$jar" ] || [ -n "$(find "$here/src" "$here/pom.xml" "$client/src/main" "$client/pom.xml" -newer "$jar" -print -quit)" ]; then
   mvn_args=(-B -q -ntp -Dstyle.color=never)
   if [ -n "${TARE_M2:-}" ]; then mvn_args+=("-Dmaven.repo.local=$TARE_M2"); fi
-  (cd "$client" && mvn "${mvn_args[@]}" -DskipTests install >&2)
-  (cd "$here" && mvn "${mvn_args[@]}" package >&2)
+  # Maven's messages go to stderr (stdout is the command line), without the bare colour resets
+  # Debian's Maven prints even in batch mode.
+  (cd "$client" && mvn "${mvn_args[@]}" -DskipTests install 2>&1 | sed 's/\x1b\[0m//g' >&2)
+  (cd "$here" && mvn "${mvn_args[@]}" package 2>&1 | sed 's/\x1b\[0m//g' >&2)
 fi
 if [ "${1:-}" = "--print-command" ]; then
   echo "java -jar $jar"
