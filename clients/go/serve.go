@@ -22,14 +22,15 @@ func serveFD(fdText string) int {
 		fmt.Fprintf(os.Stderr, "tare-worker: error: TARE_WORKER_FD=%q is not a file descriptor number; unset it to run standalone\n", fdText)
 		return 1
 	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+		fmt.Fprintf(os.Stderr, "tare-worker: error: TARE_WORKER_FD=%d is not an inherited socket; start the worker from tare, or unset TARE_WORKER_FD to run standalone\n", fd)
+		return 1
+	}
 	// Children of the worker must not inherit the socket nor believe they are workers.
 	syscall.CloseOnExec(fd)
 	os.Unsetenv("TARE_WORKER_FD")
 	f := os.NewFile(uintptr(fd), "tare-worker-socket")
-	if f == nil {
-		fmt.Fprintf(os.Stderr, "tare-worker: error: TARE_WORKER_FD=%d is not open\n", fd)
-		return 1
-	}
 	defer f.Close()
 	return serve(f, f)
 }

@@ -414,6 +414,28 @@ func TestStandalone(t *testing.T) {
 	}
 }
 
+func TestDescriptorThatIsNoSocket(t *testing.T) {
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	// fd 3 a regular file, a number nothing holds, and no number at all.
+	for _, fd := range []string{"3", "99", "x"} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "TARE_GO_TEST_WORKER=1", "TARE_WORKER_FD="+fd)
+		cmd.ExtraFiles = []*os.File{devNull}
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Count(errOut.String(), "\n") != 1 ||
+			!strings.HasPrefix(errOut.String(), "tare-worker: error: TARE_WORKER_FD=") {
+			t.Fatalf("TARE_WORKER_FD=%s: %v %q", fd, err, errOut.String())
+		}
+	}
+}
+
 // repoRoot is the repository holding this module (clients/go).
 func repoRoot(t *testing.T) string {
 	wd, err := os.Getwd()
