@@ -511,3 +511,19 @@ func TestBlurExample(t *testing.T) {
 	m.exit()
 	fmt.Fprintf(os.Stderr, "blur size=64 radius=3 checksum matches the reference %.17g\n", want)
 }
+
+// KeepAlive's documentation promises it never allocates, whatever the value's type.
+func TestKeepAliveDoesNotAllocate(t *testing.T) {
+	type wide struct{ a, b, c, d float64 }
+	allocs := testing.AllocsPerRun(100, func() {
+		for i := 0; i < 100; i++ {
+			KeepAlive(i + 1000)
+			KeepAlive(float64(i) * 1.5)
+			KeepAlive(wide{float64(i), 1, 2, 3})
+			KeepAlive("s")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("KeepAlive allocated %v times per 400 calls", allocs)
+	}
+}
