@@ -306,3 +306,33 @@ fn probe_on_a_synthetic_proc_stat() {
     let v = serde_json::to_value(&env).unwrap();
     assert_eq!(v["interfered"], true);
 }
+
+/// Back to back, the end snapshot of one run is the start snapshot of the next, so what happens
+/// between the two runs is inside the next run's window; after a pause a fresh snapshot is read.
+#[test]
+fn probe_reuses_the_last_end_snapshot_only_when_recent() {
+    use std::time::Duration;
+    use tare::machine::probe::{InterferenceThresholds, RunProbe};
+    let d = tempfile::tempdir().unwrap();
+    let stat = |busy: u64| format!("cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 {busy} 0 0 5000 0 0 0 0 0 0\n");
+    std::fs::create_dir_all(d.path().join("proc")).unwrap();
+    std::fs::write(d.path().join("proc/stat"), stat(1000)).unwrap();
+    let root = SysRoot::new(d.path());
+    let mut p = RunProbe::new(&root, &[0], InterferenceThresholds::default());
+
+    // A long reuse window: the snapshot of the first finish is the second start.
+    p.set_reuse_within(Duration::from_secs(3600));
+    let s = p.start();
+    let _ = p.finish(s, 0.0, 1.0);
+    std::fs::write(d.path().join("proc/stat"), stat(1010)).unwrap(); // 0.1 s between runs
+    let s = p.start();
+    let env = p.finish(s, 0.0, 1.0);
+    assert!((env.other_cpu_time - 0.1).abs() < 1e-9, "{env:?}");
+
+    // No reuse: the next start reads /proc/stat again and the work between runs is outside.
+    p.set_reuse_within(Duration::ZERO);
+    std::fs::write(d.path().join("proc/stat"), stat(1030)).unwrap();
+    let s = p.start();
+    let env = p.finish(s, 0.0, 1.0);
+    assert_eq!(env.other_cpu_time, 0.0, "{env:?}");
+}

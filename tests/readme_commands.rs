@@ -1,7 +1,8 @@
 //! The README's command blocks beyond the quickstart run as written, in a scratch directory,
 //! with only its placeholders filled in: `./a`, `./b`, `./prog` (programs of your own) become
 //! `true` and `/bin/true`, `SEED` a seed recorded in the pilot, and `before.json`/`after.json`
-//! /`old.json`/`new.json` are made first. Lines that need a build system (`--build`) or a
+//! /`old.json`/`new.json` are made first; the import block's inputs are copies of the committed
+//! fixtures in `tests/data/import/`. Lines that need a build system (`--build`) or a
 //! suite's tools are covered by `tests/setup_build.rs` and `tests/suite_example.rs`.
 
 mod common;
@@ -125,4 +126,46 @@ fn setups_block_as_written() {
         }
     }
     assert!(dir.path().join("plan.json").exists());
+}
+
+/// The import block runs on the committed fixtures made by the real tools
+/// (`tests/data/import/`): two `go test -bench` outputs and Criterion's data directory.
+#[test]
+fn import_block_as_written() {
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data.join("go/bench.txt"), dir.path().join("bench-old.txt")).unwrap();
+    std::fs::copy(
+        data.join("go/bench-again.txt"),
+        dir.path().join("bench-new.txt"),
+    )
+    .unwrap();
+    copy_dir(
+        &data.join("criterion/criterion"),
+        &dir.path().join("target/criterion"),
+    );
+    let lines = block("## Importing other harnesses' results");
+    assert!(lines.len() >= 4, "{lines:?}");
+    for line in lines {
+        let out = sh(dir.path(), &line);
+        let ok = if line.starts_with("tare compare") {
+            // 0: no regression beyond 5%; 1: one (two runs of the same code may differ).
+            matches!(out.status.code(), Some(0 | 1))
+        } else {
+            out.status.success()
+        };
+        assert!(ok, "`{line}`: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(dir.path().join("criterion.html").exists());
 }

@@ -4,6 +4,7 @@
 mod bias;
 mod compare;
 mod docs;
+mod import;
 mod machine;
 mod meters;
 mod plan_cmd;
@@ -41,6 +42,8 @@ enum Command {
     Suite(suite::SuiteArgs),
     /// Tables of suite results: HTML (with plots), CSV, regression counts for CI.
     Table(table::TableArgs),
+    /// Import other harnesses' results (hyperfine, Google Benchmark, JMH, go test, Criterion, pytest-benchmark, pyperf) as tare results.
+    Import(import::ImportArgs),
     /// Report stored results: an HTML page with SVG plots, SVG files, or text plots.
     Report(report::ReportArgs),
     /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
@@ -71,6 +74,7 @@ pub fn main() -> i32 {
         Command::Suite(args) => suite::run(args),
         Command::Table(args) => table::run(args),
         Command::Report(args) => report::report(args),
+        Command::Import(args) => import::run(args),
         Command::Bias(args) => bias::bias(*args),
         Command::Plan(args) => plan_cmd::plan(args),
         Command::Completions(args) => docs::completions(args),

@@ -6,21 +6,23 @@
 //! Interpreted programs (a `#!` script, Python without `-O`) are not "debug builds" and are
 //! not flagged. Binaries without debug info say nothing, and nothing is said about them.
 
-use std::io::Read;
+use object::{Object, ObjectSection};
 use std::path::Path;
 
-/// Largest prefix of a binary that is scanned for producer strings.
+/// Largest amount of one section that is scanned for producer strings.
 const SCAN_LIMIT: u64 = 64 << 20;
+
+/// The sections where a DWARF producer string can be: `.debug_str` (DW_FORM_strp, the usual
+/// form) and `.debug_info` (DW_FORM_string, inline). Only these are read, on demand through a
+/// read cache, so a large binary costs its section headers and its string table, not its size.
+const PRODUCER_SECTIONS: [&str; 2] = [".debug_str", ".debug_info"];
 
 /// Why `path` looks like an unoptimized build, or `None` when it does not or cannot tell.
 pub fn unoptimized_build(path: &Path) -> Option<String> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(SCAN_LIMIT)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if !bytes.starts_with(b"\x7fELF") {
+    let file = std::fs::File::open(path).ok()?;
+    let cache = object::ReadCache::new(file);
+    let elf = object::File::parse(&cache).ok()?;
+    if elf.format() != object::BinaryFormat::Elf {
         return None;
     }
     if path
@@ -31,7 +33,25 @@ pub fn unoptimized_build(path: &Path) -> Option<String> {
     {
         return Some("a Cargo debug build (target/debug): build with --release".into());
     }
-    let producers = producer_strings(&bytes);
+    let mut producers: Vec<String> = Vec::new();
+    for name in PRODUCER_SECTIONS {
+        let Some(section) = elf.section_by_name(name) else {
+            continue;
+        };
+        // Compressed sections (SHF_COMPRESSED) are skipped: their bytes say nothing as they are.
+        let Ok(object::CompressedFileRange { format, .. }) = section.compressed_file_range() else {
+            continue;
+        };
+        if format != object::CompressionFormat::None || section.size() > SCAN_LIMIT {
+            continue;
+        }
+        let Ok(bytes) = section.data() else { continue };
+        for p in producer_strings(bytes) {
+            if !producers.contains(&p) {
+                producers.push(p);
+            }
+        }
+    }
     let unoptimized: Vec<&String> = producers
         .iter()
         .filter(|p| optimization_level(p).is_none_or_debug())

@@ -18,7 +18,7 @@ pub fn collect_info(root: &SysRoot) -> MachineInfo {
 
 /// [`collect_info`] with an already read topology.
 pub fn collect_info_with(root: &SysRoot, topo: Option<&Topology>) -> MachineInfo {
-    let cpuinfo = root.read_raw("/proc/cpuinfo").unwrap_or_default();
+    let cpuinfo = root.read_static("/proc/cpuinfo").unwrap_or_default();
     let meminfo = root.read_raw("/proc/meminfo").unwrap_or_default();
     let (logical_cpus, physical_cores) = match topo {
         Some(t) => (t.cpus.len(), t.cores.len()),
@@ -129,7 +129,7 @@ pub fn detect_virtualization(root: &SysRoot) -> Option<String> {
     if both.contains("microsoft") && both.contains("virtual") {
         return Some("hyperv".into());
     }
-    let cpuinfo = root.read_raw("/proc/cpuinfo").unwrap_or_default();
+    let cpuinfo = root.read_static("/proc/cpuinfo").unwrap_or_default();
     if cpuinfo_has_flag(&cpuinfo, "hypervisor") {
         return Some("vm (hypervisor flag)".into());
     }

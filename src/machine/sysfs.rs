@@ -121,6 +121,32 @@ impl SysRoot {
 
     /// The exact bytes of a file, as a string (invalid UTF-8 replaced). Used to save values that
     /// must later be restored byte for byte.
+    /// Like [`SysRoot::read_raw`], but the host's answer is read once per process and then
+    /// copied: for files whose content does not change while tare runs and that are costly
+    /// to produce (`/proc/cpuinfo` queries every CPU). Synthetic roots are read every time.
+    pub fn read_static(&self, kernel_path: &str) -> SysResult<String> {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        static HOST: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+        if !self.is_host() {
+            return self.read_raw(kernel_path);
+        }
+        let cache = HOST.get_or_init(Default::default);
+        if let Some(s) = cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(kernel_path)
+        {
+            return Ok(s.clone());
+        }
+        let s = self.read_raw(kernel_path)?;
+        cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kernel_path.to_string(), s.clone());
+        Ok(s)
+    }
+
     pub fn read_raw(&self, kernel_path: &str) -> SysResult<String> {
         let mut buf = String::new();
         self.read_into(kernel_path, &mut buf)?;

@@ -176,7 +176,24 @@ pub fn parse_size(s: &str) -> Option<u64> {
 
 /// Reads the topology below `root`. Missing files are tolerated and noted; only a machine with
 /// no readable CPU at all is an error.
+///
+/// The host's topology is read once per process and then cloned: one `tare run` asks for it
+/// from several places (cores, inventory, machine record), and on a large machine each reading
+/// is a few hundred sysfs files. CPUs going on- or offline during one tare process are not
+/// seen; synthetic roots (tests) are read anew every time.
 pub fn read_topology(root: &SysRoot) -> Result<Topology> {
+    static HOST: std::sync::OnceLock<Topology> = std::sync::OnceLock::new();
+    if !root.is_host() {
+        return read_topology_uncached(root);
+    }
+    if let Some(t) = HOST.get() {
+        return Ok(t.clone());
+    }
+    let t = read_topology_uncached(root)?;
+    Ok(HOST.get_or_init(|| t).clone())
+}
+
+fn read_topology_uncached(root: &SysRoot) -> Result<Topology> {
     let mut notes = Vec::new();
     let online = match root.read_string(&format!("{CPU_DIR}/online")) {
         Ok(s) => parse_cpu_list(&s).unwrap_or_else(|e| {

@@ -339,8 +339,20 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
             });
         }
     }
-    if let Some(t) = stats::mann_kendall(&xs) {
-        if t.p_value < 0.01 {
+    // The test on every run (O(n log n)); Sen's slope (O(n²)) only for a significant trend,
+    // and on at most 500 evenly spaced runs: it only gives the trend's sign and size.
+    let trend = stats::trend::mann_kendall_test(&xs).filter(|t| t.p_value < 0.01);
+    if let Some(test) = trend {
+        if let Some(thinned) = stats::trend::mann_kendall_thinned(&xs, 500) {
+            let t = stats::Trend {
+                n: test.n,
+                s: test.s,
+                var_s: test.var_s,
+                z: test.z,
+                p_value: test.p_value,
+                tau: test.tau,
+                sen_slope: thinned.sen_slope,
+            };
             out.push(Diagnostic {
                 kind: "trend".into(),
                 message: format!(

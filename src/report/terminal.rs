@@ -305,6 +305,7 @@ pub fn method_line(m: &MeasurementMethod, color: bool) -> String {
         MethodKind::CgroupV1 => "cgroup v1 (CPU time and peak memory of the whole process tree)",
         MethodKind::CgroupV2 => "cgroup v2 (CPU time and peak memory of the whole process tree)",
         MethodKind::Rusage => "rusage FALLBACK (children never waited for are missed)",
+        MethodKind::Imported => "another harness (imported with `tare import`)",
     };
     format!("{} {what}; --verbose for details\n", p.dim("Measured with"))
 }
@@ -317,6 +318,7 @@ pub fn method_block(m: &MeasurementMethod, color: bool) -> String {
         MethodKind::CgroupV1 => "cgroup v1",
         MethodKind::CgroupV2 => "cgroup v2",
         MethodKind::Rusage => "rusage FALLBACK",
+        MethodKind::Imported => "another harness (imported)",
     };
     let _ = writeln!(
         out,

@@ -2,6 +2,7 @@
 //! Markdown). Not for: computing statistics (see `stats`) or printing to the terminal (`report`).
 
 pub mod export;
+pub mod import;
 pub mod journal;
 pub mod model;
 pub mod read;

@@ -51,6 +51,8 @@ pub enum MethodKind {
     CgroupV1,
     CgroupV2,
     Rusage,
+    /// Measured by another harness and read by `tare import` (`extra.import` says which).
+    Imported,
 }
 
 impl MethodKind {
@@ -59,6 +61,7 @@ impl MethodKind {
             MethodKind::CgroupV1 => "cgroup-v1",
             MethodKind::CgroupV2 => "cgroup-v2",
             MethodKind::Rusage => "rusage",
+            MethodKind::Imported => "imported",
         }
     }
 }

@@ -150,6 +150,7 @@ fn metadata(s: &Session) -> String {
         MethodKind::CgroupV1 => "cgroup v1",
         MethodKind::CgroupV2 => "cgroup v2",
         MethodKind::Rusage => "rusage (FALLBACK: no cgroup)",
+        MethodKind::Imported => "another harness (imported)",
     };
     rows.push(("measured with", esc(method)));
     rows.push(("CPU time", esc(&s.method.cpu_time)));

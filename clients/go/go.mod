@@ -1,0 +1,3 @@
+module tare.dev/worker
+
+go 1.21

@@ -1,0 +1,90 @@
+package dev.tare.worker;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A kernel being declared: name, parameters and stages, set with chained calls on the object
+ * {@link Worker#kernel} returns. Only the timed stage ({@link #loop} or {@link #body}) is required.
+ */
+public final class Kernel {
+    /** A declared parameter. */
+    static final class Param {
+        final String name, defaultValue, doc;
+
+        Param(String name, String defaultValue, String doc) {
+            this.name = name;
+            this.defaultValue = defaultValue;
+            this.doc = doc;
+        }
+    }
+
+    final String name;
+    String doc = "";
+    final List<Param> params = new ArrayList<>();
+    Stage setup, init, after, teardown;
+    Loop loop;
+
+    Kernel(String name) {
+        this.name = name;
+    }
+
+    /** A one-line description, shown by tare and --list. */
+    public Kernel doc(String text) {
+        this.doc = text;
+        return this;
+    }
+
+    /** Declares a parameter with its default value. */
+    public Kernel param(String name, String defaultValue) {
+        return param(name, defaultValue, "");
+    }
+
+    /** Declares a parameter with its default value and a one-line description. */
+    public Kernel param(String name, String defaultValue, String doc) {
+        if (!Protocol.validName(name)) throw new IllegalArgumentException("parameter name '" + name + "' must match [A-Za-z0-9_./-]+");
+        for (Param p : params) {
+            if (p.name.equals(name)) throw new IllegalArgumentException("kernel " + this.name + ": parameter " + name + " declared twice");
+        }
+        params.add(new Param(name, defaultValue, doc));
+        return this;
+    }
+
+    /** Runs once after tare chose the parameters (untimed). */
+    public Kernel setup(Stage s) {
+        setup = s;
+        return this;
+    }
+
+    /** Runs before each repetition (untimed). */
+    public Kernel init(Stage s) {
+        init = s;
+        return this;
+    }
+
+    /** The timed stage: runs the body exactly {@code loops} times. */
+    public Kernel loop(Loop l) {
+        loop = l;
+        return this;
+    }
+
+    /** The timed stage as one iteration; the client loops. See {@link Body} for the cost. */
+    public Kernel body(Body b) {
+        loop = (state, loops) -> {
+            for (long i = 0; i < loops; i++) b.run(state);
+        };
+        return this;
+    }
+
+    /** Runs after each repetition's timed loop (untimed): report the sample's metrics here. */
+    public Kernel after(Stage s) {
+        after = s;
+        return this;
+    }
+
+    /** Runs once when tare is done with the kernel (the protocol's finalize stage). */
+    public Kernel teardown(Stage s) {
+        teardown = s;
+        return this;
+    }
+}

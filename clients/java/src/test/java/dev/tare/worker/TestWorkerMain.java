@@ -1,0 +1,47 @@
+package dev.tare.worker;
+
+/** The worker program the tests start as a child JVM: kernels that expose the client's behaviour. */
+public final class TestWorkerMain {
+    static long bodyCalls, initCalls;
+
+    public static void main(String[] args) {
+        Worker w = new Worker();
+        w.kernel("count").doc("counts its loops")
+                .param("per", "3", "bytes per loop").param("label", "a b%c")
+                .setup(s -> {
+                    s.bytesPerLoop(s.intParam("per"));
+                    s.itemsPerLoop(2);
+                })
+                .init(s -> {
+                    initCalls++;
+                    bodyCalls = 0;
+                })
+                .loop((s, loops) -> {
+                    for (long i = 0; i < loops; i++) bodyCalls++;
+                })
+                .after(s -> {
+                    s.metric("calls", bodyCalls);
+                    s.metric("inits", initCalls);
+                    s.metric("label_len", s.param("label").length());
+                    s.metric("frac", 0.25);
+                });
+        w.kernel("bodycount").body(s -> bodyCalls++).init(s -> bodyCalls = 0).after(s -> s.metric("calls", bodyCalls));
+        w.kernel("boom").loop((s, loops) -> {
+            throw new IllegalStateException("kaboom\nsecond line");
+        });
+        w.kernel("failsetup").setup(s -> {
+            throw new java.io.IOException("no GPU here");
+        }).loop((s, loops) -> {});
+        w.kernel("probe").loop((s, loops) -> {}).after(s -> s.metric("how", Worker.lastTransport == null ? 0
+                : switch (Worker.lastTransport) {
+                    case "fd-reflection" -> 1;
+                    case "fd-unsafe" -> 2;
+                    case "path" -> 3;
+                    default -> 9;
+                }));
+        w.kernel("sleepy").loop((s, loops) -> {
+            for (long i = 0; i < loops; i++) Thread.sleep(1);
+        });
+        w.main(args);
+    }
+}

@@ -1,0 +1,181 @@
+//! The text of `go test -bench` (the benchfmt format): configuration lines `key: value`
+//! (goos, goarch, pkg, cpu, …) that hold for the lines after them, and result lines
+//! `BenchmarkName[-GOMAXPROCS] N value unit [value unit]…`. Each result line is one run of N
+//! iterations; `ns/op` (or `sec/op`) gives the time per iteration, other units (B/op,
+//! allocs/op, MB/s, custom) go into `extra.metrics`. Other lines (PASS, ok, logs) are skipped.
+//! Hand-written: the format is a few lines of grammar and no maintained Rust crate reads it.
+
+use super::{add_metric, benchmark, seconds_per, Imported, Input};
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, HashMap};
+
+pub fn detect(input: &Input) -> bool {
+    input.json.is_none()
+        && input
+            .text()
+            .is_some_and(|t| t.lines().any(|l| result_line(l).is_some()))
+}
+
+/// One parsed result line.
+struct Line<'a> {
+    name: &'a str,
+    procs: Option<&'a str>,
+    n: f64,
+    values: Vec<(f64, &'a str)>,
+}
+
+/// Some(result) for a line that starts like a benchmark result; None for any other line.
+fn result_line(line: &str) -> Option<Result<Line<'_>, String>> {
+    let rest = line.strip_prefix("Benchmark")?;
+    // benchfmt: "Benchmark" followed by a character that is not a lower-case letter.
+    if rest.starts_with(|c: char| c.is_lowercase()) {
+        return None;
+    }
+    let mut fields = line.split_whitespace();
+    let full = fields.next()?;
+    let n = fields.next()?;
+    // `--- FAIL`, `--- BENCH` and log lines have no iteration count: not results.
+    let n: f64 = n.parse::<u64>().ok()? as f64;
+    let (name, procs) = match full.rsplit_once('-') {
+        Some((a, p)) if !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()) => (a, Some(p)),
+        _ => (full, None),
+    };
+    let rest: Vec<&str> = fields.collect();
+    if rest.len() % 2 != 0 {
+        return Some(Err(format!("'{}' has a value without a unit", line.trim())));
+    }
+    let mut values = Vec::new();
+    for pair in rest.chunks(2) {
+        match pair[0].parse::<f64>() {
+            Ok(v) if v.is_finite() => values.push((v, pair[1])),
+            _ => {
+                return Some(Err(format!(
+                    "'{}': '{}' is not a number",
+                    line.trim(),
+                    pair[0]
+                )))
+            }
+        }
+    }
+    Some(Ok(Line {
+        name,
+        procs,
+        n,
+        values,
+    }))
+}
+
+/// Seconds per operation of a time unit such as `ns/op` or `sec/op`.
+fn time_per_op(unit: &str) -> Option<f64> {
+    let (t, op) = unit.split_once('/')?;
+    (op == "op").then_some(())?;
+    seconds_per(t)
+}
+
+pub fn parse(input: &Input) -> anyhow::Result<Imported> {
+    let text = input
+        .text()
+        .ok_or_else(|| anyhow::anyhow!("not UTF-8 text"))?;
+    let mut im = Imported {
+        tool: "go test -bench",
+        wall_time: "time per iteration (ns/op) of each result line of `go test -bench`".into(),
+        ..Imported::default()
+    };
+    let mut config: BTreeMap<String, String> = BTreeMap::new();
+    let mut index: HashMap<(String, String, String), usize> = HashMap::new();
+    let mut without_time = Vec::new();
+    let mut lines = 0;
+    for (no, line) in text.lines().enumerate() {
+        if let Some((k, v)) = config_line(line) {
+            config.insert(k.to_string(), v.trim().to_string());
+            continue;
+        }
+        let Some(r) = result_line(line) else { continue };
+        let r = r.map_err(|e| anyhow::anyhow!("line {}: {e}", no + 1))?;
+        lines += 1;
+        let pkg = config.get("pkg").cloned().unwrap_or_default();
+        let procs = r.procs.unwrap_or("").to_string();
+        let key = (pkg.clone(), r.name.to_string(), procs.clone());
+        let i = *index.entry(key).or_insert_with(|| {
+            let mut b = benchmark(r.name, r.name);
+            if !pkg.is_empty() {
+                b.parameters.insert("pkg".into(), pkg.clone());
+            }
+            if !procs.is_empty() {
+                b.parameters.insert("gomaxprocs".into(), procs.clone());
+            }
+            let cfg: Map<String, Value> =
+                config.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+            b.extra.insert("configuration".into(), Value::Object(cfg));
+            im.benchmarks.push(b);
+            im.benchmarks.len() - 1
+        });
+        let b = &mut im.benchmarks[i];
+        let time = r
+            .values
+            .iter()
+            .find_map(|(v, u)| time_per_op(u).map(|s| v * s));
+        let Some(per_op) = time else {
+            without_time.push(format!("line {}", no + 1));
+            continue;
+        };
+        let mut run = super::sample(b.runs.len(), per_op, Some(r.n), false);
+        run.extra.insert("line".into(), json!(no + 1));
+        for (v, u) in &r.values {
+            if time_per_op(u).is_none() {
+                add_metric(&mut run, u, *v, u);
+            }
+        }
+        b.runs.push(run);
+    }
+    if lines == 0 {
+        anyhow::bail!("no benchmark result lines (`BenchmarkName N value ns/op`)");
+    }
+    im.benchmarks.retain(|b| !b.runs.is_empty());
+    if !without_time.is_empty() {
+        im.not_mapped.push(format!(
+            "result lines without a time per op (ns/op) not mapped: {}",
+            without_time.join(", ")
+        ));
+    }
+    if let Some(cpu) = config.get("cpu") {
+        im.machine.cpu_model = cpu.clone();
+    }
+    im.settings = config.into_iter().map(|(k, v)| (k, json!(v))).collect();
+    im.not_mapped
+        .push("`go test -bench` output has no Go version, start time or command line".into());
+    Ok(im)
+}
+
+/// A benchfmt configuration line: `key: value`, the key without spaces or upper case first.
+fn config_line(line: &str) -> Option<(&str, &str)> {
+    let (k, v) = line.split_once(':')?;
+    let ok = !k.is_empty()
+        && k.starts_with(|c: char| c.is_lowercase())
+        && !k.contains(char::is_whitespace)
+        && (v.is_empty() || v.starts_with(' '));
+    ok.then_some((k, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_lines() {
+        let l = result_line("BenchmarkJoin/n=10-2   185742   699.6 ns/op   32 B/op")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (l.name, l.procs, l.n),
+            ("BenchmarkJoin/n=10", Some("2"), 185742.0)
+        );
+        assert_eq!(l.values, vec![(699.6, "ns/op"), (32.0, "B/op")]);
+        assert!(result_line("Benchmarking is fun").is_none());
+        assert!(result_line("BenchmarkX-2 --- FAIL: x").is_none());
+        assert!(result_line("BenchmarkX-2  10  12").unwrap().is_err());
+        assert!(config_line("goos: linux").is_some());
+        assert!(config_line("ok  \texample.com/x\t1.6s").is_none());
+        assert_eq!(time_per_op("sec/op"), Some(1.0));
+    }
+}

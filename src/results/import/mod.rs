@@ -1,0 +1,662 @@
+//! Importers: read what other harnesses wrote (hyperfine, Google Benchmark, JMH, `go test
+//! -bench`, Criterion, pytest-benchmark, pyperf) into tare's [`Session`], so `tare compare`,
+//! `tare report` and the store work on them. Not for: measuring, or writing other tools'
+//! formats (see `export`).
+//!
+//! One module per format, all behind the table [`IMPORTERS`] (a detector and a parser each).
+//! Every raw sample the tool kept becomes a [`Run`]: `wall_time` is the time of ONE iteration
+//! (operation) in seconds, so samples of different batch sizes compare; where the tool timed a
+//! batch of iterations, `extra.loops` holds the batch size and `extra.elapsed` the batch's
+//! seconds (`wall_time = elapsed / loops`). The tool's own summary is kept beside, converted to
+//! seconds, in `Benchmark.extra["source_summary"]`; its name, version and settings, and every
+//! part of the file that has no place in tare's model, in `Session.extra["import"]`.
+
+mod criterion;
+mod gbench;
+mod gotest;
+mod hyperfine;
+mod jmh;
+mod pyperf;
+mod pytest_benchmark;
+
+use super::model::{
+    Benchmark, LimitsRecord, MachineInfo, MeasurementMethod, MethodKind, MetricSummary, Run,
+    Session, Summary, Termination, SCHEMA_VERSION,
+};
+use crate::error::usage;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A format tare can import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Format {
+    /// `hyperfine --export-json FILE`.
+    Hyperfine,
+    /// Google Benchmark `--benchmark_out=FILE --benchmark_out_format=json` (or `--benchmark_format=json`).
+    #[value(alias = "google-benchmark")]
+    Gbench,
+    /// JMH `-rf json -rff FILE`.
+    Jmh,
+    /// The text of `go test -bench` (the benchfmt format).
+    #[value(alias = "benchfmt")]
+    Go,
+    /// Criterion's `target/criterion` directory (or one benchmark's directory in it).
+    Criterion,
+    /// pytest-benchmark `--benchmark-json FILE` (or a `--benchmark-save` file).
+    PytestBenchmark,
+    /// pyperf JSON (`-o FILE`).
+    Pyperf,
+}
+
+impl Format {
+    /// The name used on the command line and in `Session.extra["import"]["format"]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Hyperfine => "hyperfine",
+            Format::Gbench => "gbench",
+            Format::Jmh => "jmh",
+            Format::Go => "go",
+            Format::Criterion => "criterion",
+            Format::PytestBenchmark => "pytest-benchmark",
+            Format::Pyperf => "pyperf",
+        }
+    }
+
+    /// Every format, in the order auto-detection tries them.
+    pub fn all() -> impl Iterator<Item = Format> {
+        IMPORTERS.iter().map(|i| i.format)
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        <Format as clap::ValueEnum>::from_str(s, true).map_err(|_| {
+            format!(
+                "unknown import format '{s}' (known: {})",
+                Format::all()
+                    .map(|f| f.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+}
+
+/// What an importer reads: the path and, for a file, its bytes (and its JSON, if it is JSON).
+pub struct Input<'a> {
+    pub path: &'a Path,
+    /// None for a directory.
+    pub bytes: Option<&'a [u8]>,
+    /// The file parsed as JSON, when it is JSON.
+    pub json: Option<&'a Value>,
+}
+
+impl Input<'_> {
+    fn text(&self) -> Option<&str> {
+        self.bytes.and_then(|b| std::str::from_utf8(b).ok())
+    }
+}
+
+/// One importer: how to recognise the format by content, and how to read it.
+pub struct Importer {
+    pub format: Format,
+    pub detect: fn(&Input) -> bool,
+    pub parse: fn(&Input) -> anyhow::Result<Imported>,
+}
+
+/// The table of importers, in the order detection tries them.
+pub const IMPORTERS: &[Importer] = &[
+    Importer {
+        format: Format::Criterion,
+        detect: criterion::detect,
+        parse: criterion::parse,
+    },
+    Importer {
+        format: Format::Hyperfine,
+        detect: hyperfine::detect,
+        parse: hyperfine::parse,
+    },
+    Importer {
+        format: Format::Gbench,
+        detect: gbench::detect,
+        parse: gbench::parse,
+    },
+    Importer {
+        format: Format::Jmh,
+        detect: jmh::detect,
+        parse: jmh::parse,
+    },
+    Importer {
+        format: Format::PytestBenchmark,
+        detect: pytest_benchmark::detect,
+        parse: pytest_benchmark::parse,
+    },
+    Importer {
+        format: Format::Pyperf,
+        detect: pyperf::detect,
+        parse: pyperf::parse,
+    },
+    Importer {
+        format: Format::Go,
+        detect: gotest::detect,
+        parse: gotest::parse,
+    },
+];
+
+/// What one importer read, before it becomes a [`Session`].
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// The tool's name as people know it ("hyperfine", "Google Benchmark", ...).
+    pub tool: &'static str,
+    /// The tool's version, when the file records it.
+    pub tool_version: Option<String>,
+    /// RFC 3339 time the tool started, when the file records it.
+    pub started_at: Option<String>,
+    /// The command that produced the file, when the file records it.
+    pub invocation: Vec<String>,
+    pub machine: MachineInfo,
+    /// The tool's settings (repetitions, iteration time, timer, ...), as the tool names them.
+    pub settings: Map<String, Value>,
+    /// Other session-level records of the tool (a commit, a context), kept as they are.
+    pub context: Map<String, Value>,
+    pub benchmarks: Vec<Benchmark>,
+    /// Parts of the file that have no place in tare's model, each in one line.
+    pub not_mapped: Vec<String>,
+    /// Whether the tool measured CPU time per iteration (Google Benchmark does).
+    pub measures_cpu: bool,
+    /// How the tool measured wall time, in words.
+    pub wall_time: String,
+}
+
+/// Reads `path` (a file, or Criterion's directory) written by another harness. With `format`
+/// None the format is recognised by content. Errors are one line naming the file and what is
+/// wrong with it.
+pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        usage(format!(
+            "cannot import {}: {e}; check the path",
+            path.display()
+        ))
+    })?;
+    let bytes = if meta.is_dir() {
+        None
+    } else {
+        Some(std::fs::read(path).map_err(|e| {
+            usage(format!(
+                "cannot import {}: {e}; check the path",
+                path.display()
+            ))
+        })?)
+    };
+    let json = bytes
+        .as_deref()
+        .and_then(|b| serde_json::from_slice::<Value>(b).ok());
+    let input = Input {
+        path,
+        bytes: bytes.as_deref(),
+        json: json.as_ref(),
+    };
+    let importer = match format {
+        Some(f) => IMPORTERS
+            .iter()
+            .find(|i| i.format == f)
+            .expect("every format has an importer"),
+        None => IMPORTERS
+            .iter()
+            .find(|i| (i.detect)(&input))
+            .ok_or_else(|| {
+                usage(format!(
+                    "cannot import {}: {}",
+                    path.display(),
+                    unknown(&input)
+                ))
+            })?,
+    };
+    let imported = (importer.parse)(&input).map_err(|e| {
+        usage(format!(
+            "cannot import {} as {}: {}",
+            path.display(),
+            importer.format,
+            one_line(&e)
+        ))
+    })?;
+    check_times(&imported).map_err(|e| {
+        usage(format!(
+            "cannot import {} as {}: {e}",
+            path.display(),
+            importer.format
+        ))
+    })?;
+    if imported.benchmarks.is_empty() {
+        return Err(usage(format!(
+            "cannot import {} as {}: it holds no benchmark results",
+            path.display(),
+            importer.format
+        )));
+    }
+    Ok(session(
+        path,
+        meta.modified().ok(),
+        importer.format,
+        imported,
+    ))
+}
+
+/// The longest time per iteration tare accepts from another tool: a year. Longer (or not
+/// finite) is a damaged file, and would overflow the summaries.
+const MAX_SECONDS: f64 = 365.0 * 86400.0;
+
+/// Every sample's times are finite, non-negative and at most [`MAX_SECONDS`].
+fn check_times(im: &Imported) -> Result<(), String> {
+    for b in &im.benchmarks {
+        for r in &b.runs {
+            for (what, v) in [("time", r.wall_time), ("CPU time", r.cpu_time)] {
+                if !(v.is_finite() && (0.0..=MAX_SECONDS).contains(&v)) {
+                    return Err(format!(
+                        "sample {} of '{}' has a {what} per iteration of {v} s, which no measurement gives",
+                        r.index, b.name
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The error and its causes on one line.
+fn one_line(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
+        .replace('\n', " ")
+}
+
+/// What an unrecognised input is, and what to do.
+fn unknown(input: &Input) -> String {
+    if input
+        .json
+        .is_some_and(|v| v.get("schema_version").is_some() && v.get("tare_version").is_some())
+    {
+        return "it is tare's own results, which need no import: give it to `tare compare` or `tare report` as it is".into();
+    }
+    format!(
+        "{} that no importer recognises; name the format with --format ({})",
+        describe(input),
+        Format::all()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// What an unrecognised input is, in a few words.
+fn describe(input: &Input) -> &'static str {
+    match (input.bytes, input.json) {
+        (None, _) => "a directory without Criterion data (no */new/sample.json)",
+        (Some([0x1f, 0x8b, ..]), _) => {
+            "gzip-compressed data (decompress it first, e.g. with gunzip)"
+        }
+        (Some(b), _) if b.iter().all(|c| c.is_ascii_whitespace()) => "an empty file",
+        (Some(_), Some(_)) => "JSON",
+        (Some(_), None) if input.text().is_some() => "text",
+        (Some(_), None) => "binary data",
+    }
+}
+
+fn session(
+    path: &Path,
+    modified: Option<std::time::SystemTime>,
+    format: Format,
+    mut im: Imported,
+) -> Session {
+    let started_at = im.started_at.clone().unwrap_or_else(|| {
+        im.not_mapped.push(
+            "the start time is not in the file: started_at is the file's modification time".into(),
+        );
+        modified
+            .map(|t| humantime::format_rfc3339_seconds(t).to_string())
+            .unwrap_or_default()
+    });
+    // A sample of 0 s (below the tool's timer resolution) is kept but not counted: tare's
+    // readers refuse counted runs of 0 s, which no measurement of a whole run gives.
+    let mut zero = 0;
+    for r in im.benchmarks.iter_mut().flat_map(|b| b.runs.iter_mut()) {
+        if r.counted && r.wall_time == 0.0 {
+            r.counted = false;
+            r.extra.insert("zero_time".into(), json!(true));
+            zero += 1;
+        }
+    }
+    if zero > 0 {
+        im.not_mapped.push(format!(
+            "{zero} samples of 0 s (below the tool's timer resolution) are kept but not counted (extra.zero_time)"
+        ));
+    }
+    for b in &mut im.benchmarks {
+        b.summary = summarize(&b.runs, im.measures_cpu);
+        if b.stop_reason.is_empty() {
+            b.stop_reason = format!("imported from {}", im.tool);
+        }
+    }
+    let version = im
+        .tool_version
+        .clone()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    let mut record = Map::new();
+    record.insert("format".into(), json!(format.name()));
+    record.insert("tool".into(), json!(im.tool));
+    record.insert("tool_version".into(), json!(im.tool_version));
+    record.insert("source".into(), json!(path.display().to_string()));
+    record.insert("settings".into(), Value::Object(im.settings));
+    if !im.context.is_empty() {
+        record.insert("context".into(), Value::Object(im.context));
+    }
+    record.insert("not_mapped".into(), json!(im.not_mapped));
+    let mut extra = BTreeMap::new();
+    extra.insert("import".into(), Value::Object(record));
+    Session {
+        schema_version: SCHEMA_VERSION,
+        tare_version: env!("CARGO_PKG_VERSION").into(),
+        invocation: im.invocation,
+        started_at,
+        machine: im.machine,
+        method: MeasurementMethod {
+            kind: MethodKind::Imported,
+            cpu_time: if im.measures_cpu {
+                format!("CPU time per iteration as measured by {}{version}", im.tool)
+            } else {
+                format!("not measured by {} (recorded as 0)", im.tool)
+            },
+            peak_memory: format!("not measured by {}", im.tool),
+            wall_time: im.wall_time,
+            warnings: vec![format!(
+                "imported from {}{version} ({}): measured by that tool, not by tare; what could not be mapped is listed in extra.import.not_mapped",
+                im.tool,
+                path.display()
+            )],
+        },
+        cores: None,
+        limits: LimitsRecord::default(),
+        environment: BTreeMap::new(),
+        seed: 0,
+        benchmarks: im.benchmarks,
+        comparisons: Vec::new(),
+        complete: true,
+        extra,
+    }
+}
+
+/// Several imported sessions as one: benchmarks with the same name and parameters (more trials
+/// of one benchmark) get all their runs, renumbered, each with `extra.source` (the index of
+/// its file); `extra.import` becomes `{"sources": [each file's record]}`; the earliest start
+/// and the first file's machine and method are kept.
+pub fn merge(mut sessions: Vec<Session>) -> Option<Session> {
+    if sessions.len() <= 1 {
+        return sessions.pop();
+    }
+    let mut records = Vec::new();
+    let mut warnings = Vec::new();
+    let mut started: Vec<String> = Vec::new();
+    let mut merged: Vec<Benchmark> = Vec::new();
+    let mut cpu = true;
+    let mut rest = sessions.split_off(1);
+    let mut out = sessions.pop()?;
+    rest.insert(0, out.clone());
+    for (k, s) in rest.into_iter().enumerate() {
+        records.push(s.extra.get("import").cloned().unwrap_or(Value::Null));
+        warnings.extend(s.method.warnings);
+        started.push(s.started_at);
+        cpu &=
+            s.method.kind == MethodKind::Imported && !s.method.cpu_time.starts_with("not measured");
+        for mut b in s.benchmarks {
+            for r in &mut b.runs {
+                r.extra.insert("source".into(), json!(k));
+            }
+            match merged
+                .iter_mut()
+                .find(|m| m.name == b.name && m.parameters == b.parameters)
+            {
+                Some(m) => {
+                    let base = m.runs.len();
+                    for mut r in b.runs {
+                        r.index += base;
+                        m.runs.push(r);
+                    }
+                }
+                None => merged.push(b),
+            }
+        }
+    }
+    for b in &mut merged {
+        b.summary = summarize(&b.runs, cpu);
+    }
+    out.benchmarks = merged;
+    out.started_at = started
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .min()
+        .unwrap_or_default();
+    out.method.warnings = warnings;
+    out.extra
+        .insert("import".into(), json!({ "sources": records }));
+    Some(out)
+}
+
+/// Summaries of the counted runs: wall time always, CPU time only where the tool measured it.
+fn summarize(runs: &[Run], cpu: bool) -> Summary {
+    let col =
+        |f: fn(&Run) -> f64| -> Vec<f64> { runs.iter().filter(|r| r.counted).map(f).collect() };
+    let metric = |v: Vec<f64>| {
+        crate::stats::describe(&v).map(|d| MetricSummary {
+            n: d.n,
+            median: d.median,
+            median_ci_low: d.median_ci_low,
+            median_ci_high: d.median_ci_high,
+            median_ci_exact: d.median_ci_exact,
+            mean: d.mean,
+            stddev: d.stddev,
+            cv: d.cv,
+            min: d.min,
+            max: d.max,
+            q1: d.q1,
+            q3: d.q3,
+            iqr: d.iqr,
+            p5: d.p5,
+            p95: d.p95,
+        })
+    };
+    Summary {
+        wall_time: metric(col(|r| r.wall_time)),
+        cpu_time: if cpu {
+            metric(col(|r| r.cpu_time))
+        } else {
+            None
+        },
+        peak_memory: metric(
+            runs.iter()
+                .filter(|r| r.counted)
+                .filter_map(|r| r.peak_memory.map(|m| m as f64))
+                .collect(),
+        ),
+        ..Summary::default()
+    }
+}
+
+// ---- helpers shared by the importers ----
+
+/// A new benchmark with no runs yet.
+pub(crate) fn benchmark(name: impl Into<String>, command: impl Into<String>) -> Benchmark {
+    Benchmark {
+        name: name.into(),
+        command: command.into(),
+        argv: Vec::new(),
+        parameters: BTreeMap::new(),
+        summary: Summary::default(),
+        stop_reason: String::new(),
+        runs: Vec::new(),
+        diagnostics: Vec::new(),
+        extra: BTreeMap::new(),
+    }
+}
+
+/// One sample: `per_iteration` seconds for one iteration; `loops` iterations timed together
+/// (None when the tool does not say). Counted unless it is a warm-up.
+pub(crate) fn sample(index: usize, per_iteration: f64, loops: Option<f64>, warmup: bool) -> Run {
+    let mut extra = BTreeMap::new();
+    if let Some(n) = loops {
+        extra.insert("loops".into(), number(n));
+        extra.insert("elapsed".into(), json!(per_iteration * n));
+    }
+    Run {
+        index,
+        round: None,
+        warmup,
+        start_offset: 0.0,
+        wall_time: per_iteration,
+        user_time: 0.0,
+        system_time: 0.0,
+        cpu_time: 0.0,
+        peak_memory: None,
+        exit_code: None,
+        signal: None,
+        termination: Termination::Exit,
+        involuntary_context_switches: None,
+        counted: !warmup,
+        extra,
+    }
+}
+
+/// A JSON number, as an integer when it is one.
+pub(crate) fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
+/// Adds one named per-run metric (`extra.metrics.NAME = {value, unit}`).
+pub(crate) fn add_metric(run: &mut Run, name: &str, value: f64, unit: &str) {
+    let metrics = run
+        .extra
+        .entry("metrics".into())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(m) = metrics {
+        m.insert(name.into(), json!({"value": value, "unit": unit}));
+    }
+}
+
+/// Seconds in one `unit` of time: ns, us (µs), ms, s, min, hr/h, day.
+pub(crate) fn seconds_per(unit: &str) -> Option<f64> {
+    Some(match unit.trim() {
+        "ns" | "nanoseconds" => 1e-9,
+        "us" | "µs" | "μs" | "microseconds" => 1e-6,
+        "ms" | "milliseconds" => 1e-3,
+        "s" | "sec" | "second" | "seconds" => 1.0,
+        "min" | "m" | "minutes" => 60.0,
+        "hr" | "h" | "hours" => 3600.0,
+        "day" | "d" | "days" => 86400.0,
+        _ => return None,
+    })
+}
+
+/// A finite, non-negative number at `v[key]`, or an error naming `what`.
+pub(crate) fn num(v: &Value, key: &str, what: &str) -> anyhow::Result<f64> {
+    match v.get(key) {
+        Some(x) => x
+            .as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| anyhow::anyhow!("{what}: \"{key}\" is {x}, not a non-negative number")),
+        None => anyhow::bail!("{what} has no \"{key}\""),
+    }
+}
+
+/// A string at `v[key]`, or an error naming `what`.
+pub(crate) fn string<'v>(v: &'v Value, key: &str, what: &str) -> anyhow::Result<&'v str> {
+    match v.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(x) => anyhow::bail!("{what}: \"{key}\" is {}, not a string", short(x)),
+        None => anyhow::bail!("{what} has no \"{key}\""),
+    }
+}
+
+/// An array at `v[key]`, or an error naming `what`.
+pub(crate) fn array<'v>(v: &'v Value, key: &str, what: &str) -> anyhow::Result<&'v [Value]> {
+    match v.get(key) {
+        Some(Value::Array(a)) => Ok(a),
+        Some(x) => anyhow::bail!("{what}: \"{key}\" is {}, not an array", short(x)),
+        None => anyhow::bail!("{what} has no \"{key}\""),
+    }
+}
+
+/// A JSON value, cut to a few characters for an error message.
+pub(crate) fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// The JSON value the importer must have, or an error saying what the file is instead.
+pub(crate) fn json_of<'a>(input: &Input<'a>) -> anyhow::Result<&'a Value> {
+    match input.json {
+        Some(v) => Ok(v),
+        None => match input.bytes {
+            None => anyhow::bail!("it is a directory, not a JSON file"),
+            Some(b) => match serde_json::from_slice::<Value>(b) {
+                Ok(_) => unreachable!("parsed JSON is passed in"),
+                Err(e) => anyhow::bail!("not JSON ({e})"),
+            },
+        },
+    }
+}
+
+/// A scalar JSON value as a parameter string (strings without quotes).
+pub(crate) fn param_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_parse_by_name_and_alias() {
+        for f in Format::all() {
+            assert_eq!(f.name().parse::<Format>().unwrap(), f);
+        }
+        assert_eq!(
+            "google-benchmark".parse::<Format>().unwrap(),
+            Format::Gbench
+        );
+        assert_eq!("benchfmt".parse::<Format>().unwrap(), Format::Go);
+        let e = "csv".parse::<Format>().unwrap_err();
+        assert!(
+            e.contains("unknown import format 'csv'") && e.contains("pyperf"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn time_units() {
+        assert_eq!(seconds_per("ns"), Some(1e-9));
+        assert_eq!(seconds_per("us"), Some(1e-6));
+        assert_eq!(seconds_per("min"), Some(60.0));
+        assert_eq!(seconds_per("furlong"), None);
+    }
+}
