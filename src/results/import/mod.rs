@@ -533,6 +533,7 @@ pub(crate) fn sample(index: usize, per_iteration: f64, loops: Option<f64>, warmu
         involuntary_context_switches: None,
         counted: !warmup,
         extra,
+        meters: Default::default(),
     }
 }
 
