@@ -158,3 +158,43 @@ fn no_powercap_says_unavailable() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("energy: unavailable"));
 }
+
+#[test]
+fn energy_ratios_get_a_ci_like_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    tree(&root, 1_000_000);
+    let c = root.join("sys/class/powercap/intel-rapl:0/energy_uj");
+    let j = dir.path().join("r.json");
+    // Two "programs" whose runs use 1 J and 2 J of package energy.
+    let add = |uj: u64| {
+        format!(
+            "sh -c 'v=$(cat {f}); echo $((v+{uj})) > {f}'",
+            f = c.display()
+        )
+    };
+    let out = tare()
+        .env("TARE_SYSROOT", &root)
+        .args(["run", "--style", "basic", "--warmup", "0", "--runs", "6"])
+        .args(["--energy", "--energy-idle", "20ms", "--export-json"])
+        .arg(&j)
+        .arg(add(1_000_000))
+        .arg(add(2_000_000))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let e = &doc["extra"]["energy_comparisons"][0];
+    assert_eq!(e["paired"], true);
+    assert!((e["ratio"].as_f64().unwrap() - 2.0).abs() < 1e-9, "{e}");
+    assert!(
+        (e["ratio_ci_low"].as_f64().unwrap() - 2.0).abs() < 1e-9,
+        "{e}"
+    );
+    assert!(stdout.contains("2.00× the package energy"), "{stdout}");
+}

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod background;
 pub mod cache;
 pub mod counters;
+pub mod energy_ratio;
 pub mod planning;
 pub mod setups;
 pub mod success;
@@ -234,6 +235,17 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
         }
     }
     let comparing = session.benchmarks.len() > 1 && plan.analysis.compare;
+    if comparing && plan.meters.energy.is_some() {
+        let e = energy_ratio::compare(
+            &session.benchmarks,
+            plan.analysis.reference,
+            plan.order == Order::Interleaved,
+            plan.seed,
+        );
+        if !e.is_empty() {
+            session.extra.insert("energy_comparisons".into(), json!(e));
+        }
+    }
     let by_setup = plan.setups.is_some()
         && comparing
         && setups::setups_compared(&session.benchmarks, plan.analysis.reference) >= 2;

@@ -284,6 +284,28 @@ pub fn session_lines(session: &Session) -> Vec<String> {
             ));
         }
     }
+    for c in session
+        .extra
+        .get("energy_comparisons")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let f = |k: &str| c[k].as_f64().unwrap_or(f64::NAN);
+        out.push(format!(
+            "energy: {} uses {:.2}× the package energy of {} (95% CI {:.2}–{:.2}{})",
+            c["candidate_name"].as_str().unwrap_or("?"),
+            f("ratio"),
+            c["reference_name"].as_str().unwrap_or("?"),
+            f("ratio_ci_low"),
+            f("ratio_ci_high"),
+            if c["paired"] == true {
+                ", paired by round"
+            } else {
+                ""
+            }
+        ));
+    }
     out
 }
 
