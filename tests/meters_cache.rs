@@ -85,3 +85,37 @@ fn unknown_cache_state_is_one_line() {
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn per_file_drop_without_root_empties_the_named_file() {
+    use tare::method::cache::{prepare_as, resident_bytes};
+    use tare::plan::meters::{CachePlan, CacheState};
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let f = dir.path().join("d");
+    std::fs::write(&f, vec![9u8; 32 << 20]).unwrap();
+    let warm = CachePlan {
+        state: CacheState::Warm,
+        files: vec![f.clone()],
+    };
+    let w = prepare_as(&warm, false).unwrap();
+    assert_eq!(w.file_bytes, 32 << 20);
+    assert!(
+        w.resident_bytes as f64 > 0.9 * (32u64 << 20) as f64,
+        "{w:?}"
+    );
+    let cold = CachePlan {
+        state: CacheState::Cold,
+        ..warm
+    };
+    let c = prepare_as(&cold, false).unwrap();
+    assert_eq!(c.how, "fadvise");
+    eprintln!(
+        "fadvise: {} of {} bytes resident after",
+        c.resident_bytes, c.file_bytes
+    );
+    assert!(
+        (c.resident_bytes as f64) < 0.1 * (32u64 << 20) as f64,
+        "{c:?}"
+    );
+    assert_eq!(resident_bytes(&f).unwrap().0, c.resident_bytes);
+}

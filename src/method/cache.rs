@@ -24,22 +24,61 @@ pub fn files_of(argv: &[String]) -> Vec<PathBuf> {
     let Some(first) = argv.first() else {
         return Vec::new();
     };
-    let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-    let Ok(program) = crate::exec::spawn::resolve(std::ffi::OsStr::new(first), &env, None) else {
+    let Ok(program) = crate::exec::spawn::resolve(std::ffi::OsStr::new(first), &env_vars(), None)
+    else {
         return Vec::new();
     };
     let mut files = vec![program.clone()];
-    if let Ok(out) = std::process::Command::new("ldd")
-        .arg(&program)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-    {
-        files.extend(parse_ldd(&String::from_utf8_lossy(&out.stdout)));
+    // A script's interpreter (`#!/usr/bin/env python3` → python3 in PATH) is loaded too.
+    let mut binaries = vec![program.clone()];
+    if let Some(words) = shebang(&program) {
+        let interp = match words.as_slice() {
+            [env, name, ..] if env.ends_with("/env") => {
+                crate::exec::spawn::resolve(std::ffi::OsStr::new(name), &env_vars(), None).ok()
+            }
+            [interp, ..] => Some(PathBuf::from(interp)),
+            [] => None,
+        };
+        if let Some(i) = interp.filter(|p| p.is_file()) {
+            files.push(i.clone());
+            binaries.push(i);
+        }
+    }
+    for b in binaries {
+        if let Ok(out) = std::process::Command::new("ldd")
+            .arg(&b)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+        {
+            files.extend(parse_ldd(&String::from_utf8_lossy(&out.stdout)));
+        }
     }
     files.sort();
     files.dedup();
     files
+}
+
+fn env_vars() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().collect()
+}
+
+/// The words of a script's `#!` line (`None` when the file is not a script).
+fn shebang(path: &Path) -> Option<Vec<String>> {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    parse_shebang(&head[..n])
+}
+
+/// `#!/usr/bin/env python3 -u\n...` → `["/usr/bin/env", "python3", "-u"]`.
+pub fn parse_shebang(head: &[u8]) -> Option<Vec<String>> {
+    let rest = head.strip_prefix(b"#!")?;
+    let line = rest.split(|b| *b == b'\n').next()?;
+    let words: Vec<String> = String::from_utf8_lossy(line)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    (!words.is_empty()).then_some(words)
 }
 
 /// The absolute paths in `ldd` output (`libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x..)`,
@@ -60,8 +99,15 @@ pub fn parse_ldd(text: &str) -> Vec<PathBuf> {
 /// Puts the page cache in `plan`'s state and returns the record, the named files' resident
 /// bytes measured right after.
 pub fn prepare(plan: &CachePlan) -> anyhow::Result<RunCache> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    prepare_as(plan, unsafe { libc::geteuid() } == 0)
+}
+
+/// [`prepare`], choosing the machine-wide drop (`as_root`) or the per-file one; the
+/// per-file way works for root too (tests use it to check the unprivileged path).
+pub fn prepare_as(plan: &CachePlan, as_root: bool) -> anyhow::Result<RunCache> {
     let how = match plan.state {
-        CacheState::Cold => drop_cold(&plan.files)?,
+        CacheState::Cold => drop_cold(&plan.files, as_root)?,
         CacheState::Warm => {
             for f in &plan.files {
                 read_through(f)?;
@@ -78,9 +124,8 @@ pub fn prepare(plan: &CachePlan) -> anyhow::Result<RunCache> {
     })
 }
 
-fn drop_cold(files: &[PathBuf]) -> anyhow::Result<&'static str> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+fn drop_cold(files: &[PathBuf], as_root: bool) -> anyhow::Result<&'static str> {
+    if as_root {
         // SAFETY: sync has no preconditions and cannot fail.
         unsafe { libc::sync() };
         if std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok() {
@@ -176,6 +221,17 @@ pub fn resident_bytes(path: &Path) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shebang_lines() {
+        assert_eq!(
+            parse_shebang(b"#!/usr/bin/env python3 -u\nprint(1)\n"),
+            Some(vec!["/usr/bin/env".into(), "python3".into(), "-u".into()])
+        );
+        assert_eq!(parse_shebang(b"#! /bin/sh\n"), Some(vec!["/bin/sh".into()]));
+        assert_eq!(parse_shebang(b"\x7fELF"), None);
+        assert_eq!(parse_shebang(b"#!\n"), None);
+    }
 
     #[test]
     fn ldd_lines() {
