@@ -178,6 +178,8 @@ fn energy_ratios_get_a_ci_like_time() {
         .args(["run", "--style", "basic", "--warmup", "0", "--runs", "6"])
         .args(["--energy", "--energy-idle", "20ms", "--export-json"])
         .arg(&j)
+        .arg("--export-csv")
+        .arg(dir.path().join("r.csv"))
         .arg(add(1_000_000))
         .arg(add(2_000_000))
         .output()
@@ -197,4 +199,21 @@ fn energy_ratios_get_a_ci_like_time() {
         "{e}"
     );
     assert!(stdout.contains("2.00× the package energy"), "{stdout}");
+    let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "energy_package_joules")
+        .expect("energy column");
+    let values: Vec<f64> = lines
+        .map(|l| {
+            l.rsplit(',')
+                .nth(header.len() - 1 - col)
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(values.iter().all(|v| *v == 1.0 || *v == 2.0), "{values:?}");
 }

@@ -63,6 +63,9 @@ pub fn csv_columns(session: &Session) -> Vec<&'static str> {
     if runs().any(|r| r.meters.background.is_some()) {
         cols.push("background");
     }
+    if runs().any(|r| r.meters.energy.is_some()) {
+        cols.extend(["energy_package_joules", "energy_attributed"]);
+    }
     cols
 }
 
@@ -77,9 +80,29 @@ pub fn csv_value(r: &Run, col: &str) -> String {
         "cache_file_bytes" => m.cache.as_ref().map(|c| c.file_bytes.to_string()),
         "ready_time" => m.ready_time.map(|t| t.to_string()),
         "background" => m.background.map(|b| b.to_string()),
+        "energy_package_joules" => package_joules(r).map(|j| j.to_string()),
+        "energy_attributed" => m
+            .energy
+            .as_ref()
+            .and_then(|e| e["attributed"].as_bool())
+            .map(|b| b.to_string()),
         _ => None,
     };
     v.unwrap_or_default()
+}
+
+/// The run's package energy: the sum of its `package-N` domains (`psys` without them), joules.
+fn package_joules(r: &Run) -> Option<f64> {
+    let domains = r.meters.energy.as_ref()?["domains"].as_array()?.clone();
+    let sum = |pred: &dyn Fn(&str) -> bool| -> Option<f64> {
+        let xs: Vec<f64> = domains
+            .iter()
+            .filter(|d| d["name"].as_str().is_some_and(pred))
+            .filter_map(|d| d["joules"].as_f64())
+            .collect();
+        (!xs.is_empty()).then(|| xs.iter().sum())
+    };
+    sum(&|n| n.starts_with("package-")).or_else(|| sum(&|n| n == "psys"))
 }
 
 fn median_of(b: &Benchmark, f: impl Fn(&Run) -> Option<f64>) -> Option<f64> {
