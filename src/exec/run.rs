@@ -275,13 +275,20 @@ impl Executor {
             let join = Duration::from_nanos(plan.join_ns.load(Ordering::SeqCst));
             (start, pid, join)
         };
-        let sampler = match sampler {
-            Some(s) => Some(s.start(start)?),
-            None => None,
-        };
-        let watcher = match armed {
-            Some(a) => Some(a.start(pid, start)?),
-            None => None,
+        let started = (|| -> io::Result<_> {
+            let sampler = sampler.map(|s| s.start(start)).transpose()?;
+            let watcher = armed.map(|a| a.start(pid, start)).transpose()?;
+            Ok((sampler, watcher))
+        })();
+        let (sampler, watcher) = match started {
+            Ok(both) => both,
+            Err(e) => {
+                // No meter thread: end the run now rather than leave it unwatched.
+                let _ = group.kill_all(pid);
+                let _ = sys::kill(pid, libc::SIGKILL);
+                let _ = sys::wait4(pid);
+                return Err(anyhow::anyhow!("cannot start a meter's thread: {e}"));
+            }
         };
         let stopped = self.watch(spec, group, pid, start, cancel)?;
         let exited = watcher.as_ref().map(|_| start.elapsed());

@@ -180,6 +180,24 @@ pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String
                 bytes(io.syscall_write)
             ),
         ));
+        // Data the tree dirtied that neither reached the disk in its name nor stayed dirty
+        // was written back by another task (the flusher, a sync elsewhere): not in its numbers.
+        let dirtied = median_of(b, |r| {
+            r.meters.io.as_ref()?.storage_write_bytes.map(|v| v as f64)
+        });
+        if let (Some(d), Some(w)) = (dirtied, io.block_write) {
+            let left = io.dirty_left_max.unwrap_or(0.0);
+            if d >= 1024.0 * 1024.0 && w + left < 0.9 * d {
+                warnings.push(format!(
+                    "the runs wrote {} but only {} reached the disk in their name ({} left dirty): \
+                     the rest was written back by other tasks (the kernel's flusher, a sync \
+                     elsewhere) and is not in the disk numbers",
+                    format_bytes(d, None),
+                    format_bytes(w, None),
+                    format_bytes(left, None)
+                ));
+            }
+        }
         if let Some(d) = io.dirty_left_max.filter(|d| *d >= 1024.0 * 1024.0) {
             warnings.push(format!(
                 "up to {} written by a run was still dirty in the page cache when it ended: \
