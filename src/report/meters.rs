@@ -407,3 +407,51 @@ pub fn html(b: &Benchmark, id: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bench(io: serde_json::Value) -> Benchmark {
+        let run = |i: usize| {
+            json!({"index": i, "warmup": false, "start_offset": 0.0, "wall_time": 1.0,
+                   "user_time": 0.0, "system_time": 0.0, "cpu_time": 0.0, "peak_memory": null,
+                   "exit_code": 0, "signal": null, "termination": "exit", "counted": true,
+                   "io": io})
+        };
+        serde_json::from_value(json!({"name": "w", "command": "w", "argv": ["w"],
+            "summary": {"wall_time": null, "cpu_time": null, "user_time": null,
+                        "system_time": null, "peak_memory": null},
+            "stop_reason": "", "runs": [run(0), run(1), run(2)]}))
+        .unwrap()
+    }
+
+    #[test]
+    fn io_line_and_the_two_warnings() {
+        let ok = bench(
+            json!({"block_write_bytes": 52_432_896u64, "block_read_bytes": 0,
+            "storage_write_bytes": 52_428_800u64, "dirty_left_bytes": 0,
+            "syscall_write_bytes": 52_428_897u64}),
+        );
+        let (lines, warnings) = terminal_lines(&ok);
+        assert!(lines[0].1.contains("written 52.43 MB"), "{lines:?}");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let dirty = bench(
+            json!({"block_write_bytes": 0, "storage_write_bytes": 41_943_040u64,
+            "dirty_left_bytes": 41_943_040u64}),
+        );
+        let (_, w) = terminal_lines(&dirty);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("still dirty"));
+        let taken = bench(json!({"block_write_bytes": 33_558_528u64,
+            "storage_write_bytes": 52_428_800u64, "dirty_left_bytes": 0}));
+        let (_, w) = terminal_lines(&taken);
+        assert!(
+            w.iter().any(|x| x.contains("written back by other tasks")),
+            "{w:?}"
+        );
+        let csv_cols = IO_COLUMNS.len();
+        assert_eq!(csv_cols, 12);
+    }
+}
