@@ -127,6 +127,60 @@ struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Run only part I of N (1-based): inputs dealt round-robin, every configuration and
+    /// repetition of an input in the same part; results go to OUTPUT/shard-I-of-N/.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    #[command(flatten)]
+    slurm: SlurmArgs,
+    /// Print each result record on stdout as it is written (used by --host).
+    #[arg(long, hide = true)]
+    stream_results: bool,
+}
+
+/// `tare suite run --slurm`: the suite as one Slurm array job (see `crate::remote::slurm`).
+#[derive(Args, Debug, Default)]
+struct SlurmArgs {
+    /// Submit the suite as one Slurm array job (a shard per task, each with --resume), follow
+    /// it, resubmit incomplete tasks; Ctrl-C cancels it.
+    #[arg(long, help_heading = "Slurm")]
+    slurm: bool,
+    /// Array tasks (= shards) [default: one per input, at most 100].
+    #[arg(long, value_name = "N", requires = "slurm", help_heading = "Slurm")]
+    tasks: Option<usize>,
+    /// Slurm partition (sbatch --partition).
+    #[arg(long, value_name = "NAME", requires = "slurm", help_heading = "Slurm")]
+    partition: Option<String>,
+    /// Time per task as sbatch takes it [default: 1.5 × the shard's runs × the run limit].
+    #[arg(long, value_name = "TIME", requires = "slurm", help_heading = "Slurm")]
+    time: Option<String>,
+    /// Memory per task as sbatch takes it [default: 1.5 × memory limit × --parallel + 256M].
+    #[arg(long, value_name = "SIZE", requires = "slurm", help_heading = "Slurm")]
+    mem: Option<String>,
+    /// Tasks running at once (sbatch --array=…%N).
+    #[arg(long, value_name = "N", requires = "slurm", help_heading = "Slurm")]
+    concurrency: Option<usize>,
+    /// Whole nodes for each task (sbatch --exclusive).
+    #[arg(long, requires = "slurm", help_heading = "Slurm")]
+    exclusive: bool,
+    /// Another sbatch option, e.g. --sbatch-option=--account=proj (repeatable).
+    #[arg(
+        long,
+        value_name = "OPT",
+        requires = "slurm",
+        allow_hyphen_values = true,
+        help_heading = "Slurm"
+    )]
+    sbatch_option: Vec<String>,
+    /// Times a task whose shard is incomplete is submitted again.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2,
+        requires = "slurm",
+        help_heading = "Slurm"
+    )]
+    retries: usize,
 }
 
 #[derive(Args, Debug)]
@@ -184,9 +238,25 @@ fn load(file: &Path) -> anyhow::Result<plan::SuitePlan> {
 /// Cores for the slots, avoiding physical cores another live tare session has pinned (see
 /// `machine::pinned`); when the rest are too few, the shared ones are used with a warning.
 fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Allocation> {
-    let topo = read_topology(&SysRoot::host())?;
+    let mut topo = read_topology(&SysRoot::host())?;
+    // Inside a Slurm job: only the CPUs Slurm gave this task (its affinity), whole cores;
+    // Slurm, not the registry, keeps jobs on one node apart.
+    let slurm_cpus = crate::remote::machine::SlurmJob::current().and_then(|j| j.cpus);
+    if let Some(cpus) = &slurm_cpus {
+        let outside: std::collections::BTreeSet<usize> = topo
+            .cpus
+            .iter()
+            .map(|c| c.id)
+            .filter(|id| !cpus.contains(id))
+            .collect();
+        topo = pinned::without(&topo, &outside);
+    }
     let mem = alloc::read_memory(Path::new("/"));
-    let others = pinned::others();
+    let others = if slurm_cpus.is_some() {
+        Vec::new()
+    } else {
+        pinned::others()
+    };
     let busy = pinned::cpus_of(&others);
     let avoiding = (!busy.is_empty())
         .then(|| {
@@ -233,7 +303,32 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
 }
 
 fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
+    let shard: Option<crate::remote::shard::Shard> = a
+        .shard
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(usage)?;
     let mut p = load(&a.file)?;
+    if a.slurm.slurm {
+        return run_slurm(&a, &p);
+    }
+    let base_dir = a
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&p.name));
+    let mut meta = serde_json::Map::new();
+    if let Some(shard) = shard {
+        shard.select(&mut p.jobs);
+        meta.insert(
+            "shard".into(),
+            serde_json::json!({"index": shard.index, "count": shard.count}),
+        );
+    }
+    meta.insert(
+        "machine".into(),
+        serde_json::to_value(crate::remote::machine::this_machine())?,
+    );
     if a.no_isolation {
         p.isolation = None;
     } else if let Some(iso) = p.isolation.as_mut() {
@@ -272,16 +367,41 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
             }
         );
     }
-    let output_dir = a
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&p.name));
+    let output_dir = match shard {
+        Some(s) => s.dir(&base_dir),
+        None => base_dir,
+    };
+    let mut notes = Vec::new();
+    if let Some(job) = crate::remote::machine::SlurmJob::current() {
+        // How runs are measured inside the job, said once and recorded in the method.
+        let needs = Needs {
+            cpuset: true,
+            pids: p.limits.pids.is_some(),
+        };
+        let kind = exec::detect(backend_pref(&a.backend)?, &needs, Path::new("/"))
+            .map(|(b, _)| b.kind().as_str().to_string())
+            .unwrap_or_else(|_| "rusage".into());
+        let (line, loud) = job.measurement_note(&kind);
+        meta.insert(
+            "slurm".into(),
+            serde_json::json!({"job": job.id, "cpus": job.cpus, "cgroup": job.cgroup, "measurement": line}),
+        );
+        if loud {
+            // Printed as a warning and recorded in the method's warnings by the runner.
+            notes.push(line);
+        } else if !a.quiet {
+            eprintln!("tare: {line}");
+        }
+    }
     let cancel = crate::output::install_stop_signals()?;
     let opts = runner::RunOptions {
         output_dir: output_dir.clone(),
         resume: a.resume,
         backend: backend_pref(&a.backend)?,
         quiet: a.quiet,
+        meta,
+        notes,
+        stream: a.stream_results,
     };
     let o = runner::run_suite(&p, &alloc, &opts, cancel)?;
     if o.interrupted {
@@ -301,6 +421,113 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         .into());
     }
     if !a.quiet {
+        eprintln!(
+            "tare: results in {}; make a table with: tare table {} --html table.html",
+            output_dir.display(),
+            output_dir.display()
+        );
+    }
+    Ok(exit::OK)
+}
+
+/// `--slurm`: submit, follow, resubmit, collect (see `crate::remote::slurm`).
+fn run_slurm(a: &RunArgs, p: &plan::SuitePlan) -> anyhow::Result<i32> {
+    use crate::remote::slurm;
+    if a.shard.is_some() {
+        return Err(usage(
+            "--slurm makes its own shards (one per array task); leave out --shard and give --tasks N",
+        ));
+    }
+    let inputs: std::collections::BTreeSet<_> =
+        p.jobs.iter().map(|j| (&j.input.set, &j.input.id)).collect();
+    let tasks = a.slurm.tasks.unwrap_or(inputs.len().min(100)).max(1);
+    if tasks > inputs.len() {
+        return Err(usage(format!(
+            "--tasks {tasks}: the suite has only {} inputs, and an input's runs stay in one task; give --tasks {} or less",
+            inputs.len(),
+            inputs.len()
+        )));
+    }
+    let abs = |d: &Path| -> anyhow::Result<PathBuf> {
+        Ok(if d.is_absolute() {
+            d.to_path_buf()
+        } else {
+            std::env::current_dir()?.join(d)
+        })
+    };
+    let output_dir = abs(&a
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&p.name)))?;
+    let mut pass = Vec::new();
+    if a.no_isolation {
+        pass.push("--no-isolation".to_string());
+    }
+    let iso = &a.isolation;
+    if iso.network {
+        pass.push("--network".into());
+    }
+    if iso.hide_home {
+        pass.push("--hide-home".into());
+    }
+    for (flag, dirs) in [("--writable", &iso.writable), ("--readable", &iso.readable)] {
+        for d in dirs {
+            pass.push(flag.into());
+            pass.push(abs(d)?.to_string_lossy().into_owned());
+        }
+    }
+    for g in &iso.result_files {
+        pass.push("--result-files".into());
+        pass.push(g.clone());
+    }
+    if let Some(b) = &a.backend {
+        pass.push(format!("--backend={b}"));
+    }
+    let opts = slurm::Options {
+        file: a.file.canonicalize()?,
+        output_dir: output_dir.clone(),
+        tasks,
+        partition: a.slurm.partition.clone(),
+        time: a.slurm.time.clone(),
+        mem: a.slurm.mem.clone(),
+        concurrency: a.slurm.concurrency,
+        exclusive: a.slurm.exclusive,
+        extra: a.slurm.sbatch_option.clone(),
+        retries: a.slurm.retries,
+        parallel: a.parallel.max(1),
+        pass,
+        tare: std::env::current_exe()?,
+        quiet: a.quiet,
+        resume: a.resume,
+    };
+    let needs = slurm::Needs::of(p, tasks);
+    let cancel = crate::output::install_stop_signals()?;
+    let started = std::time::Instant::now();
+    let o = slurm::run(&opts, &needs, &cancel)?;
+    if !a.quiet {
+        let counts: Vec<String> = slurm::summarize(&output_dir, tasks)
+            .into_iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        eprintln!(
+            "tare: suite '{}': {} runs in {} shards on Slurm (job{} {}{}) in {}: {}",
+            p.name,
+            o.total,
+            tasks,
+            if o.jobs.len() == 1 { "" } else { "s" },
+            o.jobs.join(", "),
+            if o.resubmitted.is_empty() {
+                String::new()
+            } else {
+                format!("; tasks resubmitted: {:?}", o.resubmitted)
+            },
+            crate::units::format_time(started.elapsed().as_secs_f64(), Some(0.01)),
+            if counts.is_empty() {
+                "nothing to do".to_string()
+            } else {
+                counts.join(", ")
+            }
+        );
         eprintln!(
             "tare: results in {}; make a table with: tare table {} --html table.html",
             output_dir.display(),
