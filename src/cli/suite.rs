@@ -39,7 +39,7 @@ pub struct SuiteArgs {
 #[derive(Subcommand, Debug)]
 enum SuiteCommand {
     /// Run every tool × configuration × input × repetition of a suite file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a suite file and show how many runs it has and how cores would be allocated.
     Check(CheckArgs),
     /// Run one command measured, optionally isolated, N times; one JSON line per run.
@@ -103,6 +103,53 @@ impl IsolationArgs {
     }
 }
 
+/// `--host`: measure on another machine over ssh (`tare run` and `tare suite run`).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct HostArgs {
+    /// Measure on this machine over ssh ([user@]host): tare there measures with its cgroups,
+    /// runs stream back as they finish (see docs/remote.md).
+    #[arg(long, value_name = "[USER@]HOST", help_heading = "Remote host")]
+    pub(crate) host: Option<String>,
+    /// The tare to run on the host [default: tare in its PATH].
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "host",
+        help_heading = "Remote host"
+    )]
+    remote_tare: Option<String>,
+    /// Directory on the host to run in [default: the login directory].
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "host",
+        help_heading = "Remote host"
+    )]
+    remote_dir: Option<String>,
+    /// An argument for ssh, e.g. --ssh-option=-p2222 or --ssh-option=-F/path/config (repeatable).
+    #[arg(
+        long,
+        value_name = "OPT",
+        requires = "host",
+        allow_hyphen_values = true,
+        help_heading = "Remote host"
+    )]
+    ssh_option: Vec<String>,
+}
+
+impl HostArgs {
+    pub(crate) fn options(&self) -> crate::remote::host::HostOptions {
+        crate::remote::host::HostOptions {
+            transport: crate::remote::transport::Ssh {
+                destination: self.host.clone().unwrap_or_default(),
+                options: self.ssh_option.clone(),
+            },
+            tare: self.remote_tare.clone().unwrap_or_else(|| "tare".into()),
+            dir: self.remote_dir.clone(),
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 struct RunArgs {
     /// The suite definition (TOML).
@@ -133,6 +180,8 @@ struct RunArgs {
     shard: Option<String>,
     #[command(flatten)]
     slurm: SlurmArgs,
+    #[command(flatten)]
+    remote: HostArgs,
     /// Print each result record on stdout as it is written (used by --host).
     #[arg(long, hide = true)]
     stream_results: bool,
@@ -217,7 +266,7 @@ struct ExecArgs {
 
 pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     match args.command {
-        SuiteCommand::Run(a) => run_suite(a),
+        SuiteCommand::Run(a) => run_suite(*a),
         SuiteCommand::Check(a) => check(a),
         SuiteCommand::Exec(a) => exec_cmd(a),
     }
@@ -303,6 +352,33 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
 }
 
 fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
+    if a.remote.host.is_some() {
+        // The suite file is a path on the host; its records stream into --output-dir here.
+        let stem = a
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "suite".into());
+        let local = a
+            .output_dir
+            .clone()
+            .unwrap_or_else(|| Path::new("results").join(&stem));
+        let remote_out = format!(
+            "tare-remote/{}",
+            local
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or(stem)
+        );
+        let args: Vec<String> = std::env::args().skip(3).collect();
+        return crate::remote::host::suite_command(
+            &a.remote.options(),
+            &[vec!["suite".to_string(), "run".to_string()], args].concat(),
+            &local,
+            &remote_out,
+            a.resume,
+        );
+    }
     let shard: Option<crate::remote::shard::Shard> = a
         .shard
         .as_deref()

@@ -16,6 +16,7 @@
 //! Not for: measuring (the tare at the other end does that with its own `exec`) or deciding
 //! what to run (see `crate::suite::plan` and `crate::plan`).
 
+pub mod host;
 pub mod machine;
 pub mod merge;
 pub mod shard;
