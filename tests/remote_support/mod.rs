@@ -2,6 +2,8 @@
 //! scratch directories, reading result records.
 #![allow(dead_code)]
 
+pub mod sshd;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
