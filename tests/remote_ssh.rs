@@ -259,3 +259,66 @@ fn a_suite_on_a_host_streams_its_records_here() {
     assert!(s.dir.join("tare-remote/from-remote/results.jsonl").exists());
     assert_eq!(table_classes(&[&here]), table_classes(&[&local]));
 }
+
+#[test]
+fn ctrl_c_here_stops_the_session_there_and_keeps_the_runs() {
+    if !Sshd::possible() {
+        return;
+    }
+    let s = Sshd::start();
+    let out = s.dir.join("int.json");
+    let journal = s.dir.join("int.json.journal");
+    let child = tare()
+        .args([
+            "run",
+            "--host",
+            "tare-remote",
+            &s.ssh_option(),
+            "--remote-tare",
+            &bin(),
+        ])
+        .args(["--runs", "200", "-n", "int", "--export-json"])
+        .arg(&out)
+        .arg("sleep 0.1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let runs_in = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("{\"type\":\"run\""))
+            .count()
+    };
+    while runs_in(&journal) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no runs came back within a minute"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    must(&format!("kill -INT {}", child.id()));
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let err = stderr(&o);
+    let last = err.trim().lines().last().unwrap_or("");
+    assert!(last.starts_with("tare: error: interrupted"), "{err}");
+    assert!(last.contains("tare recover"), "{err}");
+    assert_eq!(err.matches("tare: error:").count(), 1, "{err}");
+    assert!(runs_in(&journal) >= 2);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left: Vec<_> = s
+            .processes()
+            .into_iter()
+            .filter(|(p, _)| *p != s.listener())
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left over there: {left:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

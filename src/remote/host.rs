@@ -247,6 +247,7 @@ impl Stream {
         // one line this side ends with.
         let errors = Arc::new(Mutex::new(Vec::new()));
         let errs = Arc::clone(&errors);
+        let host = o.transport.name().to_string();
         let stderr_thread = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
@@ -258,6 +259,8 @@ impl Stream {
                     if let Ok(mut e) = errs.lock() {
                         e.push(line);
                     }
+                } else if let Some(rest) = line.strip_prefix("tare: ") {
+                    eprintln!("tare: {host}: {rest}");
                 } else {
                     eprintln!("{line}");
                 }

@@ -364,6 +364,33 @@ fn cancel_all(jobs: &[String]) -> anyhow::Result<()> {
     .into())
 }
 
+/// Finished runs per shard, re-reading a shard's results only when its size changed (a
+/// large suite is polled every 2 s).
+#[derive(Default)]
+struct Tally {
+    seen: std::collections::HashMap<usize, (u64, usize)>,
+}
+
+impl Tally {
+    fn count(&mut self, shards: &[PathBuf], keys: &[HashSet<String>]) -> usize {
+        let mut total = 0;
+        for (i, (d, k)) in shards.iter().zip(keys).enumerate() {
+            let len = std::fs::metadata(d.join(crate::suite::record::RESULTS_FILE))
+                .map_or(0, |m| m.len());
+            let n = match self.seen.get(&i) {
+                Some(&(l, n)) if l == len => n,
+                _ => {
+                    let n = finished(d).intersection(k).count();
+                    self.seen.insert(i, (len, n));
+                    n
+                }
+            };
+            total += n;
+        }
+        total
+    }
+}
+
 /// The run keys finished in a shard's results.
 fn finished(dir: &Path) -> HashSet<String> {
     let mut keys = HashSet::new();
@@ -448,6 +475,7 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
     let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut attempt = 0;
+    let mut tally = Tally::default();
     loop {
         let job = submit(&opts, &ids, o.concurrency, &script_path)?;
         outcome.jobs.push(job.clone());
@@ -492,11 +520,7 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
                 std::thread::sleep(Duration::from_millis(100));
             }
             let state = queue(&job)?;
-            let done: usize = shards
-                .iter()
-                .zip(&n.keys)
-                .map(|(d, k)| finished(d).intersection(k).count())
-                .sum();
+            let done = tally.count(&shards, &n.keys);
             if !o.quiet {
                 let every = if tty {
                     Duration::ZERO
