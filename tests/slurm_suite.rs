@@ -114,11 +114,27 @@ fn the_example_suite_on_slurm_classifies_like_a_local_run() {
         let cpus = meta["slurm"]["cpus"].as_array().unwrap();
         let slot_cpus = meta["slots"][0]["cpus"].as_array().unwrap();
         assert!(slot_cpus.iter().all(|c| cpus.contains(c)), "{meta}");
-        // How it was measured is recorded with the method.
-        assert!(meta["slurm"]["measurement"]
-            .as_str()
+        // How it was measured is recorded: below the job's own cgroup when Slurm gives the
+        // job one (proctrack/cgroup), else a loud line in the method's warnings.
+        let line = meta["slurm"]["measurement"].as_str().unwrap();
+        assert!(line.contains("inside Slurm job"), "{line}");
+        let warned = meta["method"]["warnings"]
+            .as_array()
             .unwrap()
-            .contains("inside Slurm job"));
+            .iter()
+            .any(|w| w.as_str().unwrap_or("").contains("inside Slurm job"));
+        if meta["slurm"]["cgroup"]
+            .as_str()
+            .unwrap_or("")
+            .contains("job_")
+        {
+            assert!(line.contains("below the job's cgroup"), "{line}");
+            assert!(!warned, "{meta}");
+            assert_ne!(meta["method"]["kind"], "rusage");
+        } else {
+            assert!(line.contains("no cgroup of its own"), "{line}");
+            assert!(warned, "the loss is recorded with the method: {meta}");
+        }
     }
     assert_eq!(jobs.len(), 2, "one task per shard");
     assert_eq!(

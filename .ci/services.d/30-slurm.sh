@@ -42,7 +42,24 @@ sockets=$(lscpu -p=SOCKET | grep -v '^#' | sort -u | wc -l)
 cores=$(lscpu -p=SOCKET,CORE | grep -v '^#' | sort -u | wc -l)
 threads=$(( cpus / cores ))
 cores_per_socket=$(( cores / sockets ))
-cat > "$conf_dir/slurm.conf.new" <<CONF
+# Job tracking: proctrack/cgroup (each job in its own cgroup v1 subtree, which tare then
+# measures below) when it works on this host; else proctrack/linuxproc (no job cgroup; tare
+# says so in one line). $1 = cgroup | linuxproc.
+write_conf() {
+  if [ "$1" = cgroup ]; then
+    proctrack=proctrack/cgroup; taskplugin=task/cgroup,task/affinity
+    cat > "$conf_dir/cgroup.conf" <<CG
+# Written by .ci/services.d/30-slurm.sh.
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=/sys/fs/cgroup
+ConstrainCores=yes
+ConstrainRAMSpace=yes
+CG
+  else
+    proctrack=proctrack/linuxproc; taskplugin=task/affinity
+    rm -f "$conf_dir/cgroup.conf"
+  fi
+  cat > "$conf_dir/slurm.conf.new" <<CONF
 # Written by .ci/services.d/30-slurm.sh: a one-host cluster for tare's tests.
 ClusterName=tare-ci
 SlurmctldHost=localhost(127.0.0.1)
@@ -51,9 +68,8 @@ SlurmdUser=root
 AuthType=auth/munge
 CryptoType=crypto/munge
 MpiDefault=none
-# cgroup v1 here, without a systemd slurmd scope: linuxproc tracks job processes by parent.
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/affinity
+ProctrackType=$proctrack
+TaskPlugin=$taskplugin
 ReturnToService=2
 SlurmctldPidFile=/run/slurm/slurmctld.pid
 SlurmdPidFile=/run/slurm/slurmd.pid
@@ -76,34 +92,49 @@ MaxArraySize=10001
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus Sockets=$sockets CoresPerSocket=$cores_per_socket ThreadsPerCore=$threads RealMemory=$mem_mb State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
-changed=1
-if [ -f "$conf_dir/slurm.conf" ] && cmp -s "$conf_dir/slurm.conf" "$conf_dir/slurm.conf.new"; then
-  changed=0
-fi
-mv "$conf_dir/slurm.conf.new" "$conf_dir/slurm.conf"
+}
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-if [ $changed = 1 ]; then
-  running /run/slurm/slurmd.pid && kill "$(cat /run/slurm/slurmd.pid)" || true
-  running /run/slurm/slurmctld.pid && kill "$(cat /run/slurm/slurmctld.pid)" || true
-  sleep 1
-fi
-running /run/slurm/slurmctld.pid || /usr/sbin/slurmctld
-running /run/slurm/slurmd.pid || /usr/sbin/slurmd
-# Wait (at most 60 s) for the node to be idle; resume it if it came up drained or down.
-ok=0
-for i in $(seq 120); do
-  state=$(sinfo -h -N -o '%T' 2>/dev/null | head -1 || true)
-  case "$state" in
-    idle|mixed|allocated) ok=1; break ;;
-    down*|drain*) scontrol update NodeName=localhost State=RESUME 2>/dev/null || true ;;
-  esac
-  sleep 0.5
-done
-if [ $ok != 1 ]; then
+# (Re)starts the daemons when the config changed; waits (at most 60 s) for an idle node.
+start() {
+  if ! { [ -f "$conf_dir/slurm.conf" ] && cmp -s "$conf_dir/slurm.conf" "$conf_dir/slurm.conf.new"; }; then
+    mv "$conf_dir/slurm.conf.new" "$conf_dir/slurm.conf"
+    for p in /run/slurm/slurmd.pid /run/slurm/slurmctld.pid; do
+      running $p && kill "$(cat $p)" || true
+    done
+    for _ in $(seq 50); do running /run/slurm/slurmd.pid || running /run/slurm/slurmctld.pid || break; sleep 0.2; done
+  else
+    rm -f "$conf_dir/slurm.conf.new"
+  fi
+  running /run/slurm/slurmctld.pid || /usr/sbin/slurmctld
+  running /run/slurm/slurmd.pid || /usr/sbin/slurmd
+  for _ in $(seq 120); do
+    state=$(sinfo -h -N -o '%T' 2>/dev/null | head -1 || true)
+    case "$state" in
+      idle|mixed|allocated) return 0 ;;
+      down*|drain*) scontrol update NodeName=localhost State=RESUME 2>/dev/null || true ;;
+    esac
+    sleep 0.5
+  done
   echo "30-slurm: the node did not become idle (state: ${state:-none}); see /var/log/slurm/" >&2
   tail -5 /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log >&2 || true
-  rm -f /run/tare-ci/slurm.ok
-  exit 1
+  return 1
+}
+# A job that must run in its own cgroup (bounded).
+probe_cgroup() {
+  f=$(mktemp /var/tmp/tare-slurm-probe.XXXXXX)
+  timeout 60 sbatch --wait -Q -t 1 -c 1 --mem=50M -o "$f" --wrap 'cat /proc/self/cgroup' >/dev/null 2>&1 || true
+  ok=1; grep -q 'job_' "$f" && ok=0
+  rm -f "$f"
+  return $ok
+}
+rm -f /run/tare-ci/slurm.ok
+write_conf cgroup
+if start && probe_cgroup; then
+  echo "30-slurm: proctrack/cgroup works here: jobs get their own cgroups" >&2
+else
+  echo "30-slurm: proctrack/cgroup does not work here; using proctrack/linuxproc" >&2
+  write_conf linuxproc
+  start || exit 1
 fi
 mkdir -p /run/tare-ci
 sinfo >&2
