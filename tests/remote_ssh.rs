@@ -258,6 +258,34 @@ fn a_suite_on_a_host_streams_its_records_here() {
     // Over there, in --remote-dir, the suite's own output.
     assert!(s.dir.join("tare-remote/from-remote/results.jsonl").exists());
     assert_eq!(table_classes(&[&here]), table_classes(&[&local]));
+
+    // Shards over ssh land in shard directories here, and the table merges them.
+    let sharded = s.dir.join("sharded");
+    for shard in ["1/2", "2/2"] {
+        let o = tare()
+            .args(["suite", "run"])
+            .arg(suite_file())
+            .args([
+                "--host",
+                "tare-remote",
+                &s.ssh_option(),
+                "--remote-tare",
+                &bin(),
+            ])
+            .arg(format!("--remote-dir={}", s.dir.display()))
+            .args(["-q", "--shard", shard, "--output-dir"])
+            .arg(&sharded)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "--shard {shard}: {}", stderr(&o));
+    }
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(sharded.join("shard-2-of-2/suite.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["shard"]["index"], 2);
+    assert_eq!(meta["remote"]["host"], "tare-remote");
+    assert_eq!(table_classes(&[&sharded]), table_classes(&[&local]));
 }
 
 #[test]

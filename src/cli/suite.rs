@@ -353,6 +353,17 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
 
 fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     if a.remote.host.is_some() {
+        if a.slurm.slurm {
+            return Err(usage(
+                "--slurm and --host together: run tare suite run --slurm on the cluster's submit host (for example over ssh)",
+            ));
+        }
+        let shard: Option<crate::remote::shard::Shard> = a
+            .shard
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(usage)?;
         // The suite file is a path on the host; its records stream into --output-dir here.
         let stem = a
             .file
@@ -376,6 +387,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
             &[vec!["suite".to_string(), "run".to_string()], args].concat(),
             &local,
             &remote_out,
+            shard,
             a.resume,
         );
     }

@@ -343,6 +343,14 @@ pub fn run_command(o: &HostOptions, args: &[String], local: &Local) -> anyhow::R
         Some(e) => journal::path_for(&e.path),
         None => std::env::temp_dir().join(format!("tare-remote-{}.journal", std::process::id())),
     };
+    // Refused now, not after the other side has started measuring.
+    if !local.overwrite_journal && std::fs::metadata(&journal_path).is_ok_and(|m| m.len() > 0) {
+        return Err(usage(format!(
+            "journal {} holds the runs of a session that did not finish; keep them with `tare recover {}`, discard them with --overwrite-journal, or choose another export path",
+            journal_path.display(),
+            journal_path.display()
+        )));
+    }
     let mut remote = vec!["run".to_string()];
     remote.extend(remote_args(args));
     remote.extend(["--stream-journal".into(), "--style".into(), "basic".into()]);
@@ -480,8 +488,15 @@ pub fn suite_command(
     args: &[String],
     local_out: &Path,
     remote_out: &str,
+    shard: Option<super::shard::Shard>,
     resume: bool,
 ) -> anyhow::Result<i32> {
+    // A shard writes below its own directory over there, and so here.
+    let (local_out, remote_files) = match shard {
+        Some(s) => (s.dir(local_out), format!("{remote_out}/{}", s.dir_name())),
+        None => (local_out.to_path_buf(), remote_out.to_string()),
+    };
+    let local_out = local_out.as_path();
     use crate::suite::record::{self, RunRecord, Writer, RESULTS_FILE};
     let version = check_remote(o)?;
     let host = o.transport.name().to_string();
@@ -505,7 +520,7 @@ pub fn suite_command(
     let cat = |file: &str| -> Option<Vec<u8>> {
         let out = o
             .transport
-            .command(&tare_argv_cat(o, &format!("{remote_out}/{file}")))
+            .command(&tare_argv_cat(o, &format!("{remote_files}/{file}")))
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
@@ -548,7 +563,7 @@ pub fn suite_command(
     if let Some(bytes) = cat("suite.json") {
         if let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&bytes) {
             v["remote"] = serde_json::json!({
-                "host": host, "transport": "ssh", "tare": version, "output_dir": remote_out,
+                "host": host, "transport": "ssh", "tare": version, "output_dir": remote_files,
                 "inventory": inventory(o),
             });
             let _ = std::fs::write(local_out.join("suite.json"), serde_json::to_vec_pretty(&v)?);
@@ -557,7 +572,7 @@ pub fn suite_command(
     match status {
         Some(0) => {
             eprintln!(
-                "tare: {runs} runs from {host} in {}; logs and result files stay on {host} in {remote_out}",
+                "tare: {runs} runs from {host} in {}; logs and result files stay on {host} in {remote_files}",
                 local_out.display()
             );
             Ok(crate::error::exit::OK)
