@@ -8,9 +8,8 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 need=()
-command -v slurmctld >/dev/null || need+=(slurmctld)
-command -v slurmd >/dev/null || need+=(slurmd)
-command -v sbatch >/dev/null || need+=(slurm-client)
+# slurm-wlm = slurmctld + slurmd + slurm-client.
+{ command -v slurmctld && command -v slurmd && command -v sbatch; } >/dev/null || need+=(slurm-wlm)
 command -v munged >/dev/null || need+=(munge)
 if [ ${#need[@]} -gt 0 ]; then
   echo "30-slurm: installing ${need[*]}" >&2

@@ -2,13 +2,15 @@
 # The ssh server binary for tests/remote_ssh.rs. The test starts its own sshd (generated
 # config and keys) inside a network namespace it creates and removes; this step only
 # installs openssh-server (and iproute2 for `ip netns`) when missing, and starts nothing.
-# Takes ~20 s here when it installs, ~0 s when present.
+# Takes ~20 s here when it installs, ~0 s when present. The tests enter the namespace with
+# `nsenter --net` (util-linux), not `ip netns exec`, which would remount /sys and hide cgroups.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 need=()
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null || need+=(openssh-client)
 command -v ip >/dev/null || need+=(iproute2)
+command -v nsenter >/dev/null || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   echo "31-sshd: installing ${need[*]}" >&2
   apt-get update -qq
