@@ -106,7 +106,7 @@ impl IsolationArgs {
 /// `--host`: measure on another machine over ssh (`tare run` and `tare suite run`).
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct HostArgs {
-    /// Measure on this machine over ssh ([user@]host): tare there measures with its cgroups,
+    /// Measure on another machine over ssh ([user@]host): tare there measures with its cgroups,
     /// runs stream back as they finish (see docs/remote.md).
     #[arg(long, value_name = "[USER@]HOST", help_heading = "Remote host")]
     pub(crate) host: Option<String>,

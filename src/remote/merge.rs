@@ -79,17 +79,23 @@ pub fn prepare(paths: &[PathBuf], per_machine: bool) -> anyhow::Result<Prepared>
         if p.is_dir() && !p.join(RESULTS_FILE).exists() {
             let dirs = shard_dirs(p);
             if !dirs.is_empty() {
-                let members: Vec<Member> = dirs
-                    .iter()
-                    .map(|d| {
-                        read_member(d).ok_or_else(|| {
-                            usage(format!(
-                                "{} has no readable suite.json naming its shard; it is not the output of `tare suite run --shard`",
-                                d.display()
-                            ))
-                        })
-                    })
-                    .collect::<anyhow::Result<_>>()?;
+                let mut members: Vec<Member> = Vec::new();
+                for d in &dirs {
+                    match read_member(d) {
+                        Some(m) => members.push(m),
+                        // A task that died before it began measuring.
+                        None => warnings.push(format!(
+                            "{} has no suite.json naming its shard (it did not start measuring); left out",
+                            d.display()
+                        )),
+                    }
+                }
+                if members.is_empty() {
+                    return Err(usage(format!(
+                        "the shard directories below {} hold no suite.json naming their shard; they are not the output of `tare suite run --shard`",
+                        p.display()
+                    )));
+                }
                 let label = p
                     .canonicalize()
                     .ok()
@@ -243,4 +249,66 @@ fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| if c == '/' || c == '\0' { '_' } else { c })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(base: &Path, i: usize, n: usize, fp: &str, host: &str, lines: &str) -> PathBuf {
+        let d = Shard { index: i, count: n }.dir(base);
+        std::fs::create_dir_all(&d).unwrap();
+        let meta = serde_json::json!({
+            "suite": "s", "shard": {"index": i, "count": n},
+            "machine": {"fingerprint": fp, "hostname": host, "cpu_model": "c", "logical_cpus": 2,
+                        "physical_cores": 2, "memory_bytes": 1, "kernel": "k", "os": "o",
+                        "virtualization": null},
+        });
+        std::fs::write(d.join("suite.json"), meta.to_string()).unwrap();
+        std::fs::write(d.join(RESULTS_FILE), lines).unwrap();
+        d
+    }
+
+    #[test]
+    fn merges_groups_and_refuses() {
+        let t = tempfile::tempdir().unwrap();
+        let base = t.path().join("out");
+        shard(&base, 1, 3, "aaaa", "n1", "one\n");
+        shard(&base, 3, 3, "aaaa", "n2", "three"); // no final newline
+                                                   // A task that died before suite.json: left out with a warning.
+        std::fs::create_dir_all(Shard { index: 2, count: 3 }.dir(&base)).unwrap();
+        let p = prepare(std::slice::from_ref(&base), false).unwrap();
+        assert_eq!(p.paths.len(), 1);
+        assert!(p.paths[0].ends_with("out"), "{:?}", p.paths);
+        let merged = std::fs::read_to_string(p.paths[0].join(RESULTS_FILE)).unwrap();
+        assert_eq!(merged, "one\nthree\n");
+        assert!(p.warnings.iter().any(|w| w.contains("no suite.json")));
+        assert!(p.warnings.iter().any(|w| w.contains("shard 2/3 missing")));
+
+        // Another machine: refused, or one source per machine.
+        shard(&base, 2, 3, "bbbb", "n3", "two\n");
+        let e = prepare(std::slice::from_ref(&base), false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("aaaa") && e.contains("bbbb") && e.contains("--per-machine"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+        let p = prepare(std::slice::from_ref(&base), true).unwrap();
+        let names: Vec<String> = p
+            .paths
+            .iter()
+            .map(|x| x.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["out@n1-aaaa", "out@n3-bbbb"]);
+
+        // Plain results pass through untouched.
+        let plain = t.path().join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        std::fs::write(plain.join(RESULTS_FILE), "x\n").unwrap();
+        let p = prepare(std::slice::from_ref(&plain), false).unwrap();
+        assert_eq!(p.paths, vec![plain]);
+    }
 }
