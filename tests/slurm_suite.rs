@@ -161,6 +161,9 @@ fn a_task_that_dies_is_submitted_again() {
         "{err}"
     );
     assert!(err.contains("submitting them again"), "{err}");
+    // Slurm's word on how it ended (scontrol without accounting) and the task's last line.
+    assert!(err.contains("FAILED, exit 0:9"), "{err}");
+    assert!(err.contains("kills itself on its first try"), "{err}");
     assert!(on.join("slurm/test-failed-1").is_dir(), "the knob fired");
     assert_eq!(categories(&on.join("shard-2-of-2")).len(), 20, "{err}");
     assert_eq!(categories(&on.join("shard-1-of-2")).len(), 20);

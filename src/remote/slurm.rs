@@ -403,8 +403,53 @@ fn finished(dir: &Path) -> HashSet<String> {
     keys
 }
 
-/// Why a task ended, from the last line of its output.
+/// How Slurm says a task ended: `sacct` where the cluster keeps accounting, else `scontrol`
+/// (which knows a job for `MinJobAge` after it ends). `FAILED, exit 0:9` or None.
+fn task_state(job: &str, task: usize) -> Option<String> {
+    let id = format!("{job}_{task}");
+    let sacct = Command::new("sacct")
+        .args(["-j", &id, "-n", "-P", "-X", "-o", "State,ExitCode"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| {
+            let t = String::from_utf8_lossy(&o.stdout);
+            let l = t.lines().find(|l| !l.trim().is_empty())?.to_string();
+            let (state, code) = l.split_once('|')?;
+            Some(format!("{state}, exit {code}"))
+        });
+    sacct.or_else(|| {
+        let o = Command::new("scontrol")
+            .args(["-o", "show", "job", &id])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let t = String::from_utf8_lossy(&o.stdout).into_owned();
+        let field = |k: &str| {
+            t.split_whitespace()
+                .find_map(|w| w.strip_prefix(k).map(str::to_string))
+        };
+        Some(format!(
+            "{}, exit {}",
+            field("JobState=")?,
+            field("ExitCode=")?
+        ))
+    })
+}
+
+/// Why a task ended: Slurm's state and the last line of its output.
 fn task_reason(o: &Options, job: &str, task: usize) -> String {
+    let out = task_output(o, job, task);
+    match task_state(job, task) {
+        Some(s) => format!("{s}: {out}"),
+        None => out,
+    }
+}
+
+/// The last line of a task's output.
+fn task_output(o: &Options, job: &str, task: usize) -> String {
     let f = o
         .output_dir
         .join("slurm")
