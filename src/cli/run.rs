@@ -1106,7 +1106,7 @@ fn style_of(s: StyleArg) -> Style {
 pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     if a.remote.host.is_some() {
         // Measured by tare on the other machine; the arguments go there as given.
-        let args: Vec<String> = std::env::args().skip(2).collect();
+        let args = crate::remote::host::own_args(2)?;
         let style = style_of(a.style);
         let local = crate::remote::host::Local {
             exports: exports_of(&[

@@ -381,7 +381,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or(stem)
         );
-        let args: Vec<String> = std::env::args().skip(3).collect();
+        let args = crate::remote::host::own_args(3)?;
         return crate::remote::host::suite_command(
             &a.remote.options(),
             &[vec!["suite".to_string(), "run".to_string()], args].concat(),

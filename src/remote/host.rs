@@ -82,6 +82,22 @@ pub fn stream_results(s: &Session) -> anyhow::Result<()> {
     emit(&Line::Results(Box::new(s.clone())))
 }
 
+/// This process's arguments after the first `skip` (never panics on non-UTF-8, unlike
+/// `std::env::args`: such an argument is a one-line error, since ssh passes text).
+pub fn own_args(skip: usize) -> anyhow::Result<Vec<String>> {
+    std::env::args_os()
+        .skip(skip)
+        .map(|a| {
+            a.into_string().map_err(|a| {
+                usage(format!(
+                    "argument {} is not valid UTF-8; --host passes arguments as text",
+                    a.to_string_lossy()
+                ))
+            })
+        })
+        .collect()
+}
+
 /// Flags that belong to this side: (name, takes a value).
 const LOCAL_FLAGS: &[(&str, bool)] = &[
     ("--host", true),
