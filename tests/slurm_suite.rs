@@ -197,17 +197,7 @@ fn ctrl_c_cancels_the_array_and_leaves_no_job() {
         return;
     }
     let dir = scratch("slurm-cancel");
-    for i in 0..4 {
-        std::fs::write(dir.join(format!("in{i}.txt")), "x").unwrap();
-    }
-    let suite = dir.join("slow.toml");
-    std::fs::write(
-        &suite,
-        "name = \"slowcancel\"\n[limits]\nwall = \"60s\"\n[isolation]\nenabled = false\n\
-         [[tool]]\nname = \"sleeper\"\ncommand = \"sleep 30\"\n\
-         [[inputs]]\nname = \"in\"\nfiles = [\"in*.txt\"]\n",
-    )
-    .unwrap();
+    let suite = slow_suite(&dir, "slowcancel");
     let mut child = tare()
         .args(["suite", "run"])
         .arg(&suite)
@@ -251,4 +241,70 @@ fn ctrl_c_cancels_the_array_and_leaves_no_job() {
         "{:?}",
         queued("tare-slowcancel")
     );
+}
+
+/// A suite of four 30-second runs named `name`.
+fn slow_suite(dir: &Path, name: &str) -> std::path::PathBuf {
+    for i in 0..4 {
+        std::fs::write(dir.join(format!("in{i}.txt")), "x").unwrap();
+    }
+    let suite = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &suite,
+        format!(
+            "name = \"{name}\"\n[limits]\nwall = \"60s\"\n[isolation]\nenabled = false\n\
+             [[tool]]\nname = \"sleeper\"\ncommand = \"sleep 30\"\n\
+             [[inputs]]\nname = \"in\"\nfiles = [\"in*.txt\"]\n"
+        ),
+    )
+    .unwrap();
+    suite
+}
+
+#[test]
+fn resume_refuses_while_an_earlier_array_still_runs() {
+    let _g = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !possible() {
+        return;
+    }
+    let dir = scratch("slurm-orphan");
+    let suite = slow_suite(&dir, "sloworphan");
+    let out = dir.join("out");
+    let start = |extra: &[&str]| {
+        let mut c = tare();
+        c.args(["suite", "run"])
+            .arg(&suite)
+            .args(["--slurm", "--tasks", "4", "--output-dir"])
+            .arg(&out)
+            .args(extra);
+        c
+    };
+    let mut follower = start(&[]).stderr(Stdio::null()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while queued("tare-sloworphan").is_empty() {
+        assert!(Instant::now() < deadline, "nothing queued within a minute");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // The follower dies without cancelling: its array goes on.
+    follower.kill().unwrap();
+    let _ = follower.wait();
+    assert!(!queued("tare-sloworphan").is_empty());
+    let o = start(&["--resume"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("is still queued or running") && err.contains("scancel"),
+        "{err}"
+    );
+    // Clean up as the message says.
+    let jobs = std::fs::read_to_string(out.join("slurm/jobs")).unwrap();
+    for j in jobs.split_whitespace() {
+        let _ = Command::new("scancel").arg(j).status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !queued("tare-sloworphan").is_empty() {
+        assert!(Instant::now() < deadline, "scancel did not empty the queue");
+        std::thread::sleep(Duration::from_millis(300));
+    }
 }

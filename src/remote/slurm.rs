@@ -500,6 +500,22 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
             )));
         }
     }
+    // A follower that was killed leaves its jobs running: never submit a second array that
+    // would write the same shards at the same time.
+    let jobs_file = slurm_dir.join("jobs");
+    let earlier: Vec<String> = std::fs::read_to_string(&jobs_file)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    for j in &earlier {
+        if queue(j)?.is_some() {
+            return Err(usage(format!(
+                "Slurm job {j} of this suite ({}) is still queued or running; wait for it (squeue -j {j}) or cancel it (scancel {j}), then continue with --resume",
+                o.output_dir.display()
+            )));
+        }
+    }
     let script_path = slurm_dir.join("job.sh");
     std::fs::write(&script_path, script(o))
         .map_err(|e| usage(format!("cannot write {}: {e}", script_path.display())))?;
@@ -524,6 +540,20 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
     loop {
         let job = submit(&opts, &ids, o.concurrency, &script_path)?;
         outcome.jobs.push(job.clone());
+        {
+            use std::io::Write;
+            let recorded = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&jobs_file)
+                .and_then(|mut f| writeln!(f, "{job}"));
+            if let Err(e) = recorded {
+                eprintln!(
+                    "tare: warning: cannot record job {job} in {}: {e}",
+                    jobs_file.display()
+                );
+            }
+        }
         if !o.quiet {
             eprintln!(
                 "tare: submitted Slurm array job {job} ({} task{}, {}); follow with squeue -j {job}; Ctrl-C cancels it",
