@@ -407,7 +407,18 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         .unwrap_or_else(|| Path::new("results").join(&p.name));
     let mut meta = serde_json::Map::new();
     if let Some(shard) = shard {
+        let inputs: std::collections::BTreeSet<_> = p
+            .jobs
+            .iter()
+            .map(|j| (j.input.set.clone(), j.input.id.clone()))
+            .collect();
         shard.select(&mut p.jobs);
+        if p.jobs.is_empty() && !a.quiet {
+            eprintln!(
+                "tare: warning: shard {shard} has no runs: the suite has only {} inputs, and an input's runs stay in one shard",
+                inputs.len()
+            );
+        }
         meta.insert(
             "shard".into(),
             serde_json::json!({"index": shard.index, "count": shard.count}),

@@ -27,6 +27,8 @@ pub struct Sshd {
     ns: String,
     veth: String,
     pub dir: PathBuf,
+    /// The listening sshd, in the foreground (`-D`), so this process reaps it.
+    listener: Option<std::process::Child>,
 }
 
 impl Sshd {
@@ -47,10 +49,11 @@ impl Sshd {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let id = format!("{}{n}", std::process::id() % 10000);
         let dir = scratch(&format!("sshd{n}"));
-        let me = Sshd {
+        let mut me = Sshd {
             ns: format!("tare-ssh-{id}"),
             veth: format!("tsh{id}"),
             dir: dir.clone(),
+            listener: None,
         };
         let (ns, veth, d) = (&me.ns, &me.veth, dir.display().to_string());
         // 10.213.X.Y/30: a subnet of our own for each server of this process.
@@ -88,9 +91,18 @@ impl Sshd {
         )
         .unwrap();
         std::fs::create_dir_all("/run/sshd").unwrap();
-        must(&format!(
-            "nsenter --net=/run/netns/{ns} /usr/sbin/sshd -f {d}/sshd_config -E {d}/sshd.log"
-        ));
+        // nsenter execs sshd: the child is the listener.
+        me.listener = Some(
+            Command::new("nsenter")
+                .arg(format!("--net=/run/netns/{ns}"))
+                .args(["/usr/sbin/sshd", "-D", "-f"])
+                .arg(dir.join("sshd_config"))
+                .arg("-E")
+                .arg(dir.join("sshd.log"))
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .expect("start sshd"),
+        );
         // Up when a key login works (bounded).
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -115,10 +127,10 @@ impl Sshd {
     }
 
     pub fn listener(&self) -> String {
-        std::fs::read_to_string(self.dir.join("sshd.pid"))
+        self.listener
+            .as_ref()
+            .map(|c| c.id().to_string())
             .unwrap_or_default()
-            .trim()
-            .to_string()
     }
 
     /// Processes in the namespace: (pid, name).
@@ -148,6 +160,10 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         for (p, _) in self.processes() {
             let _ = sh(&format!("kill -9 {p}"));
+        }
+        if let Some(mut c) = self.listener.take() {
+            let _ = c.kill();
+            let _ = c.wait();
         }
         let _ = sh(&format!("ip netns del {}", self.ns));
         let _ = sh(&format!("ip link del {}a 2>/dev/null", self.veth));
