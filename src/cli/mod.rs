@@ -6,6 +6,7 @@ mod compare;
 mod docs;
 mod machine;
 mod plan_cmd;
+mod remote;
 mod report;
 mod run;
 mod suite;

@@ -279,7 +279,7 @@ pub struct RunArgs {
     #[command(flatten)]
     isolation: super::suite::IsolationArgs,
     #[command(flatten)]
-    remote: super::suite::HostArgs,
+    remote: super::remote::HostArgs,
     /// Print the session and each finished run as journal lines on stdout, and the results at
     /// the end, instead of the summary (what `--host` reads over the connection).
     #[arg(long, hide = true)]

@@ -67,6 +67,37 @@ pub(crate) struct IsolationArgs {
 }
 
 impl IsolationArgs {
+    /// These switches as arguments again (directories made absolute), for the `tare suite
+    /// run` of each Slurm task.
+    pub(crate) fn to_flags(&self) -> anyhow::Result<Vec<String>> {
+        let mut v = Vec::new();
+        if self.network {
+            v.push("--network".to_string());
+        }
+        if self.hide_home {
+            v.push("--hide-home".into());
+        }
+        for (flag, dirs) in [
+            ("--writable", &self.writable),
+            ("--readable", &self.readable),
+        ] {
+            for d in dirs {
+                v.push(flag.into());
+                let abs = if d.is_absolute() {
+                    d.clone()
+                } else {
+                    std::env::current_dir()?.join(d)
+                };
+                v.push(abs.to_string_lossy().into_owned());
+            }
+        }
+        for g in &self.result_files {
+            v.push("--result-files".into());
+            v.push(g.clone());
+        }
+        Ok(v)
+    }
+
     fn apply(&self, iso: &mut Isolation) {
         iso.network |= self.network;
         iso.writable.extend(self.writable.iter().cloned());
@@ -103,53 +134,6 @@ impl IsolationArgs {
     }
 }
 
-/// `--host`: measure on another machine over ssh (`tare run` and `tare suite run`).
-#[derive(Args, Debug, Clone, Default)]
-pub(crate) struct HostArgs {
-    /// Measure on another machine over ssh ([user@]host): tare there measures with its cgroups,
-    /// runs stream back as they finish (see docs/remote.md).
-    #[arg(long, value_name = "[USER@]HOST", help_heading = "Remote host")]
-    pub(crate) host: Option<String>,
-    /// The tare to run on the host [default: tare in its PATH].
-    #[arg(
-        long,
-        value_name = "PATH",
-        requires = "host",
-        help_heading = "Remote host"
-    )]
-    remote_tare: Option<String>,
-    /// Directory on the host to run in [default: the login directory].
-    #[arg(
-        long,
-        value_name = "DIR",
-        requires = "host",
-        help_heading = "Remote host"
-    )]
-    remote_dir: Option<String>,
-    /// An argument for ssh, e.g. --ssh-option=-p2222 or --ssh-option=-F/path/config (repeatable).
-    #[arg(
-        long,
-        value_name = "OPT",
-        requires = "host",
-        allow_hyphen_values = true,
-        help_heading = "Remote host"
-    )]
-    ssh_option: Vec<String>,
-}
-
-impl HostArgs {
-    pub(crate) fn options(&self) -> crate::remote::host::HostOptions {
-        crate::remote::host::HostOptions {
-            transport: crate::remote::transport::Ssh {
-                destination: self.host.clone().unwrap_or_default(),
-                options: self.ssh_option.clone(),
-            },
-            tare: self.remote_tare.clone().unwrap_or_else(|| "tare".into()),
-            dir: self.remote_dir.clone(),
-        }
-    }
-}
-
 #[derive(Args, Debug)]
 struct RunArgs {
     /// The suite definition (TOML).
@@ -179,57 +163,12 @@ struct RunArgs {
     #[arg(long, value_name = "I/N")]
     shard: Option<String>,
     #[command(flatten)]
-    slurm: SlurmArgs,
+    slurm: super::remote::SlurmArgs,
     #[command(flatten)]
-    remote: HostArgs,
+    remote: super::remote::HostArgs,
     /// Print each result record on stdout as it is written (used by --host).
     #[arg(long, hide = true)]
     stream_results: bool,
-}
-
-/// `tare suite run --slurm`: the suite as one Slurm array job (see `crate::remote::slurm`).
-#[derive(Args, Debug, Default)]
-struct SlurmArgs {
-    /// Submit the suite as one Slurm array job (a shard per task, each with --resume), follow
-    /// it, resubmit incomplete tasks; Ctrl-C cancels it.
-    #[arg(long, help_heading = "Slurm")]
-    slurm: bool,
-    /// Array tasks (= shards) [default: one per input, at most 100].
-    #[arg(long, value_name = "N", requires = "slurm", help_heading = "Slurm")]
-    tasks: Option<usize>,
-    /// Slurm partition (sbatch --partition).
-    #[arg(long, value_name = "NAME", requires = "slurm", help_heading = "Slurm")]
-    partition: Option<String>,
-    /// Time per task as sbatch takes it [default: 1.5 × the shard's runs × the run limit].
-    #[arg(long, value_name = "TIME", requires = "slurm", help_heading = "Slurm")]
-    time: Option<String>,
-    /// Memory per task as sbatch takes it [default: 1.5 × memory limit × --parallel + 256M].
-    #[arg(long, value_name = "SIZE", requires = "slurm", help_heading = "Slurm")]
-    mem: Option<String>,
-    /// Tasks running at once (sbatch --array=…%N).
-    #[arg(long, value_name = "N", requires = "slurm", help_heading = "Slurm")]
-    concurrency: Option<usize>,
-    /// Whole nodes for each task (sbatch --exclusive).
-    #[arg(long, requires = "slurm", help_heading = "Slurm")]
-    exclusive: bool,
-    /// Another sbatch option, e.g. --sbatch-option=--account=proj (repeatable).
-    #[arg(
-        long,
-        value_name = "OPT",
-        requires = "slurm",
-        allow_hyphen_values = true,
-        help_heading = "Slurm"
-    )]
-    sbatch_option: Vec<String>,
-    /// Times a task whose shard is incomplete is submitted again.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 2,
-        requires = "slurm",
-        help_heading = "Slurm"
-    )]
-    retries: usize,
 }
 
 #[derive(Args, Debug)]
@@ -290,7 +229,7 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
     let mut topo = read_topology(&SysRoot::host())?;
     // Inside a Slurm job: only the CPUs Slurm gave this task (its affinity), whole cores;
     // Slurm, not the registry, keeps jobs on one node apart.
-    let slurm_cpus = crate::remote::machine::SlurmJob::current().and_then(|j| j.cpus);
+    let slurm_cpus = super::remote::slurm_cpus();
     if let Some(cpus) = &slurm_cpus {
         let outside: std::collections::BTreeSet<usize> = topo
             .cpus
@@ -353,81 +292,18 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
 
 fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     if a.remote.host.is_some() {
-        if a.slurm.slurm {
-            return Err(usage(
-                "--slurm and --host together: run tare suite run --slurm on the cluster's submit host (for example over ssh)",
-            ));
-        }
-        let shard: Option<crate::remote::shard::Shard> = a
-            .shard
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(usage)?;
-        // The suite file is a path on the host; its records stream into --output-dir here.
-        let stem = a
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "suite".into());
-        let local = a
-            .output_dir
-            .clone()
-            .unwrap_or_else(|| Path::new("results").join(&stem));
-        let remote_out = format!(
-            "tare-remote/{}",
-            local
-                .file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or(stem)
-        );
-        let args = crate::remote::host::own_args(3)?;
-        return crate::remote::host::suite_command(
-            &a.remote.options(),
-            &[vec!["suite".to_string(), "run".to_string()], args].concat(),
-            &local,
-            &remote_out,
-            shard,
-            a.resume,
-        );
+        return super::remote::suite_on_host(&a.remote, a.slurm.slurm, &flags(&a)?);
     }
-    let shard: Option<crate::remote::shard::Shard> = a
-        .shard
-        .as_deref()
-        .map(str::parse)
-        .transpose()
-        .map_err(usage)?;
+    let shard = super::remote::parse_shard(a.shard.as_deref())?;
     let mut p = load(&a.file)?;
     if a.slurm.slurm {
-        return run_slurm(&a, &p);
+        return super::remote::run_slurm(&a.slurm, &flags(&a)?, &p);
     }
     let base_dir = a
         .output_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&p.name));
-    let mut meta = serde_json::Map::new();
-    if let Some(shard) = shard {
-        let inputs: std::collections::BTreeSet<_> = p
-            .jobs
-            .iter()
-            .map(|j| (j.input.set.clone(), j.input.id.clone()))
-            .collect();
-        shard.select(&mut p.jobs);
-        if p.jobs.is_empty() && !a.quiet {
-            eprintln!(
-                "tare: warning: shard {shard} has no runs: the suite has only {} inputs, and an input's runs stay in one shard",
-                inputs.len()
-            );
-        }
-        meta.insert(
-            "shard".into(),
-            serde_json::json!({"index": shard.index, "count": shard.count}),
-        );
-    }
-    meta.insert(
-        "machine".into(),
-        serde_json::to_value(crate::remote::machine::this_machine())?,
-    );
+    let mut meta = super::remote::shard_and_machine(&mut p, shard, a.quiet)?;
     if a.no_isolation {
         p.isolation = None;
     } else if let Some(iso) = p.isolation.as_mut() {
@@ -470,28 +346,13 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         Some(s) => s.dir(&base_dir),
         None => base_dir,
     };
-    let mut notes = Vec::new();
-    if let Some(job) = crate::remote::machine::SlurmJob::current() {
-        // How runs are measured inside the job, said once and recorded in the method.
-        let needs = Needs {
-            cpuset: true,
-            pids: p.limits.pids.is_some(),
-        };
-        let kind = exec::detect(backend_pref(&a.backend)?, &needs, Path::new("/"))
-            .map(|(b, _)| b.kind().as_str().to_string())
-            .unwrap_or_else(|_| "rusage".into());
-        let (line, loud) = job.measurement_note(&kind);
-        meta.insert(
-            "slurm".into(),
-            serde_json::json!({"job": job.id, "cpus": job.cpus, "cgroup": job.cgroup, "measurement": line}),
-        );
-        if loud {
-            // Printed as a warning and recorded in the method's warnings by the runner.
-            notes.push(line);
-        } else if !a.quiet {
-            eprintln!("tare: {line}");
-        }
-    }
+    // Inside a Slurm job: how runs are measured there, said and recorded.
+    let notes = super::remote::slurm_job_notes(
+        backend_pref(&a.backend)?,
+        p.limits.pids.is_some(),
+        a.quiet,
+        &mut meta,
+    );
     let cancel = crate::output::install_stop_signals()?;
     let opts = runner::RunOptions {
         output_dir: output_dir.clone(),
@@ -529,111 +390,25 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-/// `--slurm`: submit, follow, resubmit, collect (see `crate::remote::slurm`).
-fn run_slurm(a: &RunArgs, p: &plan::SuitePlan) -> anyhow::Result<i32> {
-    use crate::remote::slurm;
-    if a.shard.is_some() {
-        return Err(usage(
-            "--slurm makes its own shards (one per array task); leave out --shard and give --tasks N",
-        ));
-    }
-    let inputs: std::collections::BTreeSet<_> =
-        p.jobs.iter().map(|j| (&j.input.set, &j.input.id)).collect();
-    let tasks = a.slurm.tasks.unwrap_or(inputs.len().min(100)).max(1);
-    if tasks > inputs.len() {
-        return Err(usage(format!(
-            "--tasks {tasks}: the suite has only {} inputs, and an input's runs stay in one task; give --tasks {} or less",
-            inputs.len(),
-            inputs.len()
-        )));
-    }
-    let abs = |d: &Path| -> anyhow::Result<PathBuf> {
-        Ok(if d.is_absolute() {
-            d.to_path_buf()
-        } else {
-            std::env::current_dir()?.join(d)
-        })
-    };
-    let output_dir = abs(&a
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&p.name)))?;
+/// What `--slurm` and `--host` need of `tare suite run`'s arguments.
+fn flags(a: &RunArgs) -> anyhow::Result<super::remote::SuiteFlags<'_>> {
     let mut pass = Vec::new();
     if a.no_isolation {
         pass.push("--no-isolation".to_string());
     }
-    let iso = &a.isolation;
-    if iso.network {
-        pass.push("--network".into());
-    }
-    if iso.hide_home {
-        pass.push("--hide-home".into());
-    }
-    for (flag, dirs) in [("--writable", &iso.writable), ("--readable", &iso.readable)] {
-        for d in dirs {
-            pass.push(flag.into());
-            pass.push(abs(d)?.to_string_lossy().into_owned());
-        }
-    }
-    for g in &iso.result_files {
-        pass.push("--result-files".into());
-        pass.push(g.clone());
-    }
+    pass.extend(a.isolation.to_flags()?);
     if let Some(b) = &a.backend {
         pass.push(format!("--backend={b}"));
     }
-    let opts = slurm::Options {
-        file: a.file.canonicalize()?,
-        output_dir: output_dir.clone(),
-        tasks,
-        partition: a.slurm.partition.clone(),
-        time: a.slurm.time.clone(),
-        mem: a.slurm.mem.clone(),
-        concurrency: a.slurm.concurrency,
-        exclusive: a.slurm.exclusive,
-        extra: a.slurm.sbatch_option.clone(),
-        retries: a.slurm.retries,
-        parallel: a.parallel.max(1),
-        pass,
-        tare: std::env::current_exe()?,
-        quiet: a.quiet,
+    Ok(super::remote::SuiteFlags {
+        file: &a.file,
+        output_dir: a.output_dir.as_deref(),
+        parallel: a.parallel,
         resume: a.resume,
-    };
-    let needs = slurm::Needs::of(p, tasks);
-    let cancel = crate::output::install_stop_signals()?;
-    let started = std::time::Instant::now();
-    let o = slurm::run(&opts, &needs, &cancel)?;
-    if !a.quiet {
-        let counts: Vec<String> = slurm::summarize(&output_dir, tasks)
-            .into_iter()
-            .map(|(c, n)| format!("{c} {n}"))
-            .collect();
-        eprintln!(
-            "tare: suite '{}': {} runs in {} shards on Slurm (job{} {}{}) in {}: {}",
-            p.name,
-            o.total,
-            tasks,
-            if o.jobs.len() == 1 { "" } else { "s" },
-            o.jobs.join(", "),
-            if o.resubmitted.is_empty() {
-                String::new()
-            } else {
-                format!("; tasks resubmitted: {:?}", o.resubmitted)
-            },
-            crate::units::format_time(started.elapsed().as_secs_f64(), Some(0.01)),
-            if counts.is_empty() {
-                "nothing to do".to_string()
-            } else {
-                counts.join(", ")
-            }
-        );
-        eprintln!(
-            "tare: results in {}; make a table with: tare table {} --html table.html",
-            output_dir.display(),
-            output_dir.display()
-        );
-    }
-    Ok(exit::OK)
+        quiet: a.quiet,
+        shard: a.shard.as_deref(),
+        pass,
+    })
 }
 
 fn check(a: CheckArgs) -> anyhow::Result<i32> {
