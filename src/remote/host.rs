@@ -239,7 +239,8 @@ struct Stream {
 }
 
 impl Stream {
-    fn start(o: &HostOptions, args: &[String]) -> anyhow::Result<Stream> {
+    /// Starts `tare args…` over there; `forward`: pass its messages (warnings, progress) on.
+    fn start(o: &HostOptions, args: &[String], forward: bool) -> anyhow::Result<Stream> {
         let mut child = o
             .transport
             .command(&tare_argv(o, args))
@@ -275,10 +276,11 @@ impl Stream {
                     if let Ok(mut e) = errs.lock() {
                         e.push(line);
                     }
-                } else if let Some(rest) = line.strip_prefix("tare: ") {
-                    eprintln!("tare: {host}: {rest}");
-                } else {
-                    eprintln!("{line}");
+                } else if forward {
+                    match line.strip_prefix("tare: ") {
+                        Some(rest) => eprintln!("tare: {host}: {rest}"),
+                        None => eprintln!("{line}"),
+                    }
                 }
             }
         });
@@ -371,7 +373,7 @@ pub fn run_command(o: &HostOptions, args: &[String], local: &Local) -> anyhow::R
     remote.extend(remote_args(args));
     remote.extend(["--stream-journal".into(), "--style".into(), "basic".into()]);
     let cancel = crate::output::install_stop_signals()?;
-    let mut stream = Stream::start(o, &remote)?;
+    let mut stream = Stream::start(o, &remote, local.summary)?;
     let mut journal: Option<Journal> = None;
     let mut runs = 0usize;
     let mut results: Option<Session> = None;
@@ -562,7 +564,7 @@ pub fn suite_command(
         "--stream-results".into(),
     ]);
     let cancel = crate::output::install_stop_signals()?;
-    let mut stream = Stream::start(o, &remote)?;
+    let mut stream = Stream::start(o, &remote, true)?;
     let mut runs = 0;
     while let Some(line) = stream.next(&cancel) {
         let Ok(r) = serde_json::from_str::<RunRecord>(&line) else {
