@@ -350,3 +350,74 @@ fn ctrl_c_here_stops_the_session_there_and_keeps_the_runs() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_dropped_link_keeps_every_finished_run() {
+    if !Sshd::possible() {
+        return;
+    }
+    let s = Sshd::start();
+    let out = s.dir.join("link.json");
+    let journal = s.dir.join("link.json.journal");
+    let child = tare()
+        .args([
+            "run",
+            "--host",
+            "tare-remote",
+            &s.ssh_option(),
+            "--remote-tare",
+            &bin(),
+        ])
+        .args(["--runs", "400", "-n", "link", "--export-json"])
+        .arg(&out)
+        .arg("sleep 0.1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runs_in = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("{\"type\":\"run\""))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while runs_in(&journal) < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "no runs came back within a minute"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.drop_link();
+    let t0 = Instant::now();
+    // ssh's keep-alives (5 s × 3) notice the silence; bounded wait.
+    let o = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", t0.elapsed());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("tare: error:").count(), 1, "{err}");
+    let last = err.trim().lines().last().unwrap();
+    assert!(last.contains("connection to tare-remote broke"), "{err}");
+    let kept = runs_in(&journal);
+    assert!(
+        kept >= 3 && last.contains(&format!("{kept} finished runs are kept")),
+        "{err}"
+    );
+    // Over there, sshd's keep-alives end the session, and the remote tare with it (the
+    // session's sshd itself may linger while the kernel retransmits into the void: not ours).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left: Vec<_> = s
+            .processes()
+            .into_iter()
+            .filter(|(_, name)| name != "sshd")
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left over there: {left:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -77,7 +77,7 @@ impl Sshd {
                 "ListenAddress {b}:22\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
                  AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 StrictModes no\nLogLevel ERROR\n"
+                 StrictModes no\nLogLevel ERROR\nClientAliveInterval 2\nClientAliveCountMax 2\n"
             ),
         )
         .unwrap();
@@ -143,6 +143,12 @@ impl Sshd {
                 (p.to_string(), comm.trim().to_string())
             })
             .collect()
+    }
+
+    /// Deletes the veth pair: the network between the two sides is gone (no FIN, no RST;
+    /// each side notices only through its keep-alives).
+    pub fn drop_link(&self) {
+        let _ = sh(&format!("ip link del {}a", self.veth));
     }
 
     /// Kills the sshd processes serving sessions (not the listener): the connection drops.
