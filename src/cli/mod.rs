@@ -7,6 +7,7 @@ mod docs;
 mod import;
 mod machine;
 mod plan_cmd;
+mod remote;
 mod report;
 mod run;
 mod suite;
