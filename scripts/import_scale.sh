@@ -23,9 +23,11 @@ EOF
 rounds=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['benchmarks'][0]['stats']['rounds'])" "$W/big.json")
 secs() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
 t_tare=$(secs /usr/bin/time -f %M -o "$W/rss" "$TARE" import "$W/big.json" -o "$W/out.json")
+t_read=$(secs "$TARE" import "$W/big.json")
 t_peer=$(secs pytest-benchmark compare "$W/big.json")
 printf 'file: %s rounds, %s MB of pytest-benchmark JSON -> %s MB of tare results\n' \
     "$rounds" "$(( $(stat -c %s "$W/big.json") / 1000000 ))" "$(( $(stat -c %s "$W/out.json") / 1000000 ))"
 printf 'tare import:              %6.2f s (peak RSS %s MB)\n' "$t_tare" "$(( $(cat "$W/rss") / 1024 ))"
+printf 'tare import without -o:   %6.2f s (read, map, summarize, print the table)\n' "$t_read"
 printf 'pytest-benchmark compare: %6.2f s\n' "$t_peer"
-printf 'ratio tare/peer:          %6.2f\n' "$(echo "$t_tare / $t_peer" | bc -l)"
+printf 'ratio tare/peer:          %6.2f (without -o: %.2f)\n' "$(echo "$t_tare / $t_peer" | bc -l)" "$(echo "$t_read / $t_peer" | bc -l)"

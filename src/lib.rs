@@ -27,6 +27,7 @@ pub mod lock;
 pub mod machine;
 pub mod method;
 pub mod plan;
+pub mod remote;
 pub mod report;
 pub mod results;
 pub mod setup;

@@ -673,3 +673,25 @@ fn imported_results_compare_and_report() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(dir.path().join("crit.html").exists());
 }
+
+#[test]
+fn merged_summaries_keep_what_each_tool_measured() {
+    let gb = |rel: &str| load(&fixture(rel), None).unwrap();
+    let merged = tare::results::import::merge(vec![
+        gb("gbench/repetitions.json"),
+        gb("gbench/single.json"),
+        gb("hyperfine/two-commands.json"),
+    ])
+    .unwrap();
+    assert_eq!(merged.benchmarks.len(), 5);
+    let copy = bench(&merged, "BM_StringCopy/64");
+    assert_eq!(copy.runs.len(), 4, "3 repetitions and 1");
+    let cpu = copy.summary.cpu_time.as_ref().unwrap();
+    assert_eq!(cpu.n, 4);
+    let cpus: Vec<f64> = copy.runs.iter().map(|r| r.cpu_time).collect();
+    assert!((cpu.mean - mean(&cpus)).abs() < 1e-15);
+    assert_eq!(copy.runs[3].extra["source"], 1);
+    let hf = bench(&merged, "gzip -1 -c /etc/services");
+    assert!(hf.summary.cpu_time.is_none() && hf.summary.wall_time.as_ref().unwrap().n == 12);
+    assert_eq!(merged.extra["import"]["sources"][2]["tool"], "hyperfine");
+}

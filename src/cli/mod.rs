@@ -8,6 +8,7 @@ mod import;
 mod machine;
 mod meters;
 mod plan_cmd;
+mod remote;
 mod report;
 mod run;
 mod suite;

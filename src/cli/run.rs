@@ -280,6 +280,12 @@ pub struct RunArgs {
     isolation: super::suite::IsolationArgs,
     #[command(flatten)]
     meters: super::meters::MeterArgs,
+    #[command(flatten)]
+    remote: super::remote::HostArgs,
+    /// Print the session and each finished run as journal lines on stdout, and the results at
+    /// the end, instead of the summary (what `--host` reads over the connection).
+    #[arg(long, hide = true)]
+    stream_journal: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -1060,6 +1066,8 @@ fn drained_pipe() -> anyhow::Result<PathBuf> {
 /// Journal + progress bar, fed by the method layer.
 struct Watch {
     journal: Option<Journal>,
+    /// `--stream-journal`: journal lines on stdout as well.
+    stream: bool,
     progress: Progress,
     current: Option<usize>,
 }
@@ -1073,6 +1081,11 @@ impl Observer for Watch {
         if let Some(j) = &mut self.journal {
             if let Some(run) = benches[index].runs.last() {
                 j.append(index, run)?;
+            }
+        }
+        if self.stream {
+            if let Some(run) = benches[index].runs.last() {
+                crate::remote::host::stream_run(index, run)?;
             }
         }
         self.progress.update(benches, self.current);
@@ -1093,6 +1106,26 @@ fn style_of(s: StyleArg) -> Style {
 
 /// `tare run`.
 pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
+    if a.remote.host.is_some() {
+        // Measured by tare on the other machine; the arguments go there as given.
+        let args = crate::remote::host::own_args(2)?;
+        let style = style_of(a.style);
+        let local = crate::remote::host::Local {
+            exports: exports_of(&[
+                (&a.export_json, Format::Json),
+                (&a.export_csv, Format::Csv),
+                (&a.export_markdown, Format::Markdown),
+                (&a.export_asciidoc, Format::AsciiDoc),
+                (&a.export_orgmode, Format::OrgMode),
+            ]),
+            html: a.export_html.clone(),
+            summary: style != Style::None,
+            color: style.color(),
+            verbose: a.verbose,
+            overwrite_journal: a.overwrite_journal,
+        };
+        return crate::remote::host::run_command(&a.remote.options(), &args, &local);
+    }
     if let Some(path) = a.plan.clone() {
         let p = super::plan_cmd::read_plan(&path)?;
         a.runs = Some(p.setups * p.runs_per_setup);
@@ -1384,8 +1417,12 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     };
     let cancel = crate::output::install_stop_signals()?;
     let executor = Executor::new(backend);
+    if a.stream_journal {
+        crate::remote::host::stream_session(&session)?;
+    }
     let mut watch = Watch {
         journal,
+        stream: a.stream_journal,
         progress: Progress::new(style == Style::Full, targets),
         current: None,
     };
@@ -1393,7 +1430,9 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     watch.progress.clear();
     drop(executor);
     session.complete = matches!(outcome, Outcome::Complete);
-    if style != Style::None {
+    if a.stream_journal {
+        crate::remote::host::stream_results(&session)?;
+    } else if style != Style::None {
         print!("{}", terminal::summary_with(&session, color, a.verbose));
     }
     let journal = watch.journal.take();

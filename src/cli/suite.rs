@@ -39,7 +39,7 @@ pub struct SuiteArgs {
 #[derive(Subcommand, Debug)]
 enum SuiteCommand {
     /// Run every tool × configuration × input × repetition of a suite file.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a suite file and show how many runs it has and how cores would be allocated.
     Check(CheckArgs),
     /// Run one command measured, optionally isolated, N times; one JSON line per run.
@@ -67,6 +67,37 @@ pub(crate) struct IsolationArgs {
 }
 
 impl IsolationArgs {
+    /// These switches as arguments again (directories made absolute), for the `tare suite
+    /// run` of each Slurm task.
+    pub(crate) fn to_flags(&self) -> anyhow::Result<Vec<String>> {
+        let mut v = Vec::new();
+        if self.network {
+            v.push("--network".to_string());
+        }
+        if self.hide_home {
+            v.push("--hide-home".into());
+        }
+        for (flag, dirs) in [
+            ("--writable", &self.writable),
+            ("--readable", &self.readable),
+        ] {
+            for d in dirs {
+                v.push(flag.into());
+                let abs = if d.is_absolute() {
+                    d.clone()
+                } else {
+                    std::env::current_dir()?.join(d)
+                };
+                v.push(abs.to_string_lossy().into_owned());
+            }
+        }
+        for g in &self.result_files {
+            v.push("--result-files".into());
+            v.push(g.clone());
+        }
+        Ok(v)
+    }
+
     fn apply(&self, iso: &mut Isolation) {
         iso.network |= self.network;
         iso.writable.extend(self.writable.iter().cloned());
@@ -127,6 +158,17 @@ struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Run only part I of N (1-based): inputs dealt round-robin, every configuration and
+    /// repetition of an input in the same part; results go to OUTPUT/shard-I-of-N/.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    #[command(flatten)]
+    slurm: super::remote::SlurmArgs,
+    #[command(flatten)]
+    remote: super::remote::HostArgs,
+    /// Print each result record on stdout as it is written (used by --host).
+    #[arg(long, hide = true)]
+    stream_results: bool,
 }
 
 #[derive(Args, Debug)]
@@ -163,7 +205,7 @@ struct ExecArgs {
 
 pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
     match args.command {
-        SuiteCommand::Run(a) => run_suite(a),
+        SuiteCommand::Run(a) => run_suite(*a),
         SuiteCommand::Check(a) => check(a),
         SuiteCommand::Exec(a) => exec_cmd(a),
     }
@@ -184,9 +226,25 @@ fn load(file: &Path) -> anyhow::Result<plan::SuitePlan> {
 /// Cores for the slots, avoiding physical cores another live tare session has pinned (see
 /// `machine::pinned`); when the rest are too few, the shared ones are used with a warning.
 fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Allocation> {
-    let topo = read_topology(&SysRoot::host())?;
+    let mut topo = read_topology(&SysRoot::host())?;
+    // Inside a Slurm job: only the CPUs Slurm gave this task (its affinity), whole cores;
+    // Slurm, not the registry, keeps jobs on one node apart.
+    let slurm_cpus = super::remote::slurm_cpus();
+    if let Some(cpus) = &slurm_cpus {
+        let outside: std::collections::BTreeSet<usize> = topo
+            .cpus
+            .iter()
+            .map(|c| c.id)
+            .filter(|id| !cpus.contains(id))
+            .collect();
+        topo = pinned::without(&topo, &outside);
+    }
     let mem = alloc::read_memory(Path::new("/"));
-    let others = pinned::others();
+    let others = if slurm_cpus.is_some() {
+        Vec::new()
+    } else {
+        pinned::others()
+    };
     let busy = pinned::cpus_of(&others);
     let avoiding = (!busy.is_empty())
         .then(|| {
@@ -233,7 +291,19 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
 }
 
 fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
+    if a.remote.host.is_some() {
+        return super::remote::suite_on_host(&a.remote, a.slurm.slurm, &flags(&a)?);
+    }
+    let shard = super::remote::parse_shard(a.shard.as_deref())?;
     let mut p = load(&a.file)?;
+    if a.slurm.slurm {
+        return super::remote::run_slurm(&a.slurm, &flags(&a)?, &p);
+    }
+    let base_dir = a
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&p.name));
+    let mut meta = super::remote::shard_and_machine(&mut p, shard, a.quiet)?;
     if a.no_isolation {
         p.isolation = None;
     } else if let Some(iso) = p.isolation.as_mut() {
@@ -272,16 +342,26 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
             }
         );
     }
-    let output_dir = a
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&p.name));
+    let output_dir = match shard {
+        Some(s) => s.dir(&base_dir),
+        None => base_dir,
+    };
+    // Inside a Slurm job: how runs are measured there, said and recorded.
+    let notes = super::remote::slurm_job_notes(
+        backend_pref(&a.backend)?,
+        p.limits.pids.is_some(),
+        a.quiet,
+        &mut meta,
+    );
     let cancel = crate::output::install_stop_signals()?;
     let opts = runner::RunOptions {
         output_dir: output_dir.clone(),
         resume: a.resume,
         backend: backend_pref(&a.backend)?,
         quiet: a.quiet,
+        meta,
+        notes,
+        stream: a.stream_results,
     };
     let o = runner::run_suite(&p, &alloc, &opts, cancel)?;
     if o.interrupted {
@@ -308,6 +388,27 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(exit::OK)
+}
+
+/// What `--slurm` and `--host` need of `tare suite run`'s arguments.
+fn flags(a: &RunArgs) -> anyhow::Result<super::remote::SuiteFlags<'_>> {
+    let mut pass = Vec::new();
+    if a.no_isolation {
+        pass.push("--no-isolation".to_string());
+    }
+    pass.extend(a.isolation.to_flags()?);
+    if let Some(b) = &a.backend {
+        pass.push(format!("--backend={b}"));
+    }
+    Ok(super::remote::SuiteFlags {
+        file: &a.file,
+        output_dir: a.output_dir.as_deref(),
+        parallel: a.parallel,
+        resume: a.resume,
+        quiet: a.quiet,
+        shard: a.shard.as_deref(),
+        pass,
+    })
 }
 
 fn check(a: CheckArgs) -> anyhow::Result<i32> {

@@ -48,6 +48,9 @@ pub struct TableArgs {
     /// Title of the page.
     #[arg(long)]
     title: Option<String>,
+    /// Shards measured on different machines: one column set per machine instead of refusing.
+    #[arg(long)]
+    per_machine: bool,
 }
 
 fn regex(s: &Option<String>, flag: &str) -> anyhow::Result<Option<regex::Regex>> {
@@ -63,7 +66,13 @@ fn regex(s: &Option<String>, flag: &str) -> anyhow::Result<Option<regex::Regex>>
         .transpose()
 }
 
-pub fn run(a: TableArgs) -> anyhow::Result<i32> {
+pub fn run(mut a: TableArgs) -> anyhow::Result<i32> {
+    // Shard directories (a sharded or Slurm run) merged into one source each.
+    let prepared = crate::remote::merge::prepare(&a.results, a.per_machine)?;
+    for w in &prepared.warnings {
+        eprintln!("tare: warning: {w}");
+    }
+    a.results = prepared.paths.clone();
     if a.html.is_none() && a.csv.is_none() && !a.dump {
         return Err(usage(
             "nothing to write: give --html OUT, --csv OUT or --dump",

@@ -1,5 +1,6 @@
-//! Results: the data model (serde), the crash-safe journal, and the exporters (JSON, CSV,
-//! Markdown). Not for: computing statistics (see `stats`) or printing to the terminal (`report`).
+//! Results: the data model (serde), the crash-safe journal, the exporters (JSON, CSV,
+//! Markdown) and the importers of other harnesses' outputs (`import`). Not for: computing
+//! statistics (see `stats`) or printing to the terminal (`report`).
 
 pub mod export;
 pub mod import;

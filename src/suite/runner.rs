@@ -31,6 +31,14 @@ pub struct RunOptions {
     pub backend: Preference,
     /// Print no progress (for tests).
     pub quiet: bool,
+    /// More fields for `suite.json` (the shard, the machine; see `crate::remote`).
+    pub meta: serde_json::Map<String, serde_json::Value>,
+    /// Notes on how runs are measured here (inside a Slurm job, ...), printed and recorded
+    /// in the method's warnings.
+    pub notes: Vec<String>,
+    /// Also print each record to stdout as its line is written (`tare suite run --host`
+    /// reads them over the connection).
+    pub stream: bool,
 }
 
 /// What a suite run did.
@@ -112,14 +120,15 @@ pub fn run_suite(
     };
     let (backend, reasons) = exec::detect(opts.backend, &needs, Path::new("/"))
         .map_err(|e| UserError::run_failed(format!("cannot set up measurement: {e}")))?;
-    let method = backend.method();
+    let mut method = backend.method();
+    method.warnings.extend(opts.notes.iter().cloned());
     if !opts.quiet {
         eprintln!("tare: {}", method_line(&method, &reasons));
         for w in &method.warnings {
             eprintln!("tare: warning: {w}");
         }
     }
-    write_meta(plan, alloc, &method, out)?;
+    write_meta(plan, alloc, &method, out, &opts.meta)?;
     let mut writer = Writer::append(&results)?;
     let total = pending.len();
     let pending = Arc::new(pending);
@@ -162,6 +171,11 @@ pub fn run_suite(
                         results.display()
                     ));
                     continue;
+                }
+                if opts.stream {
+                    if let Ok(line) = serde_json::to_string(&r) {
+                        println!("{line}");
+                    }
                 }
                 outcomes.finished += 1;
                 *outcomes.counts.entry(r.category).or_default() += 1;
@@ -380,8 +394,9 @@ fn write_meta(
     alloc: &Allocation,
     method: &crate::results::MeasurementMethod,
     out: &Path,
+    extra: &serde_json::Map<String, serde_json::Value>,
 ) -> anyhow::Result<()> {
-    let meta = serde_json::json!({
+    let mut meta = serde_json::json!({
         "method": method,
         "suite": plan.name,
         "definition_dir": plan.dir,
@@ -400,6 +415,9 @@ fn write_meta(
         "scoring": plan.scoring,
         "warnings": alloc.warnings,
     });
+    if let Some(m) = meta.as_object_mut() {
+        m.extend(extra.clone());
+    }
     std::fs::write(out.join("suite.json"), serde_json::to_vec_pretty(&meta)?)?;
     Ok(())
 }

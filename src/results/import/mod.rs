@@ -408,7 +408,6 @@ pub fn merge(mut sessions: Vec<Session>) -> Option<Session> {
     let mut warnings = Vec::new();
     let mut started: Vec<String> = Vec::new();
     let mut merged: Vec<Benchmark> = Vec::new();
-    let mut cpu = true;
     let mut rest = sessions.split_off(1);
     let mut out = sessions.pop()?;
     rest.insert(0, out.clone());
@@ -416,8 +415,6 @@ pub fn merge(mut sessions: Vec<Session>) -> Option<Session> {
         records.push(s.extra.get("import").cloned().unwrap_or(Value::Null));
         warnings.extend(s.method.warnings);
         started.push(s.started_at);
-        cpu &=
-            s.method.kind == MethodKind::Imported && !s.method.cpu_time.starts_with("not measured");
         for mut b in s.benchmarks {
             for r in &mut b.runs {
                 r.extra.insert("source".into(), json!(k));
@@ -438,6 +435,8 @@ pub fn merge(mut sessions: Vec<Session>) -> Option<Session> {
         }
     }
     for b in &mut merged {
+        // CPU time is summarized where the first file with this benchmark measured it.
+        let cpu = b.summary.cpu_time.is_some();
         b.summary = summarize(&b.runs, cpu);
     }
     out.benchmarks = merged;
