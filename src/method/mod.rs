@@ -5,11 +5,12 @@
 //! Not for: measuring (that is `exec`) or printing (that is `report`).
 
 pub mod actions;
-pub mod analysis;
 pub mod counters;
 pub mod planning;
-pub mod setups;
-pub mod summary;
+
+// The conclusions layer moved out of method/ into conclude/; these names keep the old paths
+// (`method::analysis`, `method::summary`, `method::setups`) working for callers.
+pub use crate::conclude::{analysis, setups, summary};
 
 use crate::error::UserError;
 use crate::exec::{Executor, RunSpec};

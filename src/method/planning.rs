@@ -3,7 +3,7 @@
 //! variance of each level (setup, run), the cost of a repetition at each, and the least costly
 //! numbers of setups and runs per setup that reach a CI width. Reads results, calls `stats`.
 
-use super::setups::groups_by_setup;
+use crate::conclude::setups::groups_by_setup;
 use crate::plan::repetitions::{PlannedLevel, RepetitionPlanFile};
 use crate::results::Session;
 use crate::setup::{Factor, Range};
