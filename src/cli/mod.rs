@@ -4,6 +4,7 @@
 mod bias;
 mod compare;
 mod docs;
+mod kernels;
 mod machine;
 mod plan_cmd;
 mod report;
@@ -26,6 +27,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Measure commands: repeated runs, kernel-accounted CPU time and peak memory, statistics.
     Run(Box<run::RunArgs>),
+    /// Measure kernels inside programs (any language, via a tare client library), head to head.
+    Kernels(Box<kernels::KernelsArgs>),
     /// Show what the machine is doing (frequency, turbo, thermal, load, steal, ...); tune or reset it.
     Machine(machine::MachineArgs),
     /// Compare saved results (old vs new): ratios, CIs, tests; --fail-if-slower for CI.
@@ -65,6 +68,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Compare(args) => compare::compare(args),
+        Command::Kernels(args) => kernels::kernels(*args),
         Command::Machine(args) => machine::machine(args),
         Command::Recover(args) => run::recover(args),
         Command::Suite(args) => suite::run(args),

@@ -7,5 +7,6 @@
 //! `analysis::ratio_precision`, which the `ci(ratio)` stop rule reads.
 
 pub mod analysis;
+pub mod kernels;
 pub mod setups;
 pub mod summary;

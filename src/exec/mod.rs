@@ -8,11 +8,13 @@
 
 pub mod cgroup;
 pub mod isolate;
+pub mod protocol;
 pub mod run;
 pub mod spawn;
 pub mod spec;
 pub mod sys;
+pub mod worker;
 
 pub use cgroup::{detect, Backend, Needs, Preference};
-pub use run::{Executor, SpawnError};
+pub use run::{After, Executor, SpawnError};
 pub use spec::{Input, Limits, Measurement, Priority, RunSpec, Sink};

@@ -67,6 +67,10 @@ pub struct RunSpec {
     /// `ADDR_NO_RANDOMIZE`): the stack then starts at the same address every time, so its
     /// alignment follows the size of the environment and argv.
     pub aslr_off: bool,
+    /// Descriptors of tare's the command inherits under the same numbers (FD_CLOEXEC cleared
+    /// in the child only), e.g. the worker's end of the `tare kernels` socketpair. The caller
+    /// keeps them open until the command has started and closes its copy then.
+    pub inherit_fds: Vec<std::os::fd::RawFd>,
 }
 
 impl RunSpec {
@@ -88,6 +92,7 @@ impl RunSpec {
             priority: Priority::Normal,
             isolation: None,
             aslr_off: false,
+            inherit_fds: Vec::new(),
         }
     }
 }

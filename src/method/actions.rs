@@ -43,6 +43,7 @@ pub fn run_action(
         priority: Default::default(),
         isolation: None,
         aslr_off: false,
+        inherit_fds: Vec::new(),
     };
     let m = exec.run(&spec, cancel).map_err(|e| {
         UserError::usage(format!(

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod counters;
+pub mod kernels;
 pub mod planning;
 
 // The conclusions layer moved out of method/ into conclude/; these names keep the old paths
@@ -526,6 +527,7 @@ impl Runner<'_> {
             priority: mc.priority,
             isolation: self.plan.isolation.clone(),
             aslr_off,
+            inherit_fds: Vec::new(),
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
