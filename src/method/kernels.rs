@@ -135,11 +135,13 @@ pub fn discover(
 /// The one-line reason of a failed conversation, with how the process ended when that says
 /// more (it exited or was killed by a signal).
 fn explain(e: WorkerError, m: &crate::exec::Measurement) -> String {
+    // tare kills the tree with SIGKILL after a failed conversation: only another signal, or
+    // an exit status, is the worker's own end.
     match (&e, m.exit_code, m.signal) {
-        (WorkerError::Closed { .. }, Some(c), _) if m.termination == Termination::Exit => {
-            format!("{e}; it exited with status {c}")
+        (WorkerError::Closed { .. }, Some(c), _) => format!("{e}; it exited with status {c}"),
+        (WorkerError::Closed { .. }, _, Some(s)) if s != libc::SIGKILL => {
+            format!("{e}; it was killed by signal {s}")
         }
-        (WorkerError::Closed { .. }, _, Some(s)) => format!("{e}; it was killed by signal {s}"),
         _ => e.to_string(),
     }
 }
@@ -557,16 +559,28 @@ fn measure(
                     Ok(s) => s,
                     Err(e) => return Ok(Err(e)),
                 };
-                let ns = s[0].ns as f64;
+                let mut ns = s[0].ns as f64;
+                if ns >= target && n < MAX_LOOPS {
+                    // Confirm with the least of two more: a sample stretched by preemption
+                    // must not choose N.
+                    let more = match w.run(n, 2, |_| {})? {
+                        Ok(s) => s,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    ns = more.iter().map(|s| s.ns as f64).fold(ns, f64::min);
+                }
                 if ns >= target || n >= MAX_LOOPS {
                     break n;
                 }
-                // Aim a little past the target; grow at least 2×, at most 16× per step so a
-                // kernel whose first loop was slow (cold caches) is not overshot.
+                // Aim a little past the target; grow at least 2× (1.1× once near it), at
+                // most 16× per step so a kernel whose first loop was slow (cold caches) is
+                // not overshot.
                 let grow = if ns <= 0.0 {
                     16.0
                 } else {
-                    (target / ns * 1.2).clamp(2.0, 16.0)
+                    (target / ns * 1.2)
+                        .clamp(1.1, 16.0)
+                        .max(if ns * 2.0 < target { 2.0 } else { 1.1 })
                 };
                 n = ((n as f64 * grow).ceil() as u64).min(MAX_LOOPS);
             }

@@ -12,7 +12,7 @@ Misbehaviour for the tests, from FAKE_MODE (comma-separated):
   garbage      print a line that is not a message instead of `ok` to the first `setup`
   version2     announce protocol=2
   long-line    send a 70 000-byte line as the first reply
-  child        start a grandchild (sleep 300) that does not inherit the socket, before hello
+  child        start a grandchild (sleep $FAKE_CHILD_SLEEP, default 300) that does not inherit the socket, before hello
   stdout       print chatter on stdout and stderr (not the protocol)
 """
 import os
@@ -64,7 +64,7 @@ def main():
     rfile = sock.makefile("r", encoding="utf-8", newline="\n")
     wfile = sock.makefile("w", encoding="utf-8", newline="\n")
     if "child" in MODE:
-        subprocess.Popen(["sleep", "300"], close_fds=True)
+        subprocess.Popen(["sleep", os.environ.get("FAKE_CHILD_SLEEP", "300")], close_fds=True)
     if "stdout" in MODE:
         print("hello from the user's program")
         print("and its stderr", file=sys.stderr)
