@@ -336,3 +336,55 @@ fn reads_schema_one_results() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--randomize`: each invocation (process) gets its own setup, recorded with it; `tare plan`
+/// plans invocations × samples per invocation from such a pilot (Kalibera & Jones).
+#[test]
+fn randomized_invocations_and_a_plan_over_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("pilot.json");
+    let out = tare()
+        .args([
+            "kernels",
+            FAKE,
+            "--filter",
+            "^spin$",
+            "-i",
+            "4",
+            "--randomize",
+            "env,cwd,argv0",
+        ])
+        .args(QUICK)
+        .args(["--export-json", j.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&j);
+    let invs = v["benchmarks"][0]["extra"]["invocations"]
+        .as_array()
+        .unwrap();
+    let setups: Vec<&str> = invs.iter().map(|i| i["setup"].as_str().unwrap()).collect();
+    assert_eq!(setups.len(), 4);
+    assert!(setups
+        .iter()
+        .all(|s| s.contains("env=") && s.contains("cwd=") && s.contains("argv0=")));
+    let distinct: std::collections::BTreeSet<&&str> = setups.iter().collect();
+    assert!(distinct.len() >= 3, "{setups:?}");
+    let out = tare()
+        .args(["plan", "--pilot", j.to_str().unwrap(), "--precision", "5%"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{s}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.contains("pilot: 'spin/python', 4 invocations × "), "{s}");
+    assert!(s.contains("invocation ") && s.contains("iteration "), "{s}");
+    assert!(s.contains("run it: tare kernels --invocations "), "{s}");
+}

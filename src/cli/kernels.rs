@@ -95,10 +95,11 @@ pub struct KernelsArgs {
     /// Pin the workers to these logical CPUs (e.g. 2,3 or 2-3).
     #[arg(long, value_name = "LIST", conflicts_with = "cpus")]
     cores: Option<String>,
-    /// Randomize each invocation's setup: a random environment size (0–4 KiB of padding), which
-    /// moves the stack (Mytkowicz et al.); recorded per invocation.
-    #[arg(long)]
-    randomize: bool,
+    /// Randomize each invocation's setup (as `tare run --randomize`): env (environment size),
+    /// aslr, cwd (working-directory path length), argv0 (program path length), or all; a new
+    /// setup per process, recorded with its invocation.
+    #[arg(long, value_name = "FACTORS")]
+    randomize: Option<String>,
     /// Seed for the order of programs and kernels (and resampling). Random by default.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -184,14 +185,30 @@ fn parameters(a: &KernelsArgs) -> anyhow::Result<Vec<Parameter>> {
     Ok(out)
 }
 
-/// Sets a random environment size (0–4096 bytes of padding) for one invocation.
-fn randomize_env(spec: &mut RunSpec, seed: u64) -> String {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let pad: usize = rng.gen_range(0..=4096);
-    spec.env.retain(|(k, _)| k != "TARE_PAD");
-    spec.env.push(("TARE_PAD".into(), "x".repeat(pad).into()));
-    format!("env +{pad} B")
+/// A randomizer over `factors`: each invocation gets `Setup::draw(seed)` realized in `ws`.
+fn randomizer(factors: Vec<crate::setup::Factor>) -> anyhow::Result<mk::Randomizer> {
+    let ws = crate::setup::realize::Workspace::create()
+        .map_err(|e| usage(format!("--randomize: {e}")))?;
+    let config = crate::setup::Config::new(factors);
+    let cwd = std::env::current_dir().map_err(|e| usage(format!("--randomize: {e}")))?;
+    Ok(Box::new(move |spec: &mut RunSpec, seed: u64| {
+        let setup = crate::setup::Setup::draw(seed, &config);
+        let argv: Vec<String> = spec
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let r = ws
+            .realize(&setup, &argv, &spec.env, &cwd)
+            .map_err(|e| format!("--randomize: {e}"))?;
+        spec.argv = r.argv;
+        spec.env = r.env;
+        if r.cwd.is_some() {
+            spec.cwd = r.cwd;
+        }
+        spec.aslr_off = r.aslr_off;
+        Ok(setup.describe())
+    }))
 }
 
 struct Progress {
@@ -241,6 +258,13 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         .map(|f| regex::Regex::new(f).map_err(|e| usage(format!("--filter '{f}': {e}"))))
         .transpose()?;
     let params = parameters(&a)?;
+    let randomize = match &a.randomize {
+        None => None,
+        Some(list) => Some(randomizer(
+            crate::setup::Factor::parse_list(list)
+                .map_err(|e| usage(format!("--randomize: {e}")))?,
+        )?),
+    };
     let timeout = duration("worker-timeout", &a.worker_timeout)?;
     let start_timeout = duration("start-timeout", &a.start_timeout)?;
     let min_sample = duration("sample-time", &a.sample_time)?;
@@ -408,9 +432,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         seed,
         ignore_failure: a.ignore_failure,
         spec,
-        randomize: a
-            .randomize
-            .then_some(randomize_env as fn(&mut RunSpec, u64) -> String),
+        randomize,
     };
     let mut benches = mk::empty_benchmarks(&plan, &found);
     let mut observer = Progress { quiet: a.quiet };

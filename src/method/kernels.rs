@@ -69,8 +69,11 @@ pub enum SteadyState {
     Off,
 }
 
+/// Changes an invocation's run for its randomized setup, drawn from the seed given; returns
+/// the setup in words (or why it could not be made).
+pub type Randomizer = Box<dyn Fn(&mut RunSpec, u64) -> Result<String, String>>;
+
 /// Everything `tare kernels` decided before the first invocation.
-#[derive(Debug, Clone)]
 pub struct KernelsPlan {
     pub programs: Vec<Program>,
     /// Benchmarks, in display order (kernel-major, then program).
@@ -95,9 +98,8 @@ pub struct KernelsPlan {
     pub ignore_failure: bool,
     /// The run template (environment, cores, stdio, limits, isolation) for every invocation.
     pub spec: RunSpec,
-    /// Randomized setups: called per invocation with (program, invocation seed), returns
-    /// the setup in words after changing the spec.
-    pub randomize: Option<fn(&mut RunSpec, u64) -> String>,
+    /// Randomized setups (`setup::Setup`), one drawn per invocation.
+    pub randomize: Option<Randomizer>,
 }
 
 /// What one program said when asked.
@@ -373,9 +375,20 @@ pub fn execute(
             mine.shuffle(&mut rng);
             let mut spec = plan.spec.clone();
             spec.argv = plan.programs[p].argv.iter().map(Into::into).collect();
-            let setup = plan
-                .randomize
-                .map(|f| f(&mut spec, plan.seed ^ ((round as u64) << 32) ^ p as u64));
+            let setup = match &plan.randomize {
+                None => None,
+                Some(f) => {
+                    // One seed per (round, program), reproducible from the session's seed.
+                    let seed = plan
+                        .seed
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                        .wrapping_add(((round as u64) << 20) | p as u64);
+                    match f(&mut spec, seed) {
+                        Ok(words) => Some(words),
+                        Err(e) => return KernelsOutcome::Failed(e),
+                    }
+                }
+            };
             let mut taken: Vec<Taken> = Vec::new();
             let result = worker::invoke(exec, &spec, plan.timeout, cancel, |w| {
                 invocation(plan, &found[p].clock, w, &mine, &state, &mut taken, cancel)
