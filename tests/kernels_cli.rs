@@ -388,3 +388,75 @@ fn randomized_invocations_and_a_plan_over_levels() {
     assert!(s.contains("invocation ") && s.contains("iteration "), "{s}");
     assert!(s.contains("run it: tare kernels --invocations "), "{s}");
 }
+
+/// Actions at each stage run where they should (a shell action logs its stage, benchmark and
+/// program), a meter reads a file around each invocation, and a failing action stops the
+/// session with one line naming it and its stage.
+#[test]
+fn actions_and_meters_at_their_stages() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let counter = dir.path().join("counter");
+    std::fs::write(&counter, "41\n").unwrap();
+    let j = dir.path().join("k.json");
+    let shell = |stage: &str| {
+        format!(
+            "{stage}:shell:echo $TARE_STAGE $TARE_BENCHMARK $TARE_PROGRAM $TARE_ROUND >> {}",
+            log.display()
+        )
+    };
+    let out = tare()
+        .args([
+            "kernels",
+            FAKE,
+            "--filter",
+            "^(spin|empty)$",
+            "-i",
+            "2",
+            "--warmup",
+            "0",
+        ])
+        .args(["--stop", "runs >= 3", "--sample-time", "1ms", "--seed", "3"])
+        .args(["--action", &shell("before-invocation")])
+        .args(["--action", &shell("after-benchmark")])
+        .args(["--action", &shell("before-repetition")])
+        .args(["--action", "after-invocation:sleep:1ms"])
+        .args(["--meter", &format!("count={}", counter.display())])
+        .args(["--export-json", j.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("before-invocation python "), 2, "{text}");
+    assert_eq!(count("after-benchmark spin/python python"), 2, "{text}");
+    assert_eq!(count("after-benchmark empty/python python"), 2, "{text}");
+    // One request per sample when repetition actions exist: 3 samples × 2 kernels × 2.
+    assert_eq!(count("before-repetition "), 12, "{text}");
+    let v = json(&j);
+    let inv = &v["benchmarks"][0]["extra"]["invocations"][0];
+    assert_eq!(inv["meters"]["count.end"], 41.0);
+    assert_eq!(inv["meters"]["count.delta"], 0.0);
+    let out = tare()
+        .args(["kernels", FAKE, "--filter", "^spin$", "-i", "1"])
+        .args(QUICK)
+        .args(["--action", "after-benchmark:shell:exit 5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let e: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("tare: error:"))
+        .collect();
+    assert_eq!(e.len(), 1, "{err}");
+    assert!(
+        e[0].contains("shell 'exit 5' failed at after-benchmark"),
+        "{err}"
+    );
+}

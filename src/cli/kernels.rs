@@ -17,6 +17,7 @@ use crate::method::kernels::{self as mk, Discovered, KernelsOutcome, KernelsPlan
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
 use crate::results::export::{self, Export, Format};
+use crate::results::logger::Logger;
 use crate::results::{LimitsRecord, Session, SCHEMA_VERSION};
 use crate::units;
 use clap::{Args, ValueEnum};
@@ -103,6 +104,15 @@ pub struct KernelsArgs {
     /// Seed for the order of programs and kernels (and resampling). Random by default.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// An action at a stage, STAGE:KIND:ARG (repeatable): stages before-/after-invocation,
+    /// -benchmark, -repetition; kinds sleep:DURATION, cooldown:CELSIUS, shell:COMMAND,
+    /// sysfs:PATH=VALUE[@EVERY] (re-applied when EVERY has passed). See docs/extending.md.
+    #[arg(long = "action", value_name = "STAGE:KIND:ARG")]
+    actions: Vec<String>,
+    /// A harness meter over each invocation, NAME=FILE (repeatable): a numeric file read at its
+    /// start and end (e.g. an energy counter), recorded as NAME.delta and NAME.end.
+    #[arg(long = "meter", value_name = "NAME=FILE")]
+    meters: Vec<String>,
     /// Go on after a failed invocation (recorded) instead of stopping.
     #[arg(long)]
     ignore_failure: bool,
@@ -258,6 +268,27 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         .map(|f| regex::Regex::new(f).map_err(|e| usage(format!("--filter '{f}': {e}"))))
         .transpose()?;
     let params = parameters(&a)?;
+    let mut actions = crate::method::stages::Actions::default();
+    for spec in &a.actions {
+        actions.at.push(
+            crate::method::stages::Actions::parse(spec, &root)
+                .map_err(|e| usage(format!("--action {e}")))?,
+        );
+    }
+    let mut meters: Vec<Box<dyn crate::method::stages::Meter>> = Vec::new();
+    for m in &a.meters {
+        let (name, path) = m
+            .split_once('=')
+            .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+            .ok_or_else(|| usage(format!("--meter '{m}': expected NAME=FILE")))?;
+        std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("--meter '{m}': cannot read {path}: {e}")))?;
+        meters.push(Box::new(crate::method::stages::FileMeter {
+            label: name.to_string(),
+            path: PathBuf::from(path),
+            at_start: None,
+        }));
+    }
     let randomize = match &a.randomize {
         None => None,
         Some(list) => Some(randomizer(
@@ -441,6 +472,8 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         &executor,
         &found,
         &mut benches,
+        &mut actions,
+        &mut meters,
         &mut observer,
         &cancel,
     );
@@ -495,22 +528,14 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     if !a.quiet {
         print!("{}", summary(&session));
     }
-    let mut failures = Vec::new();
-    for e in &exports {
-        if let Err(err) = export::write(e, &session) {
-            failures.push(format!("{err:#}"));
-        }
-    }
+    let mut loggers: Vec<Box<dyn Logger>> = exports
+        .into_iter()
+        .map(|e| Box::new(e) as Box<dyn Logger>)
+        .collect();
     if let Some(p) = &a.export_html {
-        let label = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tare".into());
-        let page = crate::report::html::render_html(&[(label, session.clone())]);
-        if let Err(err) = export::write_atomic(p, page.as_bytes()) {
-            failures.push(format!("{err:#}"));
-        }
+        loggers.push(Box::new(crate::report::HtmlLogger { path: p.clone() }));
     }
+    let failures = crate::results::logger::log_all(&loggers, &session);
     let tail = if failures.is_empty() {
         String::new()
     } else {

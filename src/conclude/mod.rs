@@ -8,5 +8,6 @@
 
 pub mod analysis;
 pub mod kernels;
+pub mod processor;
 pub mod setups;
 pub mod summary;

@@ -29,6 +29,9 @@ pub enum WorkerError {
     Version(String),
     /// Ctrl-C or another stop signal.
     Interrupted,
+    /// The master stopped the conversation for a reason of its own (an action failed), in
+    /// one line.
+    Aborted(String),
 }
 
 impl std::fmt::Display for WorkerError {
@@ -48,6 +51,7 @@ impl std::fmt::Display for WorkerError {
                 "worker speaks protocol {v}; this tare speaks protocol {VERSION}"
             ),
             WorkerError::Interrupted => write!(f, "interrupted"),
+            WorkerError::Aborted(why) => write!(f, "{why}"),
         }
     }
 }

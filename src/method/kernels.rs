@@ -23,6 +23,7 @@
 //! Not for: the protocol's wire format or time limits (`exec::protocol`, `exec::worker`),
 //! statistics (`conclude`, `stats`), printing (`cli::kernels`, `report`).
 
+use super::stages::{Actions, Meter, Stage, StageContext};
 use crate::exec::worker::{self, ClockInfo, Hello, Sample, Worker, WorkerError};
 use crate::exec::{Executor, RunSpec};
 use crate::plan::stop::{StopContext, StopRule};
@@ -350,11 +351,14 @@ impl StopContext for Samples<'_> {
 
 /// Runs the session: rounds of invocations until every benchmark's invocation rule holds (or
 /// `max_invocations`), appending samples and invocation records to `benches`.
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
     plan: &KernelsPlan,
     exec: &Executor,
     found: &[Discovered],
     benches: &mut [Benchmark],
+    actions: &mut Actions,
+    meters: &mut [Box<dyn Meter>],
     observer: &mut dyn KernelsObserver,
     cancel: &AtomicBool,
 ) -> KernelsOutcome {
@@ -389,10 +393,41 @@ pub fn execute(
                     }
                 }
             };
+            let label = plan.programs[p].label.clone();
+            let ctx = |stage| StageContext {
+                stage,
+                benchmark: None,
+                program: &label,
+                round,
+            };
+            if let Err(e) = actions.run(&ctx(Stage::BeforeInvocation)) {
+                return KernelsOutcome::Failed(e);
+            }
+            for m in meters.iter_mut() {
+                m.start();
+            }
             let mut taken: Vec<Taken> = Vec::new();
             let result = worker::invoke(exec, &spec, plan.timeout, cancel, |w| {
-                invocation(plan, &found[p].clock, w, &mine, &state, &mut taken, cancel)
+                let mut at = At {
+                    actions: &mut *actions,
+                    program: &label,
+                    round,
+                };
+                invocation(
+                    plan,
+                    &found[p].clock,
+                    w,
+                    &mine,
+                    &state,
+                    &mut taken,
+                    &mut at,
+                    cancel,
+                )
             });
+            let metered: BTreeMap<String, f64> = meters.iter_mut().flat_map(|m| m.stop()).collect();
+            if let Err(e) = actions.run(&ctx(Stage::AfterInvocation)) {
+                return KernelsOutcome::Failed(e);
+            }
             let (m, error) = match result {
                 Ok((m, Ok(()))) if m.succeeded() => (Some(m), None),
                 Ok((m, Ok(()))) => {
@@ -423,7 +458,7 @@ pub fn execute(
                 round,
                 m.as_ref(),
                 error.as_deref(),
-                setup,
+                (setup, metered),
                 t0,
             );
             observer.invocation(round, &plan.programs[p], error.as_deref());
@@ -484,6 +519,27 @@ pub fn execute(
 /// One invocation's conversation: for each of `mine` (already shuffled), setup, calibrate and
 /// check linearity where not done yet, warm up, sample until the rule holds, tear down.
 /// What each benchmark got goes to `taken` as soon as it has it, so a later failure keeps it.
+/// The actions of a session and where the conversation is, for the inner stages.
+struct At<'a> {
+    actions: &'a mut Actions,
+    program: &'a str,
+    round: usize,
+}
+
+impl At<'_> {
+    fn run(&mut self, stage: Stage, benchmark: &str) -> Result<(), WorkerError> {
+        self.actions
+            .run(&StageContext {
+                stage,
+                benchmark: Some(benchmark),
+                program: self.program,
+                round: self.round,
+            })
+            .map_err(WorkerError::Aborted)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn invocation(
     plan: &KernelsPlan,
     clock: &ClockInfo,
@@ -491,6 +547,7 @@ fn invocation(
     mine: &[usize],
     state: &[State],
     taken: &mut Vec<Taken>,
+    at: &mut At,
     cancel: &AtomicBool,
 ) -> Result<(), WorkerError> {
     let hello = w.hello(plan.start_timeout)?;
@@ -521,6 +578,8 @@ fn invocation(
             linearity: None,
             seconds: 0.0,
         };
+        let name = format!("{}/{}", t.kernel, at.program);
+        at.run(Stage::BeforeBenchmark, &name)?;
         if let Err(msg) = w.setup(&t.kernel, &t.params)? {
             got.error = Some(format!(
                 "setup of '{}' failed in the worker: {msg}",
@@ -529,7 +588,7 @@ fn invocation(
             taken.push(got);
             continue;
         }
-        let outcome = measure(plan, &clock, steady, w, &state[i], &mut got);
+        let outcome = measure(plan, &clock, steady, w, &state[i], &mut got, at, &name);
         got.seconds = started.elapsed().as_secs_f64();
         match outcome {
             Ok(Ok(())) => {}
@@ -549,11 +608,13 @@ fn invocation(
             ));
         }
         taken.push(got);
+        at.run(Stage::AfterBenchmark, &name)?;
     }
     w.exit()
 }
 
 /// Calibration, linearity, warm-up and samples of one benchmark in one invocation.
+#[allow(clippy::too_many_arguments)]
 fn measure(
     plan: &KernelsPlan,
     clock: &ClockInfo,
@@ -561,7 +622,12 @@ fn measure(
     w: &mut Worker,
     state: &State,
     got: &mut Taken,
+    at: &mut At,
+    name: &str,
 ) -> Result<Result<(), String>, WorkerError> {
+    // Actions between repetitions need one sample per request.
+    let per_rep = at.actions.has(Stage::BeforeRepetition) || at.actions.has(Stage::AfterRepetition);
+    let batch_size = if per_rep { 1 } else { BATCH };
     let target = target_ns(clock, plan.min_sample);
     let loops = match state.loops {
         Some(n) => n,
@@ -617,13 +683,18 @@ fn measure(
         }
         got.linearity = Some(if one > 0.0 { two / one } else { 0.0 });
     }
-    if plan.warmup > 0 {
-        match w.run(loops, plan.warmup as u64, |_| {})? {
+    let mut left = plan.warmup as u64;
+    while left > 0 {
+        let reps = if per_rep { 1 } else { left };
+        at.run(Stage::BeforeRepetition, name)?;
+        match w.run(loops, reps, |_| {})? {
             Ok(s) => got
                 .samples
                 .extend(s.into_iter().map(|s| (s, Some("warm-up".to_string())))),
             Err(e) => return Ok(Err(e)),
         }
+        at.run(Stage::AfterRepetition, name)?;
+        left -= reps;
     }
     let floor = resolvable_ns(clock);
     let started = Instant::now();
@@ -635,11 +706,16 @@ fn measure(
     };
     let mut xs: Vec<f64> = Vec::new();
     loop {
-        let reps = BATCH.min((plan.max_samples - xs.len()) as u64).max(1);
+        let done = got.samples.len() - plan.warmup;
+        let reps = batch_size
+            .min(plan.max_samples.saturating_sub(done) as u64)
+            .max(1);
+        at.run(Stage::BeforeRepetition, name)?;
         let batch = match w.run(loops, reps, |_| {})? {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
+        at.run(Stage::AfterRepetition, name)?;
         for s in batch {
             let why = ((s.ns as f64) < floor).then(|| "unresolved".to_string());
             if why.is_none() {
@@ -691,7 +767,7 @@ fn record(
     round: usize,
     m: Option<&crate::exec::Measurement>,
     error: Option<&str>,
-    setup: Option<String>,
+    (setup, meters): (Option<String>, BTreeMap<String, f64>),
     t0: Instant,
 ) {
     for &i in mine {
@@ -782,6 +858,7 @@ fn record(
             steady_from: got.map_or(0, |g| g.steady_from),
             error: own_error.or_else(|| error.map(str::to_string)),
             setup: setup.clone(),
+            meters: meters.clone(),
         });
         b.extra
             .insert(INVOCATIONS_KEY.to_string(), serde_json::json!(invs));

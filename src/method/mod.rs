@@ -8,6 +8,7 @@ pub mod actions;
 pub mod counters;
 pub mod kernels;
 pub mod planning;
+pub mod stages;
 
 // The conclusions layer moved out of method/ into conclude/; these names keep the old paths
 // (`method::analysis`, `method::summary`, `method::setups`) working for callers.

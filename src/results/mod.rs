@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod journal;
+pub mod logger;
 pub mod model;
 pub mod read;
 

@@ -81,6 +81,9 @@ pub struct InvocationRecord {
     /// Setup of the invocation (randomized surroundings), in words, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<String>,
+    /// Harness meters over the invocation (`method::stages::Meter`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub meters: BTreeMap<String, f64>,
 }
 
 /// What a kernel benchmark is and what tare checked about it.
