@@ -66,3 +66,64 @@ pub fn apply(processors: &[Box<dyn Processor>], benches: &mut [Benchmark]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Run, Termination};
+
+    fn run(i: usize, checksum: f64) -> Run {
+        let mut extra = std::collections::BTreeMap::new();
+        extra.insert(
+            crate::results::SAMPLE_KEY.to_string(),
+            serde_json::json!({"invocation": 0, "position": i, "loops": 1, "ns": 10,
+                               "metrics": {"checksum": checksum}}),
+        );
+        Run {
+            index: i,
+            round: None,
+            warmup: false,
+            start_offset: 0.0,
+            wall_time: 1e-8,
+            user_time: 0.0,
+            system_time: 0.0,
+            cpu_time: 0.0,
+            peak_memory: None,
+            exit_code: None,
+            signal: None,
+            termination: Termination::Exit,
+            involuntary_context_switches: None,
+            counted: true,
+            extra,
+        }
+    }
+
+    #[test]
+    fn processors_mark_runs_and_keep_them() {
+        let mut b = Benchmark {
+            name: "k/c".into(),
+            command: String::new(),
+            argv: Vec::new(),
+            parameters: Default::default(),
+            summary: Default::default(),
+            stop_reason: String::new(),
+            runs: (0..6)
+                .map(|i| run(i, if i == 4 { -1.0 } else { 5.0 }))
+                .collect(),
+            diagnostics: Vec::new(),
+            extra: Default::default(),
+        };
+        let ps: Vec<Box<dyn Processor>> = vec![
+            Box::new(Window { from: 1, to: 6 }),
+            Box::new(MetricRange {
+                metric: "checksum".into(),
+                min: 0.0,
+                max: 10.0,
+            }),
+        ];
+        apply(&ps, std::slice::from_mut(&mut b));
+        let counted: Vec<bool> = b.runs.iter().map(|r| r.counted).collect();
+        assert_eq!(counted, [false, true, true, true, false, true]);
+        assert_eq!(b.runs.len(), 6);
+    }
+}
