@@ -6,6 +6,7 @@ mod compare;
 mod docs;
 mod kernels;
 mod machine;
+mod native;
 mod plan_cmd;
 mod report;
 mod run;
@@ -29,6 +30,9 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Measure kernels inside programs (any language, via a tare client library), head to head.
     Kernels(Box<kernels::KernelsArgs>),
+    /// A worker for a native harness without a client library (go: testing.B), run by tare kernels.
+    #[command(hide = true)]
+    NativeWorker(native::NativeArgs),
     /// Show what the machine is doing (frequency, turbo, thermal, load, steal, ...); tune or reset it.
     Machine(machine::MachineArgs),
     /// Compare saved results (old vs new): ratios, CIs, tests; --fail-if-slower for CI.
@@ -69,6 +73,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(*args),
         Command::Compare(args) => compare::compare(args),
         Command::Kernels(args) => kernels::kernels(*args),
+        Command::NativeWorker(args) => native::native(args),
         Command::Machine(args) => machine::machine(args),
         Command::Recover(args) => run::recover(args),
         Command::Suite(args) => suite::run(args),

@@ -264,6 +264,15 @@ pub fn clear_cloexec(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Sets FD_CLOEXEC on `fd`, so programs this process starts do not inherit it.
+pub fn set_cloexec(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl(F_SETFD) only changes the descriptor's flags; an invalid fd gives EBADF.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Async-signal-safe: CLOCK_MONOTONIC in nanoseconds (0 if the clock cannot be read).
 fn monotonic_ns() -> u64 {
     // SAFETY: an all-zero timespec is valid; clock_gettime is async-signal-safe (POSIX) and
