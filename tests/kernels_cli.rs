@@ -167,7 +167,7 @@ fn flags_what_cannot_be_measured() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("k.json");
     let out = tare()
-        .args(["kernels", FAKE, "--filter", "vanished|jit", "-i", "2"])
+        .args(["kernels", FAKE, "--filter", "vanished|jit", "-i", "3"])
         .args([
             "--steady-state",
             "on",

@@ -499,7 +499,9 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         complete: matches!(outcome, KernelsOutcome::Complete),
         extra: BTreeMap::new(),
     };
-    session.extra.insert("time_unit".into(), "per loop".into());
+    session
+        .extra
+        .insert("time_per".into(), "loop (kernel iteration)".into());
     session.extra.insert(
         "kernels".into(),
         serde_json::json!(plan

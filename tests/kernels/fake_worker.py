@@ -159,7 +159,7 @@ def main():
                     t0 = time.perf_counter_ns()
                     t1 = time.perf_counter_ns()
                 elif current == "jit":
-                    slow = 4 if jit_samples < 20 else 1
+                    slow = 4 if jit_samples < 12 else 1
                     jit_samples += 1
                     t0 = time.perf_counter_ns()
                     for _ in range(loops * slow):
