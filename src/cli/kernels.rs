@@ -128,10 +128,13 @@ pub struct KernelsArgs {
     /// Measurement backend: auto, v1, v2, rusage.
     #[arg(long, value_name = "BACKEND")]
     backend: Option<String>,
+    /// Results as JSON (schema 2: samples, invocations), readable by tare report and compare.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
+    /// One row per sample (tidy CSV).
     #[arg(long, value_name = "FILE")]
     export_csv: Option<PathBuf>,
+    /// The summary as a Markdown table.
     #[arg(long, value_name = "FILE")]
     export_markdown: Option<PathBuf>,
     /// An HTML page with SVG plots (as `tare report` makes).
