@@ -864,3 +864,108 @@ fn record(
             .insert(INVOCATIONS_KEY.to_string(), serde_json::json!(invs));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::worker::{KernelInfo, ParamInfo};
+    use crate::plan::command::Parameter;
+
+    fn program(kernels: &[(&str, &[(&str, &str)])]) -> Discovered {
+        Discovered {
+            hello: Hello {
+                client: "t".into(),
+                version: "1".into(),
+                lang: "c".into(),
+                kernels: kernels
+                    .iter()
+                    .map(|(n, ps)| KernelInfo {
+                        name: n.to_string(),
+                        doc: String::new(),
+                        params: ps
+                            .iter()
+                            .map(|(p, d)| ParamInfo {
+                                name: p.to_string(),
+                                default: d.to_string(),
+                                doc: String::new(),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            },
+            clock: ClockInfo {
+                resolution_ns: 1.0,
+                cost_ns: 20.0,
+            },
+        }
+    }
+
+    #[test]
+    fn kernels_match_by_name_across_programs_with_one_parameter_grid() {
+        let a = program(&[
+            ("blur", &[("size", "256"), ("radius", "3")]),
+            ("empty", &[]),
+        ]);
+        let b = program(&[
+            ("empty", &[]),
+            ("blur", &[("size", "128"), ("radius", "3")]),
+        ]);
+        let c = program(&[("only_c", &[])]);
+        let params = [Parameter {
+            name: "size".into(),
+            values: vec!["64".into(), "128".into()],
+        }];
+        let t = targets(&[a, b, c], None, &params).unwrap();
+        let shown: Vec<String> = t
+            .iter()
+            .map(|t| format!("{}{:?}@{}", t.kernel, t.params, t.program))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                r#"blur{"radius": "3", "size": "64"}@0"#,
+                r#"blur{"radius": "3", "size": "64"}@1"#,
+                r#"blur{"radius": "3", "size": "128"}@0"#,
+                r#"blur{"radius": "3", "size": "128"}@1"#,
+                "empty{}@0",
+                "empty{}@1",
+                "only_c{}@2",
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_come_from_the_first_program_and_unknown_parameters_are_refused() {
+        let a = program(&[("blur", &[("size", "256")])]);
+        let b = program(&[("blur", &[("size", "128")])]);
+        let t = targets(&[a.clone(), b], None, &[]).unwrap();
+        assert!(t.iter().all(|t| t.params["size"] == "256"));
+        let bad = [Parameter {
+            name: "nope".into(),
+            values: vec!["1".into()],
+        }];
+        assert!(targets(&[a.clone()], None, &bad)
+            .unwrap_err()
+            .contains("parameter 'nope' is not declared"));
+        let f = regex::Regex::new("^x").unwrap();
+        assert!(targets(&[a], Some(&f), &[])
+            .unwrap_err()
+            .contains("no kernel matches"));
+    }
+
+    #[test]
+    fn a_sample_is_long_enough_for_the_clock() {
+        let c = ClockInfo {
+            resolution_ns: 30.0,
+            cost_ns: 25.0,
+        };
+        // 1000 × 30 ns = 30 µs, 100 × 25 ns = 2.5 µs, the minimum 1 ms wins.
+        assert_eq!(target_ns(&c, Duration::from_millis(1)), 1e6);
+        let coarse = ClockInfo {
+            resolution_ns: 10_000.0,
+            cost_ns: 25.0,
+        };
+        assert_eq!(target_ns(&coarse, Duration::from_millis(1)), 1e7);
+        assert_eq!(resolvable_ns(&coarse), 1e6);
+    }
+}
