@@ -944,7 +944,7 @@ mod tests {
             name: "nope".into(),
             values: vec!["1".into()],
         }];
-        assert!(targets(&[a.clone()], None, &bad)
+        assert!(targets(std::slice::from_ref(&a), None, &bad)
             .unwrap_err()
             .contains("parameter 'nope' is not declared"));
         let f = regex::Regex::new("^x").unwrap();
