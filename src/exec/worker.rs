@@ -110,6 +110,8 @@ pub struct Worker<'a> {
     sock: UnixStream,
     buf: Vec<u8>,
     line_no: usize,
+    /// The socket's read timeout as last set (a setsockopt per line cost a microsecond).
+    timeout_set: Option<Duration>,
     /// Wall limit on each line of a reply (a `sample` line each, in a `run`).
     pub limit: Duration,
     cancel: &'a AtomicBool,
@@ -121,6 +123,7 @@ impl<'a> Worker<'a> {
             sock,
             buf: Vec::with_capacity(4096),
             line_no: 0,
+            timeout_set: None,
             limit,
             cancel,
         }
@@ -144,8 +147,7 @@ impl<'a> Worker<'a> {
                 if pos + 1 > MAX_LINE {
                     return Err(self.too_long());
                 }
-                let rest = self.buf.split_off(pos + 1);
-                let mut line = std::mem::replace(&mut self.buf, rest);
+                let mut line: Vec<u8> = self.buf.drain(..=pos).collect();
                 line.pop();
                 self.line_no += 1;
                 return String::from_utf8(line).map_err(|_| {
@@ -165,11 +167,15 @@ impl<'a> Worker<'a> {
                     limit,
                 });
             }
-            // Wake at least every 250 ms to see the cancel flag.
-            let slice = (deadline - now).min(Duration::from_millis(250));
-            let _ = self
-                .sock
-                .set_read_timeout(Some(slice.max(Duration::from_micros(100))));
+            // Wake at least every 250 ms to see the cancel flag; the timeout is changed only
+            // near the deadline, not for every line.
+            let slice = (deadline - now)
+                .min(Duration::from_millis(250))
+                .max(Duration::from_micros(100));
+            if self.timeout_set != Some(slice) {
+                let _ = self.sock.set_read_timeout(Some(slice));
+                self.timeout_set = Some(slice);
+            }
             let mut chunk = [0u8; 16384];
             match self.sock.read(&mut chunk) {
                 Ok(0) => {
