@@ -117,7 +117,7 @@ fn compares_implementations_head_to_head() {
             .unwrap()
     };
     let r = med(2) / med(0);
-    assert!(r > 1.3 && r < 3.0, "n=100 vs n=50: {r}");
+    assert!(r > 1.1 && r < 5.0, "n=100 vs n=50: {r}");
     // Each implementation against the first, per kernel and parameters.
     let comps = v["comparisons"].as_array().unwrap();
     let pairs: Vec<(u64, u64)> = comps
