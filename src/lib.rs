@@ -7,6 +7,7 @@
 //! plan     what to run: benchmarks, commands, parameters, limits, stop rules
 //! method   how to run it: warm-up, order, actions around runs, when to stop
 //! exec     one measured run: spawn, cgroup (v1 | v2 | rusage fallback), limits, kill
+//! conclude from runs to conclusions: summaries, comparisons, diagnostics
 //! machine  what the machine is and does: topology, probes, tuning
 //! setup    setups of a run that should not matter but do: env size, ASLR, cwd, argv[0]
 //! stats    pure functions over numbers: summaries, intervals, tests
@@ -21,6 +22,7 @@
 pub mod output;
 
 pub mod cli;
+pub mod conclude;
 pub mod error;
 pub mod exec;
 pub mod lock;

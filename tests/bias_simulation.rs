@@ -7,8 +7,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
 use std::collections::BTreeMap;
-use tare::method::analysis::{CompareSettings, Test};
-use tare::method::setups::{analyse_setups, compare_by_setup, spread_diagnostic, sweep};
+use tare::conclude::analysis::{CompareSettings, Test};
+use tare::conclude::setups::{analyse_setups, compare_by_setup, spread_diagnostic, sweep};
 use tare::results::{Benchmark, Run, Summary, Termination};
 use tare::stats::one_way_random_effects;
 

@@ -169,3 +169,35 @@ fn import_block_as_written() {
     }
     assert!(dir.path().join("criterion.html").exists());
 }
+
+/// The cross-language kernels line runs as written from the repository root (where its
+/// `examples/kernels/blur/<lang>/build.sh` paths are), its HTML report going to a scratch
+/// directory. Needs the seven merged examples: a missing one fails naming it.
+#[test]
+fn kernels_block_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    for lang in ["c", "cpp", "python", "rust", "go", "java", "js"] {
+        let build = root.join(format!("examples/kernels/blur/{lang}/build.sh"));
+        assert!(
+            build.is_file(),
+            "{} is missing: the README's kernels line needs every client's blur example merged",
+            build.display()
+        );
+    }
+    let html = dir.path().join("blur.html");
+    for line in block("## Kernels inside programs") {
+        let line = line.replace("blur.html", html.to_str().unwrap());
+        let out = sh(root, &line);
+        assert!(
+            out.status.success(),
+            "`{line}`: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("size=64"), "{stdout}");
+    }
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("blur/java"));
+}

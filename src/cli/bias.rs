@@ -5,11 +5,11 @@
 //! repeat the sweep with ASLR on (the intervention that breaks the link from the factor to the
 //! stack's alignment, seed 002 §7) to see whether the effect disappears.
 
+use crate::conclude::setups::{self, SweepAnalysis};
 use crate::error::{exit, usage};
 use crate::exec::{self, Executor, Input, Limits, Preference, Priority, Sink};
 use crate::machine::probe::InterferenceThresholds;
 use crate::machine::{self, sysfs::SysRoot};
-use crate::method::setups::{self, SweepAnalysis};
 use crate::method::{self, Observer, Outcome};
 use crate::plan::stop::{Cmp, Metric, StopRule};
 use crate::plan::{Analysis, BenchmarkPlan, Countermeasures, Order, Plan};

@@ -2,8 +2,8 @@
 //! for saved results. Benchmarks are matched by name and parameters; `--fail-if-slower PCT`
 //! exits 1 on a significant regression larger than PCT, for CI pipelines.
 
+use crate::conclude::analysis::{self, CompareSettings, Test};
 use crate::error::{exit, usage};
-use crate::method::analysis::{self, CompareSettings, Test};
 use crate::results::{Benchmark, Session};
 use crate::units;
 use clap::Args;

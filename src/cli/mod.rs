@@ -5,8 +5,10 @@ mod bias;
 mod compare;
 mod docs;
 mod import;
+mod kernels;
 mod machine;
 mod meters;
+mod native;
 mod plan_cmd;
 mod remote;
 mod report;
@@ -29,6 +31,11 @@ pub(crate) struct Cli {
 enum Command {
     /// Measure commands: repeated runs, kernel-accounted CPU time and peak memory, statistics.
     Run(Box<run::RunArgs>),
+    /// Measure kernels inside programs (any language, via a tare client library), head to head.
+    Kernels(Box<kernels::KernelsArgs>),
+    /// A worker for a native harness without a client library (go: testing.B), run by tare kernels.
+    #[command(hide = true)]
+    NativeWorker(native::NativeArgs),
     /// Show what the machine is doing (frequency, turbo, thermal, load, steal, ...); tune or reset it.
     Machine(machine::MachineArgs),
     /// Compare saved results (old vs new): ratios, CIs, tests; --fail-if-slower for CI.
@@ -70,6 +77,8 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Compare(args) => compare::compare(args),
+        Command::Kernels(args) => kernels::kernels(*args),
+        Command::NativeWorker(args) => native::native(args),
         Command::Machine(args) => machine::machine(args),
         Command::Recover(args) => run::recover(args),
         Command::Suite(args) => suite::run(args),

@@ -115,7 +115,12 @@ pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
         assurance: a.assurance,
         setup_cost,
     };
-    let (plan, notes) = planning::plan_from_pilot(&session, &req).map_err(usage)?;
+    let kernels = crate::conclude::kernels::is_kernels(&session);
+    let (plan, notes) = if kernels {
+        planning::plan_kernels_from_pilot(&session, &req).map_err(usage)?
+    } else {
+        planning::plan_from_pilot(&session, &req).map_err(usage)?
+    };
     let json = serde_json::to_string_pretty(&plan)?;
     if let Some(p) = &a.output {
         crate::results::export::write_atomic(p, format!("{json}\n").as_bytes())?;
@@ -123,7 +128,11 @@ pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
     if a.json {
         println!("{json}");
     } else {
-        print!("{}", render(&plan, &notes, a.output.as_ref()));
+        if kernels {
+            print!("{}", render_kernels(&plan, &notes));
+        } else {
+            print!("{}", render(&plan, &notes, a.output.as_ref()));
+        }
     }
     Ok(exit::OK)
 }
@@ -181,5 +190,56 @@ fn render(p: &RepetitionPlanFile, notes: &[String], out: Option<&PathBuf>) -> St
             p.setups * p.runs_per_setup
         )),
     }
+    s
+}
+
+/// The plan for kernel results: invocations × samples per invocation.
+fn render_kernels(p: &RepetitionPlanFile, notes: &[String]) -> String {
+    let t = |v: f64| units::format_time(v, None);
+    let pct = |v: f64| units::format_percent(v);
+    let mut s = format!(
+        "pilot: '{}', {} invocations × {} samples, mean {} per loop\n",
+        p.benchmark,
+        p.pilot_setups,
+        p.pilot_runs_per_setup,
+        t(p.pilot_mean)
+    );
+    s.push_str(&format!(
+        "{:<10} {:>16} {:>9} {:>14} {:>22}\n",
+        "level", "σ (corrected)", "of mean", "cost each", "planned"
+    ));
+    for l in p.levels.iter().rev() {
+        let sd = l.variance.max(0.0).sqrt();
+        let planned = if l.level == "invocation" {
+            format!("{} invocations", l.repetitions)
+        } else {
+            format!("{} per invocation", l.repetitions)
+        };
+        s.push_str(&format!(
+            "{:<10} {:>16} {:>9} {:>14} {:>22}\n",
+            l.level,
+            t(sd),
+            pct(sd / p.pilot_mean),
+            t(l.cost),
+            planned
+        ));
+    }
+    s.push_str(&format!(
+        "plan: {} invocations × {} samples, about {}; {}% CI of the mean within ±{} (target ±{}, reached with probability ≈ {})\n",
+        p.setups,
+        p.runs_per_setup,
+        t(p.predicted_cost),
+        (p.confidence * 100.0).round(),
+        pct(p.predicted_halfwidth),
+        pct(p.precision),
+        pct(p.assurance)
+    ));
+    for n in notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s.push_str(&format!(
+        "run it: tare kernels --invocations {} --stop 'runs >= {}' PROGRAM...\n",
+        p.setups, p.runs_per_setup
+    ));
     s
 }

@@ -1563,7 +1563,7 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
         );
     }
     for b in &mut session.benchmarks {
-        b.summary = method::summary::summarize(b);
+        b.summary = crate::conclude::summary::summarize(b);
         if b.stop_reason.is_empty() {
             b.stop_reason = "recovered from a journal: the session did not finish".into();
         }

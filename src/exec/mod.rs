@@ -9,13 +9,15 @@
 pub mod cgroup;
 pub mod io;
 pub mod isolate;
+pub mod protocol;
 pub mod ready;
 pub mod run;
 pub mod spawn;
 pub mod spec;
 pub mod sys;
 pub mod timeline;
+pub mod worker;
 
 pub use cgroup::{detect, Backend, Needs, Preference};
-pub use run::{Executor, SpawnError};
+pub use run::{After, Executor, SpawnError};
 pub use spec::{Input, Limits, Measurement, Meters, Priority, RunSpec, Sink};

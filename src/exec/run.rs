@@ -80,6 +80,7 @@ fn build_isolated_command(
 ) -> io::Result<(Command, super::isolate::FailureReport)> {
     let priority = spec.priority;
     let aslr_off = spec.aslr_off;
+    let inherit_fds = spec.inherit_fds.clone();
     let program = spec
         .argv
         .first()
@@ -126,6 +127,9 @@ fn build_isolated_command(
         cmd.pre_exec(move || {
             sys::reset_signals();
             sys::setpgid_self()?;
+            for &fd in &inherit_fds {
+                sys::clear_cloexec(fd)?;
+            }
             if aslr_off {
                 sys::disable_aslr_self()?;
             }
@@ -164,6 +168,16 @@ fn build_isolated_command(
     Ok((cmd, report))
 }
 
+/// What [`Executor::run_with`] does once its `during` callback has returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// Kill the whole tree now; the run is `failed`.
+    Kill,
+    /// Wait for the command to exit: at most this long from now (then kill it: `wall`), or,
+    /// with `None`, under the spec's own limits.
+    Wait(Option<Duration>),
+}
+
 /// Runs commands one at a time through a measuring backend.
 pub struct Executor {
     backend: Box<dyn Backend>,
@@ -195,21 +209,40 @@ impl Executor {
     /// Errors are returned only when tare could not do its job (group not created, program not
     /// found): a command that fails or hits a limit is a measurement, not an error.
     pub fn run(&self, spec: &RunSpec, cancel: &AtomicBool) -> anyhow::Result<Measurement> {
+        let (m, _) = self.run_with(spec, cancel, |_| ((), After::Wait(None)))?;
+        Ok(m)
+    }
+
+    /// Runs `spec` once like [`Executor::run`], and calls `during(pid)` as soon as the command
+    /// has started (in its run group, pinned, isolated as asked) — e.g. to hold a conversation
+    /// with it over a descriptor it inherited (`RunSpec::inherit_fds`). `during` must not block
+    /// without bound: it enforces its own time limits and watches `cancel`. What it returns says
+    /// what happens next: kill the whole tree at once (the run is then `failed`), or wait for
+    /// the command to exit, at most the given time (then kill it: `wall`) or under the spec's
+    /// limits. The accounting (CPU time, peak memory) covers the whole run, conversation
+    /// included. `during` is not called when the command could not start.
+    pub fn run_with<R>(
+        &self,
+        spec: &RunSpec,
+        cancel: &AtomicBool,
+        during: impl FnOnce(i32) -> (R, After),
+    ) -> anyhow::Result<(Measurement, R)> {
         let cores = spec.cores.as_deref();
         let mut group = self.backend.create(&spec.limits, cores)?;
-        let result = self.run_in(spec, group.as_mut(), cancel);
+        let result = self.run_in(spec, group.as_mut(), cancel, during);
         let destroyed = group.destroy();
         let m = result?;
         destroyed?;
         Ok(m)
     }
 
-    fn run_in(
+    fn run_in<R>(
         &self,
         spec: &RunSpec,
         group: &mut dyn RunGroup,
         cancel: &AtomicBool,
-    ) -> anyhow::Result<Measurement> {
+        during: impl FnOnce(i32) -> (R, After),
+    ) -> anyhow::Result<(Measurement, R)> {
         let program = || {
             spec.argv
                 .first()
@@ -290,7 +323,22 @@ impl Executor {
                 return Err(anyhow::anyhow!("cannot start a meter's thread: {e}"));
             }
         };
-        let stopped = self.watch(spec, group, pid, start, cancel)?;
+        let (r, after) = during(pid);
+        let stopped = match after {
+            After::Kill => {
+                group.kill_all(pid)?;
+                // The main process may have been outside the group's reach (fallback).
+                sys::kill(pid, libc::SIGKILL)?;
+                Some(Stopped::Interrupted)
+            }
+            After::Wait(None) => self.watch(spec, group, pid, start, cancel)?,
+            After::Wait(Some(grace)) => {
+                let mut limited = spec.clone();
+                let deadline = start.elapsed() + grace;
+                limited.limits.wall = Some(spec.limits.wall.map_or(deadline, |w| w.min(deadline)));
+                self.watch(&limited, group, pid, start, cancel)?
+            }
+        };
         let exited = watcher.as_ref().map(|_| start.elapsed());
         let ready = watcher.map(super::ready::Watcher::finish);
         let memory_timeline = sampler.map(super::timeline::Sampler::finish);
@@ -341,21 +389,24 @@ impl Executor {
         } else {
             termination
         };
-        Ok(Measurement {
-            wall,
-            user: acc.user,
-            system: acc.system,
-            peak_memory: acc.peak_memory,
-            exit_code,
-            signal,
-            termination,
-            involuntary_context_switches: rusage.involuntary_context_switches,
-            leftover_processes: leftover,
-            join,
-            io,
-            ready,
-            memory_timeline,
-        })
+        Ok((
+            Measurement {
+                wall,
+                user: acc.user,
+                system: acc.system,
+                peak_memory: acc.peak_memory,
+                exit_code,
+                signal,
+                termination,
+                involuntary_context_switches: rusage.involuntary_context_switches,
+                leftover_processes: leftover,
+                join,
+                io,
+                ready,
+                memory_timeline,
+            },
+            r,
+        ))
     }
 
     /// tare's v1 blkio group for the I/O meter, made once; `None` on cgroup v2 (io.stat of

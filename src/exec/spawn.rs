@@ -202,6 +202,7 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
             libc::SIGHUP,
             libc::SIGQUIT,
         ],
+        inherit_fds: spec.inherit_fds.clone(),
         failed: Default::default(),
         join_ns: Default::default(),
     };

@@ -69,6 +69,10 @@ pub struct RunSpec {
     pub aslr_off: bool,
     /// Optional meters of the run (`--io`, ...); all off by default, and then cost nothing.
     pub meters: Meters,
+    /// Descriptors of tare's the command inherits under the same numbers (FD_CLOEXEC cleared
+    /// in the child only), e.g. the worker's end of the `tare kernels` socketpair. The caller
+    /// keeps them open until the command has started and closes its copy then.
+    pub inherit_fds: Vec<std::os::fd::RawFd>,
 }
 
 /// Optional meters of one run (see `exec::io` and docs/meters.md).
@@ -104,6 +108,7 @@ impl RunSpec {
             isolation: None,
             aslr_off: false,
             meters: Meters::default(),
+            inherit_fds: Vec::new(),
         }
     }
 }

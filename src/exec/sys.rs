@@ -243,12 +243,34 @@ pub struct ChildPlan {
     pub aslr_off: bool,
     /// Signals whose disposition the child resets to the default.
     pub reset_signals: Vec<i32>,
+    /// Extra descriptors the command inherits (their FD_CLOEXEC is cleared in the child), e.g.
+    /// the worker's end of the `tare kernels` socketpair.
+    pub inherit_fds: Vec<RawFd>,
     /// Set by the child when a step fails: (step, errno).
     pub failed: std::sync::atomic::AtomicU64,
     /// Set by the child: nanoseconds it spent joining its cgroups (the `cgroup.procs`
     /// writes), read on CLOCK_MONOTONIC around them. A cgroup v1 migration can sleep for an
     /// RCU grace period; the parent takes this time out of the run's wall clock.
     pub join_ns: std::sync::atomic::AtomicU64,
+}
+
+/// Clears FD_CLOEXEC on `fd` in the calling process (async-signal-safe: one fcntl), so an exec
+/// keeps it open.
+pub fn clear_cloexec(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl(F_SETFD) only changes the descriptor's flags; an invalid fd gives EBADF.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets FD_CLOEXEC on `fd`, so programs this process starts do not inherit it.
+pub fn set_cloexec(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl(F_SETFD) only changes the descriptor's flags; an invalid fd gives EBADF.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Async-signal-safe: CLOCK_MONOTONIC in nanoseconds (0 if the clock cannot be read).
@@ -263,7 +285,7 @@ fn monotonic_ns() -> u64 {
 }
 
 /// Steps of the child, for error messages.
-pub const STEP_NAMES: [&str; 10] = [
+pub const STEP_NAMES: [&str; 11] = [
     "signals",
     "setpgid",
     "cgroup",
@@ -274,6 +296,7 @@ pub const STEP_NAMES: [&str; 10] = [
     "chdir",
     "exec",
     "personality",
+    "inherit fd",
 ];
 
 extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
@@ -352,6 +375,11 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             let p = libc::sched_param { sched_priority: 1 };
             if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
                 return fail(5);
+            }
+        }
+        for &fd in &plan.inherit_fds {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return fail(10);
             }
         }
         for (target, &src) in plan.stdio.iter().enumerate() {

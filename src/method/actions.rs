@@ -44,6 +44,7 @@ pub fn run_action(
         isolation: None,
         aslr_off: false,
         meters: Default::default(),
+        inherit_fds: Vec::new(),
     };
     let m = exec.run(&spec, cancel).map_err(|e| {
         UserError::usage(format!(

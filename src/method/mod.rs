@@ -5,15 +5,18 @@
 //! Not for: measuring (that is `exec`) or printing (that is `report`).
 
 pub mod actions;
-pub mod analysis;
 pub mod background;
 pub mod cache;
 pub mod counters;
 pub mod energy_ratio;
+pub mod kernels;
 pub mod planning;
-pub mod setups;
+pub mod stages;
 pub mod success;
-pub mod summary;
+
+// The conclusions layer moved out of method/ into conclude/; these names keep the old paths
+// (`method::analysis`, `method::summary`, `method::setups`) working for callers.
+pub use crate::conclude::{analysis, setups, summary};
 
 use crate::error::UserError;
 use crate::exec::{Executor, RunSpec};
@@ -569,6 +572,7 @@ impl Runner<'_> {
             isolation: self.plan.isolation.clone(),
             aslr_off,
             meters: self.plan.meters.run.clone(),
+            inherit_fds: Vec::new(),
         };
         // The cache state last, right before the clock: nothing may read the files after it.
         let cache = match self.plan.meters.cache.get(i).and_then(Option::as_ref) {

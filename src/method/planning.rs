@@ -3,7 +3,7 @@
 //! variance of each level (setup, run), the cost of a repetition at each, and the least costly
 //! numbers of setups and runs per setup that reach a CI width. Reads results, calls `stats`.
 
-use super::setups::groups_by_setup;
+use crate::conclude::setups::groups_by_setup;
 use crate::plan::repetitions::{PlannedLevel, RepetitionPlanFile};
 use crate::results::Session;
 use crate::setup::{Factor, Range};
@@ -142,6 +142,113 @@ pub fn plan_from_pilot(
             pilot_runs_per_setup: m,
             factors,
             env_pad,
+            benchmark: b.name.clone(),
+        },
+        notes,
+    ))
+}
+
+/// The same planning for kernel results (`tare kernels`), over the levels invocation (a fresh
+/// process; with `--randomize` each has its own setup, so this level holds the setups' variance
+/// too) × iteration (a sample inside a process). Costs: an iteration is the median sample's
+/// wall time; an invocation is the mean process wall time less its samples' time (start,
+/// calibration, warm-up). The plan's `setups` are invocations and `runs_per_setup` samples
+/// per invocation; the levels are named `iteration` and `invocation`.
+pub fn plan_kernels_from_pilot(
+    session: &Session,
+    req: &PlanRequest,
+) -> Result<(RepetitionPlanFile, Vec<String>), String> {
+    use crate::conclude::kernels::{by_invocation, invocations, sample_of};
+    let b = session
+        .benchmarks
+        .get(req.benchmark)
+        .ok_or("the pilot has no such benchmark; check --benchmark")?;
+    let groups = by_invocation(b);
+    if groups.len() < 2 {
+        return Err(format!(
+            "the pilot's '{}' has counted samples in {} invocation(s); make the pilot with tare kernels --invocations 5 (or more)",
+            b.name,
+            groups.len()
+        ));
+    }
+    let m = groups.iter().map(|g| g.len()).min().unwrap_or(0);
+    if m < 2 {
+        return Err(format!(
+            "the pilot's '{}' has an invocation with fewer than 2 counted samples",
+            b.name
+        ));
+    }
+    let mut notes = Vec::new();
+    if groups.iter().any(|g| g.len() != m) {
+        notes.push(format!(
+            "the pilot is unbalanced: the first {m} samples of each invocation are used"
+        ));
+    }
+    let values: Vec<f64> = groups.iter().flat_map(|g| g[..m].iter().copied()).collect();
+    let k = groups.len();
+    let est = stats::kalibera_jones(&values, &[m, k])
+        .ok_or("the pilot's samples are not usable (not finite)")?;
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let sample_secs: Vec<f64> = b
+        .runs
+        .iter()
+        .filter_map(sample_of)
+        .map(|s| s.ns as f64 * 1e-9)
+        .collect();
+    let iteration_cost = stats::median(&stats::sorted_without_nan(&sample_secs)).unwrap_or(mean);
+    let invs = invocations(b);
+    let per_inv = |f: &dyn Fn(&crate::results::InvocationRecord) -> f64| {
+        invs.iter().map(f).sum::<f64>() / invs.len().max(1) as f64
+    };
+    let sampled = per_inv(&|i| i.samples as f64) * iteration_cost;
+    let invocation_cost = (per_inv(&|i| i.wall_time) - sampled).max(iteration_cost);
+    if est[1].t2 <= 0.0 {
+        notes.push(
+            "the pilot shows no variance between invocations (corrected estimate ≤ 0): more samples in fewer processes is cheapest".into(),
+        );
+    }
+    let costs = [iteration_cost, invocation_cost];
+    let t2 = [est[0].t2, est[1].t2];
+    // The mean of a sample is per loop; precision is relative, so the unit does not matter.
+    let plan = stats::plan_repetitions(
+        &t2,
+        &costs,
+        mean,
+        req.precision,
+        req.confidence,
+        req.assurance,
+        100_000,
+    )
+    .ok_or_else(|| {
+        format!(
+            "no plan within 100000 invocations reaches ±{}: ask for a looser --precision",
+            crate::units::format_percent(req.precision)
+        )
+    })?;
+    let names = ["iteration", "invocation"];
+    Ok((
+        RepetitionPlanFile {
+            levels: (0..2)
+                .map(|i| PlannedLevel {
+                    level: names[i].into(),
+                    repetitions: plan.repetitions[i],
+                    variance: est[i].t2,
+                    variance_biased: est[i].s2,
+                    cost: costs[i],
+                })
+                .collect(),
+            setups: plan.repetitions[1],
+            runs_per_setup: plan.repetitions[0],
+            precision: req.precision,
+            confidence: req.confidence,
+            assurance: req.assurance,
+            predicted_halfwidth: plan.halfwidth,
+            predicted_cost: plan.cost,
+            pilot_mean: mean,
+            pilot_setups: k,
+            pilot_runs_per_setup: m,
+            factors: Vec::new(),
+            env_pad: None,
             benchmark: b.name.clone(),
         },
         notes,

@@ -28,3 +28,23 @@ impl Style {
             && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
     }
 }
+
+/// The HTML report as a logger (`results::logger::Logger`), for `tare kernels` and others.
+pub struct HtmlLogger {
+    pub path: std::path::PathBuf,
+}
+
+impl crate::results::logger::Logger for HtmlLogger {
+    fn describe(&self) -> String {
+        format!("HTML report {}", self.path.display())
+    }
+    fn log(&self, session: &crate::results::Session) -> anyhow::Result<()> {
+        let label = self
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "tare".into());
+        let page = html::render_html(&[(label, session.clone())]);
+        crate::results::export::write_atomic(&self.path, page.as_bytes())
+    }
+}

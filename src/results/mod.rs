@@ -5,6 +5,7 @@
 pub mod export;
 pub mod import;
 pub mod journal;
+pub mod logger;
 pub mod model;
 pub mod read;
 

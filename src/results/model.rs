@@ -7,7 +7,114 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the results document layout. Bump it when a field changes meaning.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// 2: kernel results (`tare kernels`): a benchmark is one kernel with its parameters in one
+/// program, each run is one *sample* (iteration level) — `wall_time`/`cpu_time` are then
+/// seconds **per loop** — with its raw record in `Run.extra["sample"]` ([`SampleRecord`]), the
+/// invocations (fresh processes) in `Benchmark.extra["invocations"]` ([`InvocationRecord`]) and
+/// the kernel's identity in `Benchmark.extra["kernel"]` ([`KernelRecord`]). Files of version 1
+/// (only `tare run` results) read as they are.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// `Run.extra` key of a kernel sample's raw record.
+pub const SAMPLE_KEY: &str = "sample";
+/// `Benchmark.extra` key of a kernel benchmark's invocations.
+pub const INVOCATIONS_KEY: &str = "invocations";
+/// `Benchmark.extra` key of a kernel benchmark's identity and checks.
+pub const KERNEL_KEY: &str = "kernel";
+
+/// One sample of a kernel as the worker reported it (iteration level).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRecord {
+    /// Index of the invocation (process) that took it, from 0, in this benchmark.
+    pub invocation: usize,
+    /// Position of the sample in its invocation, from 0.
+    pub position: usize,
+    /// Loops of the kernel body timed together.
+    pub loops: u64,
+    /// Elapsed nanoseconds for all the loops, on the worker's monotonic clock.
+    pub ns: u64,
+    /// Process CPU nanoseconds over the same interval, where the client measures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    /// Bytes processed by all the loops (throughput), if the kernel declares it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Items processed by all the loops, if the kernel declares it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<u64>,
+    /// User metrics (`m.NAME` in the protocol).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metrics: BTreeMap<String, f64>,
+    /// Why the sample does not count, when it does not: "warm-up" (fixed), "steady-state"
+    /// (before the detected steady state), "unresolved" (shorter than the clock resolves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excluded: Option<String>,
+}
+
+/// One invocation (a fresh process of the worker) in which a kernel benchmark took samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvocationRecord {
+    /// Index among this benchmark's invocations, from 0.
+    pub index: usize,
+    /// Round of the session (each program once per round).
+    pub round: usize,
+    /// Wall seconds of the whole process (start to exit), shared by the kernels it ran.
+    pub wall_time: f64,
+    /// CPU seconds of the whole process tree (cgroup accounting), shared likewise.
+    pub cpu_time: f64,
+    /// Peak memory of the process tree in bytes, where the backend measures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_memory: Option<u64>,
+    /// Samples taken for this benchmark in the invocation, and how many of them counted.
+    pub samples: usize,
+    pub counted: usize,
+    /// Median seconds per loop of the counted samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<f64>,
+    /// Samples excluded at the start as not yet in a steady state (JIT warm-up), if any.
+    #[serde(default)]
+    pub steady_from: usize,
+    /// Why the invocation failed, in one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Setup of the invocation (randomized surroundings), in words, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// Harness meters over the invocation (`method::stages::Meter`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub meters: BTreeMap<String, f64>,
+}
+
+/// What a kernel benchmark is and what tare checked about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct KernelRecord {
+    pub kernel: String,
+    /// Label of the implementation (program), e.g. its language.
+    pub implementation: String,
+    /// The worker's command line.
+    pub program: String,
+    #[serde(default)]
+    pub lang: String,
+    #[serde(default)]
+    pub client: String,
+    /// Loops per sample chosen by calibration.
+    pub loops: u64,
+    /// The worker's clock: smallest step and cost of one read, in nanoseconds.
+    pub clock_resolution_ns: f64,
+    pub clock_cost_ns: f64,
+    /// Shortest sample (ns) tare accepts: long enough for the clock's resolution and cost.
+    pub min_sample_ns: f64,
+    /// time(2N) / time(N) measured in the first invocation (≈ 2 for a kernel whose cost is
+    /// in its loop); `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linearity: Option<f64>,
+    /// Bytes and items per loop, if the kernel reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_loop: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_per_loop: Option<f64>,
+}
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

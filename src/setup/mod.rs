@@ -9,7 +9,7 @@
 //! environment variables, a working directory, an argv[0], the ASLR flag) using symlinks under
 //! a temporary directory.
 //!
-//! Not for: measuring (that is `exec`) or analysing setups (that is `method::setups`).
+//! Not for: measuring (that is `exec`) or analysing setups (that is `conclude::setups`).
 
 pub mod build;
 pub mod realize;

@@ -1,0 +1,703 @@
+//! `tare kernels PROGRAM...`: kernels inside programs, in any language, measured under one
+//! harness. Each PROGRAM is a worker's command line (a program linked with a tare client
+//! library, docs/protocol.md); kernels are matched by name and parameters across programs, so
+//! implementations compare head to head, the first program's being the reference.
+//!
+//! This file parses and checks the arguments, discovers the kernels (one short invocation per
+//! program), hands the plan to `method::kernels`, concludes (`conclude::kernels`), prints and
+//! exports. No policy of its own.
+
+use crate::conclude::analysis::{CompareSettings, Test};
+use crate::conclude::kernels as ck;
+use crate::error::{exit, usage, UserError};
+use crate::exec::{self, Executor, Preference, RunSpec, Sink};
+use crate::machine::sysfs::SysRoot;
+use crate::machine::{self, pinned, topology};
+use crate::method::kernels::{self as mk, Discovered, KernelsOutcome, KernelsPlan, Program};
+use crate::plan::command::{self, Parameter};
+use crate::plan::stop::{self, Cmp, Metric, StopRule};
+use crate::results::export::{self, Export, Format};
+use crate::results::logger::Logger;
+use crate::results::{LimitsRecord, Session, SCHEMA_VERSION};
+use crate::units;
+use clap::{Args, ValueEnum};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example (the blur kernel in C and Python, compared head to head):\n  \
+    tare kernels \"$(examples/kernels/blur/c/build.sh --print-command)\" \\\n    \
+    \"$(examples/kernels/blur/python/build.sh --print-command)\" -L size 64 --export-html blur.html\n\n\
+    Exit codes: 0 measured; 2 bad input (before any measurement); 3 a worker failed, hit a limit \
+    or results could not be written; 128+n stopped by signal n. See docs/protocol.md."
+)]
+pub struct KernelsArgs {
+    /// Worker programs, each one command line (split into words like a shell would, no shell).
+    #[arg(required = true, value_name = "PROGRAM")]
+    programs: Vec<String>,
+    /// Name of each program's implementation in the output (repeat once per program, in order;
+    /// default: the language the worker announces).
+    #[arg(short = 'n', long = "name", value_name = "NAME")]
+    names: Vec<String>,
+    /// List the kernels and parameters each program announces, then exit.
+    #[arg(long)]
+    list: bool,
+    /// Only kernels whose name matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    filter: Option<String>,
+    /// A parameter's values, comma-separated (e.g. -L size 64,256); crossed with the others.
+    #[arg(short = 'L', long, num_args = 2, value_names = ["NAME", "VALUES"], action = clap::ArgAction::Append)]
+    parameter_list: Vec<String>,
+    /// A numeric parameter scanned from MIN to MAX in steps of --parameter-step.
+    #[arg(short = 'P', long, num_args = 3, value_names = ["NAME", "MIN", "MAX"], action = clap::ArgAction::Append)]
+    parameter_scan: Vec<String>,
+    /// Step of --parameter-scan.
+    #[arg(short = 'D', long, default_value = "1", value_name = "DELTA")]
+    parameter_step: String,
+    /// Fresh processes per program (the invocation level); with --invocation-stop, the fewest.
+    #[arg(short = 'i', long, default_value_t = 3, value_name = "N")]
+    invocations: usize,
+    /// Most invocations when --invocation-stop decides [default: 20].
+    #[arg(long, value_name = "N")]
+    max_invocations: Option<usize>,
+    /// Stop rule over invocations (runs = invocations, ci(median) over their medians), e.g.
+    /// "runs >= 3 and ci(median) < 1%".
+    #[arg(long, value_name = "RULE")]
+    invocation_stop: Option<String>,
+    /// Stop rule over the samples of one invocation [default: "runs >= 10 and (ci(median) <=
+    /// 1% or runs >= 30 or time >= 2s)"].
+    #[arg(long, value_name = "RULE")]
+    stop: Option<String>,
+    /// Most samples per invocation.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    max_samples: usize,
+    /// Samples dropped at the start of each invocation (after calibration).
+    #[arg(short = 'w', long, default_value_t = 1, value_name = "N")]
+    warmup: usize,
+    /// Detect a JIT's warm-up per invocation and exclude it: auto (for java and js workers), on, off.
+    #[arg(long, value_enum, default_value_t = SteadyArg::Auto)]
+    steady_state: SteadyArg,
+    /// Shortest sample: calibration grows the loops per sample until one lasts this long (and
+    /// ≥ 1000× the worker's clock resolution, ≥ 100× its read cost).
+    #[arg(long, default_value = "5ms", value_name = "DURATION")]
+    sample_time: String,
+    /// Wall limit on each reply line of a worker (a sample, an `ok`); past it the worker's
+    /// process tree is killed.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    worker_timeout: String,
+    /// Wall limit on a worker's start (until its `hello`), e.g. for a JVM.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    start_timeout: String,
+    /// Pin the workers to N whole cores chosen by tare (as in `tare run --cpus`).
+    #[arg(long, value_name = "N")]
+    cpus: Option<usize>,
+    /// Pin the workers to these logical CPUs (e.g. 2,3 or 2-3).
+    #[arg(long, value_name = "LIST", conflicts_with = "cpus")]
+    cores: Option<String>,
+    /// Randomize each invocation's setup (as `tare run --randomize`): env (environment size),
+    /// aslr, cwd (working-directory path length), argv0 (program path length), or all; a new
+    /// setup per process, recorded with its invocation.
+    #[arg(long, value_name = "FACTORS")]
+    randomize: Option<String>,
+    /// Seed for the order of programs and kernels (and resampling). Random by default.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// An action at a stage, STAGE:KIND:ARG (repeatable): stages before-/after-invocation,
+    /// -benchmark, -repetition; kinds sleep:DURATION, cooldown:CELSIUS, shell:COMMAND,
+    /// sysfs:PATH=VALUE[@EVERY] (re-applied when EVERY has passed). See docs/extending.md.
+    #[arg(long = "action", value_name = "STAGE:KIND:ARG")]
+    actions: Vec<String>,
+    /// A harness meter over each invocation, NAME=FILE (repeatable): a numeric file read at its
+    /// start and end (e.g. an energy counter), recorded as NAME.delta and NAME.end.
+    #[arg(long = "meter", value_name = "NAME=FILE")]
+    meters: Vec<String>,
+    /// Go on after a failed invocation (recorded) instead of stopping.
+    #[arg(long)]
+    ignore_failure: bool,
+    /// Where the workers' stdout/stderr go: null (default), inherit, or a file (appended).
+    #[arg(long, default_value = "null", value_name = "WHERE")]
+    output: String,
+    /// Significance level of the comparisons (Holm-corrected).
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// A difference whose whole 95% CI lies within ± this is "equal within noise".
+    #[arg(long, default_value = "1%", value_name = "PCT")]
+    noise_threshold: String,
+    /// Measurement backend: auto, v1, v2, rusage.
+    #[arg(long, value_name = "BACKEND")]
+    backend: Option<String>,
+    /// Results as JSON (schema 2: samples, invocations), readable by tare report and compare.
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
+    /// One row per sample (tidy CSV).
+    #[arg(long, value_name = "FILE")]
+    export_csv: Option<PathBuf>,
+    /// The summary as a Markdown table.
+    #[arg(long, value_name = "FILE")]
+    export_markdown: Option<PathBuf>,
+    /// An HTML page with SVG plots (as `tare report` makes).
+    #[arg(long, value_name = "FILE")]
+    export_html: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum SteadyArg {
+    Auto,
+    On,
+    Off,
+}
+
+fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
+    units::parse_duration(s).map_err(|e| usage(format!("--{flag} '{s}': {e}")))
+}
+
+fn rule(flag: &str, s: &str) -> anyhow::Result<StopRule> {
+    stop::parse(s).map_err(|e| usage(format!("--{flag} '{s}': {e}")))
+}
+
+fn parameters(a: &KernelsArgs) -> anyhow::Result<Vec<Parameter>> {
+    let mut out: Vec<Parameter> = Vec::new();
+    for pair in a.parameter_list.chunks(2) {
+        command::check_name(&pair[0]).map_err(usage)?;
+        out.push(Parameter {
+            name: pair[0].clone(),
+            values: command::list_values(&pair[0], &pair[1]).map_err(usage)?,
+        });
+    }
+    let step: f64 = a.parameter_step.parse().map_err(|_| {
+        usage(format!(
+            "invalid --parameter-step '{}': expected a number",
+            a.parameter_step
+        ))
+    })?;
+    for t in a.parameter_scan.chunks(3) {
+        command::check_name(&t[0]).map_err(usage)?;
+        let num = |s: &str| -> anyhow::Result<f64> {
+            s.parse().map_err(|_| {
+                usage(format!(
+                    "invalid --parameter-scan {}: '{s}' is not a number",
+                    t[0]
+                ))
+            })
+        };
+        out.push(Parameter {
+            name: t[0].clone(),
+            values: command::scan_values(&t[0], num(&t[1])?, num(&t[2])?, step).map_err(usage)?,
+        });
+    }
+    for (i, p) in out.iter().enumerate() {
+        if out[..i].iter().any(|q| q.name == p.name) {
+            return Err(usage(format!("parameter '{}' is given twice", p.name)));
+        }
+    }
+    Ok(out)
+}
+
+/// A randomizer over `factors`: each invocation gets `Setup::draw(seed)` realized in `ws`.
+fn randomizer(factors: Vec<crate::setup::Factor>) -> anyhow::Result<mk::Randomizer> {
+    let ws = crate::setup::realize::Workspace::create()
+        .map_err(|e| usage(format!("--randomize: {e}")))?;
+    let config = crate::setup::Config::new(factors);
+    let cwd = std::env::current_dir().map_err(|e| usage(format!("--randomize: {e}")))?;
+    Ok(Box::new(move |spec: &mut RunSpec, seed: u64| {
+        let setup = crate::setup::Setup::draw(seed, &config);
+        let argv: Vec<String> = spec
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let r = ws
+            .realize(&setup, &argv, &spec.env, &cwd)
+            .map_err(|e| format!("--randomize: {e}"))?;
+        spec.argv = r.argv;
+        spec.env = r.env;
+        if r.cwd.is_some() {
+            spec.cwd = r.cwd;
+        }
+        spec.aslr_off = r.aslr_off;
+        Ok(setup.describe())
+    }))
+}
+
+struct Progress {
+    quiet: bool,
+}
+
+impl mk::KernelsObserver for Progress {
+    fn invocation(&mut self, round: usize, program: &Program, error: Option<&str>) {
+        if self.quiet {
+            return;
+        }
+        match error {
+            None => eprintln!("tare: round {} · {}: done", round + 1, program.label),
+            Some(e) => eprintln!("tare: round {} · {}: failed: {e}", round + 1, program.label),
+        }
+    }
+}
+
+/// `tare kernels`.
+pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
+    let root = SysRoot::from_env();
+    if !a.names.is_empty() && a.names.len() != a.programs.len() {
+        return Err(usage(format!(
+            "--name given {} times for {} programs: give one per program, in order",
+            a.names.len(),
+            a.programs.len()
+        )));
+    }
+    let mut argvs = Vec::new();
+    for p in &a.programs {
+        let argv = command::split_words(p).map_err(|e| usage(format!("program '{p}': {e}")))?;
+        if argv.is_empty() {
+            return Err(usage("an empty program: give the worker's command line"));
+        }
+        let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+        exec::spawn::resolve(std::ffi::OsStr::new(&argv[0]), &env, None).map_err(|_| {
+            usage(format!(
+                "cannot run '{}': program not found or not executable; check the path (build it first?)",
+                argv[0]
+            ))
+        })?;
+        argvs.push(argv);
+    }
+    let filter = a
+        .filter
+        .as_deref()
+        .map(|f| regex::Regex::new(f).map_err(|e| usage(format!("--filter '{f}': {e}"))))
+        .transpose()?;
+    let params = parameters(&a)?;
+    let mut actions = crate::method::stages::Actions::default();
+    for spec in &a.actions {
+        actions.at.push(
+            crate::method::stages::Actions::parse(spec, &root)
+                .map_err(|e| usage(format!("--action {e}")))?,
+        );
+    }
+    let mut meters: Vec<Box<dyn crate::method::stages::Meter>> = Vec::new();
+    for m in &a.meters {
+        let (name, path) = m
+            .split_once('=')
+            .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+            .ok_or_else(|| usage(format!("--meter '{m}': expected NAME=FILE")))?;
+        std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("--meter '{m}': cannot read {path}: {e}")))?;
+        meters.push(Box::new(crate::method::stages::FileMeter {
+            label: name.to_string(),
+            path: PathBuf::from(path),
+            at_start: None,
+        }));
+    }
+    let randomize = match &a.randomize {
+        None => None,
+        Some(list) => Some(randomizer(
+            crate::setup::Factor::parse_list(list)
+                .map_err(|e| usage(format!("--randomize: {e}")))?,
+        )?),
+    };
+    let timeout = duration("worker-timeout", &a.worker_timeout)?;
+    let start_timeout = duration("start-timeout", &a.start_timeout)?;
+    let min_sample = duration("sample-time", &a.sample_time)?;
+    if a.invocations == 0 || a.max_samples == 0 {
+        return Err(usage("--invocations and --max-samples must be at least 1"));
+    }
+    let sample_stop = match &a.stop {
+        Some(s) => rule("stop", s)?,
+        None => StopRule::default_rule(10, 30, Metric::CiMedian, 0.01, 2.0),
+    };
+    let (invocation_stop, max_invocations) = match &a.invocation_stop {
+        Some(s) => (
+            rule("invocation-stop", s)?,
+            a.max_invocations.unwrap_or(20).max(a.invocations),
+        ),
+        None => (
+            StopRule::Cond(Metric::Runs, Cmp::Ge, a.invocations as f64),
+            a.max_invocations
+                .unwrap_or(a.invocations)
+                .max(a.invocations),
+        ),
+    };
+    let noise = units::parse_fraction(&a.noise_threshold)
+        .map_err(|e| usage(format!("--noise-threshold: {e}")))?;
+    let output = match a.output.as_str() {
+        "null" => Sink::Null,
+        "inherit" => Sink::Inherit,
+        path => {
+            export::check_writable(Path::new(path))
+                .map_err(|_| usage(format!("--output: cannot write to '{path}'")))?;
+            Sink::File(PathBuf::from(path))
+        }
+    };
+    let exports: Vec<Export> = [
+        (&a.export_json, Format::Json),
+        (&a.export_csv, Format::Csv),
+        (&a.export_markdown, Format::Markdown),
+    ]
+    .into_iter()
+    .filter_map(|(p, format)| {
+        p.as_ref().map(|p| Export {
+            format,
+            path: p.clone(),
+        })
+    })
+    .collect();
+    for e in &exports {
+        export::check_writable(&e.path)?;
+    }
+    if let Some(p) = &a.export_html {
+        export::check_writable(p)?;
+    }
+    // Cores: as `tare run` chooses them, registered so other sessions avoid them.
+    let run_cores: Option<Vec<usize>> = match (&a.cores, a.cpus) {
+        (Some(list), _) => Some(
+            topology::parse_cpu_list(list).map_err(|e| usage(format!("--cores '{list}': {e}")))?,
+        ),
+        (None, Some(n)) => {
+            let topo = topology::read_topology(&root)
+                .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
+            let busy = pinned::cpus_of(&pinned::others());
+            let choice = topology::choose_cores(&pinned::without(&topo, &busy), n)
+                .or_else(|_| topology::choose_cores(&topo, n))
+                .map_err(|e| usage(format!("--cpus: {e}")))?;
+            Some(choice.run_cores)
+        }
+        (None, None) => None,
+    };
+    let _pinned = run_cores
+        .as_ref()
+        .and_then(|c| pinned::register(c, "tare kernels"));
+    let pref: Preference = match a
+        .backend
+        .clone()
+        .or_else(|| std::env::var("TARE_BACKEND").ok())
+    {
+        Some(s) => s.parse().map_err(usage)?,
+        None => Preference::Auto,
+    };
+    let needs = exec::Needs {
+        cpuset: run_cores.is_some(),
+        pids: false,
+    };
+    let (backend, _) = exec::detect(pref, &needs, Path::new("/"))
+        .map_err(|e| usage(format!("measurement backend is not usable: {e}")))?;
+    let method_record = backend.method();
+    let executor = Executor::new(backend);
+    let cancel = crate::output::install_stop_signals()?;
+    let mut spec = RunSpec::new(Vec::<String>::new());
+    spec.stdout = output.clone();
+    spec.stderr = output;
+    spec.cores = run_cores.clone();
+
+    // Discovery: one short invocation per program.
+    let mut found: Vec<Discovered> = Vec::new();
+    let mut programs: Vec<Program> = Vec::new();
+    for (i, argv) in argvs.iter().enumerate() {
+        let program = Program {
+            label: String::new(),
+            command: a.programs[i].clone(),
+            argv: argv.clone(),
+        };
+        let d = mk::discover(&executor, &spec, &program, timeout, start_timeout, &cancel).map_err(
+            |e| {
+                if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                    anyhow::Error::from(UserError::interrupted())
+                } else {
+                    UserError::run_failed(format!("program '{}': {e}", a.programs[i])).into()
+                }
+            },
+        )?;
+        found.push(d);
+        programs.push(program);
+    }
+    label_programs(&mut programs, &found, &a.names);
+    if a.list {
+        for (p, d) in programs.iter().zip(&found) {
+            println!(
+                "{} ({} {}, {}; clock resolution {} ns, read cost {:.1} ns): {}",
+                p.label,
+                d.hello.client,
+                d.hello.version,
+                d.hello.lang,
+                d.clock.resolution_ns,
+                d.clock.cost_ns,
+                p.command
+            );
+            for k in &d.hello.kernels {
+                if filter.as_ref().is_some_and(|f| !f.is_match(&k.name)) {
+                    continue;
+                }
+                let ps: Vec<String> = k
+                    .params
+                    .iter()
+                    .map(|q| format!("{}={}", q.name, q.default))
+                    .collect();
+                let doc = if k.doc.is_empty() {
+                    String::new()
+                } else {
+                    format!("  — {}", k.doc)
+                };
+                println!("  {} {}{doc}", k.name, ps.join(" "));
+            }
+        }
+        return Ok(exit::OK);
+    }
+    let targets = mk::targets(&found, filter.as_ref(), &params).map_err(usage)?;
+    let seed = a.seed.unwrap_or_else(rand::random);
+    let plan = KernelsPlan {
+        programs,
+        targets,
+        sample_stop,
+        max_samples: a.max_samples,
+        invocation_stop,
+        max_invocations,
+        warmup: a.warmup,
+        steady_state: match a.steady_state {
+            SteadyArg::Auto => mk::SteadyState::Auto,
+            SteadyArg::On => mk::SteadyState::On,
+            SteadyArg::Off => mk::SteadyState::Off,
+        },
+        min_sample,
+        timeout,
+        start_timeout,
+        seed,
+        ignore_failure: a.ignore_failure,
+        spec,
+        randomize,
+    };
+    let mut benches = mk::empty_benchmarks(&plan, &found);
+    let mut observer = Progress { quiet: a.quiet };
+    let outcome = mk::execute(
+        &plan,
+        &executor,
+        &found,
+        &mut benches,
+        &mut actions,
+        &mut meters,
+        &mut observer,
+        &cancel,
+    );
+    drop(executor);
+    let mut session = Session {
+        schema_version: SCHEMA_VERSION,
+        tare_version: env!("CARGO_PKG_VERSION").to_string(),
+        invocation: std::env::args().collect(),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        machine: machine::info::collect_info(&root),
+        method: method_record,
+        cores: run_cores,
+        limits: LimitsRecord {
+            cpu_time: None,
+            wall_time: None,
+            memory: None,
+            pids: None,
+        },
+        environment: BTreeMap::new(),
+        seed,
+        benchmarks: benches,
+        comparisons: Vec::new(),
+        complete: matches!(outcome, KernelsOutcome::Complete),
+        extra: BTreeMap::new(),
+    };
+    session
+        .extra
+        .insert("time_per".into(), "loop (kernel iteration)".into());
+    session.extra.insert(
+        "kernels".into(),
+        serde_json::json!(plan
+            .programs
+            .iter()
+            .zip(&found)
+            .map(|(p, d)| serde_json::json!({
+                "implementation": p.label, "command": p.command, "client": d.hello.client,
+                "version": d.hello.version, "lang": d.hello.lang,
+                "clock_resolution_ns": d.clock.resolution_ns, "clock_cost_ns": d.clock.cost_ns,
+            }))
+            .collect::<Vec<_>>()),
+    );
+    ck::conclude(
+        &mut session,
+        &CompareSettings {
+            reference: 0,
+            test: Test::MannWhitney,
+            alpha: a.alpha,
+            noise,
+            paired: false,
+            resamples: 10_000,
+            seed,
+        },
+    );
+    if !a.quiet {
+        print!("{}", summary(&session));
+    }
+    let mut loggers: Vec<Box<dyn Logger>> = exports
+        .into_iter()
+        .map(|e| Box::new(e) as Box<dyn Logger>)
+        .collect();
+    if let Some(p) = &a.export_html {
+        loggers.push(Box::new(crate::report::HtmlLogger { path: p.clone() }));
+    }
+    let failures = crate::results::logger::log_all(&loggers, &session);
+    let tail = if failures.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", failures.join("; "))
+    };
+    match outcome {
+        KernelsOutcome::Interrupted => {
+            return Err(UserError {
+                code: UserError::interrupted().code,
+                message: format!("interrupted{tail}"),
+            }
+            .into())
+        }
+        KernelsOutcome::Failed(e) => return Err(UserError::run_failed(format!("{e}{tail}")).into()),
+        KernelsOutcome::Complete => {}
+    }
+    if !failures.is_empty() {
+        return Err(UserError::run_failed(failures.join("; ")).into());
+    }
+    if let Some(b) = session
+        .benchmarks
+        .iter()
+        .find(|b| b.stop_reason.starts_with("failed: "))
+    {
+        return Err(UserError::run_failed(format!(
+            "{}: {}",
+            b.name,
+            b.stop_reason.trim_start_matches("failed: ")
+        ))
+        .into());
+    }
+    Ok(exit::OK)
+}
+
+/// Labels: `--name`, else the announced language, made unique with a number.
+fn label_programs(programs: &mut [Program], found: &[Discovered], names: &[String]) {
+    let base: Vec<String> = (0..programs.len())
+        .map(|i| match names.get(i) {
+            Some(n) => n.clone(),
+            None if !found[i].hello.lang.is_empty()
+                && crate::exec::protocol::name_ok(&found[i].hello.lang) =>
+            {
+                found[i].hello.lang.clone()
+            }
+            None => Path::new(&programs[i].argv[0])
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| format!("program{}", i + 1)),
+        })
+        .collect();
+    for (i, p) in programs.iter_mut().enumerate() {
+        let dup = base.iter().filter(|b| **b == base[i]).count() > 1;
+        p.label = if dup && names.is_empty() {
+            format!("{}{}", base[i], i + 1)
+        } else {
+            base[i].clone()
+        };
+    }
+}
+
+/// The terminal summary: per kernel and parameters, each implementation's time per loop,
+/// throughput, invocations × samples, and its ratio to the reference; then diagnostics.
+pub fn summary(s: &Session) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, b) in s.benchmarks.iter().enumerate() {
+        let key = |b: &crate::results::Benchmark| {
+            (
+                ck::kernel_record(b).map(|k| k.kernel).unwrap_or_default(),
+                b.parameters.clone(),
+            )
+        };
+        match groups
+            .iter_mut()
+            .find(|g| key(&s.benchmarks[g[0]]) == key(b))
+        {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    for g in &groups {
+        let first = &s.benchmarks[g[0]];
+        let k = ck::kernel_record(first).unwrap_or_default();
+        let params: Vec<String> = first
+            .parameters
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(out, "{} {}", k.kernel, params.join(" "));
+        for &i in g {
+            let b = &s.benchmarks[i];
+            let k = ck::kernel_record(b).unwrap_or_default();
+            let invs = ck::invocations(b);
+            let counted = b.runs.iter().filter(|r| r.counted).count();
+            let time = match &b.summary.wall_time {
+                Some(m) => {
+                    let half = (m.median_ci_high - m.median_ci_low) / 2.0;
+                    format!(
+                        "{}/loop ± {}",
+                        units::format_time(m.median, Some(half)),
+                        units::format_percent(if m.median > 0.0 { half / m.median } else { 0.0 })
+                    )
+                }
+                None => "no counted sample".to_string(),
+            };
+            let thr = match (&b.summary.wall_time, k.bytes_per_loop, k.items_per_loop) {
+                (Some(m), Some(bytes), _) if m.median > 0.0 => {
+                    format!("  {}/s", units::format_bytes(bytes / m.median, None))
+                }
+                (Some(m), None, Some(items)) if m.median > 0.0 => {
+                    format!("  {} items/s", units::format_count(items / m.median))
+                }
+                _ => String::new(),
+            };
+            let vs = if i == g[0] {
+                "reference".to_string()
+            } else if let Some(c) = ck::comparison_of(s, g[0], i) {
+                format!(
+                    "{:.3}× [{:.3}, {:.3}] {}",
+                    c.ratio, c.ratio_ci_low, c.ratio_ci_high, c.verdict
+                )
+            } else {
+                "not compared".into()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<10} {time}{thr}  ({} invocations, {counted} samples, N={})  {vs}",
+                k.implementation,
+                invs.len(),
+                k.loops,
+            );
+        }
+        if let Some(c) = ck::agreed_checksum(&s.benchmarks, g) {
+            if g.len() > 1 {
+                let _ = writeln!(out, "  checksum agrees across implementations: {c}");
+            }
+        }
+    }
+    for b in &s.benchmarks {
+        for d in &b.diagnostics {
+            if d.message.starts_with(&b.name) {
+                let _ = writeln!(out, "tare: note: {}", d.message);
+            } else {
+                let _ = writeln!(out, "tare: note: {}: {}", b.name, d.message);
+            }
+        }
+        for inv in ck::invocations(b) {
+            if let Some(e) = &inv.error {
+                let _ = writeln!(
+                    out,
+                    "tare: note: {}: invocation {} failed: {e}",
+                    b.name,
+                    inv.index + 1
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,317 @@
+//! Conclusions for kernel results (`tare kernels`, schema 2): the same summaries, comparisons
+//! and diagnostics as for `tare run`, on seconds per loop, plus what only kernels have —
+//! loop linearity, samples the clock cannot resolve, a JIT's warm-up, the invocation level
+//! (between- and within-process variance; the ratio CI by a bootstrap over invocations, then
+//! samples) and user metrics that must agree across implementations (`m.checksum`).
+//!
+//! Reads results and calls `stats`; never measures, never prints.
+
+use super::analysis::{self, Advice, CompareSettings};
+use super::summary;
+use crate::results::{
+    Benchmark, ComparisonRecord, Diagnostic, InvocationRecord, KernelRecord, Run, SampleRecord,
+    Session, INVOCATIONS_KEY, KERNEL_KEY, SAMPLE_KEY,
+};
+use crate::stats;
+use serde_json::json;
+
+/// A ratio time(2N)/time(N) below this flags the kernel (ideal: 2).
+pub const LINEARITY_MIN: f64 = 1.6;
+/// Above this, time grows faster than the loops (caches overflowing, a leak): also flagged.
+pub const LINEARITY_MAX: f64 = 3.0;
+/// Relative tolerance of user metrics that must agree across implementations.
+pub const METRIC_TOLERANCE: f64 = 1e-9;
+
+/// The kernel record of a benchmark (`None` for `tare run` results).
+pub fn kernel_record(b: &Benchmark) -> Option<KernelRecord> {
+    serde_json::from_value(b.extra.get(KERNEL_KEY)?.clone()).ok()
+}
+
+/// The invocations of a kernel benchmark.
+pub fn invocations(b: &Benchmark) -> Vec<InvocationRecord> {
+    b.extra
+        .get(INVOCATIONS_KEY)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// The raw sample behind a run of a kernel benchmark.
+pub fn sample_of(r: &Run) -> Option<SampleRecord> {
+    serde_json::from_value(r.extra.get(SAMPLE_KEY)?.clone()).ok()
+}
+
+/// Whether a session holds kernel results.
+pub fn is_kernels(s: &Session) -> bool {
+    s.benchmarks
+        .iter()
+        .any(|b| b.extra.contains_key(KERNEL_KEY))
+}
+
+/// Pairs (reference, candidate) of benchmarks that are the same kernel with the same
+/// parameters in different programs; the reference is the first such benchmark (the first
+/// program that has the kernel).
+pub fn pairs(benches: &[Benchmark]) -> Vec<(usize, usize)> {
+    let key = |b: &Benchmark| {
+        (
+            kernel_record(b).map(|k| k.kernel).unwrap_or_default(),
+            b.parameters.clone(),
+        )
+    };
+    let mut out = Vec::new();
+    for (i, b) in benches.iter().enumerate() {
+        if let Some(r) = (0..i).find(|&r| key(&benches[r]) == key(b)) {
+            out.push((r, i));
+        }
+    }
+    out
+}
+
+/// Counted seconds per loop grouped by invocation, in order.
+pub fn by_invocation(b: &Benchmark) -> Vec<Vec<f64>> {
+    let mut out: Vec<Vec<f64>> = Vec::new();
+    for r in b.runs.iter().filter(|r| r.counted) {
+        let Some(s) = sample_of(r) else { continue };
+        if out.len() <= s.invocation {
+            out.resize(s.invocation + 1, Vec::new());
+        }
+        out[s.invocation].push(r.wall_time);
+    }
+    out.retain(|g| !g.is_empty());
+    out
+}
+
+/// Outliers, summaries, comparisons (kernel by kernel, each implementation against the
+/// first), the hierarchical ratio over invocations, and diagnostics.
+pub fn conclude(session: &mut Session, s: &CompareSettings) {
+    for b in &mut session.benchmarks {
+        analysis::mark_outliers(b, false);
+        b.summary = summary::summarize(b);
+        let has_cpu = b
+            .runs
+            .iter()
+            .filter_map(sample_of)
+            .any(|s| s.cpu_ns.is_some());
+        if !has_cpu {
+            b.summary.cpu_time = None;
+            b.summary.user_time = None;
+            b.summary.system_time = None;
+        }
+        b.summary.system_time = None;
+    }
+    let pairs = pairs(&session.benchmarks);
+    let settings = CompareSettings {
+        paired: false,
+        ..*s
+    };
+    session.comparisons =
+        analysis::compare_pairs(&session.benchmarks, &session.benchmarks, &pairs, &settings);
+    let mut h = Vec::new();
+    for &(r, c) in &pairs {
+        let x = by_invocation(&session.benchmarks[r]);
+        let y = by_invocation(&session.benchmarks[c]);
+        if x.len() >= 2 && y.len() >= 2 {
+            if let Some(iv) =
+                stats::hierarchical_bootstrap_ratio(&x, &y, false, 0.95, s.resamples / 5, s.seed)
+            {
+                h.push(
+                    json!({"reference": r, "candidate": c, "invocations": [x.len(), y.len()],
+                    "statistic": "ratio of means", "ratio": iv.estimate,
+                    "ci_low": iv.low, "ci_high": iv.high, "confidence": iv.confidence}),
+                );
+            }
+        }
+    }
+    session
+        .extra
+        .insert("comparison_unit".into(), json!("sample"));
+    session.extra.insert("hierarchical_ratio".into(), json!(h));
+    let advice = Advice {
+        comparing: !pairs.is_empty(),
+        alpha: s.alpha,
+        sequential_several: false,
+    };
+    let checks = metric_agreement(&session.benchmarks, &pairs);
+    for (i, b) in session.benchmarks.iter_mut().enumerate() {
+        let mut d = analysis::diagnose(b, &advice);
+        // The run-level warm-up check looks at samples across invocations; the kernel
+        // checks below look per invocation, where a JIT's warm-up is.
+        d.retain(|x| x.kind != "warmup");
+        d.extend(kernel_diagnostics(b));
+        d.extend(
+            checks
+                .iter()
+                .filter(|(j, _)| *j == i)
+                .map(|(_, d)| d.clone()),
+        );
+        b.diagnostics = d;
+    }
+}
+
+/// Linearity, unresolved samples, steady state, invocation variance.
+pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(k) = kernel_record(b) else {
+        return out;
+    };
+    if let Some(l) = k.linearity {
+        if !(LINEARITY_MIN..=LINEARITY_MAX).contains(&l) {
+            let (message, suggestion) = if l < LINEARITY_MIN {
+                (
+                    format!(
+                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N (N = {}); the body was optimized away or per-sample overhead dominates",
+                        b.name, k.loops
+                    ),
+                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop".to_string(),
+                )
+            } else {
+                (
+                    format!(
+                        "{}: time grows faster than the loops: 2N loops took {l:.2}× the time of N (N = {})",
+                        b.name, k.loops
+                    ),
+                    "check for state that grows across loops (caches, allocations) or reset it in the per-repetition init".to_string(),
+                )
+            };
+            out.push(Diagnostic {
+                kind: "linearity".into(),
+                message,
+                suggestion,
+                evidence: json!({"ratio": l, "loops": k.loops}),
+            });
+        }
+    }
+    let samples: Vec<SampleRecord> = b.runs.iter().filter_map(sample_of).collect();
+    let unresolved = samples
+        .iter()
+        .filter(|s| s.excluded.as_deref() == Some("unresolved"))
+        .count();
+    if unresolved > 0 {
+        out.push(Diagnostic {
+            kind: "unresolved-samples".into(),
+            message: format!(
+                "{}: {unresolved} of {} samples were shorter than the worker's clock can resolve (< {:.0} ns; resolution {} ns, read cost {:.1} ns) and were refused",
+                b.name,
+                samples.len(),
+                (100.0 * k.clock_resolution_ns).max(10.0 * k.clock_cost_ns),
+                k.clock_resolution_ns,
+                k.clock_cost_ns
+            ),
+            suggestion: "make each sample longer (--sample-time) or the body heavier; a kernel optimized away cannot be measured".into(),
+            evidence: json!({"unresolved": unresolved, "samples": samples.len()}),
+        });
+    }
+    let invs = invocations(b);
+    let steady: Vec<(usize, usize)> = invs
+        .iter()
+        .filter(|i| i.steady_from > 0)
+        .map(|i| (i.index, i.steady_from))
+        .collect();
+    if !steady.is_empty() {
+        let list = steady
+            .iter()
+            .map(|(i, n)| format!("#{}: samples 1–{n}", i + 1))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(Diagnostic {
+            kind: "steady-state".into(),
+            message: format!(
+                "{}: warm-up before a steady state excluded in {} of {} invocations ({list})",
+                b.name,
+                steady.len(),
+                invs.len()
+            ),
+            suggestion: "expected for a JIT (JVM, V8); raise --warmup to skip it by default".into(),
+            evidence: json!(steady),
+        });
+    }
+    let groups = by_invocation(b);
+    if groups.len() >= 2 {
+        let slices: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+        if let Some(c) = stats::one_way_random_effects(&slices) {
+            let between = c.var_between.max(0.0).sqrt();
+            let within = c.var_within.max(0.0).sqrt();
+            let n0 = c.n0.max(1.0);
+            if c.grand_mean > 0.0
+                && between > 2.0 * within / n0.sqrt()
+                && between > 0.01 * c.grand_mean
+            {
+                out.push(Diagnostic {
+                    kind: "invocation-spread".into(),
+                    message: format!(
+                        "{}: processes differ: between-invocation σ {:.2}% of the mean against {:.2}% within one; more samples per process cannot average it away",
+                        b.name,
+                        100.0 * between / c.grand_mean,
+                        100.0 * within / c.grand_mean
+                    ),
+                    suggestion: "raise --invocations (fresh processes), not samples; see tare plan".into(),
+                    evidence: json!({"sd_between": between, "sd_within": within, "invocations": groups.len()}),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// User metrics that must agree across the implementations of a kernel (`checksum`): the
+/// candidate's last value against the reference's, to [`METRIC_TOLERANCE`] relative.
+fn metric_agreement(benches: &[Benchmark], pairs: &[(usize, usize)]) -> Vec<(usize, Diagnostic)> {
+    let last = |b: &Benchmark, name: &str| -> Option<f64> {
+        b.runs
+            .iter()
+            .rev()
+            .filter_map(sample_of)
+            .find_map(|s| s.metrics.get(name).copied())
+    };
+    let mut out = Vec::new();
+    for &(r, c) in pairs {
+        let (Some(x), Some(y)) = (last(&benches[r], "checksum"), last(&benches[c], "checksum"))
+        else {
+            continue;
+        };
+        let scale = x.abs().max(y.abs()).max(f64::MIN_POSITIVE);
+        if (x - y).abs() / scale > METRIC_TOLERANCE {
+            out.push((
+                c,
+                Diagnostic {
+                    kind: "metric-disagrees".into(),
+                    message: format!(
+                        "{}: checksum {y} differs from {}'s {x}: the implementations do not compute the same thing",
+                        benches[c].name, benches[r].name
+                    ),
+                    suggestion: "fix the implementation before comparing its speed".into(),
+                    evidence: json!({"reference": x, "candidate": y}),
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// Whether every checksum agrees, for the summary: `Some(value)` when all implementations of
+/// the kernel (benchmarks `group`) report the same `m.checksum`.
+pub fn agreed_checksum(benches: &[Benchmark], group: &[usize]) -> Option<f64> {
+    let vals: Vec<f64> = group
+        .iter()
+        .filter_map(|&i| {
+            benches[i]
+                .runs
+                .iter()
+                .rev()
+                .filter_map(sample_of)
+                .find_map(|s| s.metrics.get("checksum").copied())
+        })
+        .collect();
+    let first = *vals.first()?;
+    (vals.len() == group.len()
+        && vals
+            .iter()
+            .all(|v| (v - first).abs() <= METRIC_TOLERANCE * first.abs().max(v.abs())))
+    .then_some(first)
+}
+
+/// A comparison's record for the pair, if made.
+pub fn comparison_of(s: &Session, r: usize, c: usize) -> Option<&ComparisonRecord> {
+    s.comparisons
+        .iter()
+        .find(|x| x.reference == r && x.candidate == c)
+}

@@ -1,0 +1,13 @@
+//! From runs to conclusions: summaries per metric (`summary`), comparisons with the reference and
+//! diagnostics that explain noise (`analysis`), and the analysis of randomized setups and bias
+//! sweeps (`setups`).
+//!
+//! Reads results and calls the pure `stats` functions; never measures, never prints. Depends on
+//! `results` and `stats` only. `method` calls it at the end of a session, and while measuring for
+//! `analysis::ratio_precision`, which the `ci(ratio)` stop rule reads.
+
+pub mod analysis;
+pub mod kernels;
+pub mod processor;
+pub mod setups;
+pub mod summary;

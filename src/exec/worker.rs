@@ -1,0 +1,469 @@
+//! The master's side of one conversation with a worker (docs/protocol.md): send a request,
+//! read the whole reply, each line within a wall limit, the cancel flag watched. Every way a
+//! worker can fail — EOF, a hang, garbage, a broken rule, another protocol version — becomes
+//! one [`WorkerError`] whose text is one line; the caller then kills the worker's tree.
+//!
+//! Not for: policy (how many loops, samples, invocations — `method::kernels`) or starting the
+//! process (`Executor::run_with`).
+
+use super::protocol::{self, clip, Message, MAX_LINE, VERSION};
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Why a conversation ended early; `Display` is one line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkerError {
+    /// The socket reached EOF or failed (the worker exited or closed it).
+    Closed { waiting_for: String },
+    /// No complete line within the limit.
+    Timeout {
+        waiting_for: String,
+        limit: Duration,
+    },
+    /// Not a message, a line too long, a reply that does not fit the request.
+    Protocol(String),
+    /// The worker speaks another protocol version.
+    Version(String),
+    /// Ctrl-C or another stop signal.
+    Interrupted,
+    /// The master stopped the conversation for a reason of its own (an action failed), in
+    /// one line.
+    Aborted(String),
+}
+
+impl std::fmt::Display for WorkerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkerError::Closed { waiting_for } => {
+                write!(f, "worker closed the connection (exited?) while tare waited for {waiting_for}")
+            }
+            WorkerError::Timeout { waiting_for, limit } => write!(
+                f,
+                "worker did not answer within {:.3} s while tare waited for {waiting_for}; raise --worker-timeout if it is slow",
+                limit.as_secs_f64()
+            ),
+            WorkerError::Protocol(m) => write!(f, "worker broke the protocol: {m}"),
+            WorkerError::Version(v) => write!(
+                f,
+                "worker speaks protocol {v}; this tare speaks protocol {VERSION}"
+            ),
+            WorkerError::Interrupted => write!(f, "interrupted"),
+            WorkerError::Aborted(why) => write!(f, "{why}"),
+        }
+    }
+}
+
+impl std::error::Error for WorkerError {}
+
+/// A parameter a kernel declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamInfo {
+    pub name: String,
+    pub default: String,
+    pub doc: String,
+}
+
+/// A kernel a worker announces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: String,
+    pub doc: String,
+    pub params: Vec<ParamInfo>,
+}
+
+/// What a worker says first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hello {
+    pub client: String,
+    pub version: String,
+    pub lang: String,
+    pub kernels: Vec<KernelInfo>,
+}
+
+/// The worker's clock, as it measured it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockInfo {
+    pub resolution_ns: f64,
+    pub cost_ns: f64,
+}
+
+/// One sample: N loops timed by the worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub loops: u64,
+    pub ns: u64,
+    pub cpu_ns: Option<u64>,
+    pub bytes: Option<u64>,
+    pub items: Option<u64>,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// A reply that is the worker's own `error message=...` (user code failed; the worker is
+/// still usable), or the expected result.
+pub type Reply<T> = Result<T, String>;
+
+/// One conversation. Reads are bounded by `limit` per line.
+pub struct Worker<'a> {
+    sock: UnixStream,
+    buf: Vec<u8>,
+    line_no: usize,
+    /// The socket's read timeout as last set (a setsockopt per line cost a microsecond).
+    timeout_set: Option<Duration>,
+    /// Wall limit on each line of a reply (a `sample` line each, in a `run`).
+    pub limit: Duration,
+    cancel: &'a AtomicBool,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(sock: UnixStream, limit: Duration, cancel: &'a AtomicBool) -> Self {
+        Worker {
+            sock,
+            buf: Vec::with_capacity(4096),
+            line_no: 0,
+            timeout_set: None,
+            limit,
+            cancel,
+        }
+    }
+
+    fn send(&mut self, m: &Message) -> Result<(), WorkerError> {
+        let mut line = m.to_line();
+        line.push('\n');
+        self.sock
+            .write_all(line.as_bytes())
+            .map_err(|_| WorkerError::Closed {
+                waiting_for: format!("it to read '{}'", m.verb),
+            })
+    }
+
+    /// The next line, within `limit`.
+    fn read_line(&mut self, waiting_for: &str, limit: Duration) -> Result<String, WorkerError> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(pos) = self.buf.iter().position(|&b| b == b'\n') {
+                if pos + 1 > MAX_LINE {
+                    return Err(self.too_long());
+                }
+                let mut line: Vec<u8> = self.buf.drain(..=pos).collect();
+                line.pop();
+                self.line_no += 1;
+                return String::from_utf8(line).map_err(|_| {
+                    WorkerError::Protocol(format!("line {} is not UTF-8", self.line_no + 1))
+                });
+            }
+            if self.buf.len() >= MAX_LINE {
+                return Err(self.too_long());
+            }
+            if self.cancel.load(Ordering::Relaxed) {
+                return Err(WorkerError::Interrupted);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(WorkerError::Timeout {
+                    waiting_for: waiting_for.to_string(),
+                    limit,
+                });
+            }
+            // Wake at least every 250 ms to see the cancel flag; the timeout is changed only
+            // near the deadline, not for every line.
+            let slice = (deadline - now)
+                .min(Duration::from_millis(250))
+                .max(Duration::from_micros(100));
+            if self.timeout_set != Some(slice) {
+                let _ = self.sock.set_read_timeout(Some(slice));
+                self.timeout_set = Some(slice);
+            }
+            let mut chunk = [0u8; 16384];
+            match self.sock.read(&mut chunk) {
+                Ok(0) => {
+                    return Err(WorkerError::Closed {
+                        waiting_for: waiting_for.to_string(),
+                    })
+                }
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    return Err(WorkerError::Closed {
+                        waiting_for: waiting_for.to_string(),
+                    })
+                }
+            }
+        }
+    }
+
+    fn too_long(&self) -> WorkerError {
+        WorkerError::Protocol(format!(
+            "line {} is longer than {MAX_LINE} bytes",
+            self.line_no + 1
+        ))
+    }
+
+    /// The next message.
+    fn read(&mut self, waiting_for: &str, limit: Duration) -> Result<Message, WorkerError> {
+        let line = self.read_line(waiting_for, limit)?;
+        Message::parse(&line).map_err(|e| {
+            WorkerError::Protocol(format!(
+                "'{}' is not a message ({e}; line {})",
+                clip(&line),
+                self.line_no
+            ))
+        })
+    }
+
+    fn unexpected(&self, m: &Message, expected: &str) -> WorkerError {
+        WorkerError::Protocol(format!(
+            "'{}' where {expected} was expected (line {})",
+            clip(&m.to_line()),
+            self.line_no
+        ))
+    }
+
+    fn field<'m>(&self, m: &'m Message, key: &str) -> Result<&'m str, WorkerError> {
+        m.get(key).ok_or_else(|| {
+            WorkerError::Protocol(format!(
+                "'{}' lacks {key}= (line {})",
+                clip(&m.to_line()),
+                self.line_no
+            ))
+        })
+    }
+
+    fn bad(&self, e: String) -> WorkerError {
+        WorkerError::Protocol(format!("{e} (line {})", self.line_no))
+    }
+
+    /// Reads the worker's greeting: `hello`, kernels and parameters, `ready`. `limit` covers
+    /// the start of the program (a JVM's, too).
+    pub fn hello(&mut self, limit: Duration) -> Result<Hello, WorkerError> {
+        let m = self.read("its 'hello'", limit)?;
+        if m.verb != "hello" {
+            return Err(self.unexpected(&m, "'hello'"));
+        }
+        let v = self.field(&m, "protocol")?.to_string();
+        if v != VERSION.to_string() {
+            return Err(WorkerError::Version(clip(&v)));
+        }
+        let mut hello = Hello {
+            client: m.get("client").unwrap_or("").to_string(),
+            version: m.get("version").unwrap_or("").to_string(),
+            lang: m.get("lang").unwrap_or("").to_string(),
+            kernels: Vec::new(),
+        };
+        loop {
+            let m = self.read("the list of kernels", self.limit)?;
+            match m.verb.as_str() {
+                "ready" => break,
+                "kernel" => {
+                    let name = self.field(&m, "name")?.to_string();
+                    if !protocol::name_ok(&name) {
+                        return Err(self.bad(format!("'{}' is not a kernel name", clip(&name))));
+                    }
+                    if hello.kernels.iter().any(|k| k.name == name) {
+                        return Err(self.bad(format!("kernel '{name}' announced twice")));
+                    }
+                    hello.kernels.push(KernelInfo {
+                        name,
+                        doc: m.get("doc").unwrap_or("").to_string(),
+                        params: Vec::new(),
+                    });
+                }
+                "param" => {
+                    let kernel = self.field(&m, "kernel")?.to_string();
+                    let name = self.field(&m, "name")?.to_string();
+                    let default = self.field(&m, "default")?.to_string();
+                    if !protocol::name_ok(&name) {
+                        return Err(self.bad(format!("'{}' is not a parameter name", clip(&name))));
+                    }
+                    let line = self.line_no;
+                    let k = hello
+                        .kernels
+                        .iter_mut()
+                        .find(|k| k.name == kernel)
+                        .ok_or_else(|| {
+                            WorkerError::Protocol(format!(
+                                "parameter '{name}' of kernel '{}' before its 'kernel' line (line {line})",
+                                clip(&kernel)
+                            ))
+                        })?;
+                    if k.params.iter().any(|p| p.name == name) {
+                        return Err(WorkerError::Protocol(format!(
+                            "parameter '{name}' of '{kernel}' announced twice (line {line})"
+                        )));
+                    }
+                    k.params.push(ParamInfo {
+                        name,
+                        default,
+                        doc: m.get("doc").unwrap_or("").to_string(),
+                    });
+                }
+                _ => return Err(self.unexpected(&m, "'kernel', 'param' or 'ready'")),
+            }
+        }
+        Ok(hello)
+    }
+
+    /// Reads `ok` or `error message=...`.
+    fn ok_reply(&mut self, request: &str) -> Result<Reply<()>, WorkerError> {
+        let m = self.read(&format!("the reply to '{request}'"), self.limit)?;
+        match m.verb.as_str() {
+            "ok" => Ok(Ok(())),
+            "error" => Ok(Err(m.get("message").unwrap_or("").to_string())),
+            _ => Err(self.unexpected(&m, "'ok' or 'error'")),
+        }
+    }
+
+    /// `clock` → the worker's clock resolution and read cost.
+    pub fn clock(&mut self) -> Result<Reply<ClockInfo>, WorkerError> {
+        self.send(&Message::new("clock"))?;
+        let m = self.read("the reply to 'clock'", self.limit)?;
+        match m.verb.as_str() {
+            "clock" => {
+                let r = m.float("resolution_ns").map_err(|e| self.bad(e))?;
+                let c = m.float("cost_ns").map_err(|e| self.bad(e))?;
+                match (r, c) {
+                    (Some(r), Some(c)) if r >= 0.0 && c >= 0.0 => Ok(Ok(ClockInfo {
+                        resolution_ns: r,
+                        cost_ns: c,
+                    })),
+                    _ => Err(self.bad("'clock' without resolution_ns= and cost_ns= ≥ 0".into())),
+                }
+            }
+            "error" => Ok(Err(m.get("message").unwrap_or("").to_string())),
+            _ => Err(self.unexpected(&m, "'clock' or 'error'")),
+        }
+    }
+
+    /// `setup kernel=K p.NAME=VALUE ...`.
+    pub fn setup(
+        &mut self,
+        kernel: &str,
+        params: &BTreeMap<String, String>,
+    ) -> Result<Reply<()>, WorkerError> {
+        let mut m = Message::new("setup").with("kernel", kernel);
+        for (k, v) in params {
+            m = m.with(&format!("p.{k}"), v);
+        }
+        self.send(&m)?;
+        self.ok_reply("setup")
+    }
+
+    /// `run loops=N reps=K` → K samples; `each` sees every sample as it arrives.
+    pub fn run(
+        &mut self,
+        loops: u64,
+        reps: u64,
+        mut each: impl FnMut(&Sample),
+    ) -> Result<Reply<Vec<Sample>>, WorkerError> {
+        self.send(&Message::new("run").with("loops", loops).with("reps", reps))?;
+        let mut samples = Vec::with_capacity(reps as usize);
+        loop {
+            let m = self.read("a sample of 'run'", self.limit)?;
+            match m.verb.as_str() {
+                "sample" if (samples.len() as u64) < reps => {
+                    let s = self.sample(&m)?;
+                    if s.loops != loops {
+                        return Err(self.bad(format!(
+                            "a sample of {} loops where {loops} were asked",
+                            s.loops
+                        )));
+                    }
+                    each(&s);
+                    samples.push(s);
+                }
+                "done" if samples.len() as u64 == reps => return Ok(Ok(samples)),
+                "error" => return Ok(Err(m.get("message").unwrap_or("").to_string())),
+                _ if (samples.len() as u64) < reps => {
+                    return Err(
+                        self.unexpected(&m, &format!("sample {} of {reps}", samples.len() + 1))
+                    )
+                }
+                _ => return Err(self.unexpected(&m, "'done'")),
+            }
+        }
+    }
+
+    fn sample(&self, m: &Message) -> Result<Sample, WorkerError> {
+        let b = |e| self.bad(e);
+        let loops = m
+            .uint("loops")
+            .map_err(b)?
+            .ok_or_else(|| b("a sample without loops=".into()))?;
+        let ns = m
+            .uint("ns")
+            .map_err(b)?
+            .ok_or_else(|| b("a sample without ns=".into()))?;
+        let mut metrics = BTreeMap::new();
+        for (k, _) in &m.fields {
+            if let Some(name) = k.strip_prefix("m.") {
+                metrics.insert(name.to_string(), m.float(k).map_err(b)?.unwrap_or(0.0));
+            }
+        }
+        Ok(Sample {
+            loops,
+            ns,
+            cpu_ns: m.uint("cpu_ns").map_err(b)?,
+            bytes: m.uint("bytes").map_err(b)?,
+            items: m.uint("items").map_err(b)?,
+            metrics,
+        })
+    }
+
+    /// `teardown`.
+    pub fn teardown(&mut self) -> Result<Reply<()>, WorkerError> {
+        self.send(&Message::new("teardown"))?;
+        self.ok_reply("teardown")
+    }
+
+    /// `exit` → `bye`.
+    pub fn exit(&mut self) -> Result<(), WorkerError> {
+        self.send(&Message::new("exit"))?;
+        let m = self.read("the reply to 'exit'", self.limit)?;
+        if m.verb != "bye" {
+            return Err(self.unexpected(&m, "'bye'"));
+        }
+        Ok(())
+    }
+}
+
+/// The environment variable that names the worker's descriptor.
+pub const FD_ENV: &str = "TARE_WORKER_FD";
+
+/// Time a worker gets to exit after `bye` before it is killed.
+pub const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// One invocation of a worker: a measured run of `spec` (its run group, cores, isolation, CPU
+/// time and peak memory as for `tare run`) that inherits one end of a socketpair as
+/// `TARE_WORKER_FD`, while `converse` talks to it. When `converse` fails, the worker's whole
+/// tree is killed at once; when it succeeds, the worker has [`EXIT_GRACE`] to exit.
+pub fn invoke<R>(
+    executor: &super::Executor,
+    spec: &super::RunSpec,
+    limit: Duration,
+    cancel: &AtomicBool,
+    converse: impl FnOnce(&mut Worker) -> Result<R, WorkerError>,
+) -> anyhow::Result<(super::Measurement, Result<R, WorkerError>)> {
+    use std::os::fd::AsRawFd;
+    let (mine, theirs) = UnixStream::pair()
+        .map_err(|e| anyhow::anyhow!("cannot create the worker's socketpair: {e}"))?;
+    let mut spec = spec.clone();
+    let fd = theirs.as_raw_fd();
+    spec.env.retain(|(k, _)| k != FD_ENV);
+    spec.env.push((FD_ENV.into(), fd.to_string().into()));
+    spec.inherit_fds.push(fd);
+    executor.run_with(&spec, cancel, move |_pid| {
+        // The child has its copy: close ours so its death reads as EOF.
+        drop(theirs);
+        let mut w = Worker::new(mine, limit, cancel);
+        let r = converse(&mut w);
+        let after = if r.is_ok() {
+            super::After::Wait(Some(EXIT_GRACE))
+        } else {
+            super::After::Kill
+        };
+        (r, after)
+    })
+}

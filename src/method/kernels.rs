@@ -1,0 +1,972 @@
+//! How kernels inside programs are measured (`tare kernels`): tare holds every policy, the
+//! worker obeys (docs/protocol.md).
+//!
+//! Levels, as Kalibera & Jones name them: invocations (fresh processes of a worker) ×
+//! iterations (samples inside one process, each of `loops` calls of the kernel body). For each
+//! benchmark (a kernel, its parameters, one program):
+//!
+//! - **calibration** (first invocation): loops per sample grow from 1 until one sample lasts at
+//!   least `max(1000 × clock resolution, 100 × clock read cost, --sample-time)`; the same loops
+//!   are used in every later invocation, so samples are comparable;
+//! - **linearity** (first invocation): the least of 3 samples of 2N loops against the least of 3
+//!   of N; a ratio far below 2 means the body was optimized away or the per-sample overhead
+//!   dominates;
+//! - **warm-up** per invocation: `--warmup` samples dropped, then (for JIT workers, or with
+//!   `--steady-state on`) the initial non-stationary samples detected (MSER-5 confirmed by
+//!   Mann–Whitney, `stats::warmup`) and excluded, saying which;
+//! - **samples** per invocation until the iteration-level stop rule holds (`plan::stop`, over
+//!   this invocation's samples); samples shorter than the clock can resolve are refused;
+//! - **invocations** in rounds: each program once per round in a shuffled order, and inside a
+//!   process its kernels in a shuffled order, until the invocation-level rule holds for every
+//!   benchmark (over per-invocation medians), so rounds stay paired.
+//!
+//! Not for: the protocol's wire format or time limits (`exec::protocol`, `exec::worker`),
+//! statistics (`conclude`, `stats`), printing (`cli::kernels`, `report`).
+
+use super::stages::{Actions, Meter, Stage, StageContext};
+use crate::exec::worker::{self, ClockInfo, Hello, Sample, Worker, WorkerError};
+use crate::exec::{Executor, RunSpec};
+use crate::plan::stop::{StopContext, StopRule};
+use crate::results::{
+    Benchmark, InvocationRecord, KernelRecord, Run, SampleRecord, Termination, INVOCATIONS_KEY,
+    KERNEL_KEY, SAMPLE_KEY,
+};
+use crate::stats;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Most loops per sample calibration tries before calling a kernel unmeasurable.
+pub const MAX_LOOPS: u64 = 1 << 40;
+/// Samples per `run` request while measuring (each streams back as it is taken).
+const BATCH: u64 = 3;
+
+/// One worker program.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Short name of the implementation (its language, or `--name`).
+    pub label: String,
+    /// The command line as given.
+    pub command: String,
+    pub argv: Vec<String>,
+}
+
+/// One benchmark: a kernel with all its parameters, in one program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub kernel: String,
+    pub params: BTreeMap<String, String>,
+    pub program: usize,
+}
+
+/// When to look for a JIT's steady state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteadyState {
+    /// For workers whose language has a JIT (java, js).
+    Auto,
+    On,
+    Off,
+}
+
+/// Changes an invocation's run for its randomized setup, drawn from the seed given; returns
+/// the setup in words (or why it could not be made).
+pub type Randomizer = Box<dyn Fn(&mut RunSpec, u64) -> Result<String, String>>;
+
+/// Everything `tare kernels` decided before the first invocation.
+pub struct KernelsPlan {
+    pub programs: Vec<Program>,
+    /// Benchmarks, in display order (kernel-major, then program).
+    pub targets: Vec<Target>,
+    /// Rule over one invocation's samples (runs = samples).
+    pub sample_stop: StopRule,
+    /// Hard cap on samples per invocation.
+    pub max_samples: usize,
+    /// Rule over a benchmark's invocations (runs = invocations, ci(median) over their medians).
+    pub invocation_stop: StopRule,
+    pub max_invocations: usize,
+    /// Samples dropped at the start of every invocation.
+    pub warmup: usize,
+    pub steady_state: SteadyState,
+    /// Shortest sample calibration aims for.
+    pub min_sample: Duration,
+    /// Wall limit on each line of a reply (the worker's start: `start_timeout`).
+    pub timeout: Duration,
+    pub start_timeout: Duration,
+    pub seed: u64,
+    /// Stop at the first failed invocation (else record it and go on).
+    pub ignore_failure: bool,
+    /// The run template (environment, cores, stdio, limits, isolation) for every invocation.
+    pub spec: RunSpec,
+    /// Randomized setups (`setup::Setup`), one drawn per invocation.
+    pub randomize: Option<Randomizer>,
+}
+
+/// What one program said when asked.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    pub hello: Hello,
+    pub clock: ClockInfo,
+}
+
+/// Starts `program` once to read its kernels and its clock (one invocation, not measured).
+pub fn discover(
+    exec: &Executor,
+    plan_spec: &RunSpec,
+    program: &Program,
+    timeout: Duration,
+    start_timeout: Duration,
+    cancel: &AtomicBool,
+) -> Result<Discovered, String> {
+    let mut spec = plan_spec.clone();
+    spec.argv = program.argv.iter().map(Into::into).collect();
+    let (m, r) = worker::invoke(exec, &spec, timeout, cancel, |w| {
+        let hello = w.hello(start_timeout)?;
+        let clock = match w.clock()? {
+            Ok(c) => c,
+            Err(e) => return Err(WorkerError::Protocol(format!("'clock' failed: {e}"))),
+        };
+        w.exit()?;
+        Ok(Discovered { hello, clock })
+    })
+    .map_err(|e| format!("{e:#}"))?;
+    let d = r.map_err(|e| explain(e, &m))?;
+    Ok(d)
+}
+
+/// The one-line reason of a failed conversation, with how the process ended when that says
+/// more (it exited or was killed by a signal).
+fn explain(e: WorkerError, m: &crate::exec::Measurement) -> String {
+    // tare kills the tree with SIGKILL after a failed conversation: only another signal, or
+    // an exit status, is the worker's own end.
+    match (&e, m.exit_code, m.signal) {
+        (WorkerError::Closed { .. }, Some(c), _) => format!("{e}; it exited with status {c}"),
+        (WorkerError::Closed { .. }, _, Some(s)) if s != libc::SIGKILL => {
+            format!("{e}; it was killed by signal {s}")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// The benchmarks for the kernels the programs announce: every kernel of any program (in the
+/// order the programs list them, the first program's first), its declared parameters crossed
+/// with the values given (`params`; the first program's defaults for the rest), in each
+/// program that has the kernel. Errors name a parameter no selected kernel declares.
+pub fn targets(
+    found: &[Discovered],
+    filter: Option<&regex::Regex>,
+    params: &[crate::plan::command::Parameter],
+) -> Result<Vec<Target>, String> {
+    let mut names: Vec<String> = Vec::new();
+    for d in found {
+        for k in &d.hello.kernels {
+            if !names.contains(&k.name) && filter.map_or(true, |f| f.is_match(&k.name)) {
+                names.push(k.name.clone());
+            }
+        }
+    }
+    if names.is_empty() {
+        return Err(match filter {
+            Some(f) => format!("no kernel matches --filter '{}'", f.as_str()),
+            None => "the programs announce no kernel".into(),
+        });
+    }
+    for p in params {
+        let declared = found.iter().any(|d| {
+            d.hello
+                .kernels
+                .iter()
+                .any(|k| names.contains(&k.name) && k.params.iter().any(|q| q.name == p.name))
+        });
+        if !declared {
+            return Err(format!(
+                "parameter '{}' is not declared by any selected kernel; see tare kernels --list",
+                p.name
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for name in &names {
+        let info = found
+            .iter()
+            .flat_map(|d| d.hello.kernels.iter())
+            .find(|k| &k.name == name)
+            .expect("a kernel from the list");
+        let mut grid: Vec<BTreeMap<String, String>> = vec![info
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.default.clone()))
+            .collect()];
+        for p in params
+            .iter()
+            .filter(|p| info.params.iter().any(|q| q.name == p.name))
+        {
+            grid = grid
+                .into_iter()
+                .flat_map(|g| {
+                    p.values.iter().map(move |v| {
+                        let mut g = g.clone();
+                        g.insert(p.name.clone(), v.clone());
+                        g
+                    })
+                })
+                .collect();
+        }
+        for g in grid {
+            for (i, d) in found.iter().enumerate() {
+                if d.hello.kernels.iter().any(|k| &k.name == name) {
+                    out.push(Target {
+                        kernel: name.clone(),
+                        params: g.clone(),
+                        program: i,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Empty benchmarks for the targets, named `KERNEL/IMPLEMENTATION`.
+pub fn empty_benchmarks(plan: &KernelsPlan, found: &[Discovered]) -> Vec<Benchmark> {
+    plan.targets
+        .iter()
+        .map(|t| {
+            let p = &plan.programs[t.program];
+            let d = &found[t.program];
+            let mut extra = BTreeMap::new();
+            let rec = KernelRecord {
+                kernel: t.kernel.clone(),
+                implementation: p.label.clone(),
+                program: p.command.clone(),
+                lang: d.hello.lang.clone(),
+                client: format!("{} {}", d.hello.client, d.hello.version),
+                clock_resolution_ns: d.clock.resolution_ns,
+                clock_cost_ns: d.clock.cost_ns,
+                min_sample_ns: target_ns(&d.clock, plan.min_sample),
+                ..Default::default()
+            };
+            extra.insert(KERNEL_KEY.to_string(), serde_json::json!(rec));
+            Benchmark {
+                name: format!("{}/{}", t.kernel, p.label),
+                command: p.command.clone(),
+                argv: p.argv.clone(),
+                parameters: t.params.clone(),
+                summary: Default::default(),
+                stop_reason: String::new(),
+                runs: Vec::new(),
+                diagnostics: Vec::new(),
+                extra,
+            }
+        })
+        .collect()
+}
+
+/// Shortest sample calibration aims for: long enough against the clock's resolution (0.1%)
+/// and its read cost (1%), and at least `min`.
+pub fn target_ns(clock: &ClockInfo, min: Duration) -> f64 {
+    (1000.0 * clock.resolution_ns)
+        .max(100.0 * clock.cost_ns)
+        .max(min.as_nanos() as f64)
+}
+
+/// Shortest sample that is kept: the clock resolves it to 1% and its reads cost under 10%.
+pub fn resolvable_ns(clock: &ClockInfo) -> f64 {
+    (100.0 * clock.resolution_ns).max(10.0 * clock.cost_ns)
+}
+
+pub use crate::conclude::kernels::{invocations, kernel_record, sample_of};
+
+/// Progress and failures, as they happen.
+pub trait KernelsObserver {
+    /// An invocation ended (`error` when it failed).
+    fn invocation(&mut self, round: usize, program: &Program, error: Option<&str>);
+}
+
+/// How a kernels session ended.
+#[derive(Debug)]
+pub enum KernelsOutcome {
+    Complete,
+    Interrupted,
+    /// An invocation failed: the one-line reason.
+    Failed(String),
+}
+
+/// Per-benchmark state across invocations.
+#[derive(Default, Clone)]
+struct State {
+    loops: Option<u64>,
+    linearity_done: bool,
+    /// Per-invocation medians (s/loop) for the invocation-level stop rule.
+    medians: Vec<f64>,
+    seconds: f64,
+    done: bool,
+    failed: Option<String>,
+}
+
+/// What one benchmark got in one invocation.
+struct Taken {
+    target: usize,
+    samples: Vec<(Sample, Option<String>)>,
+    steady_from: usize,
+    error: Option<String>,
+    loops: Option<u64>,
+    linearity: Option<f64>,
+    seconds: f64,
+}
+
+struct Samples<'a> {
+    xs: &'a [f64],
+    seconds: f64,
+}
+
+impl StopContext for Samples<'_> {
+    fn runs(&self) -> usize {
+        self.xs.len()
+    }
+    fn time(&self) -> f64 {
+        self.seconds
+    }
+    fn ci_median(&self) -> Option<f64> {
+        let d = stats::describe(self.xs)?;
+        if d.n < 2 || d.median <= 0.0 {
+            return None;
+        }
+        Some((d.median_ci_high - d.median_ci_low) / 2.0 / d.median)
+    }
+    fn cv(&self, window: Option<usize>) -> Option<f64> {
+        let xs = match window {
+            Some(w) if self.xs.len() >= w => &self.xs[self.xs.len() - w..],
+            Some(_) => return None,
+            None => self.xs,
+        };
+        let d = stats::describe(xs)?;
+        (d.n >= 2).then_some(d.cv)
+    }
+    fn ratio_ci(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// Runs the session: rounds of invocations until every benchmark's invocation rule holds (or
+/// `max_invocations`), appending samples and invocation records to `benches`.
+#[allow(clippy::too_many_arguments)]
+pub fn execute(
+    plan: &KernelsPlan,
+    exec: &Executor,
+    found: &[Discovered],
+    benches: &mut [Benchmark],
+    actions: &mut Actions,
+    meters: &mut [Box<dyn Meter>],
+    observer: &mut dyn KernelsObserver,
+    cancel: &AtomicBool,
+) -> KernelsOutcome {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
+    let mut state = vec![State::default(); plan.targets.len()];
+    let t0 = Instant::now();
+    for round in 0..plan.max_invocations {
+        let mut order: Vec<usize> = (0..plan.programs.len()).collect();
+        order.shuffle(&mut rng);
+        for p in order {
+            let mut mine: Vec<usize> = (0..plan.targets.len())
+                .filter(|&i| plan.targets[i].program == p && !state[i].done)
+                .filter(|&i| state[i].failed.is_none())
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            mine.shuffle(&mut rng);
+            let mut spec = plan.spec.clone();
+            spec.argv = plan.programs[p].argv.iter().map(Into::into).collect();
+            let setup = match &plan.randomize {
+                None => None,
+                Some(f) => {
+                    // One seed per (round, program), reproducible from the session's seed.
+                    let seed = plan
+                        .seed
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                        .wrapping_add(((round as u64) << 20) | p as u64);
+                    match f(&mut spec, seed) {
+                        Ok(words) => Some(words),
+                        Err(e) => return KernelsOutcome::Failed(e),
+                    }
+                }
+            };
+            let label = plan.programs[p].label.clone();
+            let ctx = |stage| StageContext {
+                stage,
+                benchmark: None,
+                program: &label,
+                round,
+            };
+            if let Err(e) = actions.run(&ctx(Stage::BeforeInvocation)) {
+                return KernelsOutcome::Failed(e);
+            }
+            for m in meters.iter_mut() {
+                m.start();
+            }
+            let mut taken: Vec<Taken> = Vec::new();
+            let result = worker::invoke(exec, &spec, plan.timeout, cancel, |w| {
+                let mut at = At {
+                    actions: &mut *actions,
+                    program: &label,
+                    round,
+                };
+                invocation(
+                    plan,
+                    &found[p].clock,
+                    w,
+                    &mine,
+                    &state,
+                    &mut taken,
+                    &mut at,
+                    cancel,
+                )
+            });
+            let metered: BTreeMap<String, f64> = meters.iter_mut().flat_map(|m| m.stop()).collect();
+            if let Err(e) = actions.run(&ctx(Stage::AfterInvocation)) {
+                return KernelsOutcome::Failed(e);
+            }
+            let (m, error) = match result {
+                Ok((m, Ok(()))) if m.succeeded() => (Some(m), None),
+                Ok((m, Ok(()))) => {
+                    let why = match (m.termination, m.exit_code, m.signal) {
+                        (Termination::Wall, _, _) => format!(
+                            "worker did not exit within {} s after 'bye'",
+                            worker::EXIT_GRACE.as_secs()
+                        ),
+                        (_, Some(c), _) => format!("worker exited with status {c} after 'bye'"),
+                        (_, _, Some(s)) => format!("worker was killed by signal {s} after 'bye'"),
+                        _ => format!("worker ended with {:?}", m.termination),
+                    };
+                    (Some(m), Some(why))
+                }
+                Ok((m, Err(e))) => {
+                    let why = explain(e, &m);
+                    (Some(m), Some(why))
+                }
+                Err(e) => (None, Some(format!("{e:#}"))),
+            };
+            let interrupted = cancel.load(Ordering::Relaxed);
+            record(
+                plan,
+                benches,
+                &mut state,
+                &taken,
+                &mine,
+                round,
+                m.as_ref(),
+                error.as_deref(),
+                (setup, metered),
+                t0,
+            );
+            observer.invocation(round, &plan.programs[p], error.as_deref());
+            if interrupted {
+                return KernelsOutcome::Interrupted;
+            }
+            if let Some(e) = error {
+                if !plan.ignore_failure {
+                    return KernelsOutcome::Failed(format!(
+                        "{} (program '{}', round {})",
+                        e,
+                        plan.programs[p].command,
+                        round + 1
+                    ));
+                }
+                for &i in &mine {
+                    state[i].failed.get_or_insert(e.clone());
+                }
+            }
+        }
+        // Invocation-level rule, checked once per round so rounds stay paired.
+        let mut all = true;
+        for (i, s) in state.iter_mut().enumerate() {
+            if s.failed.is_some() {
+                continue;
+            }
+            let ctx = Samples {
+                xs: &s.medians,
+                seconds: s.seconds,
+            };
+            if plan.invocation_stop.holds(&ctx) {
+                benches[i].stop_reason =
+                    format!("invocations: {}", plan.invocation_stop.explain(&ctx));
+            } else {
+                all = false;
+            }
+        }
+        if all {
+            break;
+        }
+        if round + 1 == plan.max_invocations {
+            for (i, s) in state.iter().enumerate() {
+                if benches[i].stop_reason.is_empty() && s.failed.is_none() {
+                    benches[i].stop_reason =
+                        format!("--max-invocations {} reached", plan.max_invocations);
+                }
+            }
+        }
+    }
+    for (i, s) in state.iter().enumerate() {
+        if let Some(e) = &s.failed {
+            benches[i].stop_reason = format!("failed: {e}");
+        }
+    }
+    KernelsOutcome::Complete
+}
+
+/// One invocation's conversation: for each of `mine` (already shuffled), setup, calibrate and
+/// check linearity where not done yet, warm up, sample until the rule holds, tear down.
+/// What each benchmark got goes to `taken` as soon as it has it, so a later failure keeps it.
+/// The actions of a session and where the conversation is, for the inner stages.
+struct At<'a> {
+    actions: &'a mut Actions,
+    program: &'a str,
+    round: usize,
+}
+
+impl At<'_> {
+    fn run(&mut self, stage: Stage, benchmark: &str) -> Result<(), WorkerError> {
+        self.actions
+            .run(&StageContext {
+                stage,
+                benchmark: Some(benchmark),
+                program: self.program,
+                round: self.round,
+            })
+            .map_err(WorkerError::Aborted)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn invocation(
+    plan: &KernelsPlan,
+    clock: &ClockInfo,
+    w: &mut Worker,
+    mine: &[usize],
+    state: &[State],
+    taken: &mut Vec<Taken>,
+    at: &mut At,
+    cancel: &AtomicBool,
+) -> Result<(), WorkerError> {
+    let hello = w.hello(plan.start_timeout)?;
+    let jit = matches!(hello.lang.as_str(), "java" | "js");
+    let steady = match plan.steady_state {
+        SteadyState::Auto => jit,
+        SteadyState::On => true,
+        SteadyState::Off => false,
+    };
+    // The clock measured now, in this process (it can differ between processes a little);
+    // the discovery's is the fallback.
+    let clock = match w.clock()? {
+        Ok(c) => c,
+        Err(_) => *clock,
+    };
+    for &i in mine {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(WorkerError::Interrupted);
+        }
+        let t = &plan.targets[i];
+        let started = Instant::now();
+        let mut got = Taken {
+            target: i,
+            samples: Vec::new(),
+            steady_from: 0,
+            error: None,
+            loops: state[i].loops,
+            linearity: None,
+            seconds: 0.0,
+        };
+        let name = format!("{}/{}", t.kernel, at.program);
+        at.run(Stage::BeforeBenchmark, &name)?;
+        if let Err(msg) = w.setup(&t.kernel, &t.params)? {
+            got.error = Some(format!(
+                "setup of '{}' failed in the worker: {msg}",
+                t.kernel
+            ));
+            taken.push(got);
+            continue;
+        }
+        let outcome = measure(plan, &clock, steady, w, &state[i], &mut got, at, &name);
+        got.seconds = started.elapsed().as_secs_f64();
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(msg)) => {
+                got.error = Some(format!("'{}' failed in the worker: {msg}", t.kernel));
+            }
+            Err(e) => {
+                taken.push(got);
+                return Err(e);
+            }
+        }
+        let torn = w.teardown()?;
+        if let (Err(msg), None) = (torn, &got.error) {
+            got.error = Some(format!(
+                "teardown of '{}' failed in the worker: {msg}",
+                t.kernel
+            ));
+        }
+        taken.push(got);
+        at.run(Stage::AfterBenchmark, &name)?;
+    }
+    w.exit()
+}
+
+/// Calibration, linearity, warm-up and samples of one benchmark in one invocation.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    plan: &KernelsPlan,
+    clock: &ClockInfo,
+    steady: bool,
+    w: &mut Worker,
+    state: &State,
+    got: &mut Taken,
+    at: &mut At,
+    name: &str,
+) -> Result<Result<(), String>, WorkerError> {
+    // Actions between repetitions need one sample per request.
+    let per_rep = at.actions.has(Stage::BeforeRepetition) || at.actions.has(Stage::AfterRepetition);
+    let batch_size = if per_rep { 1 } else { BATCH };
+    let target = target_ns(clock, plan.min_sample);
+    let loops = match state.loops {
+        Some(n) => n,
+        None => {
+            let mut n: u64 = 1;
+            loop {
+                let s = match w.run(n, 1, |_| {})? {
+                    Ok(s) => s,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let mut ns = s[0].ns as f64;
+                if ns >= target && n < MAX_LOOPS {
+                    // Confirm with the least of two more: a sample stretched by preemption
+                    // must not choose N.
+                    let more = match w.run(n, 2, |_| {})? {
+                        Ok(s) => s,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    ns = more.iter().map(|s| s.ns as f64).fold(ns, f64::min);
+                }
+                if ns >= target || n >= MAX_LOOPS {
+                    break n;
+                }
+                // Aim a little past the target; grow at least 2× (1.1× once near it), at
+                // most 16× per step so a kernel whose first loop was slow (cold caches) is
+                // not overshot.
+                let grow = if ns <= 0.0 {
+                    16.0
+                } else {
+                    (target / ns * 1.2)
+                        .clamp(1.1, 16.0)
+                        .max(if ns * 2.0 < target { 2.0 } else { 1.1 })
+                };
+                n = ((n as f64 * grow).ceil() as u64).min(MAX_LOOPS);
+            }
+        }
+    };
+    got.loops = Some(loops);
+    if !state.linearity_done {
+        // N and 2N alternated 4 times, the least of each kept: preemption only ever adds
+        // time, so the least is the best estimate of the cost; CPU time where the worker
+        // reports it (steal and other load do not count there).
+        let (mut one, mut two) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..4 {
+            for (n, best) in [(loops, &mut one), (loops.saturating_mul(2), &mut two)] {
+                let s = match w.run(n, 1, |_| {})? {
+                    Ok(s) => s,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let t = s[0].cpu_ns.filter(|&c| c > 0).unwrap_or(s[0].ns) as f64;
+                *best = best.min(t);
+            }
+        }
+        got.linearity = Some(if one > 0.0 { two / one } else { 0.0 });
+    }
+    let mut left = plan.warmup as u64;
+    while left > 0 {
+        let reps = if per_rep { 1 } else { left };
+        at.run(Stage::BeforeRepetition, name)?;
+        match w.run(loops, reps, |_| {})? {
+            Ok(s) => got
+                .samples
+                .extend(s.into_iter().map(|s| (s, Some("warm-up".to_string())))),
+            Err(e) => return Ok(Err(e)),
+        }
+        at.run(Stage::AfterRepetition, name)?;
+        left -= reps;
+    }
+    let floor = resolvable_ns(clock);
+    let started = Instant::now();
+    // A JIT's steady state needs enough samples to be seen (stats::warmup needs 20).
+    let min_steady = if steady {
+        stats::warmup::WARMUP_MIN_RUNS
+    } else {
+        0
+    };
+    let mut xs: Vec<f64> = Vec::new();
+    loop {
+        let done = got.samples.len() - plan.warmup;
+        let reps = batch_size
+            .min(plan.max_samples.saturating_sub(done) as u64)
+            .max(1);
+        at.run(Stage::BeforeRepetition, name)?;
+        let batch = match w.run(loops, reps, |_| {})? {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        at.run(Stage::AfterRepetition, name)?;
+        for s in batch {
+            let why = ((s.ns as f64) < floor).then(|| "unresolved".to_string());
+            if why.is_none() {
+                xs.push(s.ns as f64 / s.loops as f64 * 1e-9);
+            }
+            got.samples.push((s, why));
+        }
+        let ctx = Samples {
+            xs: &xs,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        let measured = got.samples.len() - plan.warmup;
+        if measured >= plan.max_samples
+            || (xs.len() >= min_steady && plan.sample_stop.holds(&ctx))
+            || (xs.is_empty() && measured >= 2 * BATCH as usize)
+        {
+            break;
+        }
+    }
+    if steady {
+        if let Some(wu) = stats::warmup_transient(&xs) {
+            if wu.suggested_warmup > 0 {
+                // Mark the first `suggested_warmup` kept samples as before the steady state.
+                let mut left = wu.suggested_warmup;
+                for (i, (_, why)) in got.samples.iter_mut().enumerate() {
+                    if left == 0 {
+                        break;
+                    }
+                    if why.is_none() {
+                        *why = Some("steady-state".into());
+                        left -= 1;
+                        got.steady_from = i + 1;
+                    }
+                }
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Appends what one invocation got to the benchmarks and updates their state.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    plan: &KernelsPlan,
+    benches: &mut [Benchmark],
+    state: &mut [State],
+    taken: &[Taken],
+    mine: &[usize],
+    round: usize,
+    m: Option<&crate::exec::Measurement>,
+    error: Option<&str>,
+    (setup, meters): (Option<String>, BTreeMap<String, f64>),
+    t0: Instant,
+) {
+    for &i in mine {
+        let got = taken.iter().find(|t| t.target == i);
+        let b = &mut benches[i];
+        let mut invs = invocations(b);
+        let index = invs.len();
+        let mut counted = Vec::new();
+        let mut n = 0;
+        if let Some(got) = got {
+            let mut rec = kernel_record(b).unwrap_or_default();
+            if let Some(l) = got.loops {
+                rec.loops = l;
+                state[i].loops = Some(l);
+            }
+            if let Some(l) = got.linearity {
+                rec.linearity = Some(l);
+                state[i].linearity_done = true;
+            }
+            for (pos, (s, why)) in got.samples.iter().enumerate() {
+                if rec.bytes_per_loop.is_none() {
+                    rec.bytes_per_loop = s.bytes.map(|x| x as f64 / s.loops as f64);
+                }
+                if rec.items_per_loop.is_none() {
+                    rec.items_per_loop = s.items.map(|x| x as f64 / s.loops as f64);
+                }
+                let per = |ns: u64| ns as f64 / s.loops as f64 * 1e-9;
+                let wall = per(s.ns);
+                let cpu = s.cpu_ns.map(per).unwrap_or(0.0);
+                if why.is_none() {
+                    counted.push(wall);
+                }
+                let sample = SampleRecord {
+                    invocation: index,
+                    position: pos,
+                    loops: s.loops,
+                    ns: s.ns,
+                    cpu_ns: s.cpu_ns,
+                    bytes: s.bytes,
+                    items: s.items,
+                    metrics: s.metrics.clone(),
+                    excluded: why.clone(),
+                };
+                let mut extra = BTreeMap::new();
+                extra.insert(SAMPLE_KEY.to_string(), serde_json::json!(sample));
+                b.runs.push(Run {
+                    index: b.runs.len(),
+                    round: None,
+                    warmup: why.is_some(),
+                    start_offset: t0.elapsed().as_secs_f64(),
+                    wall_time: wall,
+                    user_time: cpu,
+                    system_time: 0.0,
+                    cpu_time: cpu,
+                    peak_memory: None,
+                    exit_code: None,
+                    signal: None,
+                    termination: Termination::Exit,
+                    involuntary_context_switches: None,
+                    counted: why.is_none(),
+                    meters: Default::default(),
+                    extra,
+                });
+                n += 1;
+            }
+            b.extra
+                .insert(KERNEL_KEY.to_string(), serde_json::json!(rec));
+            state[i].seconds += got.seconds;
+        }
+        let median = stats::median(&stats::sorted_without_nan(&counted));
+        let own_error = got.and_then(|g| g.error.clone());
+        if let (Some(m), None, None) = (median, &own_error, error) {
+            state[i].medians.push(m);
+        }
+        if own_error.is_some() && !plan.ignore_failure {
+            state[i]
+                .failed
+                .get_or_insert(own_error.clone().unwrap_or_default());
+        }
+        invs.push(InvocationRecord {
+            index,
+            round,
+            wall_time: m.map_or(0.0, |m| m.wall.as_secs_f64()),
+            cpu_time: m.map_or(0.0, |m| m.cpu().as_secs_f64()),
+            peak_memory: m.and_then(|m| m.peak_memory),
+            samples: n,
+            counted: counted.len(),
+            median,
+            steady_from: got.map_or(0, |g| g.steady_from),
+            error: own_error.or_else(|| error.map(str::to_string)),
+            setup: setup.clone(),
+            meters: meters.clone(),
+        });
+        b.extra
+            .insert(INVOCATIONS_KEY.to_string(), serde_json::json!(invs));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::worker::{KernelInfo, ParamInfo};
+    use crate::plan::command::Parameter;
+
+    fn program(kernels: &[(&str, &[(&str, &str)])]) -> Discovered {
+        Discovered {
+            hello: Hello {
+                client: "t".into(),
+                version: "1".into(),
+                lang: "c".into(),
+                kernels: kernels
+                    .iter()
+                    .map(|(n, ps)| KernelInfo {
+                        name: n.to_string(),
+                        doc: String::new(),
+                        params: ps
+                            .iter()
+                            .map(|(p, d)| ParamInfo {
+                                name: p.to_string(),
+                                default: d.to_string(),
+                                doc: String::new(),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            },
+            clock: ClockInfo {
+                resolution_ns: 1.0,
+                cost_ns: 20.0,
+            },
+        }
+    }
+
+    #[test]
+    fn kernels_match_by_name_across_programs_with_one_parameter_grid() {
+        let a = program(&[
+            ("blur", &[("size", "256"), ("radius", "3")]),
+            ("empty", &[]),
+        ]);
+        let b = program(&[
+            ("empty", &[]),
+            ("blur", &[("size", "128"), ("radius", "3")]),
+        ]);
+        let c = program(&[("only_c", &[])]);
+        let params = [Parameter {
+            name: "size".into(),
+            values: vec!["64".into(), "128".into()],
+        }];
+        let t = targets(&[a, b, c], None, &params).unwrap();
+        let shown: Vec<String> = t
+            .iter()
+            .map(|t| format!("{}{:?}@{}", t.kernel, t.params, t.program))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                r#"blur{"radius": "3", "size": "64"}@0"#,
+                r#"blur{"radius": "3", "size": "64"}@1"#,
+                r#"blur{"radius": "3", "size": "128"}@0"#,
+                r#"blur{"radius": "3", "size": "128"}@1"#,
+                "empty{}@0",
+                "empty{}@1",
+                "only_c{}@2",
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_come_from_the_first_program_and_unknown_parameters_are_refused() {
+        let a = program(&[("blur", &[("size", "256")])]);
+        let b = program(&[("blur", &[("size", "128")])]);
+        let t = targets(&[a.clone(), b], None, &[]).unwrap();
+        assert!(t.iter().all(|t| t.params["size"] == "256"));
+        let bad = [Parameter {
+            name: "nope".into(),
+            values: vec!["1".into()],
+        }];
+        assert!(targets(std::slice::from_ref(&a), None, &bad)
+            .unwrap_err()
+            .contains("parameter 'nope' is not declared"));
+        let f = regex::Regex::new("^x").unwrap();
+        assert!(targets(&[a], Some(&f), &[])
+            .unwrap_err()
+            .contains("no kernel matches"));
+    }
+
+    #[test]
+    fn a_sample_is_long_enough_for_the_clock() {
+        let c = ClockInfo {
+            resolution_ns: 30.0,
+            cost_ns: 25.0,
+        };
+        // 1000 × 30 ns = 30 µs, 100 × 25 ns = 2.5 µs, the minimum 1 ms wins.
+        assert_eq!(target_ns(&c, Duration::from_millis(1)), 1e6);
+        let coarse = ClockInfo {
+            resolution_ns: 10_000.0,
+            cost_ns: 25.0,
+        };
+        assert_eq!(target_ns(&coarse, Duration::from_millis(1)), 1e7);
+        assert_eq!(resolvable_ns(&coarse), 1e6);
+    }
+}

@@ -1,0 +1,382 @@
+//! Extension points around measurement, after Rancid (seed 000 §V): **actions** run at the
+//! stages of a session, **meters** take harness-side measurements over an interval. Each is a
+//! narrow trait with a few built-ins; docs/extending.md shows how to add one. (Processors are
+//! in `conclude::processor`, loggers — exporters — in `results::logger`.)
+//!
+//! Stages, outermost first: a benchmark (a kernel's setup … teardown in one process),
+//! an invocation (one process), a repetition (one sample). `tare kernels --action` and
+//! `--meter` build these from the command line.
+//!
+//! Not for: what runs are made (that is `method::kernels`) or how they are measured (`exec`).
+
+use crate::machine::cooldown::{self, CoolDown, SystemClock};
+use crate::machine::sysfs::SysRoot;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where in a session an action runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    BeforeInvocation,
+    AfterInvocation,
+    BeforeBenchmark,
+    AfterBenchmark,
+    BeforeRepetition,
+    AfterRepetition,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 6] = [
+        Stage::BeforeInvocation,
+        Stage::AfterInvocation,
+        Stage::BeforeBenchmark,
+        Stage::AfterBenchmark,
+        Stage::BeforeRepetition,
+        Stage::AfterRepetition,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::BeforeInvocation => "before-invocation",
+            Stage::AfterInvocation => "after-invocation",
+            Stage::BeforeBenchmark => "before-benchmark",
+            Stage::AfterBenchmark => "after-benchmark",
+            Stage::BeforeRepetition => "before-repetition",
+            Stage::AfterRepetition => "after-repetition",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Stage, String> {
+        Stage::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown stage '{s}': choose from {}",
+                    Stage::ALL.map(|x| x.name()).join(", ")
+                )
+            })
+    }
+}
+
+/// What an action is told about where it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct StageContext<'a> {
+    pub stage: Stage,
+    /// The benchmark's name (`KERNEL/IMPLEMENTATION`), when inside one.
+    pub benchmark: Option<&'a str>,
+    /// The program's implementation label.
+    pub program: &'a str,
+    pub round: usize,
+}
+
+/// Something done at a stage: sleep, cool down, run a shell command, write a sysfs file.
+/// An action that fails stops the session with its one-line message.
+pub trait Action {
+    /// For messages, e.g. `sleep 100ms`.
+    fn describe(&self) -> String;
+    fn run(&mut self, ctx: &StageContext) -> Result<(), String>;
+}
+
+/// Sleeps a fixed time (Rancid's sleep action; lets the machine settle).
+pub struct Sleep(pub Duration);
+
+impl Action for Sleep {
+    fn describe(&self) -> String {
+        format!("sleep {:?}", self.0)
+    }
+    fn run(&mut self, _: &StageContext) -> Result<(), String> {
+        std::thread::sleep(self.0);
+        Ok(())
+    }
+}
+
+/// Waits until the CPU is below a temperature (`machine::cooldown`, bounded).
+pub struct CoolDownAction {
+    pub root: SysRoot,
+    pub params: CoolDown,
+}
+
+impl Action for CoolDownAction {
+    fn describe(&self) -> String {
+        format!("cool-down to {} °C", self.params.target_c)
+    }
+    fn run(&mut self, _: &StageContext) -> Result<(), String> {
+        cooldown::cool_down(&self.root, &self.params, &SystemClock::default());
+        Ok(())
+    }
+}
+
+/// Runs a command through `/bin/sh -c`, with `TARE_STAGE`, `TARE_BENCHMARK`, `TARE_PROGRAM`
+/// and `TARE_ROUND` set; a non-zero exit or running past `timeout` fails it (it is killed).
+pub struct Shell {
+    pub command: String,
+    pub timeout: Duration,
+}
+
+impl Action for Shell {
+    fn describe(&self) -> String {
+        format!("shell '{}'", self.command)
+    }
+    fn run(&mut self, ctx: &StageContext) -> Result<(), String> {
+        let mut child = Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&self.command)
+            .env("TARE_STAGE", ctx.stage.name())
+            .env("TARE_BENCHMARK", ctx.benchmark.unwrap_or(""))
+            .env("TARE_PROGRAM", ctx.program)
+            .env("TARE_ROUND", (ctx.round + 1).to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{}: cannot start /bin/sh: {e}", self.describe()))?;
+        let t = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(s)) if s.success() => return Ok(()),
+                Ok(Some(s)) => {
+                    return Err(format!(
+                        "{} failed at {}: {s}",
+                        self.describe(),
+                        ctx.stage.name()
+                    ))
+                }
+                Ok(None) if t.elapsed() > self.timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!(
+                        "{} ran past {:?} at {}",
+                        self.describe(),
+                        self.timeout,
+                        ctx.stage.name()
+                    ));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                Err(e) => return Err(format!("{}: {e}", self.describe())),
+            }
+        }
+    }
+}
+
+/// Writes a value into a file (a sysfs knob, e.g. a governor), re-applied when `every` has
+/// passed since the last write (`None`: every time the stage comes), since a daemon may
+/// change it back.
+pub struct SysfsWrite {
+    pub path: PathBuf,
+    pub value: String,
+    pub every: Option<Duration>,
+    pub last: Option<Instant>,
+}
+
+impl Action for SysfsWrite {
+    fn describe(&self) -> String {
+        format!("write '{}' to {}", self.value, self.path.display())
+    }
+    fn run(&mut self, _: &StageContext) -> Result<(), String> {
+        if let (Some(every), Some(last)) = (self.every, self.last) {
+            if last.elapsed() < every {
+                return Ok(());
+            }
+        }
+        std::fs::write(&self.path, &self.value).map_err(|e| format!("{}: {e}", self.describe()))?;
+        self.last = Some(Instant::now());
+        Ok(())
+    }
+}
+
+/// The actions of a session, by stage.
+#[derive(Default)]
+pub struct Actions {
+    pub at: Vec<(Stage, Box<dyn Action>)>,
+}
+
+impl Actions {
+    /// Runs every action registered for `ctx.stage`, in order.
+    pub fn run(&mut self, ctx: &StageContext) -> Result<(), String> {
+        for (stage, a) in &mut self.at {
+            if *stage == ctx.stage {
+                a.run(ctx)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any action runs at `stage` (repetition actions need one sample per request).
+    pub fn has(&self, stage: Stage) -> bool {
+        self.at.iter().any(|(s, _)| *s == stage)
+    }
+
+    /// Parses `STAGE:KIND[:ARG]`: `sleep:DURATION`, `cooldown:CELSIUS`, `shell:COMMAND`,
+    /// `sysfs:PATH=VALUE[@EVERY]`.
+    pub fn parse(spec: &str, root: &SysRoot) -> Result<(Stage, Box<dyn Action>), String> {
+        let (stage, rest) = spec.split_once(':').ok_or_else(|| {
+            format!("'{spec}': expected STAGE:KIND:ARG, e.g. before-invocation:sleep:100ms")
+        })?;
+        let stage = Stage::parse(stage)?;
+        let (kind, arg) = rest.split_once(':').unwrap_or((rest, ""));
+        let action: Box<dyn Action> = match kind {
+            "sleep" => Box::new(Sleep(crate::units::parse_duration(arg).map_err(|e| format!("'{spec}': {e}"))?)),
+            "cooldown" => Box::new(CoolDownAction {
+                root: root.clone(),
+                params: CoolDown::new(
+                    arg.trim_end_matches('C')
+                        .parse()
+                        .map_err(|_| format!("'{spec}': a temperature in °C, e.g. cooldown:50"))?,
+                ),
+            }),
+            "shell" if !arg.is_empty() => Box::new(Shell {
+                command: arg.to_string(),
+                timeout: Duration::from_secs(600),
+            }),
+            "sysfs" => {
+                let (assign, every) = match arg.rsplit_once('@') {
+                    Some((a, e)) => (
+                        a,
+                        Some(crate::units::parse_duration(e).map_err(|x| format!("'{spec}': {x}"))?),
+                    ),
+                    None => (arg, None),
+                };
+                let (path, value) = assign
+                    .split_once('=')
+                    .ok_or_else(|| format!("'{spec}': expected sysfs:PATH=VALUE[@EVERY]"))?;
+                Box::new(SysfsWrite {
+                    path: PathBuf::from(path),
+                    value: value.to_string(),
+                    every,
+                    last: None,
+                })
+            }
+            _ => {
+                return Err(format!(
+                    "'{spec}': unknown action '{kind}': choose sleep:DURATION, cooldown:CELSIUS, shell:COMMAND or sysfs:PATH=VALUE[@EVERY]"
+                ))
+            }
+        };
+        Ok((stage, action))
+    }
+}
+
+/// A harness-side measurement over an interval (an invocation): reads at `start` and `stop`,
+/// returns named values. Client-side user metrics come from the worker (`m.NAME`); CPU time
+/// and peak memory from the cgroup; this is for the rest (an energy counter, a temperature).
+pub trait Meter {
+    fn name(&self) -> String;
+    fn start(&mut self);
+    fn stop(&mut self) -> BTreeMap<String, f64>;
+}
+
+/// A numeric file read at start and stop: `NAME.delta` (e.g. RAPL `energy_uj`) and
+/// `NAME.end` (e.g. a temperature); a file that cannot be read gives nothing.
+pub struct FileMeter {
+    pub label: String,
+    pub path: PathBuf,
+    pub at_start: Option<f64>,
+}
+
+impl FileMeter {
+    fn read(&self) -> Option<f64> {
+        std::fs::read_to_string(&self.path)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
+impl Meter for FileMeter {
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+    fn start(&mut self) {
+        self.at_start = self.read();
+    }
+    fn stop(&mut self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        if let Some(end) = self.read() {
+            out.insert(format!("{}.end", self.label), end);
+            if let Some(s) = self.at_start {
+                out.insert(format!("{}.delta", self.label), end - s);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_actions_and_refuses_nonsense() {
+        let root = SysRoot::default();
+        for ok in [
+            "before-invocation:sleep:10ms",
+            "after-repetition:shell:true",
+            "before-benchmark:cooldown:60",
+            "before-repetition:sysfs:/tmp/x=1@1s",
+        ] {
+            assert!(Actions::parse(ok, &root).is_ok(), "{ok}");
+        }
+        for bad in [
+            "sleep:10ms",
+            "before-lunch:sleep:1s",
+            "before-invocation:nap:1s",
+            "before-invocation:sleep:soon",
+            "before-invocation:sysfs:/tmp/x",
+        ] {
+            assert!(Actions::parse(bad, &root).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sysfs_writes_are_reapplied_when_due() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("knob");
+        let mut a = SysfsWrite {
+            path: p.clone(),
+            value: "performance".into(),
+            every: Some(Duration::from_secs(3600)),
+            last: None,
+        };
+        let ctx = StageContext {
+            stage: Stage::BeforeRepetition,
+            benchmark: None,
+            program: "c",
+            round: 0,
+        };
+        a.run(&ctx).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "performance");
+        std::fs::write(&p, "powersave").unwrap();
+        a.run(&ctx).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "powersave",
+            "not yet due"
+        );
+        a.last = Some(Instant::now() - Duration::from_secs(7200));
+        a.run(&ctx).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "performance",
+            "re-applied"
+        );
+    }
+
+    #[test]
+    fn a_failing_shell_action_says_where() {
+        let mut a = Shell {
+            command: "exit 4".into(),
+            timeout: Duration::from_secs(5),
+        };
+        let ctx = StageContext {
+            stage: Stage::AfterInvocation,
+            benchmark: None,
+            program: "c",
+            round: 0,
+        };
+        let e = a.run(&ctx).unwrap_err();
+        assert!(e.contains("after-invocation") && !e.contains('\n'), "{e}");
+    }
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""A small worker for tare's tests, speaking docs/protocol.md version 1 from the spec alone.
+
+Kernels: spin (param n: a loop of n additions; items = n per loop; m.checksum), empty (nothing),
+vanished (its timed region ignores `loops`, like a loop a compiler removed), jit (slower for the
+first samples of each process, like a JIT warming up), failing (setup raises).
+
+Misbehaviour for the tests, from FAKE_MODE (comma-separated):
+  crash-run    exit 3 in the middle of the first `run`
+  hang-setup   stop answering at the first `setup`
+  hang-start   never say hello
+  garbage      print a line that is not a message instead of `ok` to the first `setup`
+  version2     announce protocol=2
+  long-line    send a 70 000-byte line as the first reply
+  child        start a grandchild (sleep $FAKE_CHILD_SLEEP, default 300) that does not inherit the socket, before hello
+  stdout       print chatter on stdout and stderr (not the protocol)
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+
+MODE = set(filter(None, os.environ.get("FAKE_MODE", "").split(",")))
+SAFE = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/,+")
+
+
+def enc(s):
+    return "".join(chr(b) if b in SAFE else "%%%02X" % b for b in str(s).encode())
+
+
+def dec(s):
+    out, i, b = bytearray(), 0, s.encode()
+    while i < len(b):
+        if b[i] == 0x25:
+            out.append(int(b[i + 1:i + 3], 16))
+            i += 3
+        else:
+            out.append(b[i])
+            i += 1
+    return out.decode()
+
+
+def msg(verb, **fields):
+    return " ".join([verb] + ["%s=%s" % (k.replace("__", "."), enc(v)) for k, v in fields.items()])
+
+
+KERNELS = {
+    "spin": {"n": "200"},
+    "empty": {},
+    "vanished": {},
+    "jit": {},
+    "failing": {},
+}
+
+
+def main():
+    fd = os.environ.pop("TARE_WORKER_FD", None)
+    if fd is None:
+        print("fake_worker: standalone mode is not implemented; run me under tare kernels")
+        return 1
+    sock = socket.socket(fileno=int(fd))
+    os.set_inheritable(sock.fileno(), False)
+    rfile = sock.makefile("r", encoding="utf-8", newline="\n")
+    wfile = sock.makefile("w", encoding="utf-8", newline="\n")
+    if "child" in MODE:
+        subprocess.Popen(["sleep", os.environ.get("FAKE_CHILD_SLEEP", "300")], close_fds=True)
+    if "stdout" in MODE:
+        print("hello from the user's program")
+        print("and its stderr", file=sys.stderr)
+        sys.stdout.flush()
+
+    def send(line):
+        wfile.write(line + "\n")
+        wfile.flush()
+
+    if "hang-start" in MODE:
+        time.sleep(300)
+    if "long-line" in MODE:
+        send("x" * 70000)
+    send(msg("hello", protocol=2 if "version2" in MODE else 1, client="fake-python",
+             version="0.1", lang="python"))
+    for name, params in KERNELS.items():
+        send(msg("kernel", name=name, doc="the %s kernel" % name))
+        for p, d in params.items():
+            send(msg("param", kernel=name, name=p, default=d, doc="a parameter"))
+    send("ready")
+    current, params, samples_taken, jit_samples = None, {}, 0, 0
+    first_setup, first_run = True, True
+    for line in rfile:
+        parts = line.rstrip("\n").split(" ")
+        verb = parts[0]
+        fields = dict((k, dec(v)) for k, v in (p.split("=", 1) for p in parts[1:]))
+        if verb == "clock":
+            reads = 10000
+            t0 = time.perf_counter_ns()
+            diffs = []
+            last = t0
+            for _ in range(reads):
+                t = time.perf_counter_ns()
+                if t != last:
+                    diffs.append(t - last)
+                last = t
+            cost = (last - t0) / reads
+            send(msg("clock", resolution_ns=min(diffs) if diffs else 1, cost_ns="%.3f" % cost))
+        elif verb == "setup":
+            if "hang-setup" in MODE:
+                time.sleep(300)
+            if "garbage" in MODE and first_setup:
+                first_setup = False
+                send("Segmentation fault (core dumped), or so")
+                continue
+            first_setup = False
+            k = fields.get("kernel")
+            if current is not None:
+                send(msg("error", message="a kernel is already set up"))
+            elif k not in KERNELS:
+                send(msg("error", message="unknown kernel %s" % k))
+            elif k == "failing":
+                send(msg("error", message="setup of failing raised ValueError: on purpose"))
+            else:
+                params = dict(KERNELS[k])
+                bad = [p for p in fields if p.startswith("p.") and p[2:] not in params]
+                if bad:
+                    send(msg("error", message="unknown parameter %s" % bad[0][2:]))
+                    continue
+                for p in fields:
+                    if p.startswith("p."):
+                        params[p[2:]] = fields[p]
+                current = k
+                send("ok")
+        elif verb == "run":
+            loops, reps = int(fields["loops"]), int(fields["reps"])
+            if current is None:
+                send(msg("error", message="nothing is set up"))
+                continue
+            for _ in range(reps):
+                if "crash-run" in MODE and first_run:
+                    os._exit(3)
+                extra = {}
+                if current == "spin":
+                    n = int(params["n"])
+                    c0 = time.process_time_ns()
+                    t0 = time.perf_counter_ns()
+                    acc = 0
+                    for _ in range(loops):
+                        acc = 0
+                        for i in range(n):
+                            acc += i
+                    t1 = time.perf_counter_ns()
+                    c1 = time.process_time_ns()
+                    extra = {"cpu_ns": c1 - c0, "items": n * loops, "m__checksum": acc}
+                elif current == "empty":
+                    t0 = time.perf_counter_ns()
+                    for _ in range(loops):
+                        pass
+                    t1 = time.perf_counter_ns()
+                elif current == "vanished":
+                    t0 = time.perf_counter_ns()
+                    t1 = time.perf_counter_ns()
+                elif current == "jit":
+                    slow = 4 if jit_samples < 12 else 1
+                    jit_samples += 1
+                    t0 = time.perf_counter_ns()
+                    for _ in range(loops * slow):
+                        sum(range(50))
+                    t1 = time.perf_counter_ns()
+                samples_taken += 1
+                send(msg("sample", loops=loops, ns=t1 - t0, **extra))
+            first_run = False
+            send("done")
+        elif verb == "teardown":
+            if current is None:
+                send(msg("error", message="nothing is set up"))
+            else:
+                current = None
+                send("ok")
+        elif verb == "exit":
+            send("bye")
+            return 0
+        else:
+            send(msg("error", message="unknown verb %s" % verb))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+module tare.test/gobench
+
+go 1.21

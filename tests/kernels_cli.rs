@@ -1,0 +1,462 @@
+//! `tare kernels` end to end with the fake Python worker (tests/kernels/fake_worker.py):
+//! listing, matching kernels across programs, invocations × samples in the results (schema 2),
+//! verdicts, exports, the HTML report, `tare report`/`tare compare` on kernel results, the
+//! checks (linearity, unresolved samples, a JIT's warm-up), and failing workers: one line,
+//! exit 3, nothing left running.
+
+mod common;
+use common::tare;
+
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/fake_worker.py");
+/// Short stop rules so a test takes seconds.
+const QUICK: [&str; 6] = ["--stop", "runs >= 6", "--sample-time", "1ms", "--seed", "7"];
+
+fn json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn lists_kernels_and_parameters() {
+    let out = tare().args(["kernels", "--list", FAKE]).output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.contains("fake-python 0.1, python; clock resolution"),
+        "{s}"
+    );
+    assert!(s.contains("  spin n=200  — the spin kernel"), "{s}");
+    let out = tare()
+        .args(["kernels", "--list", "--filter", "^sp", FAKE])
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("spin") && !s.contains("empty"), "{s}");
+}
+
+#[test]
+fn compares_implementations_head_to_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let h = dir.path().join("k.html");
+    let c = dir.path().join("k.csv");
+    let out = tare()
+        .args(["kernels", FAKE, &format!("python3 {FAKE}")])
+        .args(["-n", "first", "-n", "second", "--filter", "spin|empty"])
+        .args(["-L", "n", "50,100", "--invocations", "2"])
+        .args(QUICK)
+        .args(["--export-json", j.to_str().unwrap()])
+        .args(["--export-html", h.to_str().unwrap()])
+        .args(["--export-csv", c.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("spin n=50") && stdout.contains("spin n=100"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("checksum agrees across implementations: 1225"),
+        "{stdout}"
+    );
+    let v = json(&j);
+    assert_eq!(v["schema_version"], 2);
+    let benches = v["benchmarks"].as_array().unwrap();
+    let names: Vec<&str> = benches
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "spin/first",
+            "spin/second",
+            "spin/first",
+            "spin/second",
+            "empty/first",
+            "empty/second"
+        ]
+    );
+    for b in benches {
+        let invs = b["extra"]["invocations"].as_array().unwrap();
+        assert_eq!(invs.len(), 2, "{}", b["name"]);
+        for (i, inv) in invs.iter().enumerate() {
+            assert_eq!(inv["index"], i);
+            assert!(inv["counted"].as_u64().unwrap() >= 6);
+            assert!(inv["cpu_time"].as_f64().unwrap() > 0.0, "cgroup CPU time");
+            assert!(inv["error"].is_null());
+        }
+        let k = &b["extra"]["kernel"];
+        let loops = k["loops"].as_u64().unwrap();
+        assert!(loops >= 1);
+        assert!(k["clock_resolution_ns"].as_f64().unwrap() > 0.0);
+        let l = k["linearity"].as_f64().unwrap();
+        assert!(l > 1.2 && l < 4.0, "linearity {l}");
+        let runs = b["runs"].as_array().unwrap();
+        for r in runs {
+            let s = &r["extra"]["sample"];
+            assert_eq!(s["loops"].as_u64().unwrap(), loops);
+            let per = s["ns"].as_f64().unwrap() / loops as f64 * 1e-9;
+            assert!((r["wall_time"].as_f64().unwrap() - per).abs() <= 1e-12 * per.max(1.0));
+            assert!(s["ns"].as_f64().unwrap() >= 1e6 * 0.5, "samples ≈ ≥ 1 ms");
+        }
+        assert!(b["summary"]["wall_time"]["median"].as_f64().unwrap() > 0.0);
+    }
+    // n=100 costs about twice n=50 per loop (a loop of n additions).
+    let med = |i: usize| {
+        benches[i]["summary"]["wall_time"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    let r = med(2) / med(0);
+    assert!(r > 1.1 && r < 5.0, "n=100 vs n=50: {r}");
+    // Each implementation against the first, per kernel and parameters.
+    let comps = v["comparisons"].as_array().unwrap();
+    let pairs: Vec<(u64, u64)> = comps
+        .iter()
+        .map(|c| {
+            (
+                c["reference"].as_u64().unwrap(),
+                c["candidate"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(pairs, [(0, 1), (2, 3), (4, 5)]);
+    for c in comps {
+        assert!(!c["verdict"].as_str().unwrap().is_empty());
+    }
+    let html = std::fs::read_to_string(&h).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("spin/second"),
+        "HTML report"
+    );
+    assert!(std::fs::read_to_string(&c).unwrap().lines().count() > 24);
+    // tare report and tare compare read kernel results.
+    let out = tare()
+        .args(["report", j.to_str().unwrap(), "--html"])
+        .arg(dir.path().join("r.html"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tare()
+        .args(["compare", j.to_str().unwrap(), j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("spin/second"));
+}
+
+#[test]
+fn flags_what_cannot_be_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let out = tare()
+        .args(["kernels", FAKE, "--filter", "vanished|jit", "-i", "3"])
+        .args([
+            "--steady-state",
+            "on",
+            "--stop",
+            "runs >= 25",
+            "--sample-time",
+            "1ms",
+        ])
+        .args(["--warmup", "0", "--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("vanished/python: time does not grow with the loops"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("shorter than the worker's clock can resolve"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("jit/python: warm-up before a steady state excluded"),
+        "{stdout}"
+    );
+    let v = json(&j);
+    let vanished = &v["benchmarks"][0];
+    assert!(vanished["extra"]["kernel"]["linearity"].as_f64().unwrap() < 1.6);
+    assert!(vanished["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| !r["counted"].as_bool().unwrap()));
+    let jit = &v["benchmarks"][1];
+    let kinds: Vec<&str> = jit["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"steady-state"), "{kinds:?}");
+    let excluded = jit["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["extra"]["sample"]["excluded"] == "steady-state")
+        .count();
+    assert!(excluded >= 5, "{excluded}");
+}
+
+fn fails(mode: &str, extra: &[&str]) -> (String, Duration) {
+    let t = Instant::now();
+    let out = tare()
+        .args(["kernels", FAKE, "--filter", "spin", "-i", "2"])
+        .args(QUICK)
+        .args(extra)
+        .env("FAKE_MODE", mode)
+        .env("FAKE_CHILD_SLEEP", "318.75")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(3), "{mode}: {err}");
+    let last: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("tare: error:"))
+        .collect();
+    assert_eq!(last.len(), 1, "{mode}: {err}");
+    assert!(
+        common::survivors("318.75").is_empty(),
+        "{mode}: a process was left"
+    );
+    (last[0].to_string(), t.elapsed())
+}
+
+#[test]
+fn failing_workers_give_one_line_and_leave_nothing() {
+    let (e, _) = fails("crash-run,child", &[]);
+    assert!(e.contains("worker closed the connection"), "{e}");
+    assert!(e.contains("it exited with status 3"), "{e}");
+    let (e, took) = fails("hang-setup,child", &["--worker-timeout", "1s"]);
+    assert!(e.contains("did not answer within 1.000 s"), "{e}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let (e, _) = fails("garbage", &[]);
+    assert!(
+        e.contains("worker broke the protocol: 'Segmentation fault"),
+        "{e}"
+    );
+    let (e, _) = fails("version2", &[]);
+    assert!(
+        e.contains("worker speaks protocol 2; this tare speaks protocol 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn user_errors_are_one_line_before_any_measurement() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["-L", "size", "1,2"], "parameter 'size' is not declared"),
+        (
+            &["--filter", "nomatch"],
+            "no kernel matches --filter 'nomatch'",
+        ),
+        (&["--sample-time", "soon"], "--sample-time 'soon'"),
+        (&["--stop", "runs >="], "--stop 'runs >='"),
+    ];
+    for (args, want) in cases {
+        let out = tare().args(["kernels", FAKE]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(want) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    let out = tare()
+        .args(["kernels", "/nonexistent/worker"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run '/nonexistent/worker'"));
+}
+
+/// A failing kernel (its setup raises) is the worker's own error: recorded, one line.
+#[test]
+fn a_kernel_that_fails_in_the_worker() {
+    let out = tare()
+        .args(["kernels", FAKE, "--filter", "failing|empty", "-i", "1"])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("failing/python: setup of 'failing' failed in the worker: setup of failing raised ValueError: on purpose"),
+        "{err}"
+    );
+}
+
+/// Results of schema version 1 (tare run, before the invocation level) still read.
+#[test]
+fn reads_schema_one_results() {
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/results/schema1-run.json"
+    );
+    assert_eq!(json(Path::new(old))["schema_version"], 1);
+    let dir = tempfile::tempdir().unwrap();
+    let out = tare()
+        .args(["report", old, "--html"])
+        .arg(dir.path().join("r.html"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tare().args(["compare", old, old]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `--randomize`: each invocation (process) gets its own setup, recorded with it; `tare plan`
+/// plans invocations × samples per invocation from such a pilot (Kalibera & Jones).
+#[test]
+fn randomized_invocations_and_a_plan_over_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("pilot.json");
+    let out = tare()
+        .args([
+            "kernels",
+            FAKE,
+            "--filter",
+            "^spin$",
+            "-i",
+            "4",
+            "--randomize",
+            "env,cwd,argv0",
+        ])
+        .args(QUICK)
+        .args(["--export-json", j.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&j);
+    let invs = v["benchmarks"][0]["extra"]["invocations"]
+        .as_array()
+        .unwrap();
+    let setups: Vec<&str> = invs.iter().map(|i| i["setup"].as_str().unwrap()).collect();
+    assert_eq!(setups.len(), 4);
+    assert!(setups
+        .iter()
+        .all(|s| s.contains("env=") && s.contains("cwd=") && s.contains("argv0=")));
+    let distinct: std::collections::BTreeSet<&&str> = setups.iter().collect();
+    assert!(distinct.len() >= 3, "{setups:?}");
+    let out = tare()
+        .args(["plan", "--pilot", j.to_str().unwrap(), "--precision", "5%"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{s}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.contains("pilot: 'spin/python', 4 invocations × "), "{s}");
+    assert!(s.contains("invocation ") && s.contains("iteration "), "{s}");
+    assert!(s.contains("run it: tare kernels --invocations "), "{s}");
+}
+
+/// Actions at each stage run where they should (a shell action logs its stage, benchmark and
+/// program), a meter reads a file around each invocation, and a failing action stops the
+/// session with one line naming it and its stage.
+#[test]
+fn actions_and_meters_at_their_stages() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let counter = dir.path().join("counter");
+    std::fs::write(&counter, "41\n").unwrap();
+    let j = dir.path().join("k.json");
+    let shell = |stage: &str| {
+        format!(
+            "{stage}:shell:echo $TARE_STAGE $TARE_BENCHMARK $TARE_PROGRAM $TARE_ROUND >> {}",
+            log.display()
+        )
+    };
+    let out = tare()
+        .args([
+            "kernels",
+            FAKE,
+            "--filter",
+            "^(spin|empty)$",
+            "-i",
+            "2",
+            "--warmup",
+            "0",
+        ])
+        .args(["--stop", "runs >= 3", "--sample-time", "1ms", "--seed", "3"])
+        .args(["--action", &shell("before-invocation")])
+        .args(["--action", &shell("after-benchmark")])
+        .args(["--action", &shell("before-repetition")])
+        .args(["--action", "after-invocation:sleep:1ms"])
+        .args(["--meter", &format!("count={}", counter.display())])
+        .args(["--export-json", j.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("before-invocation python "), 2, "{text}");
+    assert_eq!(count("after-benchmark spin/python python"), 2, "{text}");
+    assert_eq!(count("after-benchmark empty/python python"), 2, "{text}");
+    // One request per sample when repetition actions exist: 3 samples × 2 kernels × 2.
+    assert_eq!(count("before-repetition "), 12, "{text}");
+    let v = json(&j);
+    let inv = &v["benchmarks"][0]["extra"]["invocations"][0];
+    assert_eq!(inv["meters"]["count.end"], 41.0);
+    assert_eq!(inv["meters"]["count.delta"], 0.0);
+    let out = tare()
+        .args(["kernels", FAKE, "--filter", "^spin$", "-i", "1"])
+        .args(QUICK)
+        .args(["--action", "after-benchmark:shell:exit 5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let e: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("tare: error:"))
+        .collect();
+    assert_eq!(e.len(), 1, "{err}");
+    assert!(
+        e[0].contains("shell 'exit 5' failed at after-benchmark"),
+        "{err}"
+    );
+}
