@@ -31,6 +31,7 @@ pub mod report;
 pub mod results;
 pub mod setup;
 pub mod stats;
+pub mod store;
 pub mod suite;
 pub mod table;
 pub mod units;

@@ -17,6 +17,7 @@
 
 pub mod autocorr;
 pub mod bootstrap;
+pub mod changepoint;
 pub mod compare;
 pub mod describe;
 pub mod hypothesis;
