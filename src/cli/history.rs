@@ -394,6 +394,7 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
             permutations: d.permutations,
             min_size: d.min_size.max(1),
             seed: 0,
+            kappa: true,
         },
         min_effect,
     })

@@ -35,7 +35,15 @@ pub struct Settings {
     pub min_size: usize,
     /// Seed of the permutations.
     pub seed: u64,
+    /// Also search the end of the second segment (Matteson & James's κ): the statistic of a
+    /// split τ is the largest over `Y = x[τ..κ)` for every κ, not only `κ = end`. A temporary
+    /// level (a regression fixed a few commits later) is then found; with `false` the
+    /// statistic is the package's. Windows longer than [`KAPPA_MAX_WINDOW`] use `false`.
+    pub kappa: bool,
 }
+
+/// Longest window searched over κ (its table of prefix sums is O(n²) memory).
+pub const KAPPA_MAX_WINDOW: usize = 2000;
 
 impl Default for Settings {
     /// α = 0.01, 199 permutations, segments of at least 3 values, seed 0.
@@ -45,6 +53,7 @@ impl Default for Settings {
             permutations: 199,
             min_size: 3,
             seed: 0,
+            kappa: true,
         }
     }
 }
@@ -111,7 +120,61 @@ pub fn t_statistics(xs: &[f64]) -> Vec<f64> {
     out
 }
 
+/// The best split `(τ, max over κ of t(τ, κ))` with X = `xs[..τ)`, Y = `xs[τ..κ)`, both at
+/// least `min_size` long. O(n²) time and memory: row prefix sums of the distance matrix make
+/// each step of κ O(1).
+pub fn best_split_kappa(xs: &[f64], min_size: usize) -> Option<(usize, f64)> {
+    let min_size = min_size.max(1);
+    let len = xs.len();
+    if len < 2 * min_size {
+        return None;
+    }
+    // p[k * (len + 1) + j] = Σ_{i < j} |x_k − x_i|
+    let w = len + 1;
+    let mut p = vec![0.0f64; len * w];
+    for k in 0..len {
+        let row = &mut p[k * w..(k + 1) * w];
+        for j in 0..len {
+            row[j + 1] = row[j] + (xs[k] - xs[j]).abs();
+        }
+    }
+    let mut best: Option<(usize, f64)> = None;
+    let mut within_x = 0.0f64; // Σ_{i<j<τ} d
+    for tau in 1..len {
+        within_x += p[(tau - 1) * w + (tau - 1)];
+        if tau < min_size || len - tau < min_size {
+            continue;
+        }
+        let n = tau as f64;
+        let (mut between, mut within_y) = (0.0f64, 0.0f64);
+        for kappa in tau + 1..=len {
+            let k = kappa - 1; // the element added to Y
+            between += p[k * w + tau];
+            within_y += p[k * w + k] - p[k * w + tau];
+            let m = (kappa - tau) as f64;
+            if kappa - tau < min_size {
+                continue;
+            }
+            let e = 2.0 * between / (n * m) - 2.0 * within_x / (n * n) - 2.0 * within_y / (m * m);
+            let t = n * m / (n + m) * e;
+            if best.map_or(true, |(_, b)| t > b) {
+                best = Some((tau, t));
+            }
+        }
+    }
+    best
+}
+
 /// The best split of `xs` with at least `min_size` values on each side: `(τ, t(τ))`.
+fn best_split_with(xs: &[f64], min_size: usize, kappa: bool) -> Option<(usize, f64)> {
+    if kappa && xs.len() <= KAPPA_MAX_WINDOW {
+        best_split_kappa(xs, min_size)
+    } else {
+        best_split(xs, min_size)
+    }
+}
+
+/// The best split with Y running to the end (the package's statistic).
 fn best_split(xs: &[f64], min_size: usize) -> Option<(usize, f64)> {
     let min_size = min_size.max(1);
     if xs.len() < 2 * min_size {
@@ -152,7 +215,8 @@ pub fn e_divisive(xs: &[f64], settings: &Settings) -> Vec<ChangePoint> {
         let mut best: Option<(usize, f64)> = None;
         for &(a, b) in &windows {
             let c = *memo.entry((a, b)).or_insert_with(|| {
-                best_split(&xs[a..b], settings.min_size).map(|(t, v)| (t + a, v))
+                best_split_with(&xs[a..b], settings.min_size, settings.kappa)
+                    .map(|(t, v)| (t + a, v))
             });
             if let Some((tau, v)) = c {
                 if best.map_or(true, |(_, bv)| v > bv) {
@@ -169,7 +233,7 @@ pub fn e_divisive(xs: &[f64], settings: &Settings) -> Vec<ChangePoint> {
                 scratch.clear();
                 scratch.extend_from_slice(&xs[a..b]);
                 scratch.shuffle(&mut rng);
-                if let Some((_, v)) = best_split(&scratch, settings.min_size) {
+                if let Some((_, v)) = best_split_with(&scratch, settings.min_size, settings.kappa) {
                     top = top.max(v);
                 }
             }
@@ -208,6 +272,23 @@ mod tests {
             );
         }
         assert_eq!(t[0], 0.0);
+        // κ = end is among the κ searched: the κ statistic is at least the package's.
+        let (_, plain) = best_split(&xs, 1).unwrap();
+        let (_, with_kappa) = best_split_kappa(&xs, 1).unwrap();
+        assert!(with_kappa >= plain - 1e-12);
+    }
+
+    #[test]
+    fn kappa_search_finds_a_temporary_level() {
+        let mut xs: Vec<f64> = (0..30).map(|i| 100.0 + (i % 4) as f64 * 0.1).collect();
+        for v in &mut xs[10..20] {
+            *v += 10.0;
+        }
+        let got: Vec<usize> = e_divisive(&xs, &Settings::default())
+            .iter()
+            .map(|c| c.index)
+            .collect();
+        assert_eq!(got, vec![10, 20]);
     }
 
     #[test]
