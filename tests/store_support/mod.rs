@@ -92,14 +92,19 @@ pub fn session_at(base: &Session, i: usize, factor: f64) -> Session {
     s
 }
 
+/// A made-up commit hash whose first characters differ between commits.
+pub fn hash(i: usize) -> String {
+    format!(
+        "{:08x}{:032x}",
+        ((i as u64).wrapping_mul(2654435761) & 0xffff_ffff) ^ 0xabcd_ef12,
+        i
+    )
+}
+
 pub fn commit(i: usize) -> CommitInfo {
     CommitInfo {
-        hash: format!("{:040x}", 0xc0ffee00u64 + i as u64),
-        parents: if i == 0 {
-            vec![]
-        } else {
-            vec![format!("{:040x}", 0xc0ffee00u64 + i as u64 - 1)]
-        },
+        hash: hash(i),
+        parents: if i == 0 { vec![] } else { vec![hash(i - 1)] },
         branch: Some("main".into()),
         time: Some(1_790_000_000 + 3600 * i as i64),
         subject: Some(format!("commit {i}")),
