@@ -170,6 +170,9 @@ pub struct BuildRunArgs {
     /// Warm-up runs per commit.
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: usize,
+    /// Metric compared: wall_time, or cpu_time (steadier on a machine shared with other work).
+    #[arg(long, value_name = "METRIC", default_value = "wall_time")]
+    metric: String,
     /// Write the measured session as JSON here.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
@@ -669,14 +672,78 @@ fn measure(spec: &BuildRunArgs, a: (&str, &Path), b: (&str, &Path), out: &Path) 
     crate::results::read::load_session(out)
 }
 
-/// The comparison of the second benchmark against the first on wall time.
-fn verdict(s: &Session) -> Option<&crate::results::model::ComparisonRecord> {
-    s.comparisons
-        .iter()
-        .find(|c| c.metric == "wall_time" && c.reference == 0 && c.candidate == 1)
+/// The second benchmark against the first on `metric`: the ratio of medians with a 95%
+/// bootstrap interval, paired by round (the session is interleaved).
+struct Ratio {
+    ratio: f64,
+    low: f64,
+    high: f64,
+}
+
+impl Ratio {
+    fn verdict(&self) -> &'static str {
+        if self.low > 1.0 {
+            "slower"
+        } else if self.high < 1.0 {
+            "faster"
+        } else {
+            "no significant difference"
+        }
+    }
+}
+
+fn ratio_of(s: &Session, metric: &str) -> Result<Ratio> {
+    let value = |r: &crate::results::model::Run| -> f64 {
+        match metric {
+            "cpu_time" => r.cpu_time,
+            _ => r.wall_time,
+        }
+    };
+    let (Some(a), Some(b)) = (s.benchmarks.first(), s.benchmarks.get(1)) else {
+        return Err(UserError::run_failed("the session does not hold the two commits").into());
+    };
+    let by_round =
+        |bench: &crate::results::model::Benchmark| -> std::collections::BTreeMap<usize, f64> {
+            bench
+                .runs
+                .iter()
+                .filter(|r| r.counted)
+                .filter_map(|r| r.round.map(|k| (k, value(r))))
+                .collect()
+        };
+    let (ra, rb) = (by_round(a), by_round(b));
+    let (mut xa, mut xb) = (Vec::new(), Vec::new());
+    for (k, v) in &ra {
+        if let Some(w) = rb.get(k) {
+            xa.push(*v);
+            xb.push(*w);
+        }
+    }
+    let iv =
+        crate::stats::bootstrap::bootstrap_ratio_of_medians(&xa, &xb, true, 0.95, 2000, s.seed)
+            .ok_or_else(|| {
+                UserError::run_failed(format!(
+                    "too few paired runs to compare {metric} ({})",
+                    xa.len()
+                ))
+            })?;
+    Ok(Ratio {
+        ratio: iv.estimate,
+        low: iv.low,
+        high: iv.high,
+    })
+}
+
+fn check_metric(m: &str) -> Result<()> {
+    if m == "wall_time" || m == "cpu_time" {
+        Ok(())
+    } else {
+        Err(usage(format!("--metric {m}: give wall_time or cpu_time")))
+    }
 }
 
 fn confirm(spec: &str, a: ConfirmArgs) -> Result<i32> {
+    check_metric(&a.spec.metric)?;
     let builds = Builds::new()?;
     let before = builds.tree("before", &a.before, &a.spec.build)?;
     let after = builds.tree("after", &a.after, &a.spec.build)?;
@@ -691,30 +758,27 @@ fn confirm(spec: &str, a: ConfirmArgs) -> Result<i32> {
         (&format!("after {}", a.after), &after.path),
         &out,
     )?;
-    let Some(c) = verdict(&s) else {
-        return Err(
-            UserError::run_failed("the session has no comparison of the two commits").into(),
-        );
-    };
+    let c = ratio_of(&s, &a.spec.metric)?;
     println!(
-        "{} → {}: {:.3}× (95% CI {:.3}–{:.3}), {}: {}",
-        a.before, a.after, c.ratio, c.ratio_ci_low, c.ratio_ci_high, c.verdict, c.words
+        "{} → {}: {} {:.3}× (95% CI {:.3}–{:.3}): {}",
+        a.before,
+        a.after,
+        a.spec.metric,
+        c.ratio,
+        c.low,
+        c.high,
+        c.verdict()
     );
     if let Some(id) = a.alert {
         let mut st = open(spec)?;
-        let (status, note) = if c.verdict == "slower" {
-            (
-                "acknowledged",
-                format!(
-                    "confirmed: {:.3}× ({:.3}–{:.3}) measured interleaved",
-                    c.ratio, c.ratio_ci_low, c.ratio_ci_high
-                ),
-            )
+        let words = format!(
+            "{} {:.3}× ({:.3}–{:.3}) measured interleaved",
+            a.spec.metric, c.ratio, c.low, c.high
+        );
+        let (status, note) = if c.verdict() == "slower" {
+            ("acknowledged", format!("confirmed: {words}"))
         } else {
-            (
-                "dismissed",
-                format!("not reproduced: {} measured interleaved", c.words),
-            )
+            ("dismissed", format!("not reproduced: {words}"))
         };
         if !detect::set_status(&mut st.db, id, status, Some(&note), &store::now())? {
             return Err(usage(format!("there is no alert #{id} in {}", st.location)));
@@ -726,17 +790,18 @@ fn confirm(spec: &str, a: ConfirmArgs) -> Result<i32> {
 
 /// `tare bisect GOOD BAD --build … --run …`.
 pub fn bisect(a: BisectArgs) -> Result<i32> {
+    check_metric(&a.spec.metric)?;
     let builds = Builds::new()?;
     let good = builds.tree("good", &a.good, &a.spec.build)?;
     let bad_hash = git::resolve(&builds.repo, &a.bad).map_err(|e| usage(format!("{e:#}")))?;
     let cand = builds.tree("candidate", &bad_hash, &a.spec.build)?;
     let json = |n: usize| builds.tmp.path().join(format!("step{n}.json"));
     let s = measure(&a.spec, ("good", &good.path), ("bad", &cand.path), &json(0))?;
-    let c = verdict(&s).ok_or_else(|| UserError::run_failed("no comparison of GOOD and BAD"))?;
-    if c.ratio_ci_low <= 1.0 {
+    let c = ratio_of(&s, &a.spec.metric)?;
+    if c.low <= 1.0 {
         return Err(UserError::run_failed(format!(
-            "{} is not measurably slower than {} ({:.3}×, 95% CI {:.3}–{:.3}): nothing to bisect",
-            a.bad, a.good, c.ratio, c.ratio_ci_low, c.ratio_ci_high
+            "{} is not measurably slower than {} in {} ({:.3}×, 95% CI {:.3}–{:.3}): nothing to bisect",
+            a.bad, a.good, a.spec.metric, c.ratio, c.low, c.high
         ))
         .into());
     }
@@ -744,7 +809,7 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
     let threshold = c.ratio.sqrt();
     println!(
         "bad/good = {:.3}× (95% CI {:.3}–{:.3}); a commit counts as slow above {:.3}×",
-        c.ratio, c.ratio_ci_low, c.ratio_ci_high, threshold
+        c.ratio, c.low, c.high, threshold
     );
     let good_hash = git::resolve(&builds.repo, &a.good)?;
     git::run(&cand.path, &["bisect", "start", &bad_hash, &good_hash])?;
@@ -759,14 +824,14 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
                 ("candidate", &cand.path),
                 &json(step),
             )?;
-            let c = verdict(&s).ok_or_else(|| UserError::run_failed("no comparison"))?;
+            let c = ratio_of(&s, &a.spec.metric)?;
             let slow = c.ratio >= threshold;
             println!(
                 "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}) → {}",
                 &head[..10],
                 c.ratio,
-                c.ratio_ci_low,
-                c.ratio_ci_high,
+                c.low,
+                c.high,
                 if slow { "bad" } else { "good" }
             );
             let out = git::run(&cand.path, &["bisect", if slow { "bad" } else { "good" }])?;
