@@ -503,6 +503,7 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
         st.reset()?;
     }
     let (mut added, mut skipped, mut runs) = (0, 0, 0);
+    let mut batch: Vec<(Option<CommitInfo>, String)> = Vec::new();
     for (f, s) in &sessions {
         let commit = match (&given, ingest::recorded_commit(s), a.no_git) {
             (Some(c), _, _) => Some(c.clone()),
@@ -511,24 +512,37 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
             (None, None, true) => None,
         };
         let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
-        let r = ingest::add_session(
-            &mut st.db,
-            s,
-            commit.as_ref(),
-            Some(&source.to_string_lossy()),
-        )
-        .map_err(|e| {
+        batch.push((commit, source.to_string_lossy().into_owned()));
+    }
+    // Sessions go in by transactions of 200: fast on a server, and a failure loses no batch
+    // already committed.
+    let mut cache = ingest::Cache::default();
+    let mut progress = 0;
+    for chunk in sessions.iter().zip(&batch).collect::<Vec<_>>().chunks(200) {
+        let items: Vec<(&Session, Option<&CommitInfo>, Option<&str>)> = chunk
+            .iter()
+            .map(|((_, s), (c, src))| (s, c.as_ref(), Some(src.as_str())))
+            .collect();
+        let done = ingest::add_sessions(&mut st.db, &items, &mut cache).map_err(|e| {
             UserError::run_failed(format!(
-                "cannot add {} to {}: {e:#}",
-                f.display(),
-                st.location
+                "cannot add {} to {}: {e:#}{}",
+                chunk[0].0 .0.display(),
+                st.location,
+                if progress > 0 {
+                    format!(" (the first {progress} files were added)")
+                } else {
+                    String::new()
+                }
             ))
         })?;
-        if r.added {
-            added += 1;
-            runs += r.runs;
-        } else {
-            skipped += 1;
+        progress += chunk.len();
+        for r in done {
+            if r.added {
+                added += 1;
+                runs += r.runs;
+            } else {
+                skipped += 1;
+            }
         }
     }
     println!(

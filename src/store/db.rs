@@ -66,7 +66,11 @@ pub enum Kind {
 /// A connection to either backend.
 pub enum Db {
     Sqlite(rusqlite::Connection),
-    Postgres(Box<postgres::Client>),
+    /// The client and its prepared statements by SQL text (each saves a round trip).
+    Postgres(
+        Box<postgres::Client>,
+        std::collections::HashMap<String, postgres::Statement>,
+    ),
 }
 
 impl Db {
@@ -92,13 +96,13 @@ impl Db {
     pub fn open_postgres(url: &str) -> Result<Db> {
         let c = postgres::Client::connect(url, postgres::NoTls)
             .with_context(|| format!("cannot connect to the PostgreSQL store {}", redact(url)))?;
-        Ok(Db::Postgres(Box::new(c)))
+        Ok(Db::Postgres(Box::new(c), Default::default()))
     }
 
     pub fn kind(&self) -> Kind {
         match self {
             Db::Sqlite(_) => Kind::Sqlite,
-            Db::Postgres(_) => Kind::Postgres,
+            Db::Postgres(..) => Kind::Postgres,
         }
     }
 
@@ -106,7 +110,7 @@ impl Db {
     pub fn batch(&mut self, sql: &str) -> Result<()> {
         match self {
             Db::Sqlite(c) => c.execute_batch(sql).map_err(|e| anyhow!("{e}")),
-            Db::Postgres(c) => c.batch_execute(sql).map_err(|e| anyhow!("{}", pg_err(&e))),
+            Db::Postgres(c, _) => c.batch_execute(sql).map_err(|e| anyhow!("{}", pg_err(&e))),
         }
         .with_context(|| format!("store: {}", first_words(sql)))
     }
@@ -119,13 +123,12 @@ impl Db {
                 let n = st.execute(rusqlite::params_from_iter(params.iter().map(SqliteVal)))?;
                 Ok(n as u64)
             }
-            Db::Postgres(c) => {
-                let sql = dollar_placeholders(sql);
+            Db::Postgres(c, cache) => {
+                let st = prepared(c, cache, sql)?;
                 let boxed = pg_params(params);
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     boxed.iter().map(|b| b.as_ref()).collect();
-                c.execute(sql.as_str(), &refs)
-                    .map_err(|e| anyhow!("{}", pg_err(&e)))
+                c.execute(&st, &refs).map_err(|e| anyhow!("{}", pg_err(&e)))
             }
         }
         .with_context(|| format!("store: {}", first_words(sql)))
@@ -156,15 +159,13 @@ impl Db {
                 }
                 Ok(out)
             })(),
-            Db::Postgres(c) => (|| -> Result<Vec<Vec<Val>>> {
+            Db::Postgres(c, cache) => (|| -> Result<Vec<Vec<Val>>> {
                 use postgres::types::Type;
-                let sql = dollar_placeholders(sql);
+                let st = prepared(c, cache, sql)?;
                 let boxed = pg_params(params);
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     boxed.iter().map(|b| b.as_ref()).collect();
-                let rows = c
-                    .query(sql.as_str(), &refs)
-                    .map_err(|e| anyhow!("{}", pg_err(&e)))?;
+                let rows = c.query(&st, &refs).map_err(|e| anyhow!("{}", pg_err(&e)))?;
                 let mut out = Vec::with_capacity(rows.len());
                 for r in &rows {
                     let mut row = Vec::with_capacity(r.len());
@@ -221,7 +222,7 @@ impl Db {
                 }
                 Ok(())
             }
-            Db::Postgres(c) => {
+            Db::Postgres(c, _) => {
                 use std::io::Write;
                 let sql = format!("COPY {table} ({}) FROM STDIN", columns.join(", "));
                 let mut w = c
@@ -248,6 +249,22 @@ impl Db {
             }
         }
     }
+}
+
+/// The prepared statement of `sql` (`?` placeholders), prepared once per connection.
+fn prepared(
+    c: &mut postgres::Client,
+    cache: &mut std::collections::HashMap<String, postgres::Statement>,
+    sql: &str,
+) -> Result<postgres::Statement> {
+    if let Some(st) = cache.get(sql) {
+        return Ok(st.clone());
+    }
+    let st = c
+        .prepare(&dollar_placeholders(sql))
+        .map_err(|e| anyhow!("{}", pg_err(&e)))?;
+    cache.insert(sql.to_string(), st.clone());
+    Ok(st)
 }
 
 /// A value in COPY's text format: `\N` for null, backslash escapes in text.

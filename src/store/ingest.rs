@@ -75,6 +75,32 @@ fn id_of(db: &mut Db, sql: &str, params: &[Val]) -> Result<Option<i64>> {
         .and_then(Val::as_i64))
 }
 
+/// A session's fields without its benchmarks (which hold the runs).
+trait WithoutBenchmarks {
+    fn clone_without_benchmarks(&self) -> Session;
+}
+
+impl WithoutBenchmarks for Session {
+    fn clone_without_benchmarks(&self) -> Session {
+        Session {
+            schema_version: self.schema_version,
+            tare_version: self.tare_version.clone(),
+            invocation: self.invocation.clone(),
+            started_at: self.started_at.clone(),
+            machine: self.machine.clone(),
+            method: self.method.clone(),
+            cores: self.cores.clone(),
+            limits: self.limits.clone(),
+            environment: self.environment.clone(),
+            seed: self.seed,
+            benchmarks: Vec::new(),
+            comparisons: self.comparisons.clone(),
+            complete: self.complete,
+            extra: self.extra.clone(),
+        }
+    }
+}
+
 pub fn commit_id(db: &mut Db, c: &CommitInfo) -> Result<i64> {
     if let Some(id) = id_of(
         db,
@@ -169,6 +195,16 @@ pub fn recorded_commit(s: &Session) -> Option<CommitInfo> {
         .and_then(|v| serde_json::from_value(v.clone()).ok())
 }
 
+/// Ids already looked up in this connection (metrics, machines, benchmarks): each costs a
+/// round trip to a PostgreSQL server otherwise.
+#[derive(Debug, Default)]
+pub struct Cache {
+    metrics: Option<Vec<i64>>,
+    machines: std::collections::HashMap<String, i64>,
+    commits: std::collections::HashMap<String, i64>,
+    benchmarks: std::collections::HashMap<String, i64>,
+}
+
 /// Adds one session (inside its own transaction).
 pub fn add_session(
     db: &mut Db,
@@ -176,55 +212,139 @@ pub fn add_session(
     commit: Option<&CommitInfo>,
     source: Option<&str>,
 ) -> Result<Added> {
+    let mut out = add_sessions(db, &[(s, commit, source)], &mut Cache::default())?;
+    Ok(out.remove(0))
+}
+
+/// Adds several sessions in one transaction: all or none. A handful of statements per call
+/// whatever the number of sessions (multi-row inserts, one bulk insert of runs and one of
+/// summaries): on a PostgreSQL server each statement is a round trip.
+pub fn add_sessions(
+    db: &mut Db,
+    sessions: &[(&Session, Option<&CommitInfo>, Option<&str>)],
+    cache: &mut Cache,
+) -> Result<Vec<Added>> {
     db.batch("BEGIN")?;
-    match add_in_transaction(db, s, commit, source) {
-        Ok(a) => {
+    match add_batch(db, sessions, cache) {
+        Ok(out) => {
             db.batch("COMMIT")?;
-            Ok(a)
+            Ok(out)
         }
         Err(e) => {
             let _ = db.batch("ROLLBACK");
+            // Ids cached inside the rolled-back transaction are gone.
+            *cache = Cache::default();
             Err(e)
         }
     }
 }
 
-fn add_in_transaction(
+/// `(?, ?, …), (?, ?, …)` for `rows` rows of `cols` values.
+fn placeholders(rows: usize, cols: usize) -> String {
+    let one = format!("({})", vec!["?"; cols].join(", "));
+    vec![one; rows].join(", ")
+}
+
+fn add_batch(
     db: &mut Db,
-    s: &Session,
-    commit: Option<&CommitInfo>,
-    source: Option<&str>,
-) -> Result<Added> {
-    let ident = identity(s);
-    if let Some(id) = id_of(
-        db,
-        "SELECT id FROM sessions WHERE identity = ?",
-        &[Val::text(&ident)],
-    )? {
-        return Ok(Added {
-            added: false,
-            session_id: id,
-            runs: 0,
-        });
+    sessions: &[(&Session, Option<&CommitInfo>, Option<&str>)],
+    cache: &mut Cache,
+) -> Result<Vec<Added>> {
+    // Commits: the ones not seen yet, in one insert and one select.
+    let recorded: Vec<Option<CommitInfo>> = sessions
+        .iter()
+        .map(|(s, c, _)| c.cloned().or_else(|| recorded_commit(s)))
+        .collect();
+    let mut fresh: Vec<&CommitInfo> = Vec::new();
+    for c in recorded.iter().flatten() {
+        if !cache.commits.contains_key(&c.hash) && !fresh.iter().any(|f| f.hash == c.hash) {
+            fresh.push(c);
+        }
     }
-    let recorded = recorded_commit(s);
-    let commit = commit.or(recorded.as_ref());
-    let cid = match commit {
-        Some(c) => Some(commit_id(db, c)?),
-        None => None,
-    };
-    let mid = machine_id(db, s)?;
-    let mut header = s.clone();
-    for b in &mut header.benchmarks {
-        b.runs.clear();
+    if !fresh.is_empty() {
+        let mut params = Vec::with_capacity(fresh.len() * 5);
+        for c in &fresh {
+            params.extend([
+                Val::text(&c.hash),
+                Val::text(c.parents.join(" ")),
+                Val::Text(c.branch.clone()),
+                Val::Int(c.time),
+                Val::Text(c.subject.clone()),
+            ]);
+        }
+        db.exec(
+            &format!(
+                "INSERT INTO commits (hash, parents, branch, time_unix, subject) VALUES {} ON CONFLICT (hash) DO NOTHING",
+                placeholders(fresh.len(), 5)
+            ),
+            &params,
+        )?;
+        let hashes: Vec<Val> = fresh.iter().map(|c| Val::text(&c.hash)).collect();
+        let rows = db.query(
+            &format!(
+                "SELECT id, hash FROM commits WHERE hash IN ({})",
+                vec!["?"; hashes.len()].join(", ")
+            ),
+            &hashes,
+        )?;
+        for r in rows {
+            if let (Some(id), Some(h)) = (r[0].as_i64(), r[1].as_str()) {
+                cache.commits.insert(h.to_string(), id);
+            }
+        }
     }
-    let sid = db.insert_id(
-        "INSERT INTO sessions (identity, commit_id, dirty, machine_id, started_at, started_unix, tare_version, method, kernel, os, source, header) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        &[
-            Val::text(ident),
-            Val::Int(cid),
+    // Machines and benchmarks: few; looked up once per connection.
+    let mut machine_ids = Vec::with_capacity(sessions.len());
+    for (s, _, _) in sessions {
+        let fp = fingerprint(&s.machine);
+        let id = match cache.machines.get(&fp) {
+            Some(&id) => id,
+            None => {
+                let id = machine_id(db, s)?;
+                cache.machines.insert(fp, id);
+                id
+            }
+        };
+        machine_ids.push(id);
+    }
+    if cache.metrics.is_none() {
+        cache.metrics = Some(metric_ids(db)?);
+    }
+    // Sessions: one insert; those already stored (same identity) insert nothing.
+    let idents: Vec<String> = sessions.iter().map(|(s, _, _)| identity(s)).collect();
+    let mut params = Vec::with_capacity(sessions.len() * 12);
+    let mut first: Vec<bool> = Vec::with_capacity(sessions.len());
+    let mut count = 0;
+    for (k, (s, _, source)) in sessions.iter().enumerate() {
+        let dup = idents[..k].contains(&idents[k]);
+        first.push(!dup);
+        if dup {
+            continue;
+        }
+        let commit = recorded[k].as_ref();
+        let header = Session {
+            benchmarks: s
+                .benchmarks
+                .iter()
+                .map(|b| crate::results::model::Benchmark {
+                    name: b.name.clone(),
+                    command: b.command.clone(),
+                    argv: b.argv.clone(),
+                    parameters: b.parameters.clone(),
+                    summary: b.summary.clone(),
+                    stop_reason: b.stop_reason.clone(),
+                    runs: Vec::new(),
+                    diagnostics: b.diagnostics.clone(),
+                    extra: b.extra.clone(),
+                })
+                .collect(),
+            ..s.clone_without_benchmarks()
+        };
+        params.extend([
+            Val::text(&idents[k]),
+            Val::Int(commit.and_then(|c| cache.commits.get(&c.hash).copied())),
             Val::int(i64::from(commit.is_some_and(|c| c.dirty))),
-            Val::int(mid),
+            Val::int(machine_ids[k]),
             Val::text(&s.started_at),
             Val::int(unix_time(&s.started_at)),
             Val::text(&s.tare_version),
@@ -233,51 +353,93 @@ fn add_in_transaction(
             Val::text(&s.machine.os),
             Val::Text(source.map(String::from)),
             Val::text(serde_json::to_string(&header)?),
-        ],
-    )?;
-    let metrics = metric_ids(db)?;
-    let mut runs: Vec<Vec<Val>> = Vec::new();
-    let mut sums: Vec<Vec<Val>> = Vec::new();
-    for b in &s.benchmarks {
-        let bid = benchmark_id(db, b)?;
-        for r in &b.runs {
-            runs.push(run_row(sid, bid, r));
-        }
-        let multimodal = i64::from(b.diagnostics.iter().any(|d| d.kind == "modes"));
-        let per_metric: [&Option<MetricSummary>; 5] = [
-            &b.summary.wall_time,
-            &b.summary.cpu_time,
-            &b.summary.user_time,
-            &b.summary.system_time,
-            &b.summary.peak_memory,
-        ];
-        for (k, m) in per_metric.iter().enumerate() {
-            if let Some(m) = m {
-                sums.push(vec![
-                    Val::int(sid),
-                    Val::int(bid),
-                    Val::int(metrics[k]),
-                    Val::int(m.n as i64),
-                    Val::real(m.median),
-                    Val::real(m.median_ci_low),
-                    Val::real(m.median_ci_high),
-                    Val::real(m.mean),
-                    Val::real(m.stddev),
-                    Val::real(m.min),
-                    Val::real(m.max),
-                    Val::int(multimodal),
-                ]);
+        ]);
+        count += 1;
+    }
+    let mut new_ids: std::collections::HashMap<String, i64> = Default::default();
+    if count > 0 {
+        let rows = db.query(
+            &format!(
+                "INSERT INTO sessions (identity, commit_id, dirty, machine_id, started_at, started_unix, tare_version, method, kernel, os, source, header) VALUES {} ON CONFLICT (identity) DO NOTHING RETURNING id, identity",
+                placeholders(count, 12)
+            ),
+            &params,
+        )?;
+        for r in rows {
+            if let (Some(id), Some(i)) = (r[0].as_i64(), r[1].as_str()) {
+                new_ids.insert(i.to_string(), id);
             }
         }
     }
-    let n = runs.len();
+    let metrics = cache.metrics.clone().unwrap_or_default();
+    let mut runs: Vec<Vec<Val>> = Vec::new();
+    let mut sums: Vec<Vec<Val>> = Vec::new();
+    let mut out = Vec::with_capacity(sessions.len());
+    for (k, (s, _, _)) in sessions.iter().enumerate() {
+        let Some(&sid) = new_ids.get(&idents[k]).filter(|_| first[k]) else {
+            let id = id_of(
+                db,
+                "SELECT id FROM sessions WHERE identity = ?",
+                &[Val::text(&idents[k])],
+            )?
+            .unwrap_or(0);
+            out.push(Added {
+                added: false,
+                session_id: id,
+                runs: 0,
+            });
+            continue;
+        };
+        let before = runs.len();
+        for b in &s.benchmarks {
+            let key = benchmark_key(&b.name, &b.parameters);
+            let bid = match cache.benchmarks.get(&key) {
+                Some(&id) => id,
+                None => {
+                    let id = benchmark_id(db, b)?;
+                    cache.benchmarks.insert(key, id);
+                    id
+                }
+            };
+            for r in &b.runs {
+                runs.push(run_row(sid, bid, r));
+            }
+            let multimodal = i64::from(b.diagnostics.iter().any(|d| d.kind == "modes"));
+            let per_metric: [&Option<MetricSummary>; 5] = [
+                &b.summary.wall_time,
+                &b.summary.cpu_time,
+                &b.summary.user_time,
+                &b.summary.system_time,
+                &b.summary.peak_memory,
+            ];
+            for (m, summary) in per_metric.iter().enumerate() {
+                if let Some(x) = summary {
+                    sums.push(vec![
+                        Val::int(sid),
+                        Val::int(bid),
+                        Val::int(metrics[m]),
+                        Val::int(x.n as i64),
+                        Val::real(x.median),
+                        Val::real(x.median_ci_low),
+                        Val::real(x.median_ci_high),
+                        Val::real(x.mean),
+                        Val::real(x.stddev),
+                        Val::real(x.min),
+                        Val::real(x.max),
+                        Val::int(multimodal),
+                    ]);
+                }
+            }
+        }
+        out.push(Added {
+            added: true,
+            session_id: sid,
+            runs: runs.len() - before,
+        });
+    }
     db.bulk_insert("runs", RUN_COLUMNS, &runs)?;
     db.bulk_insert("summaries", SUMMARY_COLUMNS, &sums)?;
-    Ok(Added {
-        added: true,
-        session_id: sid,
-        runs: n,
-    })
+    Ok(out)
 }
 
 pub const RUN_COLUMNS: &[&str] = &[
