@@ -53,7 +53,7 @@ fn sessions(commits: usize, runs: usize) -> Vec<(Session, CommitInfo)> {
             m.median = 0.01 * level;
         }
         let c = CommitInfo {
-            hash: format!("{:040x}", 0x5ca1e000_0000u64 + i as u64),
+            hash: format!("{:040x}", 0x5ca1_e000_0000_u64 + i as u64),
             parents: vec![],
             branch: Some("main".into()),
             time: Some(1_700_000_000 + 60 * i as i64),
