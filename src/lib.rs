@@ -12,6 +12,7 @@
 //! stats    pure functions over numbers: summaries, intervals, tests
 //! results  the data model (serde), journal, exporters (json, csv, markdown)
 //! report   what people look at: terminal summary
+//! store    history: SQLite / PostgreSQL, change points, alerts
 //! ```
 //!
 //! See `docs/architecture.md` for the map.
