@@ -525,7 +525,7 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
             .collect();
         let done = ingest::add_sessions(&mut st.db, &items, &mut cache).map_err(|e| {
             UserError::run_failed(format!(
-                "cannot add {} to {}: {e:#}{}",
+                "cannot add the files from {} on to {}: {e:#}{}",
                 chunk[0].0 .0.display(),
                 st.location,
                 if progress > 0 {
