@@ -31,15 +31,24 @@ pub fn pg_url() -> Option<String> {
     url
 }
 
-/// A fresh, empty schema `name` on the server and a URL whose connections use it.
-pub fn pg_schema(base: &str, name: &str) -> String {
-    let name = format!("{name}_{}", std::process::id());
+/// A fresh, empty schema on the server for the test `prefix` and a URL whose connections use
+/// it. Schemas left by earlier runs of the same test (other process ids) are dropped first.
+pub fn pg_schema(base: &str, prefix: &str) -> String {
+    let name = format!("{prefix}_{}", std::process::id());
     let mut c =
         postgres::Client::connect(base, postgres::NoTls).expect("connect to the test server");
-    c.batch_execute(&format!(
-        "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-    ))
-    .unwrap();
+    let old = c
+        .query(
+            "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE $1",
+            &[&format!("{prefix}\\_%")],
+        )
+        .unwrap();
+    for r in old {
+        let n: String = r.get(0);
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {n} CASCADE"))
+            .unwrap();
+    }
+    c.batch_execute(&format!("CREATE SCHEMA {name}")).unwrap();
     let sep = if base.contains('?') { '&' } else { '?' };
     format!("{base}{sep}options=-c%20search_path%3D{name}")
 }
