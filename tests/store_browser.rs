@@ -34,6 +34,20 @@ fn dashboard_renders_in_chromium() {
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
+    // `check` raises the alerts (exit 1: new regressions); the dashboard shows them.
+    let o = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["history", "--store"])
+        .arg(&store)
+        .arg("check")
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let html = d.join("history.html");
     let o = Command::new(env!("CARGO_BIN_EXE_tare"))
         .args(["history", "--store"])

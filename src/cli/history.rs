@@ -34,11 +34,11 @@ enum HistoryCommand {
     Add(AddArgs),
     /// Empty the store and add the given results files again (the files are the portable record).
     Rebuild(AddArgs),
-    /// Show each series in the terminal: sparkline, newest commits, change points.
+    /// Show each series in the terminal: sparkline, newest commits, change points, alerts.
     Show(ShowArgs),
     /// Find change points, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
     Check(CheckArgs),
-    /// Write the HTML dashboard and/or the Markdown summary (change detection runs first).
+    /// Write the HTML dashboard and/or the Markdown summary (alerts as `check` left them).
     Report(ReportArgs),
     /// List alerts (open ones by default).
     Alerts(AlertsArgs),
@@ -130,7 +130,7 @@ struct ReportArgs {
     /// Write the Markdown summary here (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
-    /// Exit 1 when new regression alerts were raised (as `check` does).
+    /// Raise alerts as `check` does, and exit 1 when new regression alerts were raised.
     #[arg(long)]
     fail_on_new: bool,
 }
@@ -212,7 +212,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
         HistoryCommand::Rebuild(x) => add(&spec, x, true),
         HistoryCommand::Show(x) => {
             let mut st = open(&spec)?;
-            let (views, _) = analyse(&mut st, &x.select, &x.detect)?;
+            let (views, _) = analyse(&mut st, &x.select, &x.detect, false)?;
             print!(
                 "{}",
                 view::terminal(&views, x.last, crate::report::Style::Full.color())
@@ -221,7 +221,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
         }
         HistoryCommand::Check(x) => {
             let mut st = open(&spec)?;
-            let (views, new) = analyse(&mut st, &x.select, &x.detect)?;
+            let (views, new) = analyse(&mut st, &x.select, &x.detect, true)?;
             if let Some(p) = &x.markdown {
                 write_out(p, &view::markdown(&views, &new))?;
             }
@@ -234,7 +234,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 ));
             }
             let mut st = open(&spec)?;
-            let (views, new) = analyse(&mut st, &x.select, &x.detect)?;
+            let (views, new) = analyse(&mut st, &x.select, &x.detect, x.fail_on_new)?;
             if let Some(p) = &x.html {
                 write_out(p, &view::html(&views, "tare history", &new))?;
                 eprintln!("wrote {}", p.display());
@@ -403,12 +403,14 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
     })
 }
 
-/// Every selected series with its trend, change points and (updated) alerts; the ids of new
-/// alerts.
+/// Every selected series with its trend, change points and alerts; the ids of new alerts.
+/// Only `check` (and `report --fail-on-new`) write alerts (`raise`); the views read them, so
+/// looking at history never takes a new alert away from the CI gate.
 fn analyse(
     st: &mut Store,
     sel: &SelectArgs,
     d: &DetectArgs,
+    raise: bool,
 ) -> Result<(Vec<SeriesView>, Vec<i64>)> {
     let settings = settings(d)?;
     if sel.metric != "all" && !ingest::METRICS.contains(&sel.metric.as_str()) {
@@ -432,6 +434,16 @@ fn analyse(
         }
         let points = query::trend(&mut st.db, &s, Some(d.window.max(2)))?;
         let changes = detect::changes(&points, &s, &settings);
+        if !raise {
+            let alerts = detect::series_alerts(&mut st.db, &s)?;
+            views.push(SeriesView {
+                series: s,
+                points,
+                changes,
+                alerts,
+            });
+            continue;
+        }
         st.db.batch("BEGIN")?;
         let created = match detect::update_alerts(&mut st.db, &s, &points, &changes, &now) {
             Ok(c) => {

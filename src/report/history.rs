@@ -129,7 +129,7 @@ pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
                 match alert {
                     Some(a) => format!(" — alert #{} {}", a.id, a.status),
                     None if !c.alerted => " — below the alert threshold".into(),
-                    None => String::new(),
+                    None => " — no alert yet (`tare history check` raises it)".into(),
                 },
                 match (&c.machine_change, alert) {
                     (Some(m), _) => format!(" — machine changed: {m}"),

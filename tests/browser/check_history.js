@@ -54,6 +54,8 @@ function check(ok, what) {
     await page.goto('file://' + report, { waitUntil: 'load' });
     const t = await (await page.$('table#alerts')).boundingBox();
     check(t && t.width > 100 && t.height > 20, 'alerts table renders');
+    const alerts = await page.$$eval('table#alerts tbody tr[id^="alert-"]', (rs) => rs.length);
+    check(alerts === changes, `${alerts} alerts listed (want ${changes})`);
     const ids = await page.$$eval('svg.plot-trend', (ss) => ss.map((s) => s.id));
     check(ids.length === plots, `${ids.length} trend plots (want ${plots})`);
     for (const id of ids) {
