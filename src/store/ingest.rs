@@ -312,7 +312,8 @@ fn add_batch(
     }
     // Sessions: one insert; those already stored (same identity) insert nothing.
     let idents: Vec<String> = sessions.iter().map(|(s, _, _)| identity(s)).collect();
-    let mut params = Vec::with_capacity(sessions.len() * 12);
+    let mut params = Vec::with_capacity(sessions.len() * 11);
+    let mut headers: std::collections::HashMap<String, String> = Default::default();
     let mut first: Vec<bool> = Vec::with_capacity(sessions.len());
     let mut count = 0;
     for (k, (s, _, source)) in sessions.iter().enumerate() {
@@ -352,16 +353,16 @@ fn add_batch(
             Val::text(&s.machine.kernel),
             Val::text(&s.machine.os),
             Val::Text(source.map(String::from)),
-            Val::text(serde_json::to_string(&header)?),
         ]);
+        headers.insert(idents[k].clone(), serde_json::to_string(&header)?);
         count += 1;
     }
     let mut new_ids: std::collections::HashMap<String, i64> = Default::default();
     if count > 0 {
         let rows = db.query(
             &format!(
-                "INSERT INTO sessions (identity, commit_id, dirty, machine_id, started_at, started_unix, tare_version, method, kernel, os, source, header) VALUES {} ON CONFLICT (identity) DO NOTHING RETURNING id, identity",
-                placeholders(count, 12)
+                "INSERT INTO sessions (identity, commit_id, dirty, machine_id, started_at, started_unix, tare_version, method, kernel, os, source) VALUES {} ON CONFLICT (identity) DO NOTHING RETURNING id, identity",
+                placeholders(count, 11)
             ),
             &params,
         )?;
@@ -371,6 +372,15 @@ fn add_batch(
             }
         }
     }
+    let header_rows: Vec<Vec<Val>> = new_ids
+        .iter()
+        .filter_map(|(ident, id)| {
+            headers
+                .remove(ident)
+                .map(|h| vec![Val::int(*id), Val::text(h)])
+        })
+        .collect();
+    db.bulk_insert("session_headers", &["session_id", "header"], &header_rows)?;
     let metrics = cache.metrics.clone().unwrap_or_default();
     let mut runs: Vec<Vec<Val>> = Vec::new();
     let mut sums: Vec<Vec<Val>> = Vec::new();

@@ -6,6 +6,9 @@
 //! PostgreSQL about 20 of the 31 s of ingesting 1,000,000 runs (`bench/store_scale.sh`); the
 //! ingest writes them only in the transaction that writes their session, with ids it just got.
 //!
+//! The session JSON (without runs) lives in `session_headers`, apart from `sessions`: a few
+//! kB per row there made a trend over 10,000 commits read 40 MB of pages.
+//!
 //! `meta.schema_version` says which migrations have run. A store written by a newer tare
 //! (a higher version) is refused, in one line, rather than misread.
 
@@ -48,7 +51,10 @@ CREATE TABLE sessions (
   method TEXT NOT NULL,
   kernel TEXT NOT NULL,
   os TEXT NOT NULL,
-  source TEXT,
+  source TEXT
+);
+CREATE TABLE session_headers (
+  session_id {int} PRIMARY KEY,
   header TEXT NOT NULL
 );
 CREATE INDEX sessions_machine ON sessions (machine_id);
@@ -196,6 +202,7 @@ pub const TABLES: &[&str] = &[
     "alerts",
     "summaries",
     "runs",
+    "session_headers",
     "sessions",
     "benchmarks",
     "machines",
