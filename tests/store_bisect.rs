@@ -34,7 +34,7 @@ fn repo(d: &Path) -> Vec<String> {
     git(d, &["init", "-q"]);
     let mut hashes = Vec::new();
     for i in 0..6 {
-        let n = if i >= 3 { 26_000_000 } else { 20_000_000 };
+        let n = if i >= 3 { 78_000_000 } else { 60_000_000 };
         std::fs::write(d.join("prog.c"), program(n, &format!("version {i}"))).unwrap();
         git(d, &["add", "prog.c"]);
         git(d, &["commit", "-qm", &format!("change {i}")]);
@@ -74,7 +74,7 @@ fn bisect_finds_the_commit_that_made_the_program_slower() {
     let o = tare(
         d,
         &[
-            "bisect", &h[0], &h[5], "--build", BUILD, "--run", "./prog", "--runs", "10",
+            "bisect", &h[0], &h[5], "--build", BUILD, "--run", "./prog", "--runs", "15",
             "--metric", "cpu_time",
         ],
     );
@@ -119,7 +119,7 @@ fn confirm_measures_two_commits_interleaved() {
             "--run",
             "./prog",
             "--runs",
-            "10",
+            "15",
             "--metric",
             "cpu_time",
             "--export-json",

@@ -822,8 +822,24 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
     let bad_hash = git::resolve(&builds.repo, &a.bad).map_err(|e| usage(format!("{e:#}")))?;
     let cand = builds.tree("candidate", &bad_hash, &a.spec.build)?;
     let json = |n: usize| builds.tmp.path().join(format!("step{n}.json"));
-    let s = measure(&a.spec, ("good", &good.path), ("bad", &cand.path), &json(0))?;
-    let c = ratio_of(&s, &a.spec.metric)?;
+    // GOOD against BAD; an interval that reaches 1 while BAD looks slower is measured again
+    // with twice the runs (up to 4× --runs).
+    let mut spec = a.spec.clone();
+    let c = loop {
+        let s = measure(&spec, ("good", &good.path), ("bad", &cand.path), &json(0))?;
+        let c = ratio_of(&s, &a.spec.metric)?;
+        if c.low > 1.0 || c.ratio <= 1.0 || spec.runs >= a.spec.runs * 4 {
+            break c;
+        }
+        println!(
+            "bad/good = {:.3}× (95% CI {:.3}–{:.3}): measuring again with {} runs",
+            c.ratio,
+            c.low,
+            c.high,
+            spec.runs * 2
+        );
+        spec.runs *= 2;
+    };
     if c.low <= 1.0 {
         return Err(UserError::run_failed(format!(
             "{} is not measurably slower than {} in {} ({:.3}×, 95% CI {:.3}–{:.3}): nothing to bisect",
@@ -844,14 +860,38 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
             let head = git::run(&cand.path, &["rev-parse", "HEAD"])?;
             git::run(&cand.path, &["clean", "-fdxq"])?;
             build_in(&cand, &head, &a.spec.build)?;
-            let s = measure(
-                &a.spec,
-                ("good", &good.path),
-                ("candidate", &cand.path),
-                &json(step),
-            )?;
-            let c = ratio_of(&s, &a.spec.metric)?;
-            let slow = c.ratio >= threshold;
+            // Measured until the interval lies on one side of the threshold, doubling the runs
+            // up to 4× --runs; then the point estimate decides.
+            let mut spec = a.spec.clone();
+            let (c, slow) = loop {
+                let s = measure(
+                    &spec,
+                    ("good", &good.path),
+                    ("candidate", &cand.path),
+                    &json(step),
+                )?;
+                let c = ratio_of(&s, &a.spec.metric)?;
+                if c.low >= threshold {
+                    break (c, true);
+                }
+                if c.high < threshold {
+                    break (c, false);
+                }
+                if spec.runs >= a.spec.runs * 4 {
+                    let slow = c.ratio >= threshold;
+                    break (c, slow);
+                }
+                println!(
+                    "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}), on both sides of {:.3}×: measuring again with {} runs",
+                    &head[..10],
+                    c.ratio,
+                    c.low,
+                    c.high,
+                    threshold,
+                    spec.runs * 2
+                );
+                spec.runs *= 2;
+            };
             println!(
                 "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}) → {}",
                 &head[..10],
