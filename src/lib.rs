@@ -13,6 +13,7 @@
 //! stats    pure functions over numbers: summaries, intervals, tests
 //! results  the data model (serde), journal, exporters (json, csv, markdown)
 //! report   what people look at: terminal summary
+//! store    history: SQLite / PostgreSQL, change points, alerts
 //! ```
 //!
 //! See `docs/architecture.md` for the map.
@@ -34,6 +35,7 @@ pub mod report;
 pub mod results;
 pub mod setup;
 pub mod stats;
+pub mod store;
 pub mod suite;
 pub mod table;
 pub mod units;

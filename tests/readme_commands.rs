@@ -201,3 +201,43 @@ fn kernels_block_as_written() {
         .unwrap()
         .contains("blur/java"));
 }
+
+/// The History block, in a git repository made for it (a tag `v1.2`, `data.txt`, a results
+/// file in `old-results/`). `confirm` and `bisect` need a build system and a real slowdown:
+/// they are covered by `tests/store_bisect.rs`; `check` may exit 1 (a new alert) by design.
+#[test]
+fn history_block_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for cmd in [
+        "git init -q",
+        "git -c user.name=t -c user.email=t@example.org commit -q --allow-empty -m first",
+        "git tag v1.2",
+        "seq 2000 | sort -R > data.txt",
+        "mkdir old-results",
+        "tare run --style none --runs 10 -n sort --export-json old-results/a.json 'sort -n data.txt'",
+    ] {
+        let out = sh(d, cmd);
+        assert!(out.status.success(), "`{cmd}`: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut ran = 0;
+    for line in block("## History") {
+        if line.contains(" confirm ") || line.starts_with("tare bisect") {
+            continue;
+        }
+        let out = sh(d, &line);
+        let ok = if line.starts_with("tare history check") {
+            matches!(out.status.code(), Some(0 | 1))
+        } else {
+            out.status.success()
+        };
+        assert!(ok, "`{line}`: {}", String::from_utf8_lossy(&out.stderr));
+        ran += 1;
+    }
+    assert!(ran >= 6, "the block has {ran} runnable lines");
+    assert!(d.join(".tare/history.sqlite").exists());
+    assert!(d.join("history.html").exists() && d.join("summary.md").exists());
+    let out = sh(d, "tare history info");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 sessions"), "{text}");
+}

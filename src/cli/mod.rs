@@ -4,6 +4,7 @@
 mod bias;
 mod compare;
 mod docs;
+mod history;
 mod import;
 mod kernels;
 mod machine;
@@ -54,6 +55,10 @@ enum Command {
     Import(import::ImportArgs),
     /// Report stored results: an HTML page with SVG plots, SVG files, or text plots.
     Report(report::ReportArgs),
+    /// History of results by commit (SQLite or PostgreSQL): add, show, check for change points, report, confirm.
+    History(Box<history::HistoryArgs>),
+    /// Find the commit that made a program slower: git bisect with a measured comparison at each step.
+    Bisect(Box<history::BisectArgs>),
     /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
     Completions(docs::CompletionsArgs),
     /// Print the manual page (roff), or write one per subcommand with --dir.
@@ -87,6 +92,8 @@ pub fn main() -> i32 {
         Command::Import(args) => import::run(args),
         Command::Bias(args) => bias::bias(*args),
         Command::Plan(args) => plan_cmd::plan(args),
+        Command::History(args) => history::history(*args),
+        Command::Bisect(args) => history::bisect(*args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
     };
@@ -96,6 +103,17 @@ pub fn main() -> i32 {
             eprintln!("tare: error: {}", one_line(&e));
             exit_code_of(&e)
         }
+    }
+}
+
+/// Runs `tare run ARGV…` in this process (for `tare history confirm` and `tare bisect`): the
+/// same parsing, checks, measuring and exports as the command line; returns its exit code.
+pub(crate) fn run_in_process(argv: Vec<String>) -> anyhow::Result<i32> {
+    let cli = Cli::try_parse_from(argv)
+        .map_err(|e| crate::error::usage(e.to_string().trim().replace('\n', " ")))?;
+    match cli.command {
+        Command::Run(args) => run::run(*args),
+        _ => Err(crate::error::usage("run_in_process runs `tare run` only")),
     }
 }
 

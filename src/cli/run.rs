@@ -248,6 +248,11 @@ pub struct RunArgs {
     /// Write a self-contained HTML report with plots (same as `tare report --html`).
     #[arg(long, value_name = "FILE")]
     export_html: Option<PathBuf>,
+    /// Add the finished session to the history store: --store alone for the default
+    /// (.tare/history.sqlite in the git repository, see `tare history --help`), --store=PATH or
+    /// --store=postgresql://…; the commit is read from git in the current directory.
+    #[arg(long, value_name = "URL|PATH", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    store: Option<String>,
     /// Record environment variable values in the results (names only by default).
     #[arg(long)]
     record_env_values: bool,
@@ -1227,6 +1232,11 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     if let Some(p) = &a.export_html {
         export::check_writable(p)?;
     }
+    // The store is opened (created, migrated) before the first run: a bad URL stops here.
+    let mut history = match &a.store {
+        Some(spec) => Some(super::history::open_for_run(Some(spec.as_str()))?),
+        None => None,
+    };
     let pref: Preference = match a
         .backend
         .clone()
@@ -1407,6 +1417,11 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             .extra
             .insert("sort".into(), serde_json::json!("median-time"));
     }
+    if history.is_some() {
+        if let Some(c) = super::history::current_commit() {
+            session.extra.insert("git".into(), serde_json::json!(c));
+        }
+    }
     let journal = match exports.first() {
         Some(e) => Some(Journal::create(
             journal::path_for(&e.path),
@@ -1436,12 +1451,23 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         print!("{}", terminal::summary_with(&session, color, a.verbose));
     }
     let journal = watch.journal.take();
-    let failures = write_exports(
+    let mut failures = write_exports(
         &exports,
         a.export_html.as_deref(),
         &session,
         journal.as_ref(),
     );
+    if let Some(st) = history.as_mut() {
+        if session.complete {
+            let json = exports
+                .iter()
+                .find(|e| e.format == Format::Json)
+                .map(|e| e.path.as_path());
+            if let Err(e) = super::history::store_session(st, &session, json) {
+                failures.push(format!("{e:#}"));
+            }
+        }
+    }
     if let Some(j) = journal {
         if failures.is_empty() {
             j.finish()

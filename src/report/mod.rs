@@ -2,6 +2,7 @@
 //!
 //! Reads results; never measures. Colors follow `--style` and `NO_COLOR`.
 
+pub mod history;
 pub mod html;
 pub mod meters;
 pub mod progress;

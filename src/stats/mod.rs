@@ -18,6 +18,7 @@
 pub mod autocorr;
 pub mod binomial;
 pub mod bootstrap;
+pub mod changepoint;
 pub mod compare;
 pub mod describe;
 pub mod hypothesis;

@@ -38,4 +38,5 @@ if [ ! -d "$here/node_modules/playwright-core" ] || [ ! -d "$here/node_modules/p
   (cd "$here" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi
 # Paths in the arguments stay relative to the caller's directory.
-CHROMIUM="$chromium" exec node "$here/check.js" "$@"
+# TARE_BROWSER_CHECK picks another check script of this directory (check_history.js).
+CHROMIUM="$chromium" exec node "$here/${TARE_BROWSER_CHECK:-check.js}" "$@"

@@ -1,0 +1,919 @@
+//! `tare history …` (the store: add, rebuild, show, check, report, alerts, confirm) and
+//! `tare bisect`. Parses arguments, opens the store, calls `crate::store` and
+//! `crate::report::history`, and maps outcomes to exit codes: `check` (and `report
+//! --fail-on-new`) exit 1 when new regression alerts were raised. `confirm` and `bisect` build
+//! commits in git work trees and measure them interleaved with the `tare run` machinery, in
+//! this process.
+
+use crate::error::{exit, usage, UserError};
+use crate::report::history::{self as view, SeriesView};
+use crate::results::model::Session;
+use crate::store::detect::{self, DetectSettings};
+use crate::store::git::{self, CommitInfo, Worktree};
+use crate::store::{self, ingest, query, Store};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  tare run --store --export-json r.json './prog'\n  tare history add results/*.json --commit v1.2\n  tare history show --last 15\n  tare history check            # exit 1 on new regression alerts\n  tare history report --html history.html --markdown summary.md"
+)]
+pub struct HistoryArgs {
+    /// The store: an SQLite file or postgresql://user:pass@host:port/db (default: TARE_STORE,
+    /// else .tare/history.sqlite in the git repository, else $XDG_DATA_HOME/tare/history.sqlite).
+    #[arg(long, global = true, value_name = "URL|PATH")]
+    store: Option<String>,
+    #[command(subcommand)]
+    command: HistoryCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum HistoryCommand {
+    /// Add results files (from `tare run --export-json`) to the store, with their commit.
+    Add(AddArgs),
+    /// Empty the store and add the given results files again (the files are the portable record).
+    Rebuild(AddArgs),
+    /// Show each series in the terminal: sparkline, newest commits, change points, alerts.
+    Show(ShowArgs),
+    /// Find change points, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
+    Check(CheckArgs),
+    /// Write the HTML dashboard and/or the Markdown summary (alerts as `check` left them).
+    Report(ReportArgs),
+    /// List alerts (open ones by default).
+    Alerts(AlertsArgs),
+    /// Set an alert's status: acknowledged, dismissed, fixed, or new again.
+    Alert(AlertArgs),
+    /// Rebuild two commits and measure them interleaved in one session: is the change real?
+    Confirm(ConfirmArgs),
+    /// Count what the store holds.
+    Info,
+}
+
+#[derive(Args, Debug)]
+struct AddArgs {
+    /// Results files (JSON from `tare run --export-json`); directories are searched for *.json.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// The commit the results measured (default: what the file recorded, else HEAD of the git
+    /// repository in the current directory).
+    #[arg(long, value_name = "REV")]
+    commit: Option<String>,
+    /// Branch name to record with --commit.
+    #[arg(long, value_name = "NAME")]
+    branch: Option<String>,
+    /// Do not ask git: store the sessions without a commit unless the files recorded one.
+    #[arg(long, conflicts_with = "commit")]
+    no_git: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+struct SelectArgs {
+    /// Only benchmarks whose name contains this text.
+    #[arg(short, long, value_name = "TEXT")]
+    benchmark: Option<String>,
+    /// Metric: wall_time, cpu_time, user_time, system_time, peak_memory, or all.
+    #[arg(short, long, value_name = "METRIC", default_value = "wall_time")]
+    metric: String,
+}
+
+#[derive(Args, Debug, Clone)]
+struct DetectArgs {
+    /// Largest permutation p-value at which a change point is kept.
+    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    alpha: f64,
+    /// Permutations per change-point test.
+    #[arg(long, value_name = "N", default_value_t = 199)]
+    permutations: usize,
+    /// Fewest commits on each side of a change point.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    min_size: usize,
+    /// Smallest change that raises an alert (its 95% interval must also exclude no change).
+    #[arg(long, value_name = "PERCENT", default_value = "1%")]
+    min_effect: String,
+    /// Look for change points among the newest N commits of each series.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    window: usize,
+}
+
+#[derive(Args, Debug)]
+struct ShowArgs {
+    #[command(flatten)]
+    select: SelectArgs,
+    #[command(flatten)]
+    detect: DetectArgs,
+    /// Rows of newest commits per series.
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    last: usize,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    #[command(flatten)]
+    select: SelectArgs,
+    #[command(flatten)]
+    detect: DetectArgs,
+    /// Also write the Markdown summary here (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    #[command(flatten)]
+    select: SelectArgs,
+    #[command(flatten)]
+    detect: DetectArgs,
+    /// Write the self-contained HTML dashboard here.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Write the Markdown summary here (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Raise alerts as `check` does, and exit 1 when new regression alerts were raised.
+    #[arg(long)]
+    fail_on_new: bool,
+}
+
+#[derive(Args, Debug)]
+struct AlertsArgs {
+    /// All alerts, closed ones too.
+    #[arg(long)]
+    all: bool,
+}
+
+#[derive(Args, Debug)]
+struct AlertArgs {
+    /// The alert's number (from `tare history alerts`).
+    #[arg(value_name = "ID")]
+    id: i64,
+    /// New status: acknowledged, dismissed, fixed or new.
+    #[arg(value_name = "STATUS")]
+    status: String,
+    /// Why (kept with the alert).
+    #[arg(long, value_name = "TEXT")]
+    note: Option<String>,
+}
+
+/// Building and measuring two commits (for `confirm` and `bisect`).
+#[derive(Args, Debug, Clone)]
+pub struct BuildRunArgs {
+    /// Shell command that builds a commit, run in its work tree (e.g. 'make' or 'cc -O2 -o prog prog.c').
+    #[arg(long, value_name = "CMD")]
+    build: String,
+    /// Command to measure, run in the commit's work tree; `{dir}` is replaced by the work tree's path.
+    #[arg(long = "run", value_name = "CMD")]
+    run_cmd: String,
+    /// Runs per commit (interleaved rounds).
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    runs: usize,
+    /// Warm-up runs per commit.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    warmup: usize,
+    /// Metric compared: wall_time, or cpu_time (steadier on a machine shared with other work).
+    #[arg(long, value_name = "METRIC", default_value = "wall_time")]
+    metric: String,
+    /// Write the measured session as JSON here.
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ConfirmArgs {
+    /// The commit before the change.
+    #[arg(value_name = "BEFORE")]
+    before: String,
+    /// The commit after the change.
+    #[arg(value_name = "AFTER")]
+    after: String,
+    #[command(flatten)]
+    spec: BuildRunArgs,
+    /// Set this alert to acknowledged when the change is confirmed, dismissed when not.
+    #[arg(long, value_name = "ID")]
+    alert: Option<i64>,
+}
+
+#[derive(Args, Debug)]
+pub struct BisectArgs {
+    /// A commit known to be fast.
+    #[arg(value_name = "GOOD")]
+    good: String,
+    /// A later commit known to be slow.
+    #[arg(value_name = "BAD")]
+    bad: String,
+    #[command(flatten)]
+    spec: BuildRunArgs,
+}
+
+pub fn history(a: HistoryArgs) -> Result<i32> {
+    let spec = store::location(a.store.as_deref());
+    match a.command {
+        HistoryCommand::Add(x) => add(&spec, x, false),
+        HistoryCommand::Rebuild(x) => add(&spec, x, true),
+        HistoryCommand::Show(x) => {
+            let mut st = open(&spec)?;
+            let (views, _) = analyse(&mut st, &x.select, &x.detect, false)?;
+            print!(
+                "{}",
+                view::terminal(&views, x.last, crate::report::Style::Full.color())
+            );
+            Ok(exit::OK)
+        }
+        HistoryCommand::Check(x) => {
+            let mut st = open(&spec)?;
+            let (views, new) = analyse(&mut st, &x.select, &x.detect, true)?;
+            if let Some(p) = &x.markdown {
+                write_out(p, &view::markdown(&views, &new))?;
+            }
+            Ok(gate(&views, &new))
+        }
+        HistoryCommand::Report(x) => {
+            if x.html.is_none() && x.markdown.is_none() {
+                return Err(usage(
+                    "tare history report: say what to write: --html FILE and/or --markdown FILE",
+                ));
+            }
+            let mut st = open(&spec)?;
+            let (views, new) = analyse(&mut st, &x.select, &x.detect, x.fail_on_new)?;
+            if let Some(p) = &x.html {
+                write_out(p, &view::html(&views, "tare history", &new))?;
+                eprintln!("wrote {}", p.display());
+            }
+            if let Some(p) = &x.markdown {
+                write_out(p, &view::markdown(&views, &new))?;
+            }
+            Ok(if x.fail_on_new {
+                gate(&views, &new)
+            } else {
+                exit::OK
+            })
+        }
+        HistoryCommand::Alerts(x) => {
+            let mut st = open(&spec)?;
+            let list = detect::alerts(
+                &mut st.db,
+                if x.all { &[] } else { &["new", "acknowledged"] },
+            )?;
+            let series = query::series(&mut st.db)?;
+            if list.is_empty() {
+                println!(
+                    "no {}alerts in {}",
+                    if x.all { "" } else { "open " },
+                    st.location
+                );
+            }
+            for al in list {
+                let s = series.iter().find(|s| {
+                    s.benchmark_id == al.benchmark_id
+                        && s.metric_id == al.metric_id
+                        && s.machine_id == al.machine_id
+                });
+                println!(
+                    "#{} {} {} · {} · {}: {} at {} {:.3}× (95% CI {:.3}–{:.3}), p = {}{}",
+                    al.id,
+                    al.status,
+                    s.map(|s| s.label()).unwrap_or_default(),
+                    s.map(|s| s.metric.clone()).unwrap_or_default(),
+                    s.map(|s| s.hostname.clone()).unwrap_or_default(),
+                    al.kind,
+                    al.commit_key.chars().take(10).collect::<String>(),
+                    al.ratio,
+                    al.ratio_low,
+                    al.ratio_high,
+                    crate::units::format_p(al.p_value),
+                    if al.note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" — {}", al.note)
+                    }
+                );
+            }
+            Ok(exit::OK)
+        }
+        HistoryCommand::Alert(x) => {
+            let status = match x.status.as_str() {
+                "ack" | "acknowledge" | "acknowledged" => "acknowledged",
+                "dismiss" | "dismissed" => "dismissed",
+                "fix" | "fixed" => "fixed",
+                "new" | "reopen" => "new",
+                other => {
+                    return Err(usage(format!(
+                        "unknown alert status '{other}': give acknowledged, dismissed, fixed or new"
+                    )))
+                }
+            };
+            let mut st = open(&spec)?;
+            if !detect::set_status(&mut st.db, x.id, status, x.note.as_deref(), &store::now())? {
+                return Err(usage(format!(
+                    "there is no alert #{} in {}: list them with `tare history alerts --all`",
+                    x.id, st.location
+                )));
+            }
+            println!("alert #{} is {status}", x.id);
+            Ok(exit::OK)
+        }
+        HistoryCommand::Confirm(x) => confirm(&spec, x),
+        HistoryCommand::Info => {
+            let mut st = open(&spec)?;
+            let c = query::counts(&mut st.db)?;
+            println!(
+                "{}: {} commits, {} machines, {} sessions, {} benchmarks, {} runs (schema version {})",
+                st.location,
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4],
+                crate::store::schema::SCHEMA_VERSION
+            );
+            Ok(exit::OK)
+        }
+    }
+}
+
+fn open(spec: &str) -> Result<Store> {
+    Store::open(spec).map_err(|e| usage(format!("{e:#}; check --store or TARE_STORE")))
+}
+
+fn write_out(p: &Path, text: &str) -> Result<()> {
+    if p.as_os_str() == "-" {
+        print!("{text}");
+        return Ok(());
+    }
+    crate::results::export::write_atomic(p, text.as_bytes())
+        .map_err(|e| UserError::usage(format!("{e:#}")).into())
+}
+
+/// Exit 1 (and a line per alert on stderr) when new regression alerts were raised.
+fn gate(views: &[SeriesView], new: &[i64]) -> i32 {
+    let mut regressions = 0;
+    for v in views {
+        for a in v.alerts.iter().filter(|a| new.contains(&a.id)) {
+            eprintln!(
+                "new alert #{}: {} {} on {} {} at {}: {:.3}× (95% CI {:.3}–{:.3})",
+                a.id,
+                v.series.label(),
+                v.series.metric,
+                v.series.hostname,
+                a.kind,
+                a.commit_key.chars().take(10).collect::<String>(),
+                a.ratio,
+                a.ratio_low,
+                a.ratio_high
+            );
+            if a.kind == "regression" {
+                regressions += 1;
+            }
+        }
+    }
+    if regressions > 0 {
+        eprintln!(
+            "tare: {regressions} new regression alert(s): confirm with `tare history confirm`, then acknowledge or dismiss with `tare history alert ID STATUS`"
+        );
+        exit::VERDICT
+    } else {
+        println!("no new regression alerts");
+        exit::OK
+    }
+}
+
+fn settings(d: &DetectArgs) -> Result<DetectSettings> {
+    if !(d.alpha > 0.0 && d.alpha < 1.0) {
+        return Err(usage(format!(
+            "--alpha {}: give a p-value between 0 and 1",
+            d.alpha
+        )));
+    }
+    if d.permutations < 19 {
+        return Err(usage(
+            "--permutations: give at least 19 (the smallest p-value is 1/(N+1))",
+        ));
+    }
+    let min_effect = crate::units::parse_fraction(&d.min_effect)
+        .map_err(|e| usage(format!("--min-effect: {e}")))?;
+    Ok(DetectSettings {
+        changepoint: crate::stats::changepoint::Settings {
+            alpha: d.alpha,
+            permutations: d.permutations,
+            min_size: d.min_size.max(1),
+            seed: 0,
+            kappa: true,
+        },
+        min_effect,
+    })
+}
+
+/// Every selected series with its trend, change points and alerts; the ids of new alerts.
+/// Only `check` (and `report --fail-on-new`) write alerts (`raise`); the views read them, so
+/// looking at history never takes a new alert away from the CI gate.
+fn analyse(
+    st: &mut Store,
+    sel: &SelectArgs,
+    d: &DetectArgs,
+    raise: bool,
+) -> Result<(Vec<SeriesView>, Vec<i64>)> {
+    let settings = settings(d)?;
+    if sel.metric != "all" && !ingest::METRICS.contains(&sel.metric.as_str()) {
+        return Err(usage(format!(
+            "--metric {}: give one of {} or all",
+            sel.metric,
+            ingest::METRICS.join(", ")
+        )));
+    }
+    let now = store::now();
+    let mut views = Vec::new();
+    let mut new = Vec::new();
+    for s in query::series(&mut st.db)? {
+        if sel.metric != "all" && s.metric != sel.metric {
+            continue;
+        }
+        if let Some(b) = &sel.benchmark {
+            if !s.benchmark.contains(b.as_str()) {
+                continue;
+            }
+        }
+        let points = query::trend(&mut st.db, &s, Some(d.window.max(2)))?;
+        let changes = detect::changes(&points, &s, &settings);
+        if !raise {
+            let alerts = detect::series_alerts(&mut st.db, &s)?;
+            views.push(SeriesView {
+                series: s,
+                points,
+                changes,
+                alerts,
+            });
+            continue;
+        }
+        st.db.batch("BEGIN")?;
+        let created = match detect::update_alerts(&mut st.db, &s, &points, &changes, &now) {
+            Ok(c) => {
+                st.db.batch("COMMIT")?;
+                c
+            }
+            Err(e) => {
+                let _ = st.db.batch("ROLLBACK");
+                return Err(e);
+            }
+        };
+        new.extend(created);
+        let alerts = detect::series_alerts(&mut st.db, &s)?;
+        views.push(SeriesView {
+            series: s,
+            points,
+            changes,
+            alerts,
+        });
+    }
+    Ok((views, new))
+}
+
+/// The results files among `paths` (directories searched for *.json, not recursively).
+fn files_of(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("cannot read directory {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
+    let files = files_of(&a.files)?;
+    // Read every file first: one bad file stops before the store is touched.
+    let mut sessions: Vec<(PathBuf, Session)> = Vec::new();
+    for f in &files {
+        sessions.push((f.clone(), crate::results::read::load_session(f)?));
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let given: Option<CommitInfo> = match (&a.commit, a.no_git) {
+        (_, true) => None,
+        (Some(rev), false) => Some(match git::commit_info(&cwd, Some(rev)) {
+            Ok(mut c) => {
+                c.branch = a.branch.clone().or(c.branch);
+                c
+            }
+            // Not a repository here: store the hash as given.
+            Err(_) => CommitInfo {
+                hash: rev.clone(),
+                branch: a.branch.clone(),
+                ..Default::default()
+            },
+        }),
+        (None, false) => None,
+    };
+    let mut st = open(spec)?;
+    if rebuild {
+        st.reset()?;
+    }
+    let (mut added, mut skipped, mut runs) = (0, 0, 0);
+    let mut batch: Vec<(Option<CommitInfo>, String)> = Vec::new();
+    for (f, s) in &sessions {
+        let commit = match (&given, ingest::recorded_commit(s), a.no_git) {
+            (Some(c), _, _) => Some(c.clone()),
+            (None, Some(c), _) => Some(c),
+            (None, None, false) => git::commit_info(&cwd, None).ok(),
+            (None, None, true) => None,
+        };
+        let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        batch.push((commit, source.to_string_lossy().into_owned()));
+    }
+    // Sessions go in by transactions of 200: fast on a server, and a failure loses no batch
+    // already committed.
+    let mut cache = ingest::Cache::default();
+    let mut progress = 0;
+    for chunk in sessions.iter().zip(&batch).collect::<Vec<_>>().chunks(200) {
+        let items: Vec<(&Session, Option<&CommitInfo>, Option<&str>)> = chunk
+            .iter()
+            .map(|((_, s), (c, src))| (s, c.as_ref(), Some(src.as_str())))
+            .collect();
+        let done = ingest::add_sessions(&mut st.db, &items, &mut cache).map_err(|e| {
+            UserError::run_failed(format!(
+                "cannot add the files from {} on to {}: {e:#}{}",
+                chunk[0].0 .0.display(),
+                st.location,
+                if progress > 0 {
+                    format!(" (the first {progress} files were added)")
+                } else {
+                    String::new()
+                }
+            ))
+        })?;
+        progress += chunk.len();
+        for r in done {
+            if r.added {
+                added += 1;
+                runs += r.runs;
+            } else {
+                skipped += 1;
+            }
+        }
+    }
+    println!(
+        "{} {} ({} runs){} in {}",
+        if rebuild { "rebuilt from" } else { "added" },
+        crate::units::plural(added, "session"),
+        runs,
+        if skipped > 0 {
+            format!("; {skipped} already stored")
+        } else {
+            String::new()
+        },
+        st.location
+    );
+    Ok(exit::OK)
+}
+
+/// For `tare run --store`: the commit of the repository in the current directory, if any.
+pub fn current_commit() -> Option<CommitInfo> {
+    git::commit_info(&std::env::current_dir().ok()?, None).ok()
+}
+
+/// For `tare run --store`: opens the store before the first run (a bad URL is a usage error).
+pub fn open_for_run(spec: Option<&str>) -> Result<Store> {
+    open(&store::location(spec))
+}
+
+/// For `tare run --store`: adds the finished session. One line on failure.
+pub fn store_session(st: &mut Store, session: &Session, source: Option<&Path>) -> Result<()> {
+    let source = source.map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()));
+    let r = ingest::add_session(
+        &mut st.db,
+        session,
+        None,
+        source.as_ref().map(|p| p.to_string_lossy()).as_deref(),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot store the session in {}: {e:#}", st.location))?;
+    eprintln!(
+        "stored {} runs in {}{}",
+        r.runs,
+        st.location,
+        ingest::recorded_commit(session)
+            .map(|c| format!(" at commit {}", &c.hash[..10.min(c.hash.len())]))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+// ---- confirm and bisect ----------------------------------------------------------------
+
+struct Builds {
+    repo: PathBuf,
+    tmp: tempfile::TempDir,
+}
+
+impl Builds {
+    fn new() -> Result<Builds> {
+        let cwd = std::env::current_dir()?;
+        let repo = git::toplevel(&cwd).ok_or_else(|| {
+            usage("confirm and bisect need a git repository: run them inside one")
+        })?;
+        Ok(Builds {
+            repo,
+            tmp: tempfile::Builder::new().prefix("tare-builds-").tempdir()?,
+        })
+    }
+
+    /// A work tree of `rev`, built.
+    fn tree(&self, name: &str, rev: &str, build: &str) -> Result<Worktree> {
+        let hash = git::resolve(&self.repo, rev).map_err(|e| usage(format!("{e:#}")))?;
+        let wt = Worktree::add(&self.repo, &self.tmp.path().join(name), &hash)?;
+        build_in(&wt, &hash, build)?;
+        Ok(wt)
+    }
+}
+
+fn build_in(wt: &Worktree, hash: &str, build: &str) -> Result<()> {
+    eprintln!(
+        "building {} in {}",
+        &hash[..10.min(hash.len())],
+        wt.path.display()
+    );
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(build)
+        .current_dir(&wt.path)
+        .output()
+        .map_err(|e| usage(format!("--build: cannot start /bin/sh: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(3).collect();
+        return Err(UserError::run_failed(format!(
+            "--build '{build}' failed for commit {} ({}): {}",
+            &hash[..10.min(hash.len())],
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn command_in(template: &str, dir: &Path) -> String {
+    let d = dir.to_string_lossy();
+    if template.contains("{dir}") {
+        template.replace("{dir}", &d)
+    } else {
+        format!("cd {} && {template}", shell_words::quote(&d))
+    }
+}
+
+/// Measures `a` then `b` (names `na`, `nb`) interleaved in one `tare run` session, in this
+/// process; returns the session.
+fn measure(spec: &BuildRunArgs, a: (&str, &Path), b: (&str, &Path), out: &Path) -> Result<Session> {
+    let mut argv: Vec<String> = vec![
+        "tare".into(),
+        "run".into(),
+        "--style".into(),
+        "basic".into(),
+        "--shell".into(),
+        "--runs".into(),
+        spec.runs.to_string(),
+        "--warmup".into(),
+        spec.warmup.to_string(),
+        "--export-json".into(),
+        out.to_string_lossy().into_owned(),
+    ];
+    for (name, dir) in [a, b] {
+        argv.push("-n".into());
+        argv.push(name.into());
+        argv.push(command_in(&spec.run_cmd, dir));
+    }
+    let code = super::run_in_process(argv)?;
+    if code != exit::OK {
+        return Err(UserError {
+            code,
+            message: "measuring the two commits failed (see above)".into(),
+        }
+        .into());
+    }
+    crate::results::read::load_session(out)
+}
+
+/// The second benchmark against the first on `metric`: the ratio of medians with a 95%
+/// bootstrap interval, paired by round (the session is interleaved).
+struct Ratio {
+    ratio: f64,
+    low: f64,
+    high: f64,
+}
+
+impl Ratio {
+    fn verdict(&self) -> &'static str {
+        if self.low > 1.0 {
+            "slower"
+        } else if self.high < 1.0 {
+            "faster"
+        } else {
+            "no significant difference"
+        }
+    }
+}
+
+fn ratio_of(s: &Session, metric: &str) -> Result<Ratio> {
+    let value = |r: &crate::results::model::Run| -> f64 {
+        match metric {
+            "cpu_time" => r.cpu_time,
+            _ => r.wall_time,
+        }
+    };
+    let (Some(a), Some(b)) = (s.benchmarks.first(), s.benchmarks.get(1)) else {
+        return Err(UserError::run_failed("the session does not hold the two commits").into());
+    };
+    let by_round =
+        |bench: &crate::results::model::Benchmark| -> std::collections::BTreeMap<usize, f64> {
+            bench
+                .runs
+                .iter()
+                .filter(|r| r.counted)
+                .filter_map(|r| r.round.map(|k| (k, value(r))))
+                .collect()
+        };
+    let (ra, rb) = (by_round(a), by_round(b));
+    let (mut xa, mut xb) = (Vec::new(), Vec::new());
+    for (k, v) in &ra {
+        if let Some(w) = rb.get(k) {
+            xa.push(*v);
+            xb.push(*w);
+        }
+    }
+    let iv =
+        crate::stats::bootstrap::bootstrap_ratio_of_medians(&xa, &xb, true, 0.95, 2000, s.seed)
+            .ok_or_else(|| {
+                UserError::run_failed(format!(
+                    "too few paired runs to compare {metric} ({})",
+                    xa.len()
+                ))
+            })?;
+    Ok(Ratio {
+        ratio: iv.estimate,
+        low: iv.low,
+        high: iv.high,
+    })
+}
+
+fn check_metric(m: &str) -> Result<()> {
+    if m == "wall_time" || m == "cpu_time" {
+        Ok(())
+    } else {
+        Err(usage(format!("--metric {m}: give wall_time or cpu_time")))
+    }
+}
+
+fn confirm(spec: &str, a: ConfirmArgs) -> Result<i32> {
+    check_metric(&a.spec.metric)?;
+    let builds = Builds::new()?;
+    let before = builds.tree("before", &a.before, &a.spec.build)?;
+    let after = builds.tree("after", &a.after, &a.spec.build)?;
+    let out = a
+        .spec
+        .export_json
+        .clone()
+        .unwrap_or_else(|| builds.tmp.path().join("confirm.json"));
+    let s = measure(
+        &a.spec,
+        (&format!("before {}", a.before), &before.path),
+        (&format!("after {}", a.after), &after.path),
+        &out,
+    )?;
+    let c = ratio_of(&s, &a.spec.metric)?;
+    println!(
+        "{} → {}: {} {:.3}× (95% CI {:.3}–{:.3}): {}",
+        a.before,
+        a.after,
+        a.spec.metric,
+        c.ratio,
+        c.low,
+        c.high,
+        c.verdict()
+    );
+    if let Some(id) = a.alert {
+        let mut st = open(spec)?;
+        let words = format!(
+            "{} {:.3}× ({:.3}–{:.3}) measured interleaved",
+            a.spec.metric, c.ratio, c.low, c.high
+        );
+        let (status, note) = if c.verdict() == "slower" {
+            ("acknowledged", format!("confirmed: {words}"))
+        } else {
+            ("dismissed", format!("not reproduced: {words}"))
+        };
+        if !detect::set_status(&mut st.db, id, status, Some(&note), &store::now())? {
+            return Err(usage(format!("there is no alert #{id} in {}", st.location)));
+        }
+        println!("alert #{id} is {status}");
+    }
+    Ok(exit::OK)
+}
+
+/// `tare bisect GOOD BAD --build … --run …`.
+pub fn bisect(a: BisectArgs) -> Result<i32> {
+    check_metric(&a.spec.metric)?;
+    let builds = Builds::new()?;
+    let good = builds.tree("good", &a.good, &a.spec.build)?;
+    let bad_hash = git::resolve(&builds.repo, &a.bad).map_err(|e| usage(format!("{e:#}")))?;
+    let cand = builds.tree("candidate", &bad_hash, &a.spec.build)?;
+    let json = |n: usize| builds.tmp.path().join(format!("step{n}.json"));
+    // GOOD against BAD; an interval that reaches 1 while BAD looks slower is measured again
+    // with twice the runs (up to 4× --runs).
+    let mut spec = a.spec.clone();
+    let c = loop {
+        let s = measure(&spec, ("good", &good.path), ("bad", &cand.path), &json(0))?;
+        let c = ratio_of(&s, &a.spec.metric)?;
+        if c.low > 1.0 || c.ratio <= 1.0 || spec.runs >= a.spec.runs * 4 {
+            break c;
+        }
+        println!(
+            "bad/good = {:.3}× (95% CI {:.3}–{:.3}): measuring again with {} runs",
+            c.ratio,
+            c.low,
+            c.high,
+            spec.runs * 2
+        );
+        spec.runs *= 2;
+    };
+    if c.low <= 1.0 {
+        return Err(UserError::run_failed(format!(
+            "{} is not measurably slower than {} in {} ({:.3}×, 95% CI {:.3}–{:.3}): nothing to bisect",
+            a.bad, a.good, a.spec.metric, c.ratio, c.low, c.high
+        ))
+        .into());
+    }
+    // A commit is "bad" when it is closer to BAD's time than to GOOD's, on a log scale.
+    let threshold = c.ratio.sqrt();
+    println!(
+        "bad/good = {:.3}× (95% CI {:.3}–{:.3}); a commit counts as slow above {:.3}×",
+        c.ratio, c.low, c.high, threshold
+    );
+    let good_hash = git::resolve(&builds.repo, &a.good)?;
+    git::run(&cand.path, &["bisect", "start", &bad_hash, &good_hash])?;
+    let result = (|| -> Result<String> {
+        for step in 1..=64 {
+            let head = git::run(&cand.path, &["rev-parse", "HEAD"])?;
+            git::run(&cand.path, &["clean", "-fdxq"])?;
+            build_in(&cand, &head, &a.spec.build)?;
+            // Measured until the interval lies on one side of the threshold, doubling the runs
+            // up to 4× --runs; then the point estimate decides.
+            let mut spec = a.spec.clone();
+            let (c, slow) = loop {
+                let s = measure(
+                    &spec,
+                    ("good", &good.path),
+                    ("candidate", &cand.path),
+                    &json(step),
+                )?;
+                let c = ratio_of(&s, &a.spec.metric)?;
+                if c.low >= threshold {
+                    break (c, true);
+                }
+                if c.high < threshold {
+                    break (c, false);
+                }
+                if spec.runs >= a.spec.runs * 4 {
+                    let slow = c.ratio >= threshold;
+                    break (c, slow);
+                }
+                println!(
+                    "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}), on both sides of {:.3}×: measuring again with {} runs",
+                    &head[..10],
+                    c.ratio,
+                    c.low,
+                    c.high,
+                    threshold,
+                    spec.runs * 2
+                );
+                spec.runs *= 2;
+            };
+            println!(
+                "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}) → {}",
+                &head[..10],
+                c.ratio,
+                c.low,
+                c.high,
+                if slow { "bad" } else { "good" }
+            );
+            let out = git::run(&cand.path, &["bisect", if slow { "bad" } else { "good" }])?;
+            if let Some(line) = out.lines().find(|l| l.contains("is the first bad commit")) {
+                return Ok(line.split_whitespace().next().unwrap_or("").to_string());
+            }
+        }
+        Err(UserError::run_failed("git bisect did not finish in 64 steps").into())
+    })();
+    let _ = git::run(&cand.path, &["bisect", "reset"]);
+    let first = result?;
+    let info = git::commit_info(&builds.repo, Some(&first))?;
+    println!(
+        "first slow commit: {} {}",
+        info.hash,
+        info.subject.unwrap_or_default()
+    );
+    Ok(exit::OK)
+}

@@ -1,0 +1,452 @@
+//! Views of the history store: the terminal view of each series (sparkline, the newest
+//! commits, change points), a Markdown summary for a pull-request comment, and one
+//! self-contained HTML dashboard (trend lines with their intervals, change points marked, each
+//! point linked to its row of runs). Reads what the store gives; computes nothing but layout.
+
+use crate::report::html::svg::{self, color, esc, Anchor, Canvas, Frame, Scale};
+use crate::report::text_plots::sparkline;
+use crate::store::detect::{Alert, Change};
+use crate::store::query::{Point, Series};
+use crate::units;
+use std::fmt::Write;
+
+/// One series with what the store says about it.
+#[derive(Debug, Clone)]
+pub struct SeriesView {
+    pub series: Series,
+    pub points: Vec<Point>,
+    pub changes: Vec<Change>,
+    pub alerts: Vec<Alert>,
+}
+
+impl SeriesView {
+    /// The alert of the change at `key`, if any.
+    fn alert_at(&self, key: &str) -> Option<&Alert> {
+        self.alerts.iter().rev().find(|a| a.commit_key == key)
+    }
+}
+
+/// A value in the metric's unit.
+pub fn value(unit: &str, v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    match unit {
+        "s" => units::format_time(v, None),
+        "B" => units::format_bytes(v, None),
+        _ => format!("{v:.4}"),
+    }
+}
+
+fn ratio_words(c: &Change) -> String {
+    format!(
+        "{:.3}× (95% CI {:.3}–{:.3})",
+        c.ratio.estimate, c.ratio.low, c.ratio.high
+    )
+}
+
+fn date(t: i64) -> String {
+    if t <= 0 {
+        return "–".into();
+    }
+    let st = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t as u64);
+    humantime::format_rfc3339_seconds(st).to_string()[..10].to_string()
+}
+
+/// The terminal view: per series a sparkline, the newest `rows` points and the change points.
+pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
+    let (red, green, dim, off) = if color {
+        ("\x1b[31m", "\x1b[32m", "\x1b[2m", "\x1b[0m")
+    } else {
+        ("", "", "", "")
+    };
+    let mut o = String::new();
+    if views.is_empty() {
+        o.push_str("the store holds no series yet: add results with `tare run --store` or `tare history add FILE`\n");
+    }
+    for v in views {
+        let s = &v.series;
+        let _ = writeln!(
+            o,
+            "{} · {} · {} ({}) · {}",
+            s.label(),
+            s.metric,
+            s.hostname,
+            &s.fingerprint[..8.min(s.fingerprint.len())],
+            units::plural(v.points.len(), "commit")
+        );
+        let values: Vec<f64> = v.points.iter().map(|p| p.value).collect();
+        let first = values.first().copied().unwrap_or(f64::NAN);
+        let last = values.last().copied().unwrap_or(f64::NAN);
+        let _ = writeln!(
+            o,
+            "  {}   {} → {}",
+            sparkline(&values, 60),
+            value(&s.unit, first),
+            value(&s.unit, last)
+        );
+        let _ = writeln!(
+            o,
+            "  {dim}{:<12} {:<10} {:>12}  {:<25} {:>5}{off}",
+            "commit", "date", "median", "95% CI", "runs"
+        );
+        let start = v.points.len().saturating_sub(rows);
+        for (i, p) in v.points.iter().enumerate().skip(start) {
+            let mark = match v.changes.iter().find(|c| c.index == i) {
+                Some(c) if c.kind == "regression" => format!(" {red}◆ {}{off}", ratio_words(c)),
+                Some(c) => format!(" {green}◆ {}{off}", ratio_words(c)),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "  {:<12} {:<10} {:>12}  {:<25} {:>5}{}{}",
+                format!("{}{}", p.short(), if p.dirty { "+" } else { "" }),
+                date(p.time),
+                value(&s.unit, p.value),
+                format!(
+                    "{} – {}",
+                    value(&s.unit, p.ci_low),
+                    value(&s.unit, p.ci_high)
+                ),
+                p.n,
+                if p.multimodal() { " (multimodal)" } else { "" },
+                mark
+            );
+        }
+        if v.changes.is_empty() {
+            let _ = writeln!(o, "  no change point");
+        }
+        for c in &v.changes {
+            let alert = v.alert_at(&c.after_key);
+            let _ = writeln!(
+                o,
+                "  change at {} (after {}): {} {}, p = {}{}{}",
+                short(&c.after_key),
+                short(&c.before_key),
+                c.kind,
+                ratio_words(c),
+                units::format_p(c.p_value),
+                match alert {
+                    Some(a) => format!(" — alert #{} {}", a.id, a.status),
+                    None if !c.alerted => " — below the alert threshold".into(),
+                    None => " — no alert yet (`tare history check` raises it)".into(),
+                },
+                match (&c.machine_change, alert) {
+                    (Some(m), _) => format!(" — machine changed: {m}"),
+                    (None, Some(a)) if !a.note.is_empty() => format!(" — {}", a.note),
+                    _ => String::new(),
+                }
+            );
+        }
+        o.push('\n');
+    }
+    o
+}
+
+fn short(key: &str) -> String {
+    key.chars().take(10).collect()
+}
+
+/// A Markdown summary for a pull-request comment: open alerts first, then one line per series.
+pub fn markdown(views: &[SeriesView], new_ids: &[i64]) -> String {
+    let mut o = String::from("## tare history\n\n");
+    let open: Vec<(&SeriesView, &Alert)> = views
+        .iter()
+        .flat_map(|v| v.alerts.iter().map(move |a| (v, a)))
+        .filter(|(_, a)| a.status == "new" || a.status == "acknowledged")
+        .collect();
+    if open.is_empty() {
+        o.push_str("No open alerts.\n\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "**{} open alert(s)**, {} new in this check.\n",
+            open.len(),
+            new_ids.len()
+        );
+        o.push_str(
+            "| alert | benchmark | metric | machine | change at | ratio (95% CI) | p | status |\n",
+        );
+        o.push_str("|---|---|---|---|---|---|---|---|\n");
+        for (v, a) in &open {
+            let _ = writeln!(
+                o,
+                "| #{} | {} | {} | {} | `{}` | {:.3}× ({:.3}–{:.3}) {} | {} | {}{} |",
+                a.id,
+                md(&v.series.label()),
+                v.series.metric,
+                md(&v.series.hostname),
+                short(&a.commit_key),
+                a.ratio,
+                a.ratio_low,
+                a.ratio_high,
+                a.kind,
+                units::format_p(a.p_value),
+                a.status,
+                if new_ids.contains(&a.id) { " 🆕" } else { "" }
+            );
+        }
+        o.push('\n');
+    }
+    o.push_str(
+        "| benchmark | metric | machine | commits | latest | trend |\n|---|---|---|---|---|---|\n",
+    );
+    for v in views {
+        let values: Vec<f64> = v.points.iter().map(|p| p.value).collect();
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | `{}` |",
+            md(&v.series.label()),
+            v.series.metric,
+            md(&v.series.hostname),
+            v.points.len(),
+            value(&v.series.unit, values.last().copied().unwrap_or(f64::NAN)),
+            sparkline(&values, 30)
+        );
+    }
+    o
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+const CSS: &str = r#"
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#1f2328}
+main{max-width:1200px;margin:0 auto;padding:20px 28px 48px}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #d8dee4;padding-bottom:4px}
+table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
+th,td{padding:4px 8px;border-bottom:1px solid #d8dee4;text-align:left}th{background:#f6f8fa;font-size:12.5px}
+td.num{text-align:right;white-space:nowrap}.muted{color:#656d76}
+.s-new{color:#c92a2a;font-weight:700}.s-acknowledged{color:#e67700}.s-fixed{color:#2b8a3e}.s-dismissed{color:#656d76}
+svg.plot{width:100%;height:auto;max-width:1000px;border:1px solid #eef0f2;border-radius:6px}
+tr:target{background:#fff3bf}details{margin:4px 0 12px}code{font-size:12.5px}
+"#;
+
+/// The HTML dashboard: one self-contained page.
+pub fn html(views: &[SeriesView], title: &str, new_ids: &[i64]) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{CSS}</style></head><body><main><h1>{}</h1>",
+        esc(title),
+        esc(title)
+    );
+    let _ = write!(
+        o,
+        "<p class=\"muted\">{} series · generated {} by tare {}</p>",
+        views.len(),
+        esc(&crate::store::now()),
+        env!("CARGO_PKG_VERSION")
+    );
+    // Alerts.
+    o.push_str("<h2>Alerts</h2><table id=\"alerts\"><thead><tr><th>#</th><th>benchmark</th><th>metric</th><th>machine</th><th>change at</th><th>ratio (95% CI)</th><th>p</th><th>status</th><th>note</th></tr></thead><tbody>");
+    let mut any = false;
+    for (k, v) in views.iter().enumerate() {
+        for a in &v.alerts {
+            any = true;
+            let _ = write!(
+                o,
+                "<tr id=\"alert-{}\"><td>{}</td><td><a href=\"#series-{k}\">{}</a></td><td>{}</td><td>{}</td><td><a href=\"#p-{k}-{}\"><code>{}</code></a></td><td class=\"num\">{:.3}× ({:.3}–{:.3}) {}</td><td class=\"num\">{}</td><td class=\"s-{}\">{}{}</td><td>{}</td></tr>",
+                a.id,
+                a.id,
+                esc(&v.series.label()),
+                esc(&v.series.metric),
+                esc(&v.series.hostname),
+                v.points.iter().position(|p| p.key == a.commit_key).map(|i| i.to_string()).unwrap_or_default(),
+                esc(&short(&a.commit_key)),
+                a.ratio,
+                a.ratio_low,
+                a.ratio_high,
+                esc(&a.kind),
+                esc(&units::format_p(a.p_value)),
+                esc(&a.status),
+                esc(&a.status),
+                if new_ids.contains(&a.id) { " (new in this check)" } else { "" },
+                esc(&a.note)
+            );
+        }
+    }
+    if !any {
+        o.push_str("<tr><td colspan=\"9\" class=\"muted\">no alerts</td></tr>");
+    }
+    o.push_str("</tbody></table>");
+    for (k, v) in views.iter().enumerate() {
+        let s = &v.series;
+        let _ = write!(
+            o,
+            "<section id=\"series-{k}\"><h2>{} · {} · {} <span class=\"muted\">({})</span></h2><p class=\"muted\"><code>{}</code> · {}</p>",
+            esc(&s.label()),
+            esc(&s.metric),
+            esc(&s.hostname),
+            esc(&s.fingerprint),
+            esc(&s.command),
+            esc(&units::plural(v.points.len(), "commit"))
+        );
+        o.push_str(&trend_svg(v, k));
+        for c in &v.changes {
+            let _ = write!(
+                o,
+                "<p class=\"cp-note\">◆ change at <a href=\"#p-{k}-{}\"><code>{}</code></a>: {} {}, p = {}{}</p>",
+                c.index,
+                esc(&short(&c.after_key)),
+                esc(&c.kind),
+                esc(&ratio_words(c)),
+                esc(&units::format_p(c.p_value)),
+                esc(&c
+                    .machine_change
+                    .as_ref()
+                    .map(|m| format!(" — machine changed: {m} (annotated, not alarmed)"))
+                    .unwrap_or_default())
+            );
+        }
+        let _ = write!(
+            o,
+            "<details><summary>{} and their runs</summary><table class=\"points\"><thead><tr><th>commit</th><th>subject</th><th>date</th><th>median</th><th>95% CI</th><th>runs</th><th>sessions (results files)</th></tr></thead><tbody>",
+            esc(&units::plural(v.points.len(), "commit"))
+        );
+        for (i, p) in v.points.iter().enumerate() {
+            let sessions: Vec<String> = p
+                .sessions
+                .iter()
+                .map(|x| match &x.source {
+                    Some(src) => format!(
+                        "<a href=\"{}\">{}</a>",
+                        esc(src),
+                        esc(&format!("{} ({})", x.started_at, value(&s.unit, x.median)))
+                    ),
+                    None => esc(&format!("{} ({})", x.started_at, value(&s.unit, x.median))),
+                })
+                .collect();
+            let _ = write!(
+                o,
+                "<tr id=\"p-{k}-{i}\"><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} – {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                esc(&p.short()),
+                if p.dirty { " (dirty)" } else { "" },
+                esc(p.subject.as_deref().unwrap_or("")),
+                esc(&date(p.time)),
+                esc(&value(&s.unit, p.value)),
+                esc(&value(&s.unit, p.ci_low)),
+                esc(&value(&s.unit, p.ci_high)),
+                p.n,
+                sessions.join("<br>")
+            );
+        }
+        o.push_str("</tbody></table></details></section>");
+    }
+    o.push_str("</main></body></html>\n");
+    o
+}
+
+/// The trend of one series: median per commit with its interval as a band, change points as
+/// dashed lines, each point a link to its row.
+fn trend_svg(v: &SeriesView, k: usize) -> String {
+    let (w, h) = (960.0, 300.0);
+    let mut c = Canvas::new(w, h);
+    let n = v.points.len().max(1);
+    let lo = v
+        .points
+        .iter()
+        .map(|p| p.ci_low.min(p.value))
+        .filter(|x| x.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let hi = v
+        .points
+        .iter()
+        .map(|p| p.ci_high.max(p.value))
+        .filter(|x| x.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+        svg::pad_domain(lo, hi, 0.08)
+    } else {
+        (0.0, 1.0)
+    };
+    let frame = Frame {
+        left: 70.0,
+        top: 16.0,
+        width: w - 90.0,
+        height: h - 60.0,
+        x: Scale::linear((-0.5, n as f64 - 0.5), (70.0, w - 20.0)),
+        y: Scale::linear((lo, hi), (h - 44.0, 16.0)),
+    };
+    frame.axes(
+        &mut c,
+        "commit (oldest → newest)",
+        &format!("{} ({})", v.series.metric, v.series.unit),
+        true,
+    );
+    let band: Vec<(f64, f64)> = v
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (frame.x.map(i as f64), frame.y.map(p.ci_high)))
+        .chain(
+            v.points
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, p)| (frame.x.map(i as f64), frame.y.map(p.ci_low))),
+        )
+        .collect();
+    if v.points.len() > 1 {
+        c.polygon(&band, color::PRIMARY_LIGHT, 0.5);
+    }
+    let line: Vec<(f64, f64)> = v
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (frame.x.map(i as f64), frame.y.map(p.value)))
+        .collect();
+    c.polyline(&line, color::PRIMARY, 1.5);
+    for ch in &v.changes {
+        let x = frame.x.map(ch.index as f64 - 0.5);
+        let stroke = if ch.machine_change.is_some() {
+            color::MUTED
+        } else if ch.kind == "regression" {
+            color::WARN
+        } else {
+            color::GOOD
+        };
+        c.raw(&format!(
+            "<g class=\"cp\"><title>{}</title>",
+            esc(&format!(
+                "change at {}: {} {}",
+                short(&ch.after_key),
+                ch.kind,
+                ratio_words(ch)
+            ))
+        ));
+        c.dashed(x, frame.top, x, frame.bottom(), stroke, 1.5);
+        c.text(
+            x + 3.0,
+            frame.top + 11.0,
+            &format!("{:.3}×", ch.ratio.estimate),
+            Anchor::Start,
+            10.5,
+            stroke,
+        );
+        c.raw("</g>");
+    }
+    for (i, p) in v.points.iter().enumerate() {
+        let (x, y) = (frame.x.map(i as f64), frame.y.map(p.value));
+        c.raw(&format!("<a href=\"#p-{k}-{i}\">"));
+        c.titled(
+            &format!(
+                "{} {} — {} ({} – {}), {} runs",
+                p.short(),
+                date(p.time),
+                value(&v.series.unit, p.value),
+                value(&v.series.unit, p.ci_low),
+                value(&v.series.unit, p.ci_high),
+                p.n
+            ),
+            |c| c.circle(x, y, 3.2, color::PRIMARY, 1.0),
+        );
+        c.raw("</a>");
+    }
+    c.finish(
+        &format!("trend-{k}"),
+        "plot-trend",
+        &format!("{} {} over commits", v.series.label(), v.series.metric),
+    )
+}

@@ -1,0 +1,363 @@
+//! Change points of a series and the alerts they raise.
+//!
+//! A series (benchmark × metric × machine fingerprint) is cut by E-divisive means with a
+//! permutation test (`crate::stats::changepoint`) over its per-commit values. Each change point
+//! gets an effect size — the ratio of the medians of the commit values after and before it,
+//! within the neighbouring change points — with a 95% bootstrap interval. A change is alerted
+//! when that interval excludes 1 and the ratio differs from 1 by at least `min_effect`.
+//!
+//! Alerts have a lifecycle stored in the `alerts` table: `new` → `acknowledged` | `dismissed` |
+//! `fixed`. Running detection again updates an alert rather than adding a second one when a
+//! change of the same kind is found within two commits of it (one alert per level shift); a
+//! `new` alert whose change is no longer found is dismissed with a note; an open regression
+//! whose level is undone by a later improvement is marked `fixed`. A change at a commit where
+//! the machine's kernel, OS or measurement method changed is stored `dismissed` with the
+//! machine change as its note: annotated, not alarmed. A different machine is a different
+//! series. A change whose sessions after it were multimodal says so.
+
+use super::db::{Db, Val};
+use super::query::{Point, Series};
+use crate::stats::bootstrap::{bootstrap_ratio_of_medians, Interval};
+use crate::stats::changepoint::{e_divisive, Settings};
+use anyhow::Result;
+
+/// What detection does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DetectSettings {
+    pub changepoint: Settings,
+    /// Smallest |ratio − 1| that raises an alert (0.01 = 1%).
+    pub min_effect: f64,
+}
+
+impl Default for DetectSettings {
+    fn default() -> Self {
+        DetectSettings {
+            changepoint: Settings::default(),
+            min_effect: 0.01,
+        }
+    }
+}
+
+/// One change point of a series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// Index of the first point of the new level.
+    pub index: usize,
+    /// Commit keys of the last point before and the first after.
+    pub before_key: String,
+    pub after_key: String,
+    /// median(after) / median(before), with its 95% interval.
+    pub ratio: Interval,
+    pub p_value: f64,
+    /// `regression` or `improvement`, by the metric's direction.
+    pub kind: String,
+    /// Whether it is alerted: the interval excludes 1 and the effect reaches `min_effect`.
+    pub alerted: bool,
+    /// The machine change at this commit, if any (then it is annotated, not alarmed).
+    pub machine_change: Option<String>,
+    /// Whether sessions after it were multimodal.
+    pub multimodal: bool,
+    /// Median level before and after.
+    pub level_before: f64,
+    pub level_after: f64,
+}
+
+fn seed_of(s: &Series) -> u64 {
+    (s.benchmark_id as u64)
+        .wrapping_mul(0x9E3779B97F4A7C15)
+        .wrapping_add((s.metric_id as u64) << 32)
+        .wrapping_add(s.machine_id as u64)
+}
+
+fn config(p: &Point, last: bool) -> Option<(String, String, String)> {
+    let s = if last {
+        p.sessions.last()
+    } else {
+        p.sessions.first()
+    }?;
+    Some((s.kernel.clone(), s.os.clone(), s.method.clone()))
+}
+
+/// The change points of a series' points, with effect sizes.
+pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> Vec<Change> {
+    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+    let mut cfg = settings.changepoint;
+    cfg.seed ^= seed_of(series);
+    let cps = e_divisive(&values, &cfg);
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(cps.iter().map(|c| c.index));
+    bounds.push(values.len());
+    let mut out = Vec::new();
+    for (k, cp) in cps.iter().enumerate() {
+        let (a, i, b) = (bounds[k], bounds[k + 1], bounds[k + 2]);
+        let before = &values[a..i];
+        let after = &values[i..b];
+        let Some(ratio) =
+            bootstrap_ratio_of_medians(before, after, false, 0.95, 2000, cfg.seed ^ i as u64)
+        else {
+            continue;
+        };
+        let worse = if series.direction == "higher" {
+            ratio.estimate < 1.0
+        } else {
+            ratio.estimate > 1.0
+        };
+        let alerted = (ratio.low > 1.0 || ratio.high < 1.0)
+            && (ratio.estimate - 1.0).abs() >= settings.min_effect;
+        let machine_change = match (config(&points[i - 1], true), config(&points[i], false)) {
+            (Some(x), Some(y)) if x != y => {
+                let mut parts = Vec::new();
+                if x.0 != y.0 {
+                    parts.push(format!("kernel {} → {}", x.0, y.0));
+                }
+                if x.1 != y.1 {
+                    parts.push(format!("OS {} → {}", x.1, y.1));
+                }
+                if x.2 != y.2 {
+                    parts.push(format!("method {} → {}", x.2, y.2));
+                }
+                Some(parts.join(", "))
+            }
+            _ => None,
+        };
+        let med = |xs: &[f64]| {
+            crate::stats::quantile::median(&crate::stats::quantile::sorted_without_nan(xs))
+                .unwrap_or(f64::NAN)
+        };
+        out.push(Change {
+            index: i,
+            before_key: points[i - 1].key.clone(),
+            after_key: points[i].key.clone(),
+            ratio,
+            p_value: cp.p_value,
+            kind: if worse { "regression" } else { "improvement" }.into(),
+            alerted,
+            machine_change,
+            multimodal: points[i..b].iter().any(Point::multimodal),
+            level_before: med(before),
+            level_after: med(after),
+        });
+    }
+    out
+}
+
+/// A stored alert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alert {
+    pub id: i64,
+    pub benchmark_id: i64,
+    pub metric_id: i64,
+    pub machine_id: i64,
+    /// Commit key of the first point of the new level, and of the last before it.
+    pub commit_key: String,
+    pub before_key: String,
+    pub kind: String,
+    pub ratio: f64,
+    pub ratio_low: f64,
+    pub ratio_high: f64,
+    pub p_value: f64,
+    /// `new`, `acknowledged`, `dismissed` or `fixed`.
+    pub status: String,
+    pub note: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+pub const STATUSES: &[&str] = &["new", "acknowledged", "dismissed", "fixed"];
+
+const ALERT_COLUMNS: &str = "id, benchmark_id, metric_id, machine_id, commit_key, before_key, kind, ratio, ratio_low, ratio_high, p_value, status, note, created_at, updated_at";
+
+fn alert_of(r: Vec<Val>) -> Alert {
+    let mut r = r.into_iter();
+    let mut next = || r.next().unwrap_or(Val::Text(None));
+    let (id, b, m, mc) = (next(), next(), next(), next());
+    let t = |v: Val| v.into_string().unwrap_or_default();
+    let f = |v: Val| v.as_f64().unwrap_or(f64::NAN);
+    Alert {
+        id: id.as_i64().unwrap_or(0),
+        benchmark_id: b.as_i64().unwrap_or(0),
+        metric_id: m.as_i64().unwrap_or(0),
+        machine_id: mc.as_i64().unwrap_or(0),
+        commit_key: t(next()),
+        before_key: t(next()),
+        kind: t(next()),
+        ratio: f(next()),
+        ratio_low: f(next()),
+        ratio_high: f(next()),
+        p_value: f(next()),
+        status: t(next()),
+        note: t(next()),
+        created_at: t(next()),
+        updated_at: t(next()),
+    }
+}
+
+/// Alerts, oldest first; `statuses` empty means all.
+pub fn alerts(db: &mut Db, statuses: &[&str]) -> Result<Vec<Alert>> {
+    let rows = db.query(
+        &format!("SELECT {ALERT_COLUMNS} FROM alerts ORDER BY id"),
+        &[],
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(alert_of)
+        .filter(|a| statuses.is_empty() || statuses.contains(&a.status.as_str()))
+        .collect())
+}
+
+/// Alerts of one series.
+pub fn series_alerts(db: &mut Db, s: &Series) -> Result<Vec<Alert>> {
+    let rows = db.query(
+        &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE benchmark_id = ? AND metric_id = ? AND machine_id = ? ORDER BY id"),
+        &[Val::int(s.benchmark_id), Val::int(s.metric_id), Val::int(s.machine_id)],
+    )?;
+    Ok(rows.into_iter().map(alert_of).collect())
+}
+
+/// Sets an alert's status (and note, when given). False when there is no such alert.
+pub fn set_status(
+    db: &mut Db,
+    id: i64,
+    status: &str,
+    note: Option<&str>,
+    now: &str,
+) -> Result<bool> {
+    let n = match note {
+        Some(note) => db.exec(
+            "UPDATE alerts SET status = ?, note = ?, updated_at = ? WHERE id = ?",
+            &[
+                Val::text(status),
+                Val::text(note),
+                Val::text(now),
+                Val::int(id),
+            ],
+        )?,
+        None => db.exec(
+            "UPDATE alerts SET status = ?, updated_at = ? WHERE id = ?",
+            &[Val::text(status), Val::text(now), Val::int(id)],
+        )?,
+    };
+    Ok(n > 0)
+}
+
+/// Brings the series' alerts up to date with `changes` (see the module documentation);
+/// returns the ids of alerts created `new` by this call.
+pub fn update_alerts(
+    db: &mut Db,
+    s: &Series,
+    points: &[Point],
+    changes: &[Change],
+    now: &str,
+) -> Result<Vec<i64>> {
+    let pos = |key: &str| points.iter().position(|p| p.key == key);
+    let existing = series_alerts(db, s)?;
+    let mut matched: Vec<i64> = Vec::new();
+    let mut created = Vec::new();
+    for c in changes.iter().filter(|c| c.alerted) {
+        let same = existing.iter().find(|a| {
+            a.kind == c.kind
+                && !matched.contains(&a.id)
+                && pos(&a.commit_key).is_some_and(|p| p.abs_diff(c.index) <= 2)
+        });
+        match same {
+            Some(a) => {
+                matched.push(a.id);
+                db.exec(
+                    "UPDATE alerts SET commit_key = ?, before_key = ?, ratio = ?, ratio_low = ?, ratio_high = ?, p_value = ?, updated_at = ? WHERE id = ?",
+                    &[
+                        Val::text(&c.after_key),
+                        Val::text(&c.before_key),
+                        Val::real(c.ratio.estimate),
+                        Val::real(c.ratio.low),
+                        Val::real(c.ratio.high),
+                        Val::real(c.p_value),
+                        Val::text(now),
+                        Val::int(a.id),
+                    ],
+                )?;
+            }
+            None => {
+                let (status, mut note) = match &c.machine_change {
+                    Some(m) => (
+                        "dismissed",
+                        format!("the machine changed here ({m}): annotated, not alarmed"),
+                    ),
+                    None => ("new", String::new()),
+                };
+                if c.multimodal {
+                    if !note.is_empty() {
+                        note.push_str("; ");
+                    }
+                    note.push_str("multimodal runs after the change");
+                }
+                let id = db.insert_id(
+                    "INSERT INTO alerts (benchmark_id, metric_id, machine_id, commit_key, before_key, kind, ratio, ratio_low, ratio_high, p_value, status, note, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    &[
+                        Val::int(s.benchmark_id),
+                        Val::int(s.metric_id),
+                        Val::int(s.machine_id),
+                        Val::text(&c.after_key),
+                        Val::text(&c.before_key),
+                        Val::text(&c.kind),
+                        Val::real(c.ratio.estimate),
+                        Val::real(c.ratio.low),
+                        Val::real(c.ratio.high),
+                        Val::real(c.p_value),
+                        Val::text(status),
+                        Val::text(note),
+                        Val::text(now),
+                        Val::text(now),
+                    ],
+                )?;
+                matched.push(id);
+                if status == "new" {
+                    created.push(id);
+                }
+            }
+        }
+    }
+    for a in &existing {
+        if a.status == "new" && !matched.contains(&a.id) {
+            set_status(
+                db,
+                a.id,
+                "dismissed",
+                Some(&format!("no longer detected with {} commits", points.len())),
+                now,
+            )?;
+        }
+    }
+    // A regression undone by a later improvement back to (near) the old level is fixed.
+    for a in series_alerts(db, s)? {
+        if a.kind != "regression" || !(a.status == "new" || a.status == "acknowledged") {
+            continue;
+        }
+        let Some(k) = pos(&a.commit_key) else {
+            continue;
+        };
+        let Some(c0) = changes.iter().find(|c| c.index == k) else {
+            continue;
+        };
+        let undo = changes.iter().find(|c| {
+            c.index > k
+                && c.kind == "improvement"
+                && c.alerted
+                && (c.level_after - c0.level_before).abs()
+                    <= 0.5 * (c0.level_after - c0.level_before).abs()
+        });
+        if let Some(u) = undo {
+            set_status(
+                db,
+                a.id,
+                "fixed",
+                Some(&format!("fixed at {}", short(&u.after_key))),
+                now,
+            )?;
+        }
+    }
+    Ok(created)
+}
+
+fn short(key: &str) -> String {
+    key.chars().take(10).collect()
+}

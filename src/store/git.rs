@@ -1,0 +1,158 @@
+//! What the store needs from git: a commit's hash, parents, branch, time and subject, whether
+//! the work tree is dirty, and (for `tare history confirm` and `tare bisect`) detached work
+//! trees of other commits. Runs the `git` program; not for anything that measures.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The commit a session measured, as stored (`Session.extra["git"]` in results files).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CommitInfo {
+    pub hash: String,
+    #[serde(default)]
+    pub parents: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Committer time, seconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// Whether tracked files differed from the commit when the session ran.
+    #[serde(default)]
+    pub dirty: bool,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| {
+            anyhow!("cannot run git ({e}): install git or give the commit with --commit")
+        })?;
+    if !out.status.success() {
+        bail!(
+            "git {} in {}: {}",
+            args.join(" "),
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+}
+
+/// The top directory of the repository holding `dir`, if any.
+pub fn toplevel(dir: &Path) -> Option<PathBuf> {
+    git(dir, &["rev-parse", "--show-toplevel"])
+        .ok()
+        .map(PathBuf::from)
+}
+
+/// The commit `rev` (default HEAD) of the repository at `dir`, with the branch and dirty flag
+/// of the work tree when `rev` is HEAD.
+pub fn commit_info(dir: &Path, rev: Option<&str>) -> Result<CommitInfo> {
+    let r = rev.unwrap_or("HEAD");
+    let line = git(
+        dir,
+        &["log", "-1", "--format=%H%x1f%P%x1f%ct%x1f%s", r, "--"],
+    )
+    .with_context(|| format!("cannot read commit {r}"))?;
+    let f: Vec<&str> = line.split('\x1f').collect();
+    if f.len() < 4 {
+        bail!("cannot read commit {r}: git printed {line:?}");
+    }
+    let head = rev.is_none() || git(dir, &["rev-parse", "HEAD"]).ok().as_deref() == Some(f[0]);
+    let branch = if head {
+        git(dir, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .ok()
+            .filter(|b| b != "HEAD")
+    } else {
+        None
+    };
+    let dirty = head
+        && !git(dir, &["status", "--porcelain", "--untracked-files=no"])
+            .unwrap_or_default()
+            .is_empty();
+    Ok(CommitInfo {
+        hash: f[0].to_string(),
+        parents: f[1].split_whitespace().map(String::from).collect(),
+        branch,
+        time: f[2].parse().ok(),
+        subject: Some(f[3].to_string()),
+        dirty,
+    })
+}
+
+/// Resolves a revision to its full hash.
+pub fn resolve(dir: &Path, rev: &str) -> Result<String> {
+    git(
+        dir,
+        &["rev-parse", "--verify", &format!("{rev}^{{commit}}")],
+    )
+    .map_err(|_| {
+        anyhow!(
+            "'{rev}' is not a commit of the repository at {}",
+            dir.display()
+        )
+    })
+}
+
+/// A detached work tree of `rev` at `path`, removed (with `git worktree remove`) on drop.
+pub struct Worktree {
+    repo: PathBuf,
+    pub path: PathBuf,
+}
+
+impl Worktree {
+    pub fn add(repo: &Path, path: &Path, rev: &str) -> Result<Worktree> {
+        git(
+            repo,
+            &[
+                "worktree",
+                "add",
+                "--detach",
+                "--force",
+                &path.to_string_lossy(),
+                rev,
+            ],
+        )?;
+        Ok(Worktree {
+            repo: repo.to_path_buf(),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Moves the work tree to another commit (clean checkout).
+    pub fn checkout(&self, rev: &str) -> Result<()> {
+        git(
+            &self.path,
+            &["checkout", "--detach", "--force", "--quiet", rev],
+        )?;
+        git(&self.path, &["clean", "-fdxq"])?;
+        Ok(())
+    }
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        let _ = git(
+            &self.repo,
+            &[
+                "worktree",
+                "remove",
+                "--force",
+                &self.path.to_string_lossy(),
+            ],
+        );
+        let _ = git(&self.repo, &["worktree", "prune"]);
+    }
+}
+
+/// Runs `git` with arguments in `dir` (for `git bisect`), returning its output.
+pub fn run(dir: &Path, args: &[&str]) -> Result<String> {
+    git(dir, args)
+}

@@ -1,0 +1,509 @@
+//! Putting a finished session into the store: its commit, machine, benchmarks, every run and
+//! the summaries tare computed, in one transaction. A session already in the store (same start
+//! time, host and seed) is skipped, so adding a file twice changes nothing. Not for: reading
+//! results files (`crate::results::read`) or computing statistics.
+
+use super::db::{Db, Val};
+use super::git::CommitInfo;
+use crate::results::model::{MetricSummary, Session};
+use anyhow::Result;
+
+/// The metrics every session has, in the order of the `metrics` table.
+pub const METRICS: &[&str] = &[
+    "wall_time",
+    "cpu_time",
+    "user_time",
+    "system_time",
+    "peak_memory",
+];
+
+/// What adding one session did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Added {
+    /// False when the session was already in the store.
+    pub added: bool,
+    pub session_id: i64,
+    pub runs: usize,
+}
+
+/// The machine's fingerprint: FNV-1a (64 bit) of host name, CPU model, CPUs, cores and memory,
+/// in hex. Hand-written: six lines, and it must never change between versions (a hasher
+/// crate's default may).
+pub fn fingerprint(m: &crate::results::model::MachineInfo) -> String {
+    let text = format!(
+        "{}\x1f{}\x1f{}\x1f{}\x1f{}",
+        m.hostname, m.cpu_model, m.logical_cpus, m.physical_cores, m.memory_bytes
+    );
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The key that matches a benchmark across sessions: its name and parameters.
+pub fn benchmark_key(
+    name: &str,
+    parameters: &std::collections::BTreeMap<String, String>,
+) -> String {
+    format!(
+        "{name}\x1f{}",
+        serde_json::to_string(parameters).unwrap_or_default()
+    )
+}
+
+/// Seconds since the epoch of an RFC 3339 time (0 when it cannot be read).
+pub fn unix_time(rfc3339: &str) -> i64 {
+    humantime::parse_rfc3339_weak(rfc3339)
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// The identity of a session: two files with the same one hold the same session.
+pub fn identity(s: &Session) -> String {
+    format!("{}|{}|{}", s.started_at, s.machine.hostname, s.seed)
+}
+
+fn id_of(db: &mut Db, sql: &str, params: &[Val]) -> Result<Option<i64>> {
+    Ok(db
+        .query(sql, params)?
+        .first()
+        .and_then(|r| r.first())
+        .and_then(Val::as_i64))
+}
+
+/// A session's fields without its benchmarks (which hold the runs).
+trait WithoutBenchmarks {
+    fn clone_without_benchmarks(&self) -> Session;
+}
+
+impl WithoutBenchmarks for Session {
+    fn clone_without_benchmarks(&self) -> Session {
+        Session {
+            schema_version: self.schema_version,
+            tare_version: self.tare_version.clone(),
+            invocation: self.invocation.clone(),
+            started_at: self.started_at.clone(),
+            machine: self.machine.clone(),
+            method: self.method.clone(),
+            cores: self.cores.clone(),
+            limits: self.limits.clone(),
+            environment: self.environment.clone(),
+            seed: self.seed,
+            benchmarks: Vec::new(),
+            comparisons: self.comparisons.clone(),
+            complete: self.complete,
+            extra: self.extra.clone(),
+        }
+    }
+}
+
+pub fn commit_id(db: &mut Db, c: &CommitInfo) -> Result<i64> {
+    if let Some(id) = id_of(
+        db,
+        "SELECT id FROM commits WHERE hash = ?",
+        &[Val::text(&c.hash)],
+    )? {
+        if let Some(b) = &c.branch {
+            db.exec(
+                "UPDATE commits SET branch = ? WHERE id = ? AND branch IS NULL",
+                &[Val::text(b), Val::int(id)],
+            )?;
+        }
+        return Ok(id);
+    }
+    db.insert_id(
+        "INSERT INTO commits (hash, parents, branch, time_unix, subject) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        &[
+            Val::text(&c.hash),
+            Val::text(c.parents.join(" ")),
+            Val::Text(c.branch.clone()),
+            Val::Int(c.time),
+            Val::Text(c.subject.clone()),
+        ],
+    )
+}
+
+fn machine_id(db: &mut Db, s: &Session) -> Result<i64> {
+    let fp = fingerprint(&s.machine);
+    if let Some(id) = id_of(
+        db,
+        "SELECT id FROM machines WHERE fingerprint = ?",
+        &[Val::text(&fp)],
+    )? {
+        return Ok(id);
+    }
+    let m = &s.machine;
+    db.insert_id(
+        "INSERT INTO machines (fingerprint, hostname, cpu_model, logical_cpus, physical_cores, memory_bytes, inventory) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        &[
+            Val::text(fp),
+            Val::text(&m.hostname),
+            Val::text(&m.cpu_model),
+            Val::int(m.logical_cpus as i64),
+            Val::int(m.physical_cores as i64),
+            Val::int(m.memory_bytes as i64),
+            Val::text(serde_json::to_string(m)?),
+        ],
+    )
+}
+
+fn benchmark_id(db: &mut Db, b: &crate::results::model::Benchmark) -> Result<i64> {
+    let key = benchmark_key(&b.name, &b.parameters);
+    if let Some(id) = id_of(
+        db,
+        "SELECT id FROM benchmarks WHERE key = ?",
+        &[Val::text(&key)],
+    )? {
+        return Ok(id);
+    }
+    db.insert_id(
+        "INSERT INTO benchmarks (key, name, command, parameters) VALUES (?, ?, ?, ?) RETURNING id",
+        &[
+            Val::text(key),
+            Val::text(&b.name),
+            Val::text(&b.command),
+            Val::text(serde_json::to_string(&b.parameters)?),
+        ],
+    )
+}
+
+/// Metric ids by name, in [`METRICS`] order.
+pub fn metric_ids(db: &mut Db) -> Result<Vec<i64>> {
+    let mut out = Vec::new();
+    for m in METRICS {
+        out.push(
+            id_of(
+                db,
+                "SELECT id FROM metrics WHERE name = ?",
+                &[Val::text(*m)],
+            )?
+            .ok_or_else(|| anyhow::anyhow!("store: metric {m} is missing"))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The commit of a session: the one given, else the one the results file recorded
+/// (`extra["git"]`, written by `tare run --store`).
+pub fn recorded_commit(s: &Session) -> Option<CommitInfo> {
+    s.extra
+        .get("git")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+}
+
+/// Ids already looked up in this connection (metrics, machines, benchmarks): each costs a
+/// round trip to a PostgreSQL server otherwise.
+#[derive(Debug, Default)]
+pub struct Cache {
+    metrics: Option<Vec<i64>>,
+    machines: std::collections::HashMap<String, i64>,
+    commits: std::collections::HashMap<String, i64>,
+    benchmarks: std::collections::HashMap<String, i64>,
+}
+
+/// Adds one session (inside its own transaction).
+pub fn add_session(
+    db: &mut Db,
+    s: &Session,
+    commit: Option<&CommitInfo>,
+    source: Option<&str>,
+) -> Result<Added> {
+    let mut out = add_sessions(db, &[(s, commit, source)], &mut Cache::default())?;
+    Ok(out.remove(0))
+}
+
+/// Adds several sessions in one transaction: all or none. A handful of statements per call
+/// whatever the number of sessions (multi-row inserts, one bulk insert of runs and one of
+/// summaries): on a PostgreSQL server each statement is a round trip.
+pub fn add_sessions(
+    db: &mut Db,
+    sessions: &[(&Session, Option<&CommitInfo>, Option<&str>)],
+    cache: &mut Cache,
+) -> Result<Vec<Added>> {
+    db.batch("BEGIN")?;
+    match add_batch(db, sessions, cache) {
+        Ok(out) => {
+            db.batch("COMMIT")?;
+            Ok(out)
+        }
+        Err(e) => {
+            let _ = db.batch("ROLLBACK");
+            // Ids cached inside the rolled-back transaction are gone.
+            *cache = Cache::default();
+            Err(e)
+        }
+    }
+}
+
+/// `(?, ?, …), (?, ?, …)` for `rows` rows of `cols` values.
+fn placeholders(rows: usize, cols: usize) -> String {
+    let one = format!("({})", vec!["?"; cols].join(", "));
+    vec![one; rows].join(", ")
+}
+
+fn add_batch(
+    db: &mut Db,
+    sessions: &[(&Session, Option<&CommitInfo>, Option<&str>)],
+    cache: &mut Cache,
+) -> Result<Vec<Added>> {
+    // Commits: the ones not seen yet, in one insert and one select.
+    let recorded: Vec<Option<CommitInfo>> = sessions
+        .iter()
+        .map(|(s, c, _)| c.cloned().or_else(|| recorded_commit(s)))
+        .collect();
+    let mut fresh: Vec<&CommitInfo> = Vec::new();
+    for c in recorded.iter().flatten() {
+        if !cache.commits.contains_key(&c.hash) && !fresh.iter().any(|f| f.hash == c.hash) {
+            fresh.push(c);
+        }
+    }
+    if !fresh.is_empty() {
+        let mut params = Vec::with_capacity(fresh.len() * 5);
+        for c in &fresh {
+            params.extend([
+                Val::text(&c.hash),
+                Val::text(c.parents.join(" ")),
+                Val::Text(c.branch.clone()),
+                Val::Int(c.time),
+                Val::Text(c.subject.clone()),
+            ]);
+        }
+        db.exec(
+            &format!(
+                "INSERT INTO commits (hash, parents, branch, time_unix, subject) VALUES {} ON CONFLICT (hash) DO NOTHING",
+                placeholders(fresh.len(), 5)
+            ),
+            &params,
+        )?;
+        let hashes: Vec<Val> = fresh.iter().map(|c| Val::text(&c.hash)).collect();
+        let rows = db.query(
+            &format!(
+                "SELECT id, hash FROM commits WHERE hash IN ({})",
+                vec!["?"; hashes.len()].join(", ")
+            ),
+            &hashes,
+        )?;
+        for r in rows {
+            if let (Some(id), Some(h)) = (r[0].as_i64(), r[1].as_str()) {
+                cache.commits.insert(h.to_string(), id);
+            }
+        }
+    }
+    // Machines and benchmarks: few; looked up once per connection.
+    let mut machine_ids = Vec::with_capacity(sessions.len());
+    for (s, _, _) in sessions {
+        let fp = fingerprint(&s.machine);
+        let id = match cache.machines.get(&fp) {
+            Some(&id) => id,
+            None => {
+                let id = machine_id(db, s)?;
+                cache.machines.insert(fp, id);
+                id
+            }
+        };
+        machine_ids.push(id);
+    }
+    if cache.metrics.is_none() {
+        cache.metrics = Some(metric_ids(db)?);
+    }
+    // Sessions: one insert; those already stored (same identity) insert nothing.
+    let idents: Vec<String> = sessions.iter().map(|(s, _, _)| identity(s)).collect();
+    let mut params = Vec::with_capacity(sessions.len() * 11);
+    let mut headers: std::collections::HashMap<String, String> = Default::default();
+    let mut first: Vec<bool> = Vec::with_capacity(sessions.len());
+    let mut count = 0;
+    for (k, (s, _, source)) in sessions.iter().enumerate() {
+        let dup = idents[..k].contains(&idents[k]);
+        first.push(!dup);
+        if dup {
+            continue;
+        }
+        let commit = recorded[k].as_ref();
+        let header = Session {
+            benchmarks: s
+                .benchmarks
+                .iter()
+                .map(|b| crate::results::model::Benchmark {
+                    name: b.name.clone(),
+                    command: b.command.clone(),
+                    argv: b.argv.clone(),
+                    parameters: b.parameters.clone(),
+                    summary: b.summary.clone(),
+                    stop_reason: b.stop_reason.clone(),
+                    runs: Vec::new(),
+                    diagnostics: b.diagnostics.clone(),
+                    extra: b.extra.clone(),
+                })
+                .collect(),
+            ..s.clone_without_benchmarks()
+        };
+        params.extend([
+            Val::text(&idents[k]),
+            Val::Int(commit.and_then(|c| cache.commits.get(&c.hash).copied())),
+            Val::int(i64::from(commit.is_some_and(|c| c.dirty))),
+            Val::int(machine_ids[k]),
+            Val::text(&s.started_at),
+            Val::int(unix_time(&s.started_at)),
+            Val::text(&s.tare_version),
+            Val::text(s.method.kind.as_str()),
+            Val::text(&s.machine.kernel),
+            Val::text(&s.machine.os),
+            Val::Text(source.map(String::from)),
+        ]);
+        headers.insert(idents[k].clone(), serde_json::to_string(&header)?);
+        count += 1;
+    }
+    let mut new_ids: std::collections::HashMap<String, i64> = Default::default();
+    if count > 0 {
+        let rows = db.query(
+            &format!(
+                "INSERT INTO sessions (identity, commit_id, dirty, machine_id, started_at, started_unix, tare_version, method, kernel, os, source) VALUES {} ON CONFLICT (identity) DO NOTHING RETURNING id, identity",
+                placeholders(count, 11)
+            ),
+            &params,
+        )?;
+        for r in rows {
+            if let (Some(id), Some(i)) = (r[0].as_i64(), r[1].as_str()) {
+                new_ids.insert(i.to_string(), id);
+            }
+        }
+    }
+    let header_rows: Vec<Vec<Val>> = new_ids
+        .iter()
+        .filter_map(|(ident, id)| {
+            headers
+                .remove(ident)
+                .map(|h| vec![Val::int(*id), Val::text(h)])
+        })
+        .collect();
+    db.bulk_insert("session_headers", &["session_id", "header"], &header_rows)?;
+    let metrics = cache.metrics.clone().unwrap_or_default();
+    let mut runs: Vec<Vec<Val>> = Vec::new();
+    let mut sums: Vec<Vec<Val>> = Vec::new();
+    let mut out = Vec::with_capacity(sessions.len());
+    for (k, (s, _, _)) in sessions.iter().enumerate() {
+        let Some(&sid) = new_ids.get(&idents[k]).filter(|_| first[k]) else {
+            let id = id_of(
+                db,
+                "SELECT id FROM sessions WHERE identity = ?",
+                &[Val::text(&idents[k])],
+            )?
+            .unwrap_or(0);
+            out.push(Added {
+                added: false,
+                session_id: id,
+                runs: 0,
+            });
+            continue;
+        };
+        let before = runs.len();
+        for b in &s.benchmarks {
+            let key = benchmark_key(&b.name, &b.parameters);
+            let bid = match cache.benchmarks.get(&key) {
+                Some(&id) => id,
+                None => {
+                    let id = benchmark_id(db, b)?;
+                    cache.benchmarks.insert(key, id);
+                    id
+                }
+            };
+            for r in &b.runs {
+                runs.push(run_row(sid, bid, r));
+            }
+            let multimodal = i64::from(b.diagnostics.iter().any(|d| d.kind == "modes"));
+            let per_metric: [&Option<MetricSummary>; 5] = [
+                &b.summary.wall_time,
+                &b.summary.cpu_time,
+                &b.summary.user_time,
+                &b.summary.system_time,
+                &b.summary.peak_memory,
+            ];
+            for (m, summary) in per_metric.iter().enumerate() {
+                if let Some(x) = summary {
+                    sums.push(vec![
+                        Val::int(sid),
+                        Val::int(bid),
+                        Val::int(metrics[m]),
+                        Val::int(x.n as i64),
+                        Val::real(x.median),
+                        Val::real(x.median_ci_low),
+                        Val::real(x.median_ci_high),
+                        Val::real(x.mean),
+                        Val::real(x.stddev),
+                        Val::real(x.min),
+                        Val::real(x.max),
+                        Val::int(multimodal),
+                    ]);
+                }
+            }
+        }
+        out.push(Added {
+            added: true,
+            session_id: sid,
+            runs: runs.len() - before,
+        });
+    }
+    db.bulk_insert("runs", RUN_COLUMNS, &runs)?;
+    db.bulk_insert("summaries", SUMMARY_COLUMNS, &sums)?;
+    Ok(out)
+}
+
+pub const RUN_COLUMNS: &[&str] = &[
+    "session_id",
+    "benchmark_id",
+    "idx",
+    "round",
+    "warmup",
+    "counted",
+    "termination",
+    "exit_code",
+    "signal",
+    "start_offset",
+    "wall_time",
+    "cpu_time",
+    "user_time",
+    "system_time",
+    "peak_memory",
+    "context_switches",
+];
+
+pub const SUMMARY_COLUMNS: &[&str] = &[
+    "session_id",
+    "benchmark_id",
+    "metric_id",
+    "n",
+    "median",
+    "ci_low",
+    "ci_high",
+    "mean",
+    "stddev",
+    "min",
+    "max",
+    "multimodal",
+];
+
+/// One `runs` row.
+pub fn run_row(sid: i64, bid: i64, r: &crate::results::model::Run) -> Vec<Val> {
+    vec![
+        Val::int(sid),
+        Val::int(bid),
+        Val::int(r.index as i64),
+        Val::Int(r.round.map(|x| x as i64)),
+        Val::int(i64::from(r.warmup)),
+        Val::int(i64::from(r.counted)),
+        Val::text(r.termination.as_str()),
+        Val::Int(r.exit_code.map(i64::from)),
+        Val::Int(r.signal.map(i64::from)),
+        Val::real(r.start_offset),
+        Val::real(r.wall_time),
+        Val::real(r.cpu_time),
+        Val::real(r.user_time),
+        Val::real(r.system_time),
+        Val::Int(r.peak_memory.map(|x| x as i64)),
+        Val::Int(r.involuntary_context_switches.map(|x| x as i64)),
+    ]
+}

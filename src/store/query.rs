@@ -1,0 +1,257 @@
+//! Reading history back: the series in a store (benchmark × metric × machine) and one
+//! series' trend, one point per commit. The same SQL runs on both backends and gives the same
+//! answers (`tests/store_backends.rs`). Not for: change points (`detect.rs`) or display.
+//!
+//! A point is a commit (or, for a session stored without one, that session). Several sessions
+//! of one commit — trials run again on the same machine — are merged: the point's value is the
+//! median of the sessions' medians, its interval the median of their interval bounds, `n` the
+//! sum of their counted runs. Points are ordered by commit time, then session start.
+
+use super::db::{Db, Val};
+use anyhow::Result;
+
+/// One series: a benchmark's metric on one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub benchmark_id: i64,
+    pub metric_id: i64,
+    pub machine_id: i64,
+    pub benchmark: String,
+    /// Parameters as JSON (`{}` when none).
+    pub parameters: String,
+    pub command: String,
+    pub metric: String,
+    pub unit: String,
+    /// `lower` (smaller is better) or `higher`.
+    pub direction: String,
+    pub fingerprint: String,
+    pub hostname: String,
+}
+
+impl Series {
+    /// The benchmark's name with its parameters, e.g. `sort (n=100)`.
+    pub fn label(&self) -> String {
+        let params: std::collections::BTreeMap<String, String> =
+            serde_json::from_str(&self.parameters).unwrap_or_default();
+        if params.is_empty() {
+            self.benchmark.clone()
+        } else {
+            let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{} ({})", self.benchmark, p.join(", "))
+        }
+    }
+}
+
+/// One stored session's contribution to a point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRef {
+    pub id: i64,
+    pub started_at: String,
+    pub source: Option<String>,
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub n: i64,
+    pub multimodal: bool,
+    /// Kernel, OS and measurement method: what may change on the same machine.
+    pub kernel: String,
+    pub os: String,
+    pub method: String,
+}
+
+/// One point of a trend: a commit (or a session without one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The commit hash, or `session:<id>` for a session stored without a commit.
+    pub key: String,
+    pub commit: Option<String>,
+    pub subject: Option<String>,
+    pub branch: Option<String>,
+    pub dirty: bool,
+    /// Commit time (or session start), seconds since the epoch.
+    pub time: i64,
+    pub value: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub n: i64,
+    pub sessions: Vec<SessionRef>,
+}
+
+impl Point {
+    /// A short name: the abbreviated hash, or the session.
+    pub fn short(&self) -> String {
+        match &self.commit {
+            Some(h) => h.chars().take(10).collect(),
+            None => self.key.clone(),
+        }
+    }
+    pub fn multimodal(&self) -> bool {
+        self.sessions.iter().any(|s| s.multimodal)
+    }
+}
+
+/// Every series in the store, ordered by benchmark, parameters, metric and machine.
+pub fn series(db: &mut Db) -> Result<Vec<Series>> {
+    let rows = db.query(
+        "SELECT DISTINCT s.benchmark_id, s.metric_id, se.machine_id \
+         FROM summaries s JOIN sessions se ON se.id = s.session_id",
+        &[],
+    )?;
+    let mut out = Vec::new();
+    for r in rows {
+        let (b, m, mc) = (
+            r[0].as_i64().unwrap_or(0),
+            r[1].as_i64().unwrap_or(0),
+            r[2].as_i64().unwrap_or(0),
+        );
+        let d = db.query(
+            "SELECT b.name, b.parameters, b.command, m.name, m.unit, m.direction, mc.fingerprint, mc.hostname \
+             FROM benchmarks b, metrics m, machines mc WHERE b.id = ? AND m.id = ? AND mc.id = ?",
+            &[Val::int(b), Val::int(m), Val::int(mc)],
+        )?;
+        let Some(mut d) = d.into_iter().next() else {
+            continue;
+        };
+        let mut take = |i: usize| {
+            std::mem::replace(&mut d[i], Val::Text(None))
+                .into_string()
+                .unwrap_or_default()
+        };
+        out.push(Series {
+            benchmark_id: b,
+            metric_id: m,
+            machine_id: mc,
+            benchmark: take(0),
+            parameters: take(1),
+            command: take(2),
+            metric: take(3),
+            unit: take(4),
+            direction: take(5),
+            fingerprint: take(6),
+            hostname: take(7),
+        });
+    }
+    out.sort_by(|a, b| {
+        (&a.benchmark, &a.parameters, a.metric_id, &a.fingerprint).cmp(&(
+            &b.benchmark,
+            &b.parameters,
+            b.metric_id,
+            &b.fingerprint,
+        ))
+    });
+    Ok(out)
+}
+
+/// The trend of one series: one point per commit, oldest first; `last` keeps the newest N.
+pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>> {
+    let rows = db.query(
+        "SELECT s.median, s.ci_low, s.ci_high, s.n, s.multimodal, se.id, se.started_at, se.source, \
+                se.kernel, se.os, se.method, se.dirty, se.started_unix, c.hash, c.subject, c.branch, c.time_unix \
+         FROM summaries s JOIN sessions se ON se.id = s.session_id \
+              LEFT JOIN commits c ON c.id = se.commit_id \
+         WHERE s.benchmark_id = ? AND s.metric_id = ? AND se.machine_id = ? \
+         ORDER BY COALESCE(c.time_unix, se.started_unix), se.started_unix, se.id",
+        &[Val::int(s.benchmark_id), Val::int(s.metric_id), Val::int(s.machine_id)],
+    )?;
+    let mut points: Vec<Point> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
+    for mut r in rows {
+        let f = |r: &[Val], i: usize| r[i].as_f64().unwrap_or(f64::NAN);
+        let text =
+            |r: &mut [Val], i: usize| std::mem::replace(&mut r[i], Val::Text(None)).into_string();
+        let sref = SessionRef {
+            id: r[5].as_i64().unwrap_or(0),
+            started_at: text(&mut r, 6).unwrap_or_default(),
+            source: text(&mut r, 7),
+            median: f(&r, 0),
+            ci_low: f(&r, 1),
+            ci_high: f(&r, 2),
+            n: r[3].as_i64().unwrap_or(0),
+            multimodal: r[4].as_i64() == Some(1),
+            kernel: text(&mut r, 8).unwrap_or_default(),
+            os: text(&mut r, 9).unwrap_or_default(),
+            method: text(&mut r, 10).unwrap_or_default(),
+        };
+        let dirty = r[11].as_i64() == Some(1);
+        let started = r[12].as_i64().unwrap_or(0);
+        let commit = text(&mut r, 13);
+        let key = match &commit {
+            Some(h) if !dirty => h.clone(),
+            Some(h) => format!("{h}+dirty:{}", sref.id),
+            None => format!("session:{}", sref.id),
+        };
+        match index.get(&key) {
+            Some(&i) => points[i].sessions.push(sref),
+            None => {
+                index.insert(key.clone(), points.len());
+                points.push(Point {
+                    key,
+                    commit,
+                    subject: text(&mut r, 14),
+                    branch: text(&mut r, 15),
+                    dirty,
+                    time: r[16].as_i64().unwrap_or(started),
+                    value: f64::NAN,
+                    ci_low: f64::NAN,
+                    ci_high: f64::NAN,
+                    n: 0,
+                    sessions: vec![sref],
+                });
+            }
+        }
+    }
+    if let Some(k) = last {
+        if points.len() > k {
+            points.drain(..points.len() - k);
+        }
+    }
+    for p in &mut points {
+        let med = |f: &dyn Fn(&SessionRef) -> f64| -> f64 {
+            let xs = crate::stats::quantile::sorted_without_nan(
+                &p.sessions.iter().map(f).collect::<Vec<_>>(),
+            );
+            crate::stats::quantile::median(&xs).unwrap_or(f64::NAN)
+        };
+        p.value = med(&|s| s.median);
+        p.ci_low = med(&|s| s.ci_low);
+        p.ci_high = med(&|s| s.ci_high);
+        p.n = p.sessions.iter().map(|s| s.n).sum();
+    }
+    Ok(points)
+}
+
+/// The counted values of `metric` of one benchmark in one session (for drill-down views).
+pub fn run_values(
+    db: &mut Db,
+    session_id: i64,
+    benchmark_id: i64,
+    metric: &str,
+) -> Result<Vec<f64>> {
+    let column = match metric {
+        "wall_time" | "cpu_time" | "user_time" | "system_time" | "peak_memory" => metric,
+        _ => anyhow::bail!("unknown metric {metric}"),
+    };
+    let rows = db.query(
+        &format!(
+            "SELECT {column} FROM runs WHERE session_id = ? AND benchmark_id = ? AND counted = 1 ORDER BY idx"
+        ),
+        &[Val::int(session_id), Val::int(benchmark_id)],
+    )?;
+    Ok(rows.iter().filter_map(|r| r[0].as_f64()).collect())
+}
+
+/// Counts of what a store holds: (commits, machines, sessions, benchmarks, runs).
+pub fn counts(db: &mut Db) -> Result<[i64; 5]> {
+    let mut out = [0; 5];
+    for (i, t) in ["commits", "machines", "sessions", "benchmarks", "runs"]
+        .iter()
+        .enumerate()
+    {
+        out[i] = db
+            .query(&format!("SELECT COUNT(*) FROM {t}"), &[])?
+            .first()
+            .and_then(|r| r[0].as_i64())
+            .unwrap_or(0);
+    }
+    Ok(out)
+}
