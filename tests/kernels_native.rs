@@ -1,6 +1,8 @@
-//! A native harness without a client library under `tare kernels`: Go's `testing.B`, driven by
+//! Native harnesses without a client library under `tare kernels`: Go's `testing.B`, driven by
 //! `tare native-worker go DIR` with the iterations fixed by tare (`-test.benchtime=Nx`), on the
-//! benchmarks in tests/kernels/gobench (needs `go`; .ci/services.d/45-go.sh installs it).
+//! benchmarks in tests/kernels/gobench (needs `go`; .ci/services.d/45-go.sh installs it); and a
+//! pyperf script, tests/kernels/pyperf_bench.py, driven through pyperf's worker mode by
+//! `tare native-worker pyperf SCRIPT` (needs python3 with pyperf).
 
 mod common;
 use common::tare;
@@ -69,4 +71,121 @@ fn go_benchmarks_measured_with_tares_policy() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("runs under tare kernels"));
+}
+
+/// The pyperf test script, copied to `dir` so the processes it starts can be told apart from
+/// those of other tests by their command line.
+fn pyperf_script(dir: &std::path::Path) -> String {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/pyperf_bench.py");
+    let dst = dir.join("pyperf_bench.py");
+    std::fs::copy(src, &dst).unwrap();
+    dst.to_str().unwrap().to_string()
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            if c.contains(needle) {
+                found.push(c);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn pyperf_benchmarks_measured_with_tares_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = pyperf_script(dir.path());
+    let worker = format!(
+        "{} native-worker pyperf {script}",
+        env!("CARGO_BIN_EXE_tare")
+    );
+    let j = dir.path().join("py.json");
+    let out = tare()
+        .args(["kernels", &worker, "-i", "2", "--stop", "runs >= 5"])
+        .args(["--sample-time", "2ms", "--seed", "5"])
+        .args(["--export-json", j.to_str().unwrap()])
+        .env_remove("TARE_TEST_PYPERF_RAISE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let benches = v["benchmarks"].as_array().unwrap();
+    let names: Vec<&str> = benches
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    // pyperf's "sum2 x" is not a protocol name: its space becomes '_'.
+    assert_eq!(names, ["sum/python", "sum2_x/python"]);
+    for b in benches {
+        let loops = b["extra"]["kernel"]["loops"].as_u64().unwrap();
+        assert!(loops > 1, "calibrated: {loops}");
+        assert_eq!(b["extra"]["invocations"].as_array().unwrap().len(), 2);
+        let runs = b["runs"].as_array().unwrap();
+        assert!(runs.len() >= 5, "{} samples", runs.len());
+        for r in runs {
+            assert_eq!(r["extra"]["sample"]["loops"].as_u64().unwrap(), loops);
+        }
+    }
+    // sum2 x adds twice as many numbers per loop as sum (and skips a call).
+    let med = |i: usize| {
+        benches[i]["summary"]["wall_time"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    let r = med(1) / med(0);
+    assert!(r > 1.3 && r < 6.0, "sum2_x/sum = {r}");
+    assert!(processes_with(&script).is_empty());
+}
+
+#[test]
+fn pyperf_script_that_raises_is_one_line_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = pyperf_script(dir.path());
+    let worker = format!(
+        "{} native-worker pyperf {script}",
+        env!("CARGO_BIN_EXE_tare")
+    );
+    let kernels = |raise: &str| {
+        tare()
+            .args(["kernels", &worker, "-i", "1", "--stop", "runs >= 3"])
+            .args(["--sample-time", "1ms"])
+            .env("TARE_TEST_PYPERF_RAISE", raise)
+            .output()
+            .unwrap()
+    };
+    // Fails before any benchmark: tare cannot even list the kernels.
+    let out = kernels("start");
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].starts_with("tare: error: "), "{err}");
+    assert!(
+        lines[0].contains("ValueError: this script fails on purpose"),
+        "{err}"
+    );
+    // Fails in a `run` (after discovery): that kernel fails with the reason, the other is
+    // measured.
+    let out = kernels("run");
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.starts_with("tare: error: sum/python:")
+            && last.contains("RuntimeError: sum fails on purpose on call 2"),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("sum2_x"), "{stdout}");
+    assert!(processes_with(&script).is_empty());
 }

@@ -1,17 +1,21 @@
-//! `tare native-worker go PACKAGE_DIR`: a worker for a native harness without a client library.
-//! It speaks the worker protocol (docs/protocol.md) on `TARE_WORKER_FD` and drives Go's
-//! `testing.B`, which lets the caller fix the iterations (`-test.benchtime=Nx`): the package's
-//! test binary is built once (`go test -c`), each `BenchmarkNAME` becomes kernel `NAME`, and a
-//! `run loops=N reps=K` runs the binary with `-test.bench '^BenchmarkNAME$' -test.benchtime=Nx
-//! -test.count=K` and turns each result line (`ns/op`, `B/op`, `MB/s`) into a sample. So
-//! `tare kernels 'tare native-worker go ./mypkg' ...` measures Go benchmarks with tare's policy
-//! (invocations, stop rules, interleaving), the adapter and the binaries it starts in the
-//! invocation's run group.
+//! `tare native-worker HARNESS TARGET [ARGS]`: a worker for a native harness without a client
+//! library. It speaks the worker protocol (docs/protocol.md) on `TARE_WORKER_FD` and drives a
+//! harness that lets the caller fix the loops per sample, so `tare kernels 'tare native-worker
+//! go ./mypkg'` or `tare kernels 'tare native-worker pyperf bench.py'` measures those benchmarks
+//! with tare's policy (calibration, invocations, stop rules, interleaving); the adapter and the
+//! processes it starts stay in the invocation's run group.
 //!
-//! Limits: a sample's `ns` is Go's `ns/op × N` (Go times the loop itself, timer resets and all);
-//! there are no parameters; the clock is Go's, its resolution taken as 1 ns and its read cost
-//! as unknown (0). Google Benchmark ≥ 1.8 (`--benchmark_min_time=Nx`) could be driven the same
-//! way; the 1.7 installed here cannot fix iterations, so it is not.
+//! This module holds what the harnesses share: the arguments and the conversation (hello,
+//! clock, setup, run, teardown, exit). Each harness (`go`: testing.B; `pyperf`: a pyperf
+//! script) says which kernels it has, what its clock is and how to take K samples of N loops.
+//! A harness that cannot start (a build or a script that fails) still says hello, with no
+//! kernels, and answers every request with its one-line reason, so `tare kernels` shows it.
+//!
+//! Not for: harnesses that cannot fix their loop count (Google Benchmark 1.7, installed here,
+//! cannot; ≥ 1.8's `--benchmark_min_time=Nx` could be added the same way).
+
+mod go;
+mod pyperf;
 
 use crate::exec::protocol::{Message, VERSION};
 use clap::Args;
@@ -19,238 +23,203 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 #[derive(Args, Debug)]
 pub struct NativeArgs {
-    /// The harness: go (testing.B).
+    /// The harness: go (testing.B) or pyperf (a pyperf script).
     kind: String,
-    /// The Go package directory whose benchmarks become kernels.
-    package: PathBuf,
+    /// go: the package directory whose benchmarks become kernels; pyperf: the script.
+    target: PathBuf,
+    /// Passed on to the test binary (go) or the script (pyperf) on every run.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
 }
 
-fn fail(msg: String) -> anyhow::Error {
-    crate::error::UserError::run_failed(msg).into()
+/// One benchmark a harness offers.
+struct Kernel {
+    name: String,
+    doc: String,
 }
 
-/// Builds the test binary; returns its path (in a temporary directory kept until exit).
-fn build(package: &PathBuf, dir: &std::path::Path) -> anyhow::Result<PathBuf> {
-    let bin = dir.join("bench.test");
-    let out = Command::new("go")
-        .args(["test", "-c", "-o"])
-        .arg(&bin)
-        .arg(".")
-        .current_dir(package)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| fail(format!("native-worker go: cannot run go: {e}; install Go")))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(fail(format!(
-            "native-worker go: go test -c failed in {}: {}",
-            package.display(),
-            err.lines().next().unwrap_or("")
-        )));
-    }
-    Ok(bin)
+/// One sample as the harness measured it: `ns` for `loops` loops.
+#[derive(Debug, PartialEq)]
+struct Sample {
+    loops: u64,
+    ns: u64,
+    bytes: Option<u64>,
+    items: Option<u64>,
 }
 
-/// One `go test` benchmark result line: (iterations, ns/op, bytes/op if MB/s was set up).
-fn parse_line(line: &str, name: &str) -> Option<(u64, f64, Option<f64>)> {
-    let mut f = line.split_whitespace();
-    let head = f.next()?;
-    let bare = head.strip_prefix("Benchmark")?;
-    let bare = bare.rsplit_once('-').map_or(bare, |(b, cpus)| {
-        if cpus.chars().all(|c| c.is_ascii_digit()) {
-            b
-        } else {
-            bare
-        }
-    });
-    if bare != name {
-        return None;
-    }
-    let n: u64 = f.next()?.parse().ok()?;
-    let rest: Vec<&str> = f.collect();
-    let mut ns = None;
-    let mut mbs = None;
-    for w in rest.windows(2) {
-        match w[1] {
-            "ns/op" => ns = w[0].parse().ok(),
-            "MB/s" => mbs = w[0].parse::<f64>().ok(),
-            _ => {}
-        }
-    }
-    let ns: f64 = ns?;
-    // MB/s = bytes/op × 1e3 / (ns/op) → bytes/op.
-    Some((n, ns, mbs.map(|m| m * ns / 1e3)))
+/// A native harness driven as a worker. Errors are one line (they go into `error message=`).
+trait Harness {
+    fn kernels(&self) -> &[Kernel];
+    /// (resolution_ns, cost_ns) of the clock the harness times with.
+    fn clock(&mut self) -> Result<(f64, f64), String>;
+    /// K samples of N loops of kernel `index` (into `kernels()`).
+    fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String>;
+}
+
+/// The last non-empty line of a failed process's stderr, else of its stdout: its reason.
+fn last_line(out: &std::process::Output) -> String {
+    let pick = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    };
+    pick(&out.stderr)
+        .or_else(|| pick(&out.stdout))
+        .unwrap_or_else(|| "no output".into())
 }
 
 /// `tare native-worker`.
 pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
-    if a.kind != "go" {
-        return Err(crate::error::usage(format!(
-            "native-worker: unknown harness '{}': only go (testing.B) can fix its iterations",
-            a.kind
-        )));
-    }
+    let (client, lang) = match a.kind.as_str() {
+        "go" => ("tare-native-go", "go"),
+        "pyperf" => ("tare-native-pyperf", "python"),
+        k => {
+            return Err(crate::error::usage(format!(
+                "native-worker: unknown harness '{k}': go (testing.B) or pyperf (a pyperf script)"
+            )))
+        }
+    };
     let fd: i32 = std::env::var(crate::exec::worker::FD_ENV)
         .ok()
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| {
-            crate::error::usage("native-worker runs under tare kernels (TARE_WORKER_FD is not set): tare kernels 'tare native-worker go DIR'")
+            crate::error::usage(format!(
+                "native-worker runs under tare kernels (TARE_WORKER_FD is not set): tare kernels 'tare native-worker {} {}'",
+                a.kind,
+                a.target.display()
+            ))
         })?;
     std::env::remove_var(crate::exec::worker::FD_ENV);
     // SAFETY: tare passed this descriptor to us to own; nothing else in this process uses it.
     let sock = unsafe { UnixStream::from_raw_fd(fd) };
     crate::exec::sys::set_cloexec(fd)?;
     let tmp = tempfile::tempdir()?;
-    let bin = build(&a.package, tmp.path())?;
-    let list = Command::new(&bin)
-        .args(["-test.list", "^Benchmark"])
-        .current_dir(&a.package)
-        .output()?;
-    let names: Vec<String> = String::from_utf8_lossy(&list.stdout)
-        .lines()
-        .filter_map(|l| l.strip_prefix("Benchmark"))
-        .filter(|n| crate::exec::protocol::name_ok(n))
-        .map(str::to_string)
-        .collect();
+    let harness: Result<Box<dyn Harness>, String> = match a.kind.as_str() {
+        "go" => go::Go::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
+        _ => pyperf::Pyperf::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
+    };
+    if let Err(why) = &harness {
+        eprintln!("tare: error: native-worker {}: {why}", a.kind);
+    }
+    serve(sock, client, lang, harness)?;
+    Ok(0)
+}
+
+/// The conversation, until `exit` or EOF.
+fn serve(
+    sock: UnixStream,
+    client: &str,
+    lang: &str,
+    mut harness: Result<Box<dyn Harness>, String>,
+) -> std::io::Result<()> {
     let mut w = sock.try_clone()?;
     let mut send = |m: Message| -> std::io::Result<()> {
         let mut l = m.to_line();
         l.push('\n');
         w.write_all(l.as_bytes())
     };
+    let error = |msg: &str| Message::new("error").with("message", msg);
     send(
         Message::new("hello")
             .with("protocol", VERSION)
-            .with("client", "tare-native-go")
+            .with("client", client)
             .with("version", env!("CARGO_PKG_VERSION"))
-            .with("lang", "go"),
+            .with("lang", lang),
     )?;
-    for n in &names {
-        send(
-            Message::new("kernel")
-                .with("name", n)
-                .with("doc", "a Go testing.B benchmark"),
-        )?;
+    if let Ok(h) = &harness {
+        for k in h.kernels() {
+            send(
+                Message::new("kernel")
+                    .with("name", &k.name)
+                    .with("doc", &k.doc),
+            )?;
+        }
     }
     send(Message::new("ready"))?;
-    let mut current: Option<String> = None;
+    let mut current: Option<usize> = None;
     for line in BufReader::new(sock).lines() {
         let Ok(line) = line else { break };
         let Ok(m) = Message::parse(&line) else {
-            send(Message::new("error").with("message", "not a message"))?;
+            send(error("not a message"))?;
             continue;
         };
+        if m.verb == "exit" {
+            send(Message::new("bye"))?;
+            return Ok(());
+        }
+        let h = match &mut harness {
+            Ok(h) => h,
+            Err(why) => {
+                send(error(why))?;
+                continue;
+            }
+        };
         match m.verb.as_str() {
-            "clock" => send(
-                Message::new("clock")
-                    .with("resolution_ns", 1)
-                    .with("cost_ns", 0),
-            )?,
-            "setup" => match m.get("kernel") {
-                _ if current.is_some() => {
-                    send(Message::new("error").with("message", "a kernel is already set up"))?
-                }
-                Some(k) if names.iter().any(|n| n == k) => {
-                    if let Some((p, _)) = m.fields.iter().find(|(k, _)| k.starts_with("p.")) {
-                        send(
-                            Message::new("error")
-                                .with("message", format!("unknown parameter {}", &p[2..])),
-                        )?;
-                    } else {
-                        current = Some(k.to_string());
+            "clock" => match h.clock() {
+                Ok((res, cost)) => send(
+                    Message::new("clock")
+                        .with("resolution_ns", res)
+                        .with("cost_ns", cost),
+                )?,
+                Err(e) => send(error(&e))?,
+            },
+            "setup" => {
+                let k = m.get("kernel").unwrap_or("");
+                let found = h.kernels().iter().position(|n| n.name == k);
+                let param = m.fields.iter().find(|(k, _)| k.starts_with("p."));
+                match (current, found, param) {
+                    (Some(_), _, _) => send(error("a kernel is already set up"))?,
+                    (None, None, _) => send(error(&format!("unknown kernel {k}")))?,
+                    (None, Some(_), Some((p, _))) => {
+                        send(error(&format!("unknown parameter {}", &p[2..])))?
+                    }
+                    (None, Some(i), None) => {
+                        current = Some(i);
                         send(Message::new("ok"))?;
                     }
                 }
-                k => send(
-                    Message::new("error")
-                        .with("message", format!("unknown kernel {}", k.unwrap_or(""))),
-                )?,
-            },
+            }
             "run" => {
                 let (Some(k), Ok(Some(n)), Ok(Some(reps))) =
-                    (current.clone(), m.uint("loops"), m.uint("reps"))
+                    (current, m.uint("loops"), m.uint("reps"))
                 else {
-                    send(
-                        Message::new("error")
-                            .with("message", "run needs a kernel set up, loops= and reps="),
-                    )?;
+                    send(error("run needs a kernel set up, loops= and reps="))?;
                     continue;
                 };
-                let out = Command::new(&bin)
-                    .args(["-test.run", "^$", "-test.bench"])
-                    .arg(format!("^Benchmark{k}$"))
-                    .arg(format!("-test.benchtime={n}x"))
-                    .arg(format!("-test.count={reps}"))
-                    .current_dir(&a.package)
-                    .stdin(Stdio::null())
-                    .output()?;
-                let text = String::from_utf8_lossy(&out.stdout);
-                let samples: Vec<(u64, f64, Option<f64>)> =
-                    text.lines().filter_map(|l| parse_line(l, &k)).collect();
-                if !out.status.success() || samples.len() as u64 != reps {
-                    let why = text
-                        .lines()
-                        .find(|l| l.contains("FAIL") || l.contains("panic"))
-                        .unwrap_or("no result lines");
-                    send(
-                        Message::new("error").with("message", format!("go benchmark {k}: {why}")),
-                    )?;
-                    continue;
-                }
-                for (iters, ns_op, bytes) in samples {
-                    let mut s = Message::new("sample")
-                        .with("loops", iters)
-                        .with("ns", (ns_op * iters as f64).round() as u64);
-                    if let Some(b) = bytes {
-                        s = s.with("bytes", (b * iters as f64).round() as u64);
+                match h.run(k, n, reps) {
+                    Ok(samples) => {
+                        for s in samples {
+                            let mut l = Message::new("sample")
+                                .with("loops", s.loops)
+                                .with("ns", s.ns);
+                            if let Some(b) = s.bytes {
+                                l = l.with("bytes", b);
+                            }
+                            if let Some(i) = s.items {
+                                l = l.with("items", i);
+                            }
+                            send(l)?;
+                        }
+                        send(Message::new("done"))?;
                     }
-                    send(s)?;
+                    Err(e) => send(error(&e))?,
                 }
-                send(Message::new("done"))?;
             }
             "teardown" => {
                 if current.take().is_some() {
                     send(Message::new("ok"))?
                 } else {
-                    send(Message::new("error").with("message", "nothing is set up"))?
+                    send(error("nothing is set up"))?
                 }
             }
-            "exit" => {
-                send(Message::new("bye"))?;
-                return Ok(0);
-            }
-            v => send(Message::new("error").with("message", format!("unknown verb {v}")))?,
+            v => send(error(&format!("unknown verb {v}")))?,
         }
     }
-    Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_line;
-
-    #[test]
-    fn reads_go_result_lines() {
-        assert_eq!(
-            parse_line("BenchmarkSum-2   \t    1000\t      1234 ns/op", "Sum"),
-            Some((1000, 1234.0, None))
-        );
-        let (n, ns, b) = parse_line(
-            "BenchmarkCopy-16  500  2000.5 ns/op  512.00 MB/s  0 B/op",
-            "Copy",
-        )
-        .unwrap();
-        assert_eq!((n, ns), (500, 2000.5));
-        assert!((b.unwrap() - 1024.256).abs() < 1e-9);
-        assert_eq!(parse_line("BenchmarkSumAll-2 10 1 ns/op", "Sum"), None);
-        assert_eq!(parse_line("PASS", "Sum"), None);
-        assert_eq!(
-            parse_line("BenchmarkSum 10 5 ns/op", "Sum"),
-            Some((10, 5.0, None))
-        );
-    }
+    Ok(())
 }
