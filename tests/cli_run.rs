@@ -43,7 +43,7 @@ fn exact_runs_warmup_and_json_fields() {
         "true",
     ]);
     let doc = json(&j);
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], tare::results::SCHEMA_VERSION);
     assert_eq!(doc["complete"], true);
     let rs = runs(&doc, 0);
     assert_eq!(rs.len(), 7);
