@@ -92,9 +92,20 @@ pub fn session_id() -> &'static str {
     &lease().id
 }
 
-/// Removes this session's lock file (at a normal end; a killed session leaves it for the
-/// next sweep to find).
+/// A group of this session could not be removed: [`release`] keeps the lock file, so the next
+/// tare start sees the owner gone (the lock is free once this process exits) and sweeps it.
+pub fn keep_for_sweep() {
+    KEEP.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+static KEEP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Removes this session's lock file at a normal end, unless a group was left behind
+/// ([`keep_for_sweep`]); a killed session leaves it for the next sweep to find.
 pub fn release() {
+    if KEEP.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     if let Some(p) = LEASE.get().and_then(|l| l.path.as_ref()) {
         let _ = std::fs::remove_file(p);
     }

@@ -271,6 +271,16 @@ pub(crate) fn read_pids(path: &Path) -> io::Result<Vec<i32>> {
 
 /// Removes a cgroup directory, retrying briefly while the kernel still counts exiting tasks.
 pub(crate) fn remove_dir_retrying(dir: &Path) -> io::Result<()> {
+    let r = remove_dir_retrying_once(dir);
+    if r.is_err() {
+        // Left behind: keep the session's lock file at exit, so the next tare start finds the
+        // group's owner gone and sweeps it (see `lease::release`).
+        lease::keep_for_sweep();
+    }
+    r
+}
+
+fn remove_dir_retrying_once(dir: &Path) -> io::Result<()> {
     let mut delay = Duration::from_micros(50);
     for _ in 0..40 {
         match std::fs::remove_dir(dir) {
