@@ -460,3 +460,51 @@ fn actions_and_meters_at_their_stages() {
         "{err}"
     );
 }
+
+/// Samples of one process are not independent: a 4% difference that pooled samples call
+/// significant, while every process sits at its own level (0.9, 1.0, 1.1), does not hold across
+/// processes, and the verdict says so instead of "slower".
+#[test]
+fn a_verdict_must_hold_across_invocations() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let prog = |name: &str, scale: &str| {
+        format!(
+            "env FAKE_LEVEL_FILE={} FAKE_SCALE={scale} python3 {FAKE}",
+            dir.path().join(name).display()
+        )
+    };
+    let out = tare()
+        .args(["kernels", &prog("a", "1"), &prog("b", "1.04")])
+        .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
+        .args([
+            "--invocations",
+            "3",
+            "--stop",
+            "runs >= 20",
+            "--sample-time",
+            "1ms",
+        ])
+        .args(["--seed", "7", "--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&j);
+    let c = &v["comparisons"][0];
+    let words = c["words"].as_str().unwrap();
+    assert!(
+        words.contains("slower"),
+        "the pooled samples differ: {words}"
+    );
+    assert_eq!(c["verdict"], "no-significant-difference", "{words}");
+    assert!(words.contains("across processes"), "{words}");
+    let h = &v["extra"]["hierarchical_ratio"][0];
+    assert!(
+        h["ci_low"].as_f64().unwrap() <= 1.0 && h["ci_high"].as_f64().unwrap() >= 1.0,
+        "{h}"
+    );
+}

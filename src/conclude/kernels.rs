@@ -121,9 +121,35 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
             }
         }
     }
-    session
-        .extra
-        .insert("comparison_unit".into(), json!("sample"));
+    // Samples of one process are not independent of each other (Kalibera & Jones): a verdict
+    // drawn from pooled samples must also hold across processes. Where the ratio's CI over
+    // invocations includes 1, a "faster"/"slower" verdict is withdrawn and the words say why.
+    for c in &mut session.comparisons {
+        let Some(iv) = h
+            .iter()
+            .find(|v| v["reference"] == json!(c.reference) && v["candidate"] == json!(c.candidate))
+        else {
+            continue;
+        };
+        let (Some(low), Some(high)) = (iv["ci_low"].as_f64(), iv["ci_high"].as_f64()) else {
+            continue;
+        };
+        if (c.verdict == "faster" || c.verdict == "slower") && low <= 1.0 && 1.0 <= high {
+            c.verdict = "no-significant-difference".into();
+            c.words = format!(
+                "{} — but across processes the ratio's {:.0}% CI is {:.3}–{:.3}, which includes 1: \
+                 not significant at the invocation level (run more invocations, -i)",
+                c.words,
+                100.0 * iv["confidence"].as_f64().unwrap_or(0.95),
+                low,
+                high
+            );
+        }
+    }
+    session.extra.insert(
+        "comparison_unit".into(),
+        json!("sample, verdict checked against invocations"),
+    );
     session.extra.insert("hierarchical_ratio".into(), json!(h));
     let advice = Advice {
         comparing: !pairs.is_empty(),

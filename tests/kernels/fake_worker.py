@@ -3,7 +3,9 @@
 
 Kernels: spin (param n: a loop of n additions; items = n per loop; m.checksum), empty (nothing),
 vanished (its timed region ignores `loops`, like a loop a compiler removed), jit (slower for the
-first samples of each process, like a JIT warming up), failing (setup raises).
+first samples of each process, like a JIT warming up), failing (setup raises), levels (a
+synthetic clock: every process sits at its own level, 0.9, 1.0 or 1.1 µs per loop in turn,
+counted in the file $FAKE_LEVEL_FILE, times $FAKE_SCALE; samples within a process barely vary).
 
 Misbehaviour for the tests, from FAKE_MODE (comma-separated):
   crash-run    exit 3 in the middle of the first `run`
@@ -51,6 +53,7 @@ KERNELS = {
     "vanished": {},
     "jit": {},
     "failing": {},
+    "levels": {},
 }
 
 
@@ -86,6 +89,7 @@ def main():
             send(msg("param", kernel=name, name=p, default=d, doc="a parameter"))
     send("ready")
     current, params, samples_taken, jit_samples = None, {}, 0, 0
+    level = 1.0
     first_setup, first_run = True, True
     for line in rfile:
         parts = line.rstrip("\n").split(" ")
@@ -128,6 +132,16 @@ def main():
                     if p.startswith("p."):
                         params[p[2:]] = fields[p]
                 current = k
+                if k == "levels":
+                    path = os.environ["FAKE_LEVEL_FILE"]
+                    try:
+                        with open(path) as f:
+                            count = int(f.read() or "0")
+                    except FileNotFoundError:
+                        count = 0
+                    with open(path, "w") as f:
+                        f.write(str(count + 1))
+                    level = [0.9, 1.0, 1.1][count % 3] * float(os.environ.get("FAKE_SCALE", "1"))
                 send("ok")
         elif verb == "run":
             loops, reps = int(fields["loops"]), int(fields["reps"])
@@ -158,6 +172,9 @@ def main():
                 elif current == "vanished":
                     t0 = time.perf_counter_ns()
                     t1 = time.perf_counter_ns()
+                elif current == "levels":
+                    t0 = 0
+                    t1 = int(loops * 1000 * level * (1 + 0.001 * (samples_taken % 3)))
                 elif current == "jit":
                     slow = 4 if jit_samples < 12 else 1
                     jit_samples += 1
