@@ -88,23 +88,6 @@ pub fn plan_from_pilot(
                 .to_string(),
         );
     }
-    let costs = [run_cost, req.setup_cost];
-    let t2 = [est[0].t2, est[1].t2];
-    let plan = stats::plan_repetitions(
-        &t2,
-        &costs,
-        mean,
-        req.precision,
-        req.confidence,
-        req.assurance,
-        100_000,
-    )
-    .ok_or_else(|| {
-        format!(
-            "no plan within 100000 setups reaches ±{}: ask for a looser --precision",
-            crate::units::format_percent(req.precision)
-        )
-    })?;
     let config = session
         .extra
         .get("setups")
@@ -118,31 +101,19 @@ pub fn plan_from_pilot(
     let env_pad: Option<Range> = config
         .get("env_pad")
         .and_then(|f| serde_json::from_value(f.clone()).ok());
-    let names = ["run", "setup"];
+    let pilot = Pilot {
+        est: &est,
+        costs: [run_cost, req.setup_cost],
+        mean,
+        outer: k,
+        inner: m,
+    };
+    let file = two_level_plan(&pilot, req, ["run", "setup"], "setups", &b.name)?;
     Ok((
         RepetitionPlanFile {
-            levels: (0..2)
-                .map(|i| PlannedLevel {
-                    level: names[i].into(),
-                    repetitions: plan.repetitions[i],
-                    variance: est[i].t2,
-                    variance_biased: est[i].s2,
-                    cost: costs[i],
-                })
-                .collect(),
-            setups: plan.repetitions[1],
-            runs_per_setup: plan.repetitions[0],
-            precision: req.precision,
-            confidence: req.confidence,
-            assurance: req.assurance,
-            predicted_halfwidth: plan.halfwidth,
-            predicted_cost: plan.cost,
-            pilot_mean: mean,
-            pilot_setups: k,
-            pilot_runs_per_setup: m,
             factors,
             env_pad,
-            benchmark: b.name.clone(),
+            ..file
         },
         notes,
     ))
@@ -207,13 +178,50 @@ pub fn plan_kernels_from_pilot(
             "the pilot shows no variance between invocations (corrected estimate ≤ 0): more samples in fewer processes is cheapest".into(),
         );
     }
-    let costs = [iteration_cost, invocation_cost];
-    let t2 = [est[0].t2, est[1].t2];
     // The mean of a sample is per loop; precision is relative, so the unit does not matter.
+    let pilot = Pilot {
+        est: &est,
+        costs: [iteration_cost, invocation_cost],
+        mean,
+        outer: k,
+        inner: m,
+    };
+    let file = two_level_plan(
+        &pilot,
+        req,
+        ["iteration", "invocation"],
+        "invocations",
+        &b.name,
+    )?;
+    Ok((file, notes))
+}
+
+/// A balanced two-level pilot: variance estimates (inner level first), the cost of one
+/// repetition at each level, the grand mean, and the pilot's shape (`outer` groups of `inner`).
+struct Pilot<'a> {
+    est: &'a [stats::LevelVariance],
+    costs: [f64; 2],
+    mean: f64,
+    outer: usize,
+    inner: usize,
+}
+
+/// The cheapest plan over two levels (`names`: inner, outer) that reaches the requested
+/// precision, as `tare plan` writes it (no setup factors); `outer_word` names the outer
+/// repetitions in the error when no plan within 100 000 of them does.
+fn two_level_plan(
+    pilot: &Pilot,
+    req: &PlanRequest,
+    names: [&str; 2],
+    outer_word: &str,
+    benchmark: &str,
+) -> Result<RepetitionPlanFile, String> {
+    let est = pilot.est;
+    let t2 = [est[0].t2, est[1].t2];
     let plan = stats::plan_repetitions(
         &t2,
-        &costs,
-        mean,
+        &pilot.costs,
+        pilot.mean,
         req.precision,
         req.confidence,
         req.assurance,
@@ -221,36 +229,32 @@ pub fn plan_kernels_from_pilot(
     )
     .ok_or_else(|| {
         format!(
-            "no plan within 100000 invocations reaches ±{}: ask for a looser --precision",
+            "no plan within 100000 {outer_word} reaches ±{}: ask for a looser --precision",
             crate::units::format_percent(req.precision)
         )
     })?;
-    let names = ["iteration", "invocation"];
-    Ok((
-        RepetitionPlanFile {
-            levels: (0..2)
-                .map(|i| PlannedLevel {
-                    level: names[i].into(),
-                    repetitions: plan.repetitions[i],
-                    variance: est[i].t2,
-                    variance_biased: est[i].s2,
-                    cost: costs[i],
-                })
-                .collect(),
-            setups: plan.repetitions[1],
-            runs_per_setup: plan.repetitions[0],
-            precision: req.precision,
-            confidence: req.confidence,
-            assurance: req.assurance,
-            predicted_halfwidth: plan.halfwidth,
-            predicted_cost: plan.cost,
-            pilot_mean: mean,
-            pilot_setups: k,
-            pilot_runs_per_setup: m,
-            factors: Vec::new(),
-            env_pad: None,
-            benchmark: b.name.clone(),
-        },
-        notes,
-    ))
+    Ok(RepetitionPlanFile {
+        levels: (0..2)
+            .map(|i| PlannedLevel {
+                level: names[i].into(),
+                repetitions: plan.repetitions[i],
+                variance: est[i].t2,
+                variance_biased: est[i].s2,
+                cost: pilot.costs[i],
+            })
+            .collect(),
+        setups: plan.repetitions[1],
+        runs_per_setup: plan.repetitions[0],
+        precision: req.precision,
+        confidence: req.confidence,
+        assurance: req.assurance,
+        predicted_halfwidth: plan.halfwidth,
+        predicted_cost: plan.cost,
+        pilot_mean: pilot.mean,
+        pilot_setups: pilot.outer,
+        pilot_runs_per_setup: pilot.inner,
+        factors: Vec::new(),
+        env_pad: None,
+        benchmark: benchmark.to_string(),
+    })
 }
