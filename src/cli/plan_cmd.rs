@@ -137,29 +137,64 @@ pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-fn render(p: &RepetitionPlanFile, notes: &[String], out: Option<&PathBuf>) -> String {
+/// The words of one kind of plan: `tare run` setups × runs, or `tare kernels` invocations ×
+/// samples.
+struct Words {
+    outer: &'static str,
+    inner: &'static str,
+    outer_level: &'static str,
+    per: &'static str,
+    per_loop: &'static str,
+    /// Widths of the level and planned columns.
+    widths: (usize, usize),
+}
+
+const RUN_WORDS: Words = Words {
+    outer: "setups",
+    inner: "runs",
+    outer_level: "setup",
+    per: "per setup",
+    per_loop: "",
+    widths: (7, 12),
+};
+
+const KERNEL_WORDS: Words = Words {
+    outer: "invocations",
+    inner: "samples",
+    outer_level: "invocation",
+    per: "per invocation",
+    per_loop: " per loop",
+    widths: (10, 22),
+};
+
+/// The pilot, the levels' table, the plan and the notes, in the words of `w`.
+fn render_common(p: &RepetitionPlanFile, notes: &[String], w: &Words) -> String {
     let t = |v: f64| units::format_time(v, None);
     let pct = |v: f64| units::format_percent(v);
+    let (lw, pw) = w.widths;
     let mut s = format!(
-        "pilot: '{}', {} setups × {} runs, mean {}\n",
+        "pilot: '{}', {} {} × {} {}, mean {}{}\n",
         p.benchmark,
         p.pilot_setups,
+        w.outer,
         p.pilot_runs_per_setup,
-        t(p.pilot_mean)
+        w.inner,
+        t(p.pilot_mean),
+        w.per_loop
     );
     s.push_str(&format!(
-        "{:<7} {:>16} {:>9} {:>14} {:>12}\n",
+        "{:<lw$} {:>16} {:>9} {:>14} {:>pw$}\n",
         "level", "σ (corrected)", "of mean", "cost each", "planned"
     ));
     for l in p.levels.iter().rev() {
         let sd = l.variance.max(0.0).sqrt();
-        let planned = if l.level == "setup" {
-            format!("{} setups", l.repetitions)
+        let planned = if l.level == w.outer_level {
+            format!("{} {}", l.repetitions, w.outer)
         } else {
-            format!("{} per setup", l.repetitions)
+            format!("{} {}", l.repetitions, w.per)
         };
         s.push_str(&format!(
-            "{:<7} {:>16} {:>9} {:>14} {:>12}\n",
+            "{:<lw$} {:>16} {:>9} {:>14} {:>pw$}\n",
             l.level,
             t(sd),
             pct(sd / p.pilot_mean),
@@ -168,10 +203,13 @@ fn render(p: &RepetitionPlanFile, notes: &[String], out: Option<&PathBuf>) -> St
         ));
     }
     s.push_str(&format!(
-        "plan: {} setups × {} runs = {} runs, about {}; {}% CI of the mean within ±{} (target ±{}, reached with probability ≈ {})\n",
+        "plan: {} {} × {} {} = {} {}, about {}; {}% CI of the mean within ±{} (target ±{}, reached with probability ≈ {})\n",
         p.setups,
+        w.outer,
         p.runs_per_setup,
+        w.inner,
         p.setups * p.runs_per_setup,
+        w.inner,
         t(p.predicted_cost),
         (p.confidence * 100.0).round(),
         pct(p.predicted_halfwidth),
@@ -181,6 +219,11 @@ fn render(p: &RepetitionPlanFile, notes: &[String], out: Option<&PathBuf>) -> St
     for n in notes {
         s.push_str(&format!("note: {n}\n"));
     }
+    s
+}
+
+fn render(p: &RepetitionPlanFile, notes: &[String], out: Option<&PathBuf>) -> String {
+    let mut s = render_common(p, notes, &RUN_WORDS);
     match out {
         Some(f) => s.push_str(&format!("run it: tare run --plan {} COMMAND\n", f.display())),
         None => s.push_str(&format!(
@@ -195,48 +238,7 @@ fn render(p: &RepetitionPlanFile, notes: &[String], out: Option<&PathBuf>) -> St
 
 /// The plan for kernel results: invocations × samples per invocation.
 fn render_kernels(p: &RepetitionPlanFile, notes: &[String]) -> String {
-    let t = |v: f64| units::format_time(v, None);
-    let pct = |v: f64| units::format_percent(v);
-    let mut s = format!(
-        "pilot: '{}', {} invocations × {} samples, mean {} per loop\n",
-        p.benchmark,
-        p.pilot_setups,
-        p.pilot_runs_per_setup,
-        t(p.pilot_mean)
-    );
-    s.push_str(&format!(
-        "{:<10} {:>16} {:>9} {:>14} {:>22}\n",
-        "level", "σ (corrected)", "of mean", "cost each", "planned"
-    ));
-    for l in p.levels.iter().rev() {
-        let sd = l.variance.max(0.0).sqrt();
-        let planned = if l.level == "invocation" {
-            format!("{} invocations", l.repetitions)
-        } else {
-            format!("{} per invocation", l.repetitions)
-        };
-        s.push_str(&format!(
-            "{:<10} {:>16} {:>9} {:>14} {:>22}\n",
-            l.level,
-            t(sd),
-            pct(sd / p.pilot_mean),
-            t(l.cost),
-            planned
-        ));
-    }
-    s.push_str(&format!(
-        "plan: {} invocations × {} samples, about {}; {}% CI of the mean within ±{} (target ±{}, reached with probability ≈ {})\n",
-        p.setups,
-        p.runs_per_setup,
-        t(p.predicted_cost),
-        (p.confidence * 100.0).round(),
-        pct(p.predicted_halfwidth),
-        pct(p.precision),
-        pct(p.assurance)
-    ));
-    for n in notes {
-        s.push_str(&format!("note: {n}\n"));
-    }
+    let mut s = render_common(p, notes, &KERNEL_WORDS);
     s.push_str(&format!(
         "run it: tare kernels --invocations {} --stop 'runs >= {}' PROGRAM...\n",
         p.setups, p.runs_per_setup
