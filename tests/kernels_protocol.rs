@@ -63,7 +63,10 @@ fn a_whole_conversation() {
     let (hello, clock, unknown, bad_param, samples, seen, again) = r.unwrap();
     assert_eq!(hello.lang, "python");
     let names: Vec<&str> = hello.kernels.iter().map(|k| k.name.as_str()).collect();
-    assert_eq!(names, ["spin", "empty", "vanished", "jit", "failing"]);
+    assert_eq!(
+        names,
+        ["spin", "empty", "vanished", "jit", "failing", "levels"]
+    );
     assert_eq!(hello.kernels[0].params[0].name, "n");
     assert_eq!(hello.kernels[0].params[0].default, "200");
     assert!(
@@ -165,7 +168,7 @@ fn chatter_on_stdout_is_not_the_protocol() {
         },
     )
     .unwrap();
-    assert_eq!(r.unwrap().kernels.len(), 5);
+    assert_eq!(r.unwrap().kernels.len(), 6);
 }
 
 /// CPU time of the calling thread (the master's side of the conversation runs on it).
