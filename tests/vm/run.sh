@@ -9,6 +9,7 @@
 #   TARE_VM_CACHE    where built images are kept (default /var/cache/tare-vm), one directory
 #                    per hash of tests/vm/image.sh (its package list and set-up included)
 #   TARE_VM_TIMEOUT  seconds the guest may run (default 840)
+#   TARE_VM_BUILD_TIMEOUT  seconds building an image may take (default 1200)
 #   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
 set -euo pipefail
 
@@ -41,7 +42,8 @@ mkdir -p "$cache"
   if [ ! -f "$image/rootfs.img" ]; then
     started=$SECONDS
     rm -rf "$image.tmp"
-    "$here/image.sh" "$image.tmp" > "$cache/$key.log" 2>&1 || {
+    # About 8 minutes on the 2-core development machine; bounded so a stuck mirror fails here.
+    timeout "${TARE_VM_BUILD_TIMEOUT:-1200}" "$here/image.sh" "$image.tmp" > "$cache/$key.log" 2>&1 || {
       tail -n 30 "$cache/$key.log" >&2
       echo "tests/vm/run.sh: building the guest image failed; log: $cache/$key.log" >&2
       exit 2
