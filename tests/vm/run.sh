@@ -12,6 +12,8 @@
 #   TARE_VM_BUILD_TIMEOUT  seconds building an image may take (default 1200)
 #   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
 set -euo pipefail
+# Every early exit says where it happened (set -e alone exits silently).
+trap 'echo "tests/vm/run.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -33,9 +35,18 @@ for tool in qemu-system-x86_64 debootstrap mke2fs; do
 done
 
 cache=${TARE_VM_CACHE:-/var/cache/tare-vm}
+if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+  echo "tests/vm/run.sh: $cache is not writable; caching the guest image in $repo/target/tare-vm instead" >&2
+  cache=$repo/target/tare-vm
+  mkdir -p "$cache"
+fi
 key=$(sha256sum "$here/image.sh" | cut -c1-16)
 image=$cache/$key
-mkdir -p "$cache"
+if [ -f "$image/rootfs.img" ]; then
+  echo "tests/vm/run.sh: guest image $image (cached)"
+else
+  echo "tests/vm/run.sh: building the guest image in $image (about 2-8 minutes)"
+fi
 (
   # One build at a time; a finished image is only ever renamed into place.
   flock 9
@@ -67,7 +78,8 @@ accel_opts=$accel
 [ "$accel" = tcg ] && accel_opts=tcg,thread=multi
 started=$SECONDS
 set +e
-timeout "${TARE_VM_TIMEOUT:-840}" qemu-system-x86_64 \
+# snapshot=on puts qemu's overlay in TMPDIR (else /var/tmp): keep it in the work directory.
+TMPDIR=$work timeout "${TARE_VM_TIMEOUT:-840}" qemu-system-x86_64 \
   -machine q35 -accel "$accel_opts" -cpu max -smp 2 -m 2048 \
   -display none -monitor none -serial "file:$work/console.log" -no-reboot -nic none \
   -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
