@@ -267,3 +267,34 @@ fn v1_peak_of_a_run_does_not_carry_over_to_the_next() {
         "a small run after a big one reports its own peak: {s}"
     );
 }
+
+#[test]
+fn v1_leftovers_that_keep_forking_are_all_killed() {
+    let Some(ex) = executor(Preference::V1) else {
+        return;
+    };
+    // Leftovers are moved into a frozen freezer group only after the main process exited
+    // (runs do not join the freezer up front). Two setsid loops keep forking short-lived
+    // children while that happens: every one must be caught, none may survive, and the
+    // next run must find the group empty.
+    let marker = "765.432198";
+    let script = format!(
+        "for i in 1 2; do setsid sh -c 'while :; do sleep {marker} & sleep 0.001; done' & done; \
+         sleep 0.2; exit 0"
+    );
+    for _ in 0..3 {
+        let m = ex.run(&sh(&script), &no_cancel()).unwrap();
+        assert_eq!(m.exit_code, Some(0), "{m:?}");
+        assert!(
+            m.leftover_processes >= 2,
+            "the loops were left behind: {m:?}"
+        );
+        assert!(
+            survivors(marker).is_empty(),
+            "survivors: {:?}",
+            survivors(marker)
+        );
+    }
+    let m = ex.run(&sh("exit 0"), &no_cancel()).unwrap();
+    assert_eq!(m.leftover_processes, 0, "{m:?}");
+}

@@ -25,7 +25,7 @@ use super::cgroup::{
     cgroup_mounts, group_name, lease, own_cgroup, read_small, remove_dir_retrying, ControlFile,
 };
 use crate::results::RunIo;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -194,9 +194,7 @@ impl BlkioGroup {
                 }
             }
             Ok::<_, io::Error>(BlkioGroup {
-                procs: OpenOptions::new()
-                    .write(true)
-                    .open(path.join("cgroup.procs"))?,
+                procs: crate::exec::cgroup::v1::open_join(&path)?,
                 bytes: ControlFile::open(path.join("blkio.throttle.io_service_bytes"))?,
                 ops: ControlFile::open(path.join("blkio.throttle.io_serviced"))?,
                 path: path.clone(),
@@ -209,7 +207,7 @@ impl BlkioGroup {
         made.map(Some)
     }
 
-    /// The `cgroup.procs` the child writes `0` into before exec.
+    /// The `tasks` file the child writes `0` into before exec (see `cgroup::v1::open_join`).
     pub fn procs_fd(&self) -> RawFd {
         self.procs.as_raw_fd()
     }

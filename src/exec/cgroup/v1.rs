@@ -1,5 +1,6 @@
-//! cgroup v1 backend: one fresh group per run in the cpuacct, memory and freezer hierarchies
-//! (plus pids and cpuset when asked for), below this process's own cgroup in each.
+//! cgroup v1 backend: groups in the cpuacct and memory hierarchies (plus pids and cpuset when
+//! asked for) that each run joins, and a freezer group its leftovers are moved into to be
+//! killed; all below this process's own cgroup in each hierarchy.
 //!
 //! CPU time: `cpuacct.usage` (nanoseconds of scheduler runtime, whole tree: exact). The kernel
 //! splits it into user and system only by sampling at timer ticks (`cpuacct.stat`,
@@ -14,12 +15,22 @@
 //! mark's rise above that charge. A run with a memory limit gets a fresh group of its own, so
 //! the limit applies to it alone. The counter moves in per-CPU batches of up to 64 pages, so
 //! peaks below ~256 KiB are not resolved either way.
-//! Kill: freeze (`freezer.state`), SIGKILL every member, thaw, wait until empty.
+//! Kill: processes left after the main one exited are moved into a frozen freezer group (a
+//! run does not join the freezer up front: one migration less per run), then SIGKILLed,
+//! thawed, and waited for until the cpuacct group is empty.
 //!
 //! Cost: groups are made once per configuration and reused — making and removing a memory
 //! cgroup costs ~0.1 ms of kernel time, as much as spawning the command. CPU time is the
 //! difference of the cpuacct counters across the run, and the groups are proven empty before
 //! each run.
+//!
+//! Joining: the child (single-threaded, before exec) writes `0` into each group's `tasks`, not
+//! `cgroup.procs`. Both move it, but a write to `cgroup.procs` takes the kernel's global
+//! threadgroup rwsem for writing, and the first writer after a quiet spell waits for an RCU
+//! grace period: measured on this 6.18 kernel, 5–17 ms for the first `cgroup.procs` write after
+//! a 50 ms pause, against 22–31 µs through `tasks`, which skips that lock when a thread moves
+//! itself. (On a kernel that takes the lock there too, the wait lands in the child's join,
+//! which the wall clock excludes.)
 
 use super::{
     cgroup_mounts, group_name, keyed_value, lease, own_cgroup, procs_empty, read_pids, read_small,
@@ -41,10 +52,6 @@ use std::time::{Duration, Instant};
 pub const WALL_TIME: &str = "CLOCK_MONOTONIC from just before spawn to the main process's exit, \
                              less the time the child spent joining its cgroups before exec";
 
-/// Gap between runs after which the child's cgroup join could wait for an RCU grace period
-/// (which lasts several milliseconds), so [`V1::prime`] pays it beforehand.
-const PRIME_AFTER: Duration = Duration::from_millis(2);
-
 /// The v1 hierarchies this backend uses: the parent directory of run groups in each.
 pub struct V1 {
     cpuacct: PathBuf,
@@ -55,13 +62,6 @@ pub struct V1 {
     memsw: bool,
     /// Groups reused from run to run for one (task limit, cores) configuration.
     shared: RefCell<Option<Rc<Shared>>>,
-    /// tare's own `cgroup.procs` in the cpuacct hierarchy, for [`V1::prime`].
-    own_procs: Option<std::sync::Arc<File>>,
-    /// The first prime, started in the background at discovery so that its grace period
-    /// passes while tare reads the machine; the first run waits for it.
-    first_prime: RefCell<Option<std::thread::JoinHandle<()>>>,
-    /// When the last run group was handed out.
-    last_create: Cell<Option<Instant>>,
     /// What the start-up sweep of stale groups did.
     swept: lease::Swept,
 }
@@ -77,8 +77,10 @@ fn sweep_stale(root: &Path, mounts: &[(String, String, String)]) -> lease::Swept
         };
         let s = lease::sweep(&dir);
         total.groups += s.groups;
-        if ctrl == "freezer" {
-            total.processes += s.processes;
+        // Every run's processes are in its cpuacct group; leftovers being killed when tare
+        // died were in the freezer group too.
+        if ctrl == "freezer" || ctrl == "cpuacct" {
+            total.processes = total.processes.max(s.processes);
         }
     }
     lease::forget_stale_locks();
@@ -125,7 +127,6 @@ impl V1 {
     pub fn discover(root: &Path, needs: &Needs) -> io::Result<V1> {
         let mounts = cgroup_mounts(root)?;
         let cpuacct = parent_in(root, &mounts, "cpuacct")?;
-        let cpuacct_dir = cpuacct.clone();
         let memory = parent_in(root, &mounts, "memory")?;
         let freezer = parent_in(root, &mounts, "freezer")?;
         let pids = if needs.pids {
@@ -140,11 +141,6 @@ impl V1 {
         };
         let memsw = memory.join("memory.memsw.max_usage_in_bytes").exists();
         let swept = sweep_stale(root, &mounts);
-        let own_procs = OpenOptions::new()
-            .write(true)
-            .open(cpuacct_dir.join("cgroup.procs"))
-            .ok()
-            .map(std::sync::Arc::new);
         Ok(V1 {
             cpuacct,
             memory,
@@ -153,16 +149,6 @@ impl V1 {
             cpuset,
             memsw,
             shared: RefCell::new(None),
-            first_prime: RefCell::new(own_procs.clone().and_then(|f| {
-                std::thread::Builder::new()
-                    .name("tare-prime".into())
-                    .spawn(move || {
-                        let _ = sys::write_raw(f.as_raw_fd(), b"0");
-                    })
-                    .ok()
-            })),
-            own_procs,
-            last_create: Cell::new(None),
             swept,
         })
     }
@@ -203,14 +189,12 @@ impl Backend for V1 {
 
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
         let shared = self.shared_for(cores)?;
-        self.prime();
         // A group that is not empty would mix another run's processes into this one; the
         // previous run's kill proved it empty unless nothing has run yet.
-        if !shared.known_empty.replace(false) && !procs_empty(&shared.freezer.join("cgroup.procs"))?
-        {
+        if !shared.known_empty.replace(false) && !procs_empty(&shared.members)? {
             return Err(io::Error::other(format!(
                 "cgroup {} is not empty before a run",
-                shared.freezer.display()
+                shared.members.display()
             )));
         }
         let baseline = match shared.last.get() {
@@ -228,9 +212,7 @@ impl Backend for V1 {
                         &bytes.to_string(),
                     )?;
                 }
-                let procs = OpenOptions::new()
-                    .write(true)
-                    .open(dir.path.join("cgroup.procs"))?;
+                let procs = open_join(&dir.path)?;
                 RunMemory::Fresh {
                     dir: Some(dir),
                     procs: Some(procs),
@@ -253,9 +235,7 @@ impl Backend for V1 {
             (Some(parent), Some(max)) => {
                 let dir = Dir::make(parent, &group_name())?;
                 write_file(&dir.path.join("pids.max"), &max.to_string())?;
-                let procs = OpenOptions::new()
-                    .write(true)
-                    .open(dir.path.join("cgroup.procs"))?;
+                let procs = open_join(&dir.path)?;
                 Some((procs, dir))
             }
             _ => None,
@@ -272,35 +252,6 @@ impl Backend for V1 {
 }
 
 impl V1 {
-    /// Makes the child's cgroup join cheap, before the clock starts. A v1 migration takes the
-    /// kernel's global threadgroup rwsem for writing, and the first writer after a quiet spell
-    /// waits for an RCU grace period (measured here: ~11 ms for the first `cgroup.procs` write
-    /// after a 50 ms pause, ~20 µs for the ones that follow). Moving tare into the cgroup it is
-    /// already in is a no-op migration that takes the same lock: it pays that wait now, and
-    /// the child's join right after finds the lock's fast path still open. Best effort: the
-    /// child measures its join anyway and the wall time excludes it.
-    ///
-    /// Runs back to back keep the fast path open by themselves (each child's join is a
-    /// migration), so tare primes only after a gap longer than [`PRIME_AFTER`]; a needless
-    /// prime costs ~13 µs.
-    fn prime(&self) {
-        if let Some(first) = self.first_prime.borrow_mut().take() {
-            let _ = first.join();
-            self.last_create.set(Some(Instant::now()));
-            return;
-        }
-        let now = Instant::now();
-        let gap = self
-            .last_create
-            .replace(Some(now))
-            .map_or(Duration::MAX, |t| now.duration_since(t));
-        if gap > PRIME_AFTER {
-            if let Some(f) = &self.own_procs {
-                let _ = sys::write_raw(f.as_raw_fd(), b"0");
-            }
-        }
-    }
-
     fn shared_for(&self, cores: Option<&[usize]>) -> io::Result<Rc<Shared>> {
         let key = cores.map(<[usize]>::to_vec);
         let mut slot = self.shared.borrow_mut();
@@ -332,15 +283,10 @@ impl V1 {
             _ => None,
         };
         let mut procs = Vec::new();
-        for d in [Some(&cpuacct), Some(&freezer), cpuset_dir.as_ref()]
-            .into_iter()
-            .flatten()
-        {
-            procs.push(
-                OpenOptions::new()
-                    .write(true)
-                    .open(d.path.join("cgroup.procs"))?,
-            );
+        // The freezer group is not joined: leftovers are moved into it only when there are
+        // any (see `kill_all`), which saves every run a migration.
+        for d in [Some(&cpuacct), cpuset_dir.as_ref()].into_iter().flatten() {
+            procs.push(open_join(&d.path)?);
         }
         let memory = Dir::make(&self.memory, &name)?;
         let (usage_file, max_file) = if self.memsw {
@@ -353,9 +299,7 @@ impl V1 {
         };
         let mem_usage = ControlFile::open(memory.path.join(usage_file))?;
         let mem_max = ControlFile::open_rw(memory.path.join(max_file))?;
-        let mem_procs = OpenOptions::new()
-            .write(true)
-            .open(memory.path.join("cgroup.procs"))?;
+        let mem_procs = open_join(&memory.path)?;
         let freezer_path = freezer.path.clone();
         let cpuacct_path = cpuacct.path.clone();
         let mut dirs = vec![cpuacct, freezer, memory];
@@ -365,6 +309,7 @@ impl V1 {
             usage: ControlFile::open(cpuacct_path.join("cpuacct.usage"))?,
             stat: ControlFile::open(cpuacct_path.join("cpuacct.stat"))?,
             freezer: freezer_path,
+            members: cpuacct_path.join("cgroup.procs"),
             last: Cell::new(None),
             known_empty: Cell::new(false),
             procs,
@@ -376,6 +321,16 @@ impl V1 {
         *slot = Some(Rc::clone(&s));
         Ok(s)
     }
+}
+
+/// The file the child writes `0` into to join the group at `dir`: `tasks`, which moves the
+/// writing thread without the global lock a `cgroup.procs` write takes (see the module
+/// docs). The child is single-threaded then, so the thread is the whole process.
+pub fn open_join(dir: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .open(dir.join("tasks"))
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.join("tasks").display())))
 }
 
 /// A cgroup directory tare made; removed when dropped.
@@ -416,7 +371,11 @@ struct Shared {
     usage: ControlFile,
     /// `user N` / `system N` in clock ticks: the sampled split.
     stat: ControlFile,
+    /// The freezer group leftovers are moved into to be frozen and killed; empty and thawed
+    /// between runs.
     freezer: PathBuf,
+    /// The cpuacct group's `cgroup.procs`: every process of the run (children inherit it).
+    members: PathBuf,
     /// Counters at the end of the last run: the next run's baseline (nothing runs in between).
     last: Cell<Option<CpuCounters>>,
     /// The last run's kill found the group empty.
@@ -518,28 +477,45 @@ impl RunGroup for V1Group {
     }
 
     fn kill_all(&mut self, _main_pid: i32) -> io::Result<usize> {
-        let freezer = &self.shared.freezer;
-        let procs = freezer.join("cgroup.procs");
-        if procs_empty(&procs)? {
+        let members = &self.shared.members;
+        let first = read_pids(members)?;
+        if first.is_empty() {
             self.shared.known_empty.set(true);
             return Ok(0);
         }
-        let first = read_pids(&procs)?;
-        // Freeze so nothing can fork while we kill, then kill every member, then thaw so the
-        // kill is delivered.
+        // Freeze the (empty) freezer group, then move every member into it: a process moved
+        // into a frozen group is frozen, and a child forked before its parent moved shows up
+        // in the next listing. Once every member is frozen nothing can fork; kill them all,
+        // then thaw so the kill is delivered.
+        let freezer = &self.shared.freezer;
+        let frozen_procs = freezer.join("cgroup.procs");
         self.shared.freezer_state("FROZEN")?;
         let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let inside = read_pids(&frozen_procs)?;
+            let outside: Vec<i32> = read_pids(members)?
+                .into_iter()
+                .filter(|p| !inside.contains(p))
+                .collect();
+            if outside.is_empty() || Instant::now() > deadline {
+                break;
+            }
+            for pid in outside {
+                // A process that exited meanwhile is refused (ESRCH): nothing to move.
+                let _ = std::fs::write(&frozen_procs, pid.to_string());
+            }
+        }
         while read_trimmed(&freezer.join("freezer.state"))? != "FROZEN" && Instant::now() < deadline
         {
             std::thread::sleep(Duration::from_micros(100));
         }
-        for pid in read_pids(&procs)? {
+        for pid in read_pids(members)? {
             sys::kill(pid, libc::SIGKILL)?;
         }
         self.shared.freezer_state("THAWED")?;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let left = read_pids(&procs)?;
+            let left = read_pids(members)?;
             if left.is_empty() {
                 self.shared.known_empty.set(true);
                 return Ok(first.len());
@@ -547,7 +523,7 @@ impl RunGroup for V1Group {
             if Instant::now() > deadline {
                 return Err(io::Error::other(format!(
                     "processes {left:?} survived SIGKILL in {}",
-                    freezer.display()
+                    members.display()
                 )));
             }
             for pid in left {
