@@ -261,9 +261,22 @@ pub(crate) fn read_small(path: &Path) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
 }
 
-/// Pids listed in a `cgroup.procs` file.
+/// Pids listed in a `cgroup.procs` file: open, read, close (no size query: the file says
+/// size 0, so `fs::read_to_string`'s statx would be a wasted syscall on every run).
 pub(crate) fn read_pids(path: &Path) -> io::Result<Vec<i32>> {
-    Ok(std::fs::read_to_string(path)?
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    // Plain reads into a buffer: `read_to_string` would ask for the size first (statx, lseek).
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match f.read(&mut buf)? {
+            0 => break,
+            n => text.extend_from_slice(&buf[..n]),
+        }
+    }
+    Ok(String::from_utf8_lossy(&text)
         .lines()
         .filter_map(|l| l.trim().parse().ok())
         .collect())
