@@ -313,9 +313,19 @@ fn read_topology_uncached(root: &SysRoot) -> Result<Topology> {
 
 fn read_caches(root: &SysRoot, online: &[usize]) -> Vec<Cache> {
     let mut caches: Vec<Cache> = Vec::new();
+    // Which caches each `indexN` directory named so far: a CPU listed in one of them shares
+    // that cache and need not read it again (on a large machine most of the 4 files × indexes
+    // × CPUs would otherwise be read for caches already known).
+    let mut by_index: Vec<(String, usize)> = Vec::new();
     for &id in online {
         let dir = format!("{CPU_DIR}/cpu{id}/cache");
         for (_, name) in root.list_numbered(&dir, "index") {
+            if by_index
+                .iter()
+                .any(|(n, i)| *n == name && caches[*i].shared_cpus.contains(&id))
+            {
+                continue;
+            }
             let d = format!("{dir}/{name}");
             let Some(level) = root.opt_u64(&format!("{d}/level")) else {
                 continue;
@@ -336,9 +346,14 @@ fn read_caches(root: &SysRoot, online: &[usize]) -> Vec<Cache> {
                 size_bytes,
                 shared_cpus,
             };
-            if !caches.contains(&c) {
-                caches.push(c);
-            }
+            let i = match caches.iter().position(|k| *k == c) {
+                Some(i) => i,
+                None => {
+                    caches.push(c);
+                    caches.len() - 1
+                }
+            };
+            by_index.push((name, i));
         }
     }
     caches.sort_by(|a, b| {
