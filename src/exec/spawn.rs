@@ -15,6 +15,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Files the parent keeps open while the child starts (their fds are in the plan).
 pub struct Held {
@@ -114,6 +115,36 @@ fn null_fd() -> io::Result<i32> {
     Ok(DEV_NULL.get_or_init(|| f).as_raw_fd())
 }
 
+/// The child's `KEY=value` strings. Runs of a session mostly share one environment, so the
+/// last block is kept and reused while the environment is equal: comparing ~40 short pairs is
+/// far cheaper than the ~120 allocations of building the block again for every run.
+fn environment_block(env: &[(OsString, OsString)]) -> io::Result<Rc<Vec<CString>>> {
+    type Cached = Option<(Vec<(OsString, OsString)>, Rc<Vec<CString>>)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Cached> = const { std::cell::RefCell::new(None) };
+    }
+    if let Some(block) = LAST.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|(e, _)| e.as_slice() == env)
+            .map(|(_, b)| Rc::clone(b))
+    }) {
+        return Ok(block);
+    }
+    let block: Vec<CString> = env
+        .iter()
+        .map(|(k, v)| {
+            let mut kv = k.clone();
+            kv.push("=");
+            kv.push(v);
+            cstring(&kv)
+        })
+        .collect::<io::Result<_>>()?;
+    let block = Rc::new(block);
+    LAST.with(|l| *l.borrow_mut() = Some((env.to_vec(), Rc::clone(&block))));
+    Ok(block)
+}
+
 /// Prepares everything the child needs. The returned [`Held`] must live until the spawn.
 pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Held)> {
     let program = spec
@@ -126,16 +157,7 @@ pub fn prepare(spec: &RunSpec, setup: &ChildSetup) -> io::Result<(ChildPlan, Hel
         .iter()
         .map(|a| cstring(a))
         .collect::<io::Result<_>>()?;
-    let envp: Vec<CString> = spec
-        .env
-        .iter()
-        .map(|(k, v)| {
-            let mut kv = k.clone();
-            kv.push("=");
-            kv.push(v);
-            cstring(&kv)
-        })
-        .collect::<io::Result<_>>()?;
+    let envp = environment_block(&spec.env)?;
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|c| c.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
     let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|c| c.as_ptr()).collect();
@@ -247,4 +269,30 @@ fn spawn_into_cgroup(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
         }
     }
     sys::spawn_vfork(plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::environment_block;
+    use std::ffi::OsString;
+    use std::rc::Rc;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs.iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    #[test]
+    fn the_environment_block_is_reused_only_while_the_environment_is_equal() {
+        let a = env(&[("A", "1"), ("B", "2")]);
+        let first = environment_block(&a).unwrap();
+        assert!(Rc::ptr_eq(&first, &environment_block(&a.clone()).unwrap()));
+        let changed = environment_block(&env(&[("A", "1"), ("B", "3")])).unwrap();
+        assert!(!Rc::ptr_eq(&first, &changed));
+        let text: Vec<_> = changed.iter().map(|c| c.to_str().unwrap()).collect();
+        assert_eq!(text, ["A=1", "B=3"]);
+        // Back to the first environment: built again, with its own values.
+        let again = environment_block(&a).unwrap();
+        let text: Vec<_> = again.iter().map(|c| c.to_str().unwrap()).collect();
+        assert_eq!(text, ["A=1", "B=2"]);
+    }
 }

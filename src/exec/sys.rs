@@ -111,6 +111,25 @@ pub fn write_raw(fd: RawFd, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Opens `name` (a plain file name) read-only relative to the directory `dir`: one path
+/// component to walk instead of the whole path (~2.5 µs less per open of a cgroup file).
+pub fn open_in(dir: &std::fs::File, name: &std::ffi::CStr) -> io::Result<std::fs::File> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    // SAFETY: `name` is NUL-terminated and `dir` an open descriptor for the call.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just returned by openat and is owned by nothing else.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
 /// Async-signal-safe: puts the calling process into a new process group of its own.
 pub fn setpgid_self() -> io::Result<()> {
     // SAFETY: setpgid takes plain integers and is async-signal-safe.
@@ -224,7 +243,7 @@ pub struct ChildPlan {
     pub argv_ptrs: Vec<*const libc::c_char>,
     pub envp_ptrs: Vec<*const libc::c_char>,
     pub _argv: Vec<std::ffi::CString>,
-    pub _envp: Vec<std::ffi::CString>,
+    pub _envp: std::rc::Rc<Vec<std::ffi::CString>>,
     pub cwd: Option<std::ffi::CString>,
     /// Source fds for stdin, stdout, stderr; -1 keeps tare's own.
     pub stdio: [RawFd; 3],
@@ -535,10 +554,25 @@ fn spawn_on_stack(
     plan: &ChildPlan,
     clone: impl FnOnce(*mut libc::c_void) -> i32,
 ) -> Result<i32, (usize, io::Error)> {
-    let mut stack = vec![0u8; STACK];
-    // SAFETY: `stack` outlives the child's use of it (CLONE_VFORK returns only after exec or
-    // exit); the top is 16-byte aligned as the ABI requires.
-    let top = unsafe { stack.as_mut_ptr().add(STACK) };
+    // The child's stack: made once per thread and reused, never zeroed. A fresh
+    // `vec![0u8; STACK]` per spawn cost a 256 KiB memset (~7 µs) inside the timed interval.
+    thread_local! {
+        static CHILD_STACK: std::cell::RefCell<Vec<std::mem::MaybeUninit<u8>>> =
+            std::cell::RefCell::new(Vec::with_capacity(STACK));
+    }
+    CHILD_STACK.with(|s| spawn_with_stack(plan, clone, &mut s.borrow_mut()))
+}
+
+fn spawn_with_stack(
+    plan: &ChildPlan,
+    clone: impl FnOnce(*mut libc::c_void) -> i32,
+    stack: &mut Vec<std::mem::MaybeUninit<u8>>,
+) -> Result<i32, (usize, io::Error)> {
+    // SAFETY: the capacity is STACK bytes (reserved at creation, never shrunk), so the pointer
+    // is one past the end of the allocation; the stack outlives the child's use of it
+    // (CLONE_VFORK returns only after exec or exit), and the child writes before it reads
+    // (uninitialized bytes are never read). The top is 16-byte aligned as the ABI requires.
+    let top = unsafe { stack.as_mut_ptr().add(stack.capacity().min(STACK)) };
     let top = ((top as usize) & !15) as *mut libc::c_void;
     // Block every signal so no handler of tare runs on the child's stack; the child clears
     // the mask after resetting dispositions.
@@ -557,7 +591,6 @@ fn spawn_on_stack(
     unsafe {
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
     }
-    drop(stack);
     if pid < 0 {
         return Err((usize::MAX, clone_err));
     }

@@ -237,12 +237,6 @@ impl ControlFile {
     }
 }
 
-/// Whether a `cgroup.procs` file lists no process. Always a fresh open: a kept-open
-/// seq_file that once read empty can keep answering empty from its position.
-pub(crate) fn procs_empty(path: &Path) -> io::Result<bool> {
-    Ok(read_small(path)?.trim().is_empty())
-}
-
 /// Reads a small control file without a size query (open, read, close).
 pub(crate) fn read_small(path: &Path) -> io::Result<String> {
     use std::io::Read;
@@ -264,9 +258,20 @@ pub(crate) fn read_small(path: &Path) -> io::Result<String> {
 /// Pids listed in a `cgroup.procs` file: open, read, close (no size query: the file says
 /// size 0, so `fs::read_to_string`'s statx would be a wasted syscall on every run).
 pub(crate) fn read_pids(path: &Path) -> io::Result<Vec<i32>> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)
+    let f = std::fs::File::open(path)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    pids_of(f)
+}
+
+/// Pids listed in the `cgroup.procs` of the group whose directory `dir` is open: the same as
+/// [`read_pids`], one path component to walk instead of the whole path. A fresh open each
+/// time, as a kept-open `cgroup.procs` would list stale pids on cgroup v1.
+pub(crate) fn read_pids_in(dir: &std::fs::File) -> io::Result<Vec<i32>> {
+    pids_of(crate::exec::sys::open_in(dir, c"cgroup.procs")?)
+}
+
+fn pids_of(mut f: std::fs::File) -> io::Result<Vec<i32>> {
+    use std::io::Read;
     // Plain reads into a buffer: `read_to_string` would ask for the size first (statx, lseek).
     let mut text = Vec::new();
     let mut buf = [0u8; 4096];

@@ -33,7 +33,7 @@
 //! which the wall clock excludes.)
 
 use super::{
-    cgroup_mounts, group_name, keyed_value, lease, own_cgroup, procs_empty, read_pids, read_small,
+    cgroup_mounts, group_name, keyed_value, lease, own_cgroup, read_pids, read_pids_in, read_small,
     read_trimmed, remove_dir_retrying, write_file, Accounting, Backend, ChildSetup, ControlFile,
     Needs, RunGroup,
 };
@@ -191,7 +191,7 @@ impl Backend for V1 {
         let shared = self.shared_for(cores)?;
         // A group that is not empty would mix another run's processes into this one; the
         // previous run's kill proved it empty unless nothing has run yet.
-        if !shared.known_empty.replace(false) && !procs_empty(&shared.members)? {
+        if !shared.known_empty.replace(false) && !read_pids_in(&shared.members_dir)?.is_empty() {
             return Err(io::Error::other(format!(
                 "cgroup {} is not empty before a run",
                 shared.members.display()
@@ -310,6 +310,7 @@ impl V1 {
             stat: ControlFile::open(cpuacct_path.join("cpuacct.stat"))?,
             freezer: freezer_path,
             members: cpuacct_path.join("cgroup.procs"),
+            members_dir: File::open(&cpuacct_path)?,
             last: Cell::new(None),
             known_empty: Cell::new(false),
             procs,
@@ -376,6 +377,8 @@ struct Shared {
     freezer: PathBuf,
     /// The cpuacct group's `cgroup.procs`: every process of the run (children inherit it).
     members: PathBuf,
+    /// The cpuacct group's directory, open: its `cgroup.procs` is read after every run.
+    members_dir: File,
     /// Counters at the end of the last run: the next run's baseline (nothing runs in between).
     last: Cell<Option<CpuCounters>>,
     /// The last run's kill found the group empty.
@@ -478,7 +481,7 @@ impl RunGroup for V1Group {
 
     fn kill_all(&mut self, _main_pid: i32) -> io::Result<usize> {
         let members = &self.shared.members;
-        let first = read_pids(members)?;
+        let first = read_pids_in(&self.shared.members_dir)?;
         if first.is_empty() {
             self.shared.known_empty.set(true);
             return Ok(0);
