@@ -9,8 +9,18 @@ use common::tare;
 
 use serde_json::Value;
 
+/// The tests of this file measure real kernels; run at once they were each other's CPU
+/// interference (a Go kernel's time varied several-fold beside a pyperf session), so they take
+/// turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn take_turn() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn go_benchmarks_measured_with_tares_policy() {
+    let _turn = take_turn();
     let pkg = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/gobench");
     let worker = format!("{} native-worker go {pkg}", env!("CARGO_BIN_EXE_tare"));
     let dir = tempfile::tempdir().unwrap();
@@ -55,14 +65,16 @@ fn go_benchmarks_measured_with_tares_policy() {
         .as_f64()
         .unwrap();
     assert!((b - 8000.0).abs() < 80.0, "bytes per loop {b}");
-    // Sum2 adds twice as many numbers per loop as Sum.
+    // Sum2 adds twice as many numbers per loop as Sum: per-loop times in that order (a time
+    // not divided by its own loop count would give ~1). The upper bound is loose: 2 ms samples
+    // of a busy CI machine were seen at 5.7×.
     let med = |i: usize| {
         benches[i]["summary"]["wall_time"]["median"]
             .as_f64()
             .unwrap()
     };
     let r = med(1) / med(0);
-    assert!(r > 1.2 && r < 5.0, "Sum2/Sum = {r}");
+    assert!(r > 1.2 && r < 20.0, "Sum2/Sum = {r}");
     // Outside tare it says how to use it, in one line.
     let out = tare()
         .args(["native-worker", "go", pkg])
@@ -98,6 +110,7 @@ fn processes_with(needle: &str) -> Vec<String> {
 
 #[test]
 fn pyperf_benchmarks_measured_with_tares_policy() {
+    let _turn = take_turn();
     let dir = tempfile::tempdir().unwrap();
     let script = pyperf_script(dir.path());
     let worker = format!(
@@ -149,6 +162,7 @@ fn pyperf_benchmarks_measured_with_tares_policy() {
 
 #[test]
 fn pyperf_script_that_raises_is_one_line_and_leaves_nothing() {
+    let _turn = take_turn();
     let dir = tempfile::tempdir().unwrap();
     let script = pyperf_script(dir.path());
     let worker = format!(
