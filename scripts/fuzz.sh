@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the property tests of tare's parsers (tests/props_parsers.rs) with many cases, again and
+# Runs the property tests of tare's parsers (tests/props_parsers.rs) and of its importers
+# (tests/import_robust.rs: damaged fixtures of every harness) with many cases, again and
 # again with fresh random seeds, for a fixed time. Exit 0: nothing found in that time; 1: a
 # property failed (proptest prints the minimal failing input: add it to tests/data/nasty/ and
 # fix the parser).
@@ -10,13 +11,16 @@ seconds=${1:-60}
 cases=${PROPTEST_CASES:-500}
 cd "$(dirname "$0")/.." || exit 2
 # Build first, so the time goes to testing.
-cargo test --locked --test props_parsers --no-run -q 2>/dev/null || cargo test --locked --test props_parsers --no-run || exit 2
+targets="--test props_parsers --test import_robust"
+# shellcheck disable=SC2086 # $targets is a list of arguments
+cargo test --locked $targets --no-run -q 2>/dev/null || cargo test --locked $targets --no-run || exit 2
 end=$(( $(date +%s) + seconds ))
 rounds=0
 while :; do
     left=$(( end - $(date +%s) ))
     [ "$left" -gt 0 ] || break
-    PROPTEST_CASES=$cases timeout "$left" cargo test --locked -q --test props_parsers >/tmp/tare-fuzz.$$ 2>&1
+    # shellcheck disable=SC2086
+    PROPTEST_CASES=$cases timeout "$left" cargo test --locked -q $targets >/tmp/tare-fuzz.$$ 2>&1
     rc=$?
     if [ "$rc" -eq 124 ]; then
         break # time is up in the middle of a round: nothing found so far
