@@ -247,8 +247,8 @@ pub fn start(plan: &ChildPlan) -> io::Result<i32> {
 }
 
 /// clone3(CLONE_INTO_CGROUP) when the plan has a cgroup v2 directory and the kernel has it
-/// (remembered after the first refusal), else the vfork-style spawn whose child writes
-/// `cgroup.procs` itself.
+/// (remembered after the first refusal), else the vfork-style spawn whose child writes itself
+/// into its groups (`tasks` on v1, `cgroup.procs` on v2).
 fn spawn_into_cgroup(plan: &ChildPlan) -> Result<i32, (usize, io::Error)> {
     use std::sync::atomic::{AtomicBool, Ordering};
     static NO_CLONE3: AtomicBool = AtomicBool::new(false);

@@ -247,7 +247,7 @@ pub struct ChildPlan {
     pub cwd: Option<std::ffi::CString>,
     /// Source fds for stdin, stdout, stderr; -1 keeps tare's own.
     pub stdio: [RawFd; 3],
-    /// Open `cgroup.procs` files the child writes "0" into.
+    /// Open join files (`tasks` on v1, `cgroup.procs` on v2) the child writes "0" into.
     pub procs_fds: Vec<RawFd>,
     /// A cgroup v2 directory to start the child in with clone3(CLONE_INTO_CGROUP) (see
     /// [`spawn_clone3_into`]); the child then skips `procs_fds`.
@@ -267,8 +267,8 @@ pub struct ChildPlan {
     pub inherit_fds: Vec<RawFd>,
     /// Set by the child when a step fails: (step, errno).
     pub failed: std::sync::atomic::AtomicU64,
-    /// Set by the child: nanoseconds it spent joining its cgroups (the `cgroup.procs`
-    /// writes), read on CLOCK_MONOTONIC around them. A cgroup v1 migration can sleep for an
+    /// Set by the child: nanoseconds it spent joining its cgroups (the writes into
+    /// `procs_fds`), read on CLOCK_MONOTONIC around them. A cgroup v1 migration can sleep for an
     /// RCU grace period; the parent takes this time out of the run's wall clock.
     pub join_ns: std::sync::atomic::AtomicU64,
 }

@@ -38,7 +38,8 @@ pub struct Accounting {
 /// Work the forked child does before exec to join its group (async-signal-safe only).
 #[derive(Debug, Clone, Default)]
 pub struct ChildSetup {
-    /// Open `cgroup.procs` files to write "0" into (moves the child itself).
+    /// Open join files to write "0" into (moves the child itself): `tasks` on v1 (no global
+    /// lock for a thread moving itself), `cgroup.procs` on v2.
     pub procs_fds: Vec<RawFd>,
     /// cgroup v2: the run group's directory, to start the child in it with clone3
     /// (CLONE_INTO_CGROUP) instead of writing `procs_fds`.

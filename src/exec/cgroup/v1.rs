@@ -496,7 +496,7 @@ impl RunGroup for V1Group {
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
             let inside = read_pids(&frozen_procs)?;
-            let outside: Vec<i32> = read_pids(members)?
+            let outside: Vec<i32> = read_pids_in(&self.shared.members_dir)?
                 .into_iter()
                 .filter(|p| !inside.contains(p))
                 .collect();
@@ -512,13 +512,13 @@ impl RunGroup for V1Group {
         {
             std::thread::sleep(Duration::from_micros(100));
         }
-        for pid in read_pids(members)? {
+        for pid in read_pids_in(&self.shared.members_dir)? {
             sys::kill(pid, libc::SIGKILL)?;
         }
         self.shared.freezer_state("THAWED")?;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let left = read_pids(members)?;
+            let left = read_pids_in(&self.shared.members_dir)?;
             if left.is_empty() {
                 self.shared.known_empty.set(true);
                 return Ok(first.len());
