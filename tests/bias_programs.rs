@@ -5,6 +5,8 @@
 //! The first must show a significant effect that disappears with ASLR on; the second none.
 //! Asserts on p-values only (no timing thresholds); about 20 s in debug.
 
+#[path = "common/skip.rs"]
+mod skip;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -61,7 +63,10 @@ fn usable() -> bool {
         .unwrap_or(false);
     let x86 = cfg!(target_arch = "x86_64");
     if !(aslr && x86) {
-        eprintln!("skipped: needs x86_64 with ASLR enabled");
+        skip::skip(
+            "x86_64 with ASLR enabled",
+            "sysctl kernel.randomize_va_space=2",
+        );
     }
     aslr && x86
 }
@@ -77,7 +82,7 @@ fn env_size_matters_through_stack_alignment_only_for_the_misaligned_program() {
         dir.path().join("stack_fixed"),
     );
     if !(build("stack_align.c", &align) && build("stack_fixed.c", &fixed)) {
-        eprintln!("skipped: no working C compiler (cc)");
+        skip::skip("a C compiler (cc)", "apt-get install gcc libc6-dev");
         return;
     }
     let doc = sweep(&align, &dir.path().join("align.json"));

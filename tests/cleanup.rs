@@ -3,6 +3,8 @@
 //! session is touched.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 use common::{is_root, survivors, tare};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -51,7 +53,10 @@ fn wait_for(what: impl Fn() -> bool, secs: u64) -> bool {
 #[test]
 fn a_killed_sessions_groups_and_processes_are_swept_by_the_next_start() {
     if !v1() {
-        eprintln!("skipped: needs root and cgroup v1");
+        skip::skip(
+            "root and cgroup v1",
+            "run the tests as root (sudo -E cargo test) on a cgroup v1 machine",
+        );
         return;
     }
     let marker = "61.0417";
@@ -150,7 +155,10 @@ fn group_names_differ_between_sessions_with_the_same_pid() {
             .output()
             .is_err()
     {
-        eprintln!("skipped: needs root, cgroup v1 and unshare");
+        skip::skip(
+            "root, cgroup v1 and unshare",
+            "run the tests as root (sudo -E cargo test) on a cgroup v1 machine",
+        );
         return;
     }
     let run = || {
@@ -171,7 +179,10 @@ fn group_names_differ_between_sessions_with_the_same_pid() {
 #[test]
 fn what_actions_start_does_not_outlive_them() {
     if !v1() {
-        eprintln!("skipped: needs root and cgroup v1");
+        skip::skip(
+            "root and cgroup v1",
+            "run the tests as root (sudo -E cargo test) on a cgroup v1 machine",
+        );
         return;
     }
     for (opt, marker) in [
@@ -220,7 +231,10 @@ fn what_actions_start_does_not_outlive_them() {
 #[test]
 fn a_hanging_action_is_stopped_by_its_limit() {
     if !v1() {
-        eprintln!("skipped: needs root and cgroup v1");
+        skip::skip(
+            "root and cgroup v1",
+            "run the tests as root (sudo -E cargo test) on a cgroup v1 machine",
+        );
         return;
     }
     let t = Instant::now();
@@ -247,7 +261,10 @@ fn a_hanging_action_is_stopped_by_its_limit() {
 #[test]
 fn a_pids_limit_counts_only_its_own_run() {
     if !v1() {
-        eprintln!("skipped: needs root and cgroup v1");
+        skip::skip(
+            "root and cgroup v1",
+            "run the tests as root (sudo -E cargo test) on a cgroup v1 machine",
+        );
         return;
     }
     // Each run leaves three sleepers, killed when it ends; in a reused pids group their

@@ -1,6 +1,8 @@
 //! A C program compiled without optimization is named at the start of a session; the same
 //! program compiled with -O2 is not. (Needs a C compiler; skipped without one.)
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::process::Command;
 
 fn compile(dir: &std::path::Path, name: &str, flags: &[&str]) -> Option<std::path::PathBuf> {
@@ -44,7 +46,7 @@ fn unoptimized_c_binary_is_named_optimized_is_not() {
         compile(dir.path(), "dbg", &["-g", "-O0"]),
         compile(dir.path(), "opt", &["-g", "-O2"]),
     ) else {
-        return eprintln!("skipping: no working C compiler");
+        return skip::skip("a C compiler (cc)", "apt-get install gcc libc6-dev");
     };
     let w = warnings_for(&debug);
     assert!(w.contains("looks unoptimized") && w.contains("-O0"), "{w}");

@@ -4,6 +4,8 @@
 //! without a shell; sizes without a unit refused; help, completions and the man page.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 
 use common::tare;
 use std::process::Output;
@@ -426,9 +428,12 @@ fn counters_on_the_terminal_and_in_the_csv() {
         "true",
     ]);
     if !probe.status.success() {
-        eprintln!(
-            "skipped: perf cannot count software events here: {}",
-            text(&probe).1
+        skip::skip(
+            "perf software events",
+            &format!(
+                "sysctl kernel.perf_event_paranoid=1 ({})",
+                text(&probe).1.trim()
+            ),
         );
         return;
     }

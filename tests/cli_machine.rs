@@ -1,6 +1,8 @@
 //! `tare machine` and the per-run environment record, end to end on this machine.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 use common::tare;
 
 use serde_json::Value;
@@ -90,7 +92,10 @@ fn environments(args: &[&str]) -> Vec<Value> {
 #[test]
 fn background_load_on_the_runs_core_is_flagged_and_quiet_core_is_not() {
     if online_cpus() < 2 || Command::new("taskset").arg("-V").output().is_err() {
-        return eprintln!("skipping: needs 2 CPUs and taskset");
+        return skip::skip(
+            "2 CPUs and taskset",
+            "a machine with 2 CPUs; apt-get install util-linux",
+        );
     }
     let _busy = Busy::on(1);
     std::thread::sleep(std::time::Duration::from_millis(100));
@@ -175,7 +180,10 @@ fn machine_report_is_truthful_here() {
 #[test]
 fn tune_says_what_it_cannot_do_and_fails_without_cpufreq() {
     if std::path::Path::new("/sys/devices/system/cpu/cpu0/cpufreq").exists() {
-        return eprintln!("skipping: this machine has cpufreq; tune would change real settings");
+        return skip::skip(
+            "a machine without cpufreq",
+            "this test would change real cpufreq settings; run it on a VM",
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state.json");

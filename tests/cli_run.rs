@@ -1,6 +1,8 @@
 //! `tare run` end to end: the real binary, as root, on this machine's real cgroups.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 use common::{is_root, survivors, tare};
 
 use serde_json::Value;
@@ -108,7 +110,10 @@ fn adaptive_stop_records_its_reason() {
 #[test]
 fn cpu_of_killed_unwaited_child_is_counted() {
     if !is_root() {
-        return eprintln!("skipping: needs root for cgroups");
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
@@ -163,7 +168,10 @@ fn cpu_of_killed_unwaited_child_is_counted() {
 #[test]
 fn peak_memory_of_child_300mb() {
     if !is_root() {
-        return eprintln!("skipping: needs root for cgroups");
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
@@ -194,7 +202,10 @@ fn peak_memory_of_child_300mb() {
 #[test]
 fn daemonized_grandchild_does_not_survive() {
     if !is_root() {
-        return eprintln!("skipping: needs root for cgroups");
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
     }
     let marker = "765.432198";
     let script = format!("setsid sh -c 'trap \"\" TERM HUP; sleep {marker}' </dev/null >/dev/null 2>&1 & (sleep {marker} &); exit 0");
@@ -255,7 +266,10 @@ fn limit_case(limit: &[&str], cmd: &str, termination: &str) {
 #[test]
 fn memory_limit_ends_run() {
     if !is_root() {
-        return eprintln!("skipping: needs root for cgroups");
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
     }
     limit_case(
         &["--memory-limit", "100MB"],
@@ -267,7 +281,10 @@ fn memory_limit_ends_run() {
 #[test]
 fn cpu_limit_ends_run() {
     if !is_root() {
-        return eprintln!("skipping: needs root for cgroups");
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
     }
     limit_case(&["--cpu-limit", "0.3"], "while :; do :; done", "cpu");
 }
@@ -608,21 +625,16 @@ fn sequential_order_runs_one_after_the_other() {
 #[test]
 fn unprivileged_user_falls_back_loudly() {
     if !is_root() || Command::new("runuser").arg("--help").output().is_err() {
-        return eprintln!("skipping: needs root and runuser to become an unprivileged user");
+        return skip::skip(
+            "root and runuser",
+            "run the tests as root (sudo -E cargo test); apt-get install util-linux",
+        );
     }
+    let (_bin_dir, bin) = common::tare_for_everyone();
     let out = Command::new("runuser")
-        .args([
-            "-u",
-            "nobody",
-            "--",
-            env!("CARGO_BIN_EXE_tare"),
-            "run",
-            "--style",
-            "basic",
-            "--runs",
-            "2",
-            "true",
-        ])
+        .args(["-u", "nobody", "--"])
+        .arg(&bin)
+        .args(["run", "--style", "basic", "--runs", "2", "true"])
         .current_dir("/")
         .output()
         .unwrap();

@@ -2,6 +2,8 @@
 //! Each test skips itself with a message when the backend it needs is not usable here.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 use common::{is_root, survivors};
 
 use std::path::Path;
@@ -20,7 +22,10 @@ fn executor(pref: Preference) -> Option<Executor> {
     match detect(pref, &needs, Path::new("/")) {
         Ok((b, _)) => Some(Executor::new(b)),
         Err(e) if !is_root() => {
-            eprintln!("skipping: backend {pref:?} not usable without root: {e}");
+            skip::skip(
+                "root (cgroups)",
+                &format!("run the tests as root (backend {pref:?}: {e})"),
+            );
             None
         }
         Err(e) => panic!("backend {pref:?} not usable as root: {e}"),

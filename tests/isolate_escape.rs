@@ -8,6 +8,8 @@
 //! without a C compiler. `TARE_ESCAPE_BIN` runs the suite test with another tare binary
 //! (how the table of attempts before this isolation was taken, in docs/isolation.md).
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
@@ -195,11 +197,14 @@ fn check(f: &mut Fixture, how: &str) {
 #[test]
 fn escapes_fail_in_tare_run_isolate() {
     if !root() {
-        eprintln!("skipped: isolation escape tests need root");
+        skip::skip(
+            "root (isolation)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let Some(mut f) = fixture("run") else {
-        eprintln!("skipped: no C compiler (cc) to build the escape helper");
+        skip::skip("a C compiler (cc)", "apt-get install gcc libc6-dev");
         return;
     };
     let o = Command::new(env!("CARGO_BIN_EXE_tare"))
@@ -256,11 +261,14 @@ fn landlock_abi() -> i32 {
 #[test]
 fn escapes_fail_in_tare_suite_run() {
     if !root() {
-        eprintln!("skipped: isolation escape tests need root");
+        skip::skip(
+            "root (isolation)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let Some(mut f) = fixture("suite") else {
-        eprintln!("skipped: no C compiler (cc) to build the escape helper");
+        skip::skip("a C compiler (cc)", "apt-get install gcc libc6-dev");
         return;
     };
     let suite = f.dir.join("suite");

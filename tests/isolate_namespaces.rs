@@ -2,6 +2,8 @@
 //! files, exit status and cgroup accounting of isolated runs. Skipped (with a message) when
 //! not root, since namespaces and cgroups need it here.
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -24,7 +26,10 @@ fn root() -> bool {
 macro_rules! need_root {
     () => {
         if !root() {
-            eprintln!("skipped: isolation tests need root (namespaces, mounts, cgroups)");
+            skip::skip(
+                "root (namespaces, mounts, cgroups)",
+                "run the tests as root (sudo -E cargo test)",
+            );
             return;
         }
     };

@@ -1,6 +1,8 @@
 //! `tare run --isolate`: the isolation options of `tare suite exec` on `tare run`, checked
 //! before the first run, and runs that really are isolated (as root; skipped otherwise).
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::process::Command;
 
 fn tare() -> Command {
@@ -48,7 +50,10 @@ fn isolation_options_need_isolate_and_result_files_need_a_suite() {
 #[test]
 fn tare_run_isolate_runs_every_run_isolated() {
     if !root() {
-        eprintln!("skipped: isolated runs need root here (cgroups)");
+        skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let dir = tempfile::Builder::new()

@@ -1,6 +1,8 @@
 //! Machine layer against the real machine (the CI VM: 2 CPUs, steal time, no cpufreq, no
 //! thermal zones). Thresholds are generous: the machine has background noise and is shared.
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -51,7 +53,7 @@ fn busy_neighbour_is_reported_and_flagged() {
     let root = SysRoot::host();
     let mut probe = RunProbe::new(&root, &[cpu], InterferenceThresholds::default());
     let Some(_spin) = spin_on(cpu) else {
-        eprintln!("taskset not available; skipped");
+        skip::skip("taskset", "apt-get install util-linux");
         return;
     };
     std::thread::sleep(Duration::from_millis(50));

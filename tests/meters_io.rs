@@ -5,6 +5,8 @@
 //! block-layer numbers; without them the tests say so and pass.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 use common::{is_root, tare};
 
 use serde_json::Value;
@@ -25,7 +27,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 fn usable() -> bool {
     let ok = is_root() && has_blkio() && disk_sectors_written(&std::env::temp_dir()).is_some();
     if !ok {
-        eprintln!("skipped: needs root, a cgroup v1 blkio hierarchy and TMPDIR on a disk");
+        skip::skip("root, a cgroup v1 blkio hierarchy and TMPDIR on a disk", "run the tests as root (sudo -E cargo test) on a cgroup v1 machine, TMPDIR on a block device");
     }
     ok
 }

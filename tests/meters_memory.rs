@@ -3,6 +3,8 @@
 //! it. `--memory-high` is refused on cgroup v1, in one line saying why.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 use common::tare;
 
 use serde_json::Value;
@@ -16,7 +18,7 @@ fn steps_of_allocation_show_in_the_timeline() {
         .output()
         .is_err()
     {
-        eprintln!("skipped: needs python3 for the allocating program");
+        skip::skip("python3", "apt-get install python3");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -88,7 +90,10 @@ fn memory_high_is_refused_on_cgroup_v1_in_one_line() {
             .any(|l| l.contains(" cgroup ") && l.contains("memory"))
     });
     if !v1 || !common::is_root() {
-        eprintln!("skipped: not a cgroup v1 machine as root");
+        skip::skip(
+            "root and cgroup v1",
+            "run the tests as root (sudo -E cargo test) on a cgroup v1 machine",
+        );
         return;
     }
     let out = tare()

@@ -6,6 +6,8 @@
 //! suite's tools are covered by `tests/setup_build.rs` and `tests/suite_example.rs`.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 
 use std::path::Path;
 use std::process::Command;
@@ -98,7 +100,7 @@ fn reports_and_comparisons_as_written() {
 #[test]
 fn setups_block_as_written() {
     if !aslr_possible() {
-        eprintln!("skipped: ASLR is off here, and the block randomizes it");
+        skip::skip("ASLR enabled", "sysctl kernel.randomize_va_space=2");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

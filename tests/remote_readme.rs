@@ -6,6 +6,7 @@
 //! `/srv/tare` by the scratch directory.
 
 mod remote_support;
+use remote_support::skip;
 
 use remote_support::sshd::Sshd;
 use remote_support::*;
@@ -82,7 +83,10 @@ fn shards_and_slurm_block_as_written() {
     let slurm = slurm_ready();
     for line in block("## Shards and Slurm") {
         if !slurm && (line.contains("--slurm") || line.contains("on-slurm")) {
-            eprintln!("skipped (no Slurm cluster here): {line}");
+            skip::skip(
+                "a Slurm cluster",
+                &format!("run .ci/services.d/30-slurm.sh as root (for `{line}`)"),
+            );
             continue;
         }
         let o = sh(&dir, &line);

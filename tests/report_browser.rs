@@ -6,6 +6,8 @@
 //! Skips with a message when chromium is missing and `CI` is unset (set `TARE_BROWSER_INSTALL=1`
 //! to let run.sh install it); with `CI` set it must run.
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::path::Path;
 use std::process::Command;
 
@@ -68,7 +70,13 @@ fn report_renders_in_chromium() {
             !in_ci,
             "browser test skipped in CI, where it must run:\n{stdout}{stderr}"
         );
-        eprintln!("skipping the browser test: {}", stdout.trim());
+        skip::skip(
+            "chromium, node and npm",
+            &format!(
+                "run with CI=true or TARE_BROWSER_INSTALL=1 ({})",
+                stdout.trim()
+            ),
+        );
         return;
     }
     assert!(

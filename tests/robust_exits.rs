@@ -5,6 +5,8 @@
 //! Root-only parts (cgroups, tmpfs) are skipped with a message otherwise.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 
 use common::{is_root, survivors, tare};
 use serde_json::Value;
@@ -208,7 +210,10 @@ fn closed_stdout_and_stderr_do_not_panic_and_keep_the_json() {
 #[test]
 fn closed_stderr_stops_a_suite_cleanly() {
     if !is_root() {
-        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -286,12 +291,15 @@ impl Drop for SmallDisk {
 #[test]
 fn full_disk_stops_measuring_names_the_journal_and_writes_every_other_export() {
     if !is_root() {
-        eprintln!("skipped: mounting a small tmpfs needs root");
+        skip::skip(
+            "root (tmpfs mount)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let Some(disk) = SmallDisk::mount(dir.path(), "64k") else {
-        eprintln!("skipped: cannot mount a tmpfs here");
+        skip::skip("a tmpfs mount", "a machine that allows mount -t tmpfs");
         return;
     };
     let healthy = dir.path().join("healthy");
@@ -355,7 +363,10 @@ fn full_disk_stops_measuring_names_the_journal_and_writes_every_other_export() {
 #[test]
 fn full_disk_stops_a_suite_with_exit_3_and_keeps_finished_runs() {
     if !is_root() {
-        eprintln!("skipped: mounting a small tmpfs and suite runs need root");
+        skip::skip(
+            "root (tmpfs mount, suites)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -373,7 +384,7 @@ fn full_disk_stops_a_suite_with_exit_3_and_keeps_finished_runs() {
     )
     .unwrap();
     let Some(disk) = SmallDisk::mount(d, "12k") else {
-        eprintln!("skipped: cannot mount a tmpfs here");
+        skip::skip("a tmpfs mount", "a machine that allows mount -t tmpfs");
         return;
     };
     let out_dir = disk.0.join("out");
@@ -407,7 +418,10 @@ fn full_disk_stops_a_suite_with_exit_3_and_keeps_finished_runs() {
 #[test]
 fn sighup_stops_a_suite_like_ctrl_c() {
     if !is_root() {
-        eprintln!("skipped: suite runs need root (cgroups)");
+        skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

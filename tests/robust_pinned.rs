@@ -4,6 +4,8 @@
 //! other tests or people on this machine do not change the outcome.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 
 use common::{is_root, tare};
 use std::collections::BTreeSet;
@@ -43,7 +45,10 @@ fn cores_used(out: &Path) -> BTreeSet<u64> {
 #[test]
 fn a_second_suite_avoids_the_cores_of_a_live_one_or_says_it_shares_them() {
     if !is_root() {
-        eprintln!("skipped: suite runs need root (cgroups)");
+        skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

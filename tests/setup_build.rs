@@ -2,6 +2,8 @@
 //! over setups, each run's variant recorded and actually the one that ran; replaying a seed
 //! runs its variant; a failing build is one line, before any run.
 
+#[path = "common/skip.rs"]
+mod skip;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -25,7 +27,7 @@ fn has_cc() -> bool {
 #[test]
 fn build_variants_rotate_and_are_recorded() {
     if !has_cc() {
-        eprintln!("skipped: no C compiler (cc)");
+        skip::skip("a C compiler (cc)", "apt-get install gcc libc6-dev");
         return;
     }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/variant.c");

@@ -3,6 +3,8 @@
 //! ASLR personality flag); the results must record the same, and replaying a setup's seed
 //! must reproduce it.
 
+#[path = "common/skip.rs"]
+mod skip;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -86,7 +88,7 @@ fn check_matches(rec: &Value, line: &(usize, String, String, bool)) {
 #[test]
 fn randomized_comparison_records_setups_and_replay_reproduces_them() {
     if !aslr_possible() {
-        eprintln!("skipped: ASLR is off on this machine (kernel.randomize_va_space = 0)");
+        skip::skip("ASLR enabled", "sysctl kernel.randomize_va_space=2");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

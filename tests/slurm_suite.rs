@@ -9,6 +9,7 @@
 //! when Slurm is missing, except under CI=true, where that is a failure.
 
 mod remote_support;
+use remote_support::skip;
 
 use remote_support::*;
 use std::path::Path;
@@ -35,7 +36,7 @@ fn slurm_ready() -> bool {
             !ci(),
             "CI=true but no Slurm cluster answers sinfo: .ci/services.d/30-slurm.sh should have started one (see /var/log/slurm/)"
         );
-        eprintln!("skipped: no Slurm cluster here (run .ci/services.d/30-slurm.sh as root)");
+        skip::skip("a Slurm cluster", "run .ci/services.d/30-slurm.sh as root");
     }
     ok
 }

@@ -5,6 +5,8 @@
 //! machine is shared, and the metric compared is CPU time (wall time on this 2-core VM shared
 //! with other builds varied by 45% between runs).
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -70,7 +72,7 @@ fn bisect_finds_the_commit_that_made_the_program_slower() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !have_cc() {
         assert!(std::env::var_os("CI").is_none(), "cc is missing in CI");
-        eprintln!("skipping: no C compiler");
+        skip::skip("a C compiler (cc)", "apt-get install gcc libc6-dev");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

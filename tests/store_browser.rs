@@ -7,6 +7,7 @@
 //! Skips with a message when chromium is missing and `CI` is unset; with `CI` set it must run.
 
 mod store_support;
+use store_support::skip;
 
 use std::path::Path;
 use std::process::Command;
@@ -77,7 +78,13 @@ fn dashboard_renders_in_chromium() {
             !in_ci,
             "browser test skipped in CI, where it must run:\n{stdout}{stderr}"
         );
-        eprintln!("skipping the browser test: {}", stdout.trim());
+        skip::skip(
+            "chromium, node and npm",
+            &format!(
+                "run with CI=true or TARE_BROWSER_INSTALL=1 ({})",
+                stdout.trim()
+            ),
+        );
         return;
     }
     assert!(

@@ -4,6 +4,8 @@
 //! refused. Needs root (cgroups, namespaces) and the Debian packages gzip, xz-utils and
 //! diffutils (installed here when missing); skipped with a message otherwise.
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -67,11 +69,17 @@ fn records(dir: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn example_suite_runs_in_parallel_and_classifies_correctly() {
     if !root() {
-        eprintln!("skipped: the example suite needs root (cgroups and namespaces)");
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     if !ensure_tools() {
-        eprintln!("skipped: gzip, xz-utils and diffutils are missing and could not be installed");
+        skip::skip(
+            "gzip, xz-utils and diffutils",
+            "apt-get install gzip xz-utils diffutils",
+        );
         return;
     }
     let out = out_dir("example");

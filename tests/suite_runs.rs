@@ -2,6 +2,8 @@
 //! a missing program an error result, and Ctrl-C keeps every finished run for `--resume`.
 //! Needs root (cgroups, namespaces); skipped with a message otherwise.
 
+#[path = "common/skip.rs"]
+mod skip;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,7 +38,10 @@ fn records(out: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn limits_and_failures_are_classified() {
     if !root() {
-        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let d = dir("limits");
@@ -95,7 +100,10 @@ expected = "ok"
 #[test]
 fn interrupt_keeps_finished_runs_and_resume_completes() {
     if !root() {
-        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let d = dir("resume");
@@ -165,7 +173,10 @@ output = "^done$"
 #[test]
 fn suite_below_tmp_sees_its_inputs_under_isolation() {
     if !root() {
-        eprintln!("skipped: suite runs need root (cgroups and namespaces)");
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return;
     }
     let d = tempfile::tempdir().unwrap(); // the host /tmp, private in isolated runs

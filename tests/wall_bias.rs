@@ -8,6 +8,8 @@
 //! margin wide enough for a busy two-core machine.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 use common::{is_root, tare};
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -60,7 +62,10 @@ fn session(backend: &str, dir: &std::path::Path) -> (f64, Vec<f64>) {
 #[test]
 fn cgroup_join_stays_out_of_the_wall_time() {
     if !is_root() || !std::path::Path::new("/sys/fs/cgroup/cpuacct/cgroup.procs").exists() {
-        eprintln!("skipped: needs root and cgroup v1 cpuacct");
+        skip::skip(
+            "root and cgroup v1 cpuacct",
+            "run the tests as root (sudo -E cargo test) on a cgroup v1 machine",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

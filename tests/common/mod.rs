@@ -33,3 +33,22 @@ pub fn survivors(marker: &str) -> Vec<String> {
     }
     out
 }
+
+/// A copy of the built `tare` that every user can run, in a fresh directory of its own (mode
+/// 0755, removed with the returned guard). The checkout — and so `target/` — may sit below a
+/// private directory (root's home is 0700 on Debian and Ubuntu), which a test that becomes
+/// `nobody` cannot reach; no test may depend on where the checkout is.
+pub fn tare_for_everyone() -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("tare-bin.")
+        .tempdir_in(std::env::temp_dir())
+        .expect("a temporary directory");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod 0755 the binary's directory");
+    let bin = dir.path().join("tare");
+    std::fs::copy(env!("CARGO_BIN_EXE_tare"), &bin).expect("copy the tare binary");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755))
+        .expect("chmod 0755 the binary");
+    (dir, bin)
+}

@@ -2,6 +2,8 @@
 //! scratch directories, reading result records.
 #![allow(dead_code)]
 
+#[path = "../common/skip.rs"]
+pub mod skip;
 pub mod sshd;
 
 use std::collections::BTreeMap;
@@ -40,7 +42,10 @@ pub fn ci() -> bool {
 /// Whether the example suite can run here: root and its tools (installed when missing).
 pub fn suite_possible() -> bool {
     if !is_root() {
-        eprintln!("skipped: needs root (cgroups, namespaces)");
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
         return false;
     }
     if !["gzip", "xz", "cmp"].iter().all(|c| have(c)) {
@@ -50,7 +55,10 @@ pub fn suite_possible() -> bool {
     }
     let ok = ["gzip", "xz", "cmp"].iter().all(|c| have(c));
     if !ok {
-        eprintln!("skipped: gzip, xz or cmp missing and not installable");
+        skip::skip(
+            "gzip, xz-utils and diffutils",
+            "apt-get install gzip xz-utils diffutils",
+        );
     }
     ok
 }

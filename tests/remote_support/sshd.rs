@@ -1,7 +1,7 @@
 //! An OpenSSH server in a network namespace of its own, made and removed by the test that
 //! starts it (see `tests/remote_ssh.rs`).
 
-use super::{ci, have, is_root, scratch};
+use super::{ci, have, is_root, scratch, skip};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,7 +40,10 @@ impl Sshd {
                 !ci(),
                 "CI=true but root, /usr/sbin/sshd or one of {tools:?} is missing (.ci/services.d/31-sshd.sh installs them)"
             );
-            eprintln!("skipped: needs root, /usr/sbin/sshd, ssh, ssh-keygen, ip and nsenter");
+            skip::skip(
+                "root, sshd, ssh, ip and nsenter",
+                "run .ci/services.d/31-sshd.sh as root",
+            );
         }
         ok
     }

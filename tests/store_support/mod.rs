@@ -3,6 +3,8 @@
 //! results by scaling their times.
 #![allow(dead_code)]
 
+#[path = "../common/skip.rs"]
+pub mod skip;
 use tare::results::model::{MetricSummary, Session};
 use tare::store::git::CommitInfo;
 
@@ -24,8 +26,9 @@ pub fn pg_url() -> Option<String> {
             !ci,
             "CI=true but no PostgreSQL: run .ci/services.d/20-postgresql.sh or set TARE_TEST_POSTGRES"
         );
-        eprintln!(
-            "skipping PostgreSQL: set TARE_TEST_POSTGRES or run .ci/services.d/20-postgresql.sh"
+        skip::skip(
+            "PostgreSQL",
+            "run .ci/services.d/20-postgresql.sh as root, or set TARE_TEST_POSTGRES",
         );
     }
     url
