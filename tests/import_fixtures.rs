@@ -6,6 +6,8 @@
 //! not mapped. Then the CLI: import → `tare compare` / `tare report` on the result.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -694,4 +696,131 @@ fn merged_summaries_keep_what_each_tool_measured() {
     let hf = bench(&merged, "gzip -1 -c /etc/services");
     assert!(hf.summary.cpu_time.is_none() && hf.summary.wall_time.as_ref().unwrap().n == 12);
     assert_eq!(merged.extra["import"]["sources"][2]["tool"], "hyperfine");
+}
+
+/// The distinct processes (`Run.extra["process"]`) of a benchmark's counted samples, and the
+/// unit its `process_level` names (issue 22).
+fn processes(b: &Benchmark) -> (std::collections::BTreeSet<String>, String, bool) {
+    let ids = b
+        .runs
+        .iter()
+        .filter(|r| r.counted)
+        .map(|r| {
+            r.extra
+                .get("process")
+                .unwrap_or_else(|| panic!("{}: a sample without extra.process", b.name))
+                .to_string()
+        })
+        .collect();
+    let level = &b.extra["process_level"];
+    (
+        ids,
+        level["unit"].as_str().unwrap().to_string(),
+        level["recorded"].as_bool().unwrap(),
+    )
+}
+
+#[test]
+fn importers_keep_the_process_level() {
+    // hyperfine: each run is its own process.
+    let s = import("hyperfine/two-commands.json", Format::Hyperfine);
+    for b in &s.benchmarks {
+        let (ids, unit, recorded) = processes(b);
+        assert_eq!((unit.as_str(), recorded), ("run", true));
+        assert_eq!(ids.len(), walls(b).len(), "{}", b.name);
+    }
+    // JMH: one process per fork.
+    let doc = json("jmh/avgt-thrpt.json");
+    let s = import("jmh/avgt-thrpt.json", Format::Jmh);
+    for (b, e) in s.benchmarks.iter().zip(doc.as_array().unwrap()) {
+        let (ids, unit, _) = processes(b);
+        assert_eq!(unit, "fork");
+        let forks = e["primaryMetric"]["rawData"].as_array().unwrap().len();
+        assert_eq!(ids.len(), forks, "{}", b.name);
+        assert!(forks >= 2, "the fixture has several forks");
+    }
+    // pyperf: one process per worker run that has values.
+    let doc = json("pyperf/suite.json");
+    let s = import("pyperf/suite.json", Format::Pyperf);
+    for (b, e) in s
+        .benchmarks
+        .iter()
+        .zip(doc["benchmarks"].as_array().unwrap())
+    {
+        let (ids, unit, _) = processes(b);
+        assert_eq!(unit, "worker");
+        let workers = e["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r.get("values").is_some())
+            .count();
+        assert_eq!(ids.len(), workers, "{}", b.name);
+    }
+    // go test: the -count 4 lines of one `go test` run are one process...
+    let s = import("go/bench.txt", Format::Go);
+    for b in &s.benchmarks {
+        let (ids, unit, _) = processes(b);
+        assert_eq!(unit, "test binary");
+        assert_eq!(ids.len(), 1, "{}: {ids:?}", b.name);
+        assert_eq!(walls(b).len(), 4);
+    }
+    // ...and two runs one after the other are two.
+    let dir = tempfile::tempdir().unwrap();
+    let both = dir.path().join("both.txt");
+    let text = std::fs::read_to_string(fixture("go/bench.txt")).unwrap()
+        + &std::fs::read_to_string(fixture("go/bench-again.txt")).unwrap();
+    std::fs::write(&both, text).unwrap();
+    let s = load(&both, Some(Format::Go)).unwrap();
+    for b in &s.benchmarks {
+        assert_eq!(processes(b).0.len(), 2, "{}", b.name);
+    }
+    // Formats that record no process: one per file, said so.
+    for (rel, format) in [
+        ("gbench/repetitions.json", Format::Gbench),
+        ("pytest-benchmark/bench.json", Format::PytestBenchmark),
+        ("criterion/criterion", Format::Criterion),
+    ] {
+        let s = import(rel, format);
+        for b in s.benchmarks.iter().filter(|b| !walls(b).is_empty()) {
+            let (ids, unit, recorded) = processes(b);
+            assert_eq!((unit.as_str(), recorded), ("file", false), "{rel}");
+            assert_eq!(ids.len(), 1, "{rel}");
+            assert!(
+                b.extra["process_level"]["note"]
+                    .as_str()
+                    .unwrap()
+                    .contains("does not record"),
+                "{rel}"
+            );
+        }
+    }
+}
+
+#[test]
+fn real_hyperfine_runs_are_processes() {
+    if !std::process::Command::new("hyperfine")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        skip::skip("hyperfine", "apt-get install hyperfine");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hf.json");
+    let st = std::process::Command::new("hyperfine")
+        .args(["-N", "--runs", "5", "--warmup", "1", "--export-json"])
+        .arg(&out)
+        .arg("true")
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let s = load(&out, None).unwrap();
+    let (ids, unit, _) = processes(&s.benchmarks[0]);
+    assert_eq!((ids.len(), unit.as_str()), (5, "run"));
 }

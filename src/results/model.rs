@@ -22,6 +22,26 @@ pub const SAMPLE_KEY: &str = "sample";
 pub const INVOCATIONS_KEY: &str = "invocations";
 /// `Benchmark.extra` key of a kernel benchmark's identity and checks.
 pub const KERNEL_KEY: &str = "kernel";
+/// `Run.extra` key of an imported sample's process: an id of the process (fork, worker,
+/// test-binary run, file) of the other harness that took it; samples with the same id come
+/// from one process. Read by `conclude::levels`.
+pub const PROCESS_KEY: &str = "process";
+/// `Benchmark.extra` key saying what one process is in an imported format
+/// ([`ProcessLevel`]).
+pub const PROCESS_LEVEL_KEY: &str = "process_level";
+
+/// What the format of an imported benchmark records about processes: the unit that
+/// `Run.extra["process"]` numbers, whether the file records it or tare took the whole file as
+/// one process, and a note in words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessLevel {
+    /// `run` (hyperfine: each run a process), `fork` (JMH), `worker` (pyperf), `test binary`
+    /// (go test), `file` (the format records no process: one process per file).
+    pub unit: String,
+    /// False when the format does not record processes and the whole file is one.
+    pub recorded: bool,
+    pub note: String,
+}
 
 /// One sample of a kernel as the worker reported it (iteration level).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

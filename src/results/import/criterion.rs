@@ -168,6 +168,15 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
             }
             b.runs.push(super::sample(k, t / n * 1e-9, Some(*n), false));
         }
+        super::process_level(
+            &mut b,
+            "file",
+            false,
+            &format!(
+                "Criterion takes all samples of a benchmark in one process; {}",
+                super::ONE_PROCESS_PER_FILE
+            ),
+        );
         if let Some(m) = sample.get("sampling_mode").and_then(|m| m.as_str()) {
             b.extra.insert("sampling_mode".into(), json!(m));
             if !modes.contains(&m.to_string()) {

@@ -170,6 +170,17 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         }
         b.runs.push(run);
     }
+    for b in &mut im.benchmarks {
+        super::process_level(
+            b,
+            "file",
+            false,
+            &format!(
+                "Google Benchmark runs all repetitions in one process; {}",
+                super::ONE_PROCESS_PER_FILE
+            ),
+        );
+    }
     for b in &im.benchmarks {
         if b.runs.is_empty() {
             aggregates_only.push(b.name.clone());

@@ -6,6 +6,7 @@
 //! Hand-written: the format is a few lines of grammar and no maintained Rust crate reads it.
 
 use super::{add_metric, benchmark, seconds_per, Imported, Input};
+use crate::results::PROCESS_KEY;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
@@ -85,7 +86,18 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let mut index: HashMap<(String, String, String), usize> = HashMap::new();
     let mut without_time = Vec::new();
     let mut lines = 0;
+    // Test-binary runs (processes): each `go test` run of a package ends with PASS/FAIL and
+    // `ok`; its -count lines are iterations within one process. A configuration block after
+    // results (concatenated outputs) starts a new one too.
+    let mut process = 0usize;
+    let mut results_in_process = false;
     for (no, line) in text.lines().enumerate() {
+        if ends_binary_run(line) || (config_line(line).is_some() && results_in_process) {
+            if results_in_process {
+                process += 1;
+            }
+            results_in_process = false;
+        }
         if let Some((k, v)) = config_line(line) {
             config.insert(k.to_string(), v.trim().to_string());
             continue;
@@ -93,6 +105,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         let Some(r) = result_line(line) else { continue };
         let r = r.map_err(|e| anyhow::anyhow!("line {}: {e}", no + 1))?;
         lines += 1;
+        results_in_process = true;
         let pkg = config.get("pkg").cloned().unwrap_or_default();
         let procs = r.procs.unwrap_or("").to_string();
         let key = (pkg.clone(), r.name.to_string(), procs.clone());
@@ -121,6 +134,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         };
         let mut run = super::sample(b.runs.len(), per_op, Some(r.n), false);
         run.extra.insert("line".into(), json!(no + 1));
+        run.extra.insert(PROCESS_KEY.into(), json!(process));
         for (v, u) in &r.values {
             if time_per_op(u).is_none() {
                 add_metric(&mut run, u, *v, u);
@@ -132,6 +146,14 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         anyhow::bail!("no benchmark result lines (`BenchmarkName N value ns/op`)");
     }
     im.benchmarks.retain(|b| !b.runs.is_empty());
+    for b in &mut im.benchmarks {
+        super::process_level(
+            b,
+            "test binary",
+            true,
+            "each `go test` run (a test binary, ended by PASS/ok) is one process; its -count lines are iterations within it",
+        );
+    }
     if !without_time.is_empty() {
         im.not_mapped.push(format!(
             "result lines without a time per op (ns/op) not mapped: {}",
@@ -145,6 +167,12 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     im.not_mapped
         .push("`go test -bench` output has no Go version, start time or command line".into());
     Ok(im)
+}
+
+/// The line that ends one test binary's output: `PASS`, `FAIL`, `ok  pkg 1.2s`, `FAIL pkg`.
+fn ends_binary_run(line: &str) -> bool {
+    let first = line.split_whitespace().next().unwrap_or("");
+    matches!(first, "PASS" | "FAIL" | "ok")
 }
 
 /// A benchfmt configuration line: `key: value`, the key without spaces or upper case first.

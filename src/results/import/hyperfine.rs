@@ -3,7 +3,7 @@
 //! them in the source summary, not per run.
 
 use super::{array, benchmark, num, param_string, sample, string, Imported, Input};
-use crate::results::Termination;
+use crate::results::{Termination, PROCESS_KEY};
 use serde_json::{json, Map, Value};
 
 pub fn detect(input: &Input) -> bool {
@@ -48,6 +48,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                     )
                 })?;
             let mut run = sample(i, wall, None, false);
+            run.extra.insert(PROCESS_KEY.into(), json!(i));
             match codes.and_then(|c| c.get(i)) {
                 Some(Value::Number(n)) => run.exit_code = n.as_i64().map(|c| c as i32),
                 // hyperfine writes null when a run was ended by a signal.
@@ -66,6 +67,12 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                 summary.insert(key.into(), x.clone());
             }
         }
+        super::process_level(
+            &mut b,
+            "run",
+            true,
+            "hyperfine starts the command afresh for every run: each run is its own process",
+        );
         // Checked so that a damaged summary is an error, not a silent zero.
         num(r, "mean", &what)?;
         b.extra

@@ -13,6 +13,7 @@
 use super::{
     add_metric, benchmark, number, param_string, sample, seconds_per, string, Imported, Input,
 };
+use crate::results::PROCESS_KEY;
 use serde_json::{json, Value};
 
 pub fn detect(input: &Input) -> bool {
@@ -183,6 +184,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                     }
                     let mut run = sample(b.runs.len(), total / count, None, false);
                     run.extra.insert("fork".into(), json!(f));
+                    run.extra.insert(PROCESS_KEY.into(), json!(f));
                     run.extra.insert("iteration".into(), json!(i));
                     run.extra.insert("samples".into(), number(count));
                     run.extra.insert("histogram".into(), Value::Array(seconds));
@@ -216,12 +218,19 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                     let loops = if mode == "ss" { batch } else { None };
                     let mut run = sample(b.runs.len(), secs, loops, false);
                     run.extra.insert("fork".into(), json!(f));
+                    run.extra.insert(PROCESS_KEY.into(), json!(f));
                     run.extra.insert("iteration".into(), json!(i));
                     run.extra.insert("score".into(), json!(score));
                     b.runs.push(run);
                 }
             }
         }
+        super::process_level(
+            &mut b,
+            "fork",
+            true,
+            "JMH runs each fork in a fresh JVM: the iterations of one fork share a process (rawData[fork][iteration])",
+        );
         // Secondary metrics: one value per (fork, iteration), in the same order as the runs.
         if let Some(Value::Object(sec)) = e.get("secondaryMetrics") {
             for (mname, m) in sec {

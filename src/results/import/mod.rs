@@ -21,7 +21,7 @@ mod pytest_benchmark;
 
 use super::model::{
     Benchmark, LimitsRecord, MachineInfo, MeasurementMethod, MethodKind, MetricSummary, Run,
-    Session, Summary, Termination, SCHEMA_VERSION,
+    Session, Summary, Termination, PROCESS_KEY, PROCESS_LEVEL_KEY, SCHEMA_VERSION,
 };
 use crate::error::usage;
 use serde_json::{json, Map, Value};
@@ -535,6 +535,28 @@ pub(crate) fn sample(index: usize, per_iteration: f64, loops: Option<f64>, warmu
         meters: Default::default(),
     }
 }
+
+/// Records what one process is in this format (`Benchmark.extra["process_level"]`), and for a
+/// format that records no process (`recorded` false), puts every run in process 0 of its file.
+pub(crate) fn process_level(b: &mut Benchmark, unit: &str, recorded: bool, note: &str) {
+    let level = super::model::ProcessLevel {
+        unit: unit.into(),
+        recorded,
+        note: note.into(),
+    };
+    if !recorded {
+        for r in &mut b.runs {
+            r.extra.insert(PROCESS_KEY.into(), json!(0));
+        }
+    }
+    b.extra.insert(
+        PROCESS_LEVEL_KEY.into(),
+        serde_json::to_value(level).expect("a process level serializes"),
+    );
+}
+
+/// The note of formats that record no process.
+pub(crate) const ONE_PROCESS_PER_FILE: &str = "the format does not record which process took each sample: the whole file is taken as one process (give several files, one per process, to compare across processes)";
 
 /// A JSON number, as an integer when it is one.
 pub(crate) fn number(x: f64) -> Value {

@@ -87,7 +87,8 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                     .map(str::to_string);
             }
             let keep = |run: &mut crate::results::Run| {
-                run.extra.insert("process".into(), json!(r));
+                run.extra
+                    .insert(crate::results::PROCESS_KEY.into(), json!(r));
                 if let Some(rss) = rmeta.get("mem_max_rss") {
                     run.extra.insert("process_max_rss".into(), rss.clone());
                 }
@@ -133,6 +134,12 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                 }
             }
         }
+        super::process_level(
+            &mut b,
+            "worker",
+            true,
+            "each pyperf run is a worker process: its values share a process (runs[i])",
+        );
         let bmeta = obj(e.get("metadata"));
         if !bmeta.is_empty() {
             b.extra.insert("metadata".into(), Value::Object(bmeta));

@@ -112,6 +112,15 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
             }
             None => no_data.push(fullname.to_string()),
         }
+        super::process_level(
+            &mut b,
+            "file",
+            false,
+            &format!(
+                "pytest-benchmark runs all rounds in the pytest process; {}",
+                super::ONE_PROCESS_PER_FILE
+            ),
+        );
         let mut summary = stats.clone();
         if let Value::Object(m) = &mut summary {
             m.remove("data");
