@@ -254,7 +254,7 @@ fn result_files_are_collected_from_the_workdir() {
         std::fs::read_to_string(&log).unwrap()
     );
     let dest = dir.join("files");
-    let got = wd.collect(&iso.result_files, &dest).unwrap();
+    let got = wd.collect(&iso.result_files, &dest, 1 << 20).unwrap().files;
     assert_eq!(got, vec![PathBuf::from("result.out")]);
     assert_eq!(
         std::fs::read_to_string(dest.join("result.out")).unwrap(),

@@ -35,6 +35,7 @@ fn rec(tool: &str, input: &str, rep: usize, status: &str, cat: Category, cpu: f6
         cores: vec![0],
         log: String::new(),
         files: vec![],
+        withheld: vec![],
         isolated: true,
         method: "cgroup-v1".into(),
         finished_at: 0.0,

@@ -169,6 +169,10 @@ struct RunArgs {
     /// Print each result record on stdout as it is written (used by --host).
     #[arg(long, hide = true)]
     stream_results: bool,
+    /// Result files, and log, kept per run at most (default: [limits] output of the suite
+    /// file, else 64MiB); what passes it is withheld and recorded.
+    #[arg(long, value_name = "SIZE")]
+    output_limit: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -304,6 +308,10 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&p.name));
     let mut meta = super::remote::shard_and_machine(&mut p, shard, a.quiet)?;
+    if let Some(s) = &a.output_limit {
+        p.output_limit =
+            crate::units::parse_bytes(s).map_err(|e| usage(format!("--output-limit: {e}")))?;
+    }
     if a.no_isolation {
         p.isolation = None;
     } else if let Some(iso) = p.isolation.as_mut() {
@@ -400,6 +408,9 @@ fn flags(a: &RunArgs) -> anyhow::Result<super::remote::SuiteFlags<'_>> {
     if let Some(b) = &a.backend {
         pass.push(format!("--backend={b}"));
     }
+    if let Some(o) = &a.output_limit {
+        pass.push(format!("--output-limit={o}"));
+    }
     Ok(super::remote::SuiteFlags {
         file: &a.file,
         output_dir: a.output_dir.as_deref(),
@@ -488,7 +499,14 @@ fn exec_cmd(a: ExecArgs) -> anyhow::Result<i32> {
         let m = executor.run(&spec, &cancel)?;
         if let (Some(w), Some(iso)) = (&work, &spec.isolation) {
             if !iso.result_files.is_empty() {
-                w.collect(&iso.result_files, &std::env::current_dir()?)?;
+                let c = w.collect(
+                    &iso.result_files,
+                    &std::env::current_dir()?,
+                    crate::exec::isolate::collect::DEFAULT_OUTPUT_LIMIT,
+                )?;
+                for h in c.withheld {
+                    eprintln!("tare: result file {} withheld: {}", h.file, h.reason);
+                }
             }
         }
         drop(work);

@@ -45,6 +45,7 @@
 //! `no_new_privs`) and, with Landlock ABI ≥ 6, may not reach abstract sockets or signal
 //! processes outside the run. Needs Linux ≥ 5.12 (ID-mapped mounts; Landlock scopes ≥ 6.12).
 
+pub mod collect;
 pub mod files;
 pub mod sys;
 

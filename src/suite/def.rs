@@ -12,6 +12,7 @@
 //! wall = "30s"
 //! memory = "256MB"    # also the memory reserved per run for the allocation check
 //! pids = 64
+//! output = "64MB"    # result files kept per run, and the log (default 64 MiB)
 //! [resources]
 //! cores = 1           # logical CPUs per run (whole physical cores are reserved)
 //! [isolation]         # see exec::isolate; enabled by default
@@ -87,6 +88,8 @@ pub struct LimitsDef {
     pub wall: Option<String>,
     pub memory: Option<String>,
     pub pids: Option<u64>,
+    /// Result files and log kept per run ("64MB"; see `exec::isolate::collect`).
+    pub output: Option<String>,
 }
 
 /// Resources reserved per run.

@@ -47,6 +47,8 @@ pub struct SuitePlan {
     pub dir: PathBuf,
     pub jobs: Vec<Job>,
     pub limits: Limits,
+    /// Bytes of result files, and of log, kept per run (`[limits] output`).
+    pub output_limit: u64,
     pub cores_per_run: usize,
     pub isolation: Option<Isolation>,
     /// One per tool, in definition order.
@@ -191,6 +193,12 @@ pub fn expand(def: &SuiteDef, file: &Path) -> anyhow::Result<SuitePlan> {
             .map_err(usage)?,
         pids: def.limits.pids,
     };
+    let output_limit = match def.limits.output.as_deref() {
+        Some(s) => {
+            crate::units::parse_bytes(s).map_err(|e| usage(format!("[limits] output: {e}")))?
+        }
+        None => crate::exec::isolate::collect::DEFAULT_OUTPUT_LIMIT,
+    };
     let iso = &def.isolation;
     // The suite's directory and its inputs stay visible even when they lie below a private
     // directory such as /tmp (parents first, so nested ones are dropped).
@@ -228,6 +236,7 @@ pub fn expand(def: &SuiteDef, file: &Path) -> anyhow::Result<SuitePlan> {
         dir,
         jobs,
         limits,
+        output_limit,
         cores_per_run: def.resources.cores,
         isolation,
         classifiers,

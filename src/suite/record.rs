@@ -45,6 +45,10 @@ pub struct RunRecord {
     /// Result files kept, relative to `files/<run>/` in the output directory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
+    /// Result files not kept and logs cut, with the reason (symbolic link, device, over the
+    /// output limit; see `exec::isolate::collect`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<crate::exec::isolate::collect::Withheld>,
     pub isolated: bool,
     /// How CPU time and memory were measured (`cgroup-v1`, `cgroup-v2`, `rusage`); empty in
     /// files written before tare recorded it.
@@ -148,6 +152,7 @@ mod tests {
             cores: vec![1],
             log: "logs/x.log".into(),
             files: vec![],
+            withheld: vec![],
             isolated: true,
             method: "cgroup-v1".into(),
             finished_at: 1.0,

@@ -150,6 +150,7 @@ pub fn run_suite(
             plan_dir: plan.dir.clone(),
             suite: plan.name.clone(),
             limits: plan.limits,
+            output_limit: plan.output_limit,
             isolation: plan.isolation.clone(),
         };
         let classifiers = plan.classifiers.clone();
@@ -215,6 +216,7 @@ struct Worker {
     plan_dir: PathBuf,
     suite: String,
     limits: exec::Limits,
+    output_limit: u64,
     isolation: Option<exec::isolate::Isolation>,
 }
 
@@ -320,10 +322,17 @@ impl Worker {
             .as_ref()
             .map(|i| i.result_files.clone())
             .unwrap_or_default();
+        let mut withheld = cap_log(&log, &log_rel, self.output_limit)?;
         let files = if globs.is_empty() {
             Vec::new()
         } else {
-            work.collect(&globs, &self.out.join("files").join(&name))?
+            let c = work.collect(
+                &globs,
+                &self.out.join("files").join(&name),
+                self.output_limit,
+            )?;
+            withheld.extend(c.withheld);
+            c.files
                 .into_iter()
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect()
@@ -353,6 +362,7 @@ impl Worker {
             cores: self.cpus.clone(),
             log: log_rel,
             files,
+            withheld,
             isolated: self.isolation.is_some(),
             method: executor.backend().kind().as_str().into(),
             finished_at: SystemTime::now()
@@ -369,6 +379,42 @@ fn read_capped(path: &Path) -> String {
         let _ = f.take(MAX_OUTPUT).read_to_end(&mut buf);
     }
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Cuts a run's log to `limit` bytes (after classification, which reads its start), with a
+/// last line saying so; returns what to record. The tool writes its log directly, so the cap
+/// bounds what is kept, not what was written during the run.
+fn cap_log(
+    log: &Path,
+    rel: &str,
+    limit: u64,
+) -> anyhow::Result<Vec<crate::exec::isolate::collect::Withheld>> {
+    let Ok(meta) = std::fs::symlink_metadata(log) else {
+        return Ok(Vec::new());
+    };
+    if !meta.is_file() || meta.len() <= limit {
+        return Ok(Vec::new());
+    }
+    let note = format!(
+        "\ntare: log cut at {limit} bytes of {} (raise [limits] output or --output-limit)\n",
+        meta.len()
+    );
+    let keep = limit.saturating_sub(note.len() as u64);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(log)
+        .map_err(|e| anyhow::anyhow!("cannot cut log {}: {e}", log.display()))?;
+    f.set_len(keep)?;
+    use std::io::{Seek, Write};
+    f.seek(std::io::SeekFrom::End(0))?;
+    f.write_all(note.as_bytes())?;
+    Ok(vec![crate::exec::isolate::collect::Withheld {
+        file: rel.to_string(),
+        reason: format!(
+            "log cut to {limit} bytes of {} (over the output limit)",
+            meta.len()
+        ),
+    }])
 }
 
 /// The one line that says how a suite is measured: the backend actually in use.
@@ -410,6 +456,7 @@ fn write_meta(
             "wall_time": plan.limits.wall.map(|d| d.as_secs_f64()),
             "memory": plan.limits.memory,
             "pids": plan.limits.pids,
+            "output": plan.output_limit,
         },
         "isolation": plan.isolation,
         "scoring": plan.scoring,

@@ -34,56 +34,23 @@ impl Workdir {
         &self.path
     }
 
-    /// Copies every regular file matching one of `globs` (relative to the work directory) to
-    /// `dest`, keeping relative paths; returns those paths, sorted. An invalid glob is an
-    /// error; a glob that matches nothing is not.
-    pub fn collect(&self, globs: &[String], dest: &Path) -> io::Result<Vec<PathBuf>> {
-        let mut out = Vec::new();
-        let base = self.path.canonicalize()?;
-        for g in globs {
-            if Path::new(g).is_absolute() || g.split('/').any(|c| c == "..") {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("result-file glob '{g}' must be relative to the work directory, without '..'"),
-                ));
-            }
-            let pattern = format!("{}/{g}", glob::Pattern::escape(&base.to_string_lossy()));
-            let paths = glob::glob(&pattern).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("invalid result-file glob '{g}': {e}"),
-                )
-            })?;
-            for p in paths.flatten() {
-                let meta = std::fs::symlink_metadata(&p)?;
-                if !meta.is_file() {
-                    continue;
-                }
-                let Ok(rel) = p.strip_prefix(&base) else {
-                    continue;
-                };
-                if out.iter().any(|r: &PathBuf| r == rel) {
-                    continue;
-                }
-                let target = dest.join(rel);
-                if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::copy(&p, &target).map_err(|e| {
-                    io::Error::new(
-                        e.kind(),
-                        format!(
-                            "cannot copy result file {} to {}: {e}",
-                            p.display(),
-                            target.display()
-                        ),
-                    )
-                })?;
-                out.push(rel.to_path_buf());
-            }
-        }
-        out.sort();
-        Ok(out)
+    /// Copies the regular files matching `globs` (relative to the work directory) to `dest`,
+    /// keeping relative paths, at most `limit` bytes of data, under the guarantees of
+    /// [`super::collect`] (no symbolic link followed, no set-ID bit, owned by the invoking
+    /// user). An invalid glob is an error; a glob that matches nothing is not.
+    pub fn collect(
+        &self,
+        globs: &[String],
+        dest: &Path,
+        limit: u64,
+    ) -> io::Result<super::collect::Collected> {
+        super::collect::collect(
+            &self.path,
+            globs,
+            dest,
+            super::collect::invoking_user(),
+            limit,
+        )
     }
 
     /// Removes the directory and everything in it.
@@ -115,15 +82,16 @@ mod tests {
         std::fs::write(wd.path().join("c.log"), "c").unwrap();
         let dest = root.path().join("dest");
         let got = wd
-            .collect(&["*.out".into(), "sub/*.out".into()], &dest)
-            .unwrap();
+            .collect(&["*.out".into(), "sub/*.out".into()], &dest, 1 << 20)
+            .unwrap()
+            .files;
         assert_eq!(
             got,
             vec![PathBuf::from("a.out"), PathBuf::from("sub/b.out")]
         );
         assert!(dest.join("sub/b.out").is_file());
         assert!(!dest.join("c.log").exists());
-        assert!(wd.collect(&["../x".into()], &dest).is_err());
+        assert!(wd.collect(&["../x".into()], &dest, 1).is_err());
         let p = wd.path().to_path_buf();
         wd.remove().unwrap();
         assert!(!p.exists());
