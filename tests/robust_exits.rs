@@ -140,16 +140,15 @@ fn sigquit_keeps_runs_kills_the_tree_and_exits_131() {
     signal_case("QUIT", 131, "731.000131");
 }
 
-/// `tare ARGS 2>&1 | head -1`, as a shell runs it: the reader leaves after one line. Returns
-/// tare's pid and exit code.
-/// Runs tare with stdout+stderr into `head -n lines`, which leaves after that many lines.
-fn piped_into_head(dir: &Path, args: &[String], lines: usize) -> (u32, i32) {
+/// `tare ARGS 2>&1 | READER`, as a shell runs it (READER: `head -1`, or a `sed` that quits at a
+/// line): the reader leaves early and closes the pipe. Returns tare's pid and exit code.
+fn piped_into_head(dir: &Path, args: &[String], reader: &str) -> (u32, i32) {
     let words: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_tare").to_string())
         .chain(args.iter().cloned())
         .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
         .collect();
     let script = format!(
-        "( {} & echo $! > pid; wait $!; echo $? > rc ) 2>&1 | head -{lines} > /dev/null",
+        "( {} & echo $! > pid; wait $!; echo $? > rc ) 2>&1 | {reader} > /dev/null",
         words.join(" ")
     );
     let st = Command::new("sh")
@@ -192,7 +191,7 @@ fn closed_stdout_and_stderr_do_not_panic_and_keep_the_json() {
         ])
         .chain([format!("setsid sleep {marker} & sleep 0.05")])
         .collect();
-    let (pid, code) = piped_into_head(dir.path(), &args, 1);
+    let (pid, code) = piped_into_head(dir.path(), &args, "head -1");
     // Either the closed output was noticed while measuring (stopped like SIGPIPE: 141) or only
     // when the summary was printed at the end (complete: 0); never a panic (101).
     assert!(code == 0 || code == 141, "exit {code}");
@@ -248,16 +247,15 @@ files = ["in/*.txt"]
         out.display().to_string(),
         d.join("s.toml").display().to_string(),
     ];
-    // Past the two start-up lines (the suite, the method): the first run's progress line is
-    // the first write into the closed pipe.
-    let (pid, code) = piped_into_head(d, &args, 2);
+    // The reader leaves after the method line, so the next line tare writes goes into the
+    // closed pipe: the first run's progress line (`[1/6] ...`, after that run has finished),
+    // or, on a loaded machine, a warning printed before the first run (seen in CI at load 15:
+    // then no run has finished, and none may be recorded).
+    let (pid, code) = piped_into_head(d, &args, "sed '/^tare: measuring/q'");
     assert_eq!(code, 141, "stopped like SIGPIPE, no panic");
-    let recs = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let recs = std::fs::read_to_string(out.join("results.jsonl")).unwrap_or_default();
     let n = recs.lines().count();
-    assert!(
-        (1..6).contains(&n),
-        "finished runs kept, the rest not run: {n}"
-    );
+    assert!(n < 6, "the rest not run after the pipe closed: {n} of 6 recorded");
     for l in recs.lines() {
         serde_json::from_str::<Value>(l).unwrap();
     }
