@@ -31,17 +31,30 @@ fn template(dir: &Path) -> Value {
 
 /// Writes a results file whose 40 wall times are lognormal around `median` with 1% spread.
 fn results(dir: &Path, name: &str, tpl: &Value, median: f64, seed: u64) -> PathBuf {
+    results_with(dir, name, tpl, median, seed, 40, 0.01)
+}
+
+/// `n` wall times lognormal around `median` with `spread` (σ of the log).
+fn results_with(
+    dir: &Path,
+    name: &str,
+    tpl: &Value,
+    median: f64,
+    seed: u64,
+    n: usize,
+    spread: f64,
+) -> PathBuf {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut doc = tpl.clone();
     let run = doc["benchmarks"][0]["runs"][0].clone();
-    let runs: Vec<Value> = (0..40)
+    let runs: Vec<Value> = (0..n)
         .map(|i| {
             // Box–Muller normal draw.
             let (u1, u2): (f64, f64) = (rng.gen::<f64>().max(1e-12), rng.gen());
             let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
             let mut r = run.clone();
             r["index"] = i.into();
-            r["wall_time"] = (median * (0.01 * z).exp()).into();
+            r["wall_time"] = (median * (spread * z).exp()).into();
             r
         })
         .collect();
@@ -116,4 +129,193 @@ fn bad_input_is_exit_2_with_one_line() {
     let (code, out) = compare(&base, &o, &[]);
     assert_eq!(code, 2);
     assert!(out.contains("matches"), "{out}");
+}
+
+fn tare_in(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = tare().args(args).current_dir(dir).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/import")
+        .join(rel)
+}
+
+/// Issue 22: the process is the unit. Two pytest-benchmark files (each one pytest process)
+/// whose rounds differ by 14% — the issue's A/A "1.1439× faster, p < 0.0001" — are one
+/// process a side: inconclusive, and the gate does not fire on iterations alone.
+#[test]
+fn one_process_per_side_gives_no_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc: Value =
+        serde_json::from_slice(&std::fs::read(data("pytest-benchmark/bench.json")).unwrap())
+            .unwrap();
+    std::fs::write(dir.path().join("a.json"), doc.to_string()).unwrap();
+    for b in doc["benchmarks"].as_array_mut().unwrap() {
+        for x in b["stats"]["data"].as_array_mut().unwrap() {
+            *x = (x.as_f64().unwrap() * 1.14).into();
+        }
+    }
+    std::fs::write(dir.path().join("b.json"), doc.to_string()).unwrap();
+    for (src, out) in [("a.json", "old.json"), ("b.json", "new.json")] {
+        let (code, text) = tare_in(dir.path(), &["import", src, "-o", out]);
+        assert_eq!(code, 0, "{text}");
+    }
+    let (code, out) = tare_in(
+        dir.path(),
+        &["compare", "old.json", "new.json", "--fail-if-slower", "5%"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("× slower"), "{out}");
+    assert!(out.contains("inconclusive: one process per side"), "{out}");
+    assert!(
+        out.contains("model: unit: process (file); 1 vs 1 processes"),
+        "{out}"
+    );
+}
+
+/// The model line names the unit and the counts; a difference that is not significant says
+/// why (here: the CI includes 1).
+#[test]
+fn the_model_and_the_reason_are_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let tpl = template(dir.path());
+    let base = results_with(dir.path(), "base.json", &tpl, 0.1, 1, 12, 0.05);
+    let same = results_with(dir.path(), "same.json", &tpl, 0.1, 2, 12, 0.05);
+    let (code, out) = compare(&base, &same, &["--fail-if-slower", "5%"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("unit: process (run); 12 vs 12 processes"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no significant difference (CI") && out.contains("includes 1"),
+        "{out}"
+    );
+}
+
+/// Sides of several files or a directory (each file its processes), `--old`/`--new`, and
+/// names with their parameters: Criterion's vec_sum/64 and vec_sum/1024 do not collide.
+#[test]
+fn sides_of_several_files_and_full_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let tpl = template(dir.path());
+    std::fs::create_dir(dir.path().join("old")).unwrap();
+    std::fs::create_dir(dir.path().join("new")).unwrap();
+    // Five sessions a side, each a process of 3 runs... here each run is a process (tare
+    // run): 5 files × 3 runs = 15 processes a side.
+    for k in 0..5 {
+        results_with(
+            &dir.path().join("old"),
+            &format!("{k}.json"),
+            &tpl,
+            0.100,
+            k,
+            3,
+            0.01,
+        );
+        results_with(
+            &dir.path().join("new"),
+            &format!("{k}.json"),
+            &tpl,
+            0.120,
+            10 + k,
+            3,
+            0.01,
+        );
+    }
+    let (code, out) = tare_in(
+        dir.path(),
+        &["compare", "old", "new", "--fail-if-slower", "5%"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("15 vs 15 processes"), "{out}");
+    let (code, out) = tare_in(
+        dir.path(),
+        &[
+            "compare",
+            "--old",
+            "old/0.json",
+            "--old",
+            "old/1.json",
+            "--new",
+            "new/0.json",
+            "--new",
+            "new/1.json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("6 vs 6 processes") && out.contains("slower"),
+        "{out}"
+    );
+    let (code, out) = tare_in(dir.path(), &["compare", "old/0.json"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("no new side"), "{out}");
+
+    let (code, text) = tare_in(
+        dir.path(),
+        &[
+            "import",
+            data("criterion/criterion").to_str().unwrap(),
+            "-o",
+            "crit.json",
+        ],
+    );
+    assert_eq!(code, 0, "{text}");
+    let (code, out) = tare_in(dir.path(), &["compare", "crit.json", "crit.json"]);
+    assert_eq!(code, 0, "{out}");
+    let names: Vec<&str> = out
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        names.contains(&"vec_sum/64") && names.contains(&"vec_sum/1024"),
+        "{out}"
+    );
+}
+
+/// Gates never pass on nothing: a side with no counted run, or a benchmark in one side only,
+/// exits 2 with the reason (`--allow-missing` accepts the latter).
+#[test]
+fn gates_never_pass_on_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let tpl = template(dir.path());
+    let base = results(dir.path(), "base.json", &tpl, 0.1, 1);
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    for r in doc["benchmarks"][0]["runs"].as_array_mut().unwrap() {
+        r["counted"] = false.into();
+        r["warmup"] = true.into();
+    }
+    doc["complete"] = false.into();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, doc.to_string()).unwrap();
+    let (code, out) = compare(&base, &empty, &["--fail-if-slower", "5%"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("no counted run") && out.trim().lines().count() == 1,
+        "{out}"
+    );
+
+    // A second benchmark only in new.
+    let mut two: Value = serde_json::from_slice(&std::fs::read(&base).unwrap()).unwrap();
+    let mut extra = two["benchmarks"][0].clone();
+    extra["name"] = "added".into();
+    two["benchmarks"].as_array_mut().unwrap().push(extra);
+    let new = dir.path().join("two.json");
+    std::fs::write(&new, two.to_string()).unwrap();
+    let (code, out) = compare(&base, &new, &["--fail-if-slower", "5%"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("'added' is only in new") && out.contains("--allow-missing"),
+        "{out}"
+    );
+    let (code, out) = compare(&base, &new, &["--fail-if-slower", "5%", "--allow-missing"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("'added' is only in new"), "{out}");
 }

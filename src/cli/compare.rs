@@ -1,39 +1,56 @@
-//! `tare compare OLD.json NEW.json`: the same comparison statistics and wording as `tare run`,
-//! for saved results. Benchmarks are matched by name and parameters; `--fail-if-slower PCT`
-//! exits 1 on a significant regression larger than PCT, for CI pipelines.
+//! `tare compare OLD NEW`: saved results of two versions, compared under the one model of a
+//! measurement (`conclude::levels`): samples grouped by process, the process the unit of
+//! replication. Each side may be several results files or a directory of them; benchmarks are
+//! matched by name and parameters. `--fail-if-slower PCT` exits 1 on a significant regression
+//! larger than PCT; a side with no counted run, or a benchmark in only one side (unless
+//! `--allow-missing`), exits 2 with the reason — a gate never passes on nothing.
 
-use crate::conclude::analysis::{self, CompareSettings, Test};
+use crate::conclude::analysis::Test;
+use crate::conclude::levels::{self, Origin, Outcome};
 use crate::error::{exit, usage};
 use crate::results::{Benchmark, Session};
 use crate::units;
 use clap::Args;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit codes: 0 no regression beyond the threshold (or none asked for); 1 a significant \
-                        regression larger than --fail-if-slower; 2 bad input."
+    after_help = "Sides: `tare compare OLD NEW`, each a results file or a directory (every *.json in it, \
+                  each file a session or a process); or `--old A --old B --new C --new D`.\n\
+                  Exit codes: 0 no regression beyond the threshold (or none asked for); 1 a significant \
+                  regression larger than --fail-if-slower; 2 bad input, a side with no counted run, or a \
+                  benchmark in only one side (without --allow-missing)."
 )]
 pub struct CompareArgs {
-    /// Results of the old version (the reference).
-    old: PathBuf,
-    /// Results of the new version (the candidate).
-    new: PathBuf,
+    /// OLD and NEW: each a results file or a directory of results files.
+    #[arg(value_name = "OLD NEW", num_args = 0..=2)]
+    paths: Vec<PathBuf>,
+    /// A results file (or directory) of the old version; repeat for several.
+    #[arg(long, value_name = "FILE|DIR")]
+    old: Vec<PathBuf>,
+    /// A results file (or directory) of the new version; repeat for several.
+    #[arg(long, value_name = "FILE|DIR")]
+    new: Vec<PathBuf>,
     /// Exit 1 when a benchmark is significantly slower by more than this (e.g. 5%).
     #[arg(long, value_name = "PCT")]
     fail_if_slower: Option<String>,
     /// Significance level (Holm-corrected across benchmarks).
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
-    /// A difference whose whole 95% CI lies within ± this is "equal within noise".
+    /// A change smaller than this is not called a difference; a whole 95% CI within ± this
+    /// is "equal within noise".
     #[arg(long, value_name = "PCT", default_value = "1%")]
     noise_threshold: String,
-    /// Test behind the p-values (as in `tare run --test`).
+    /// Test on the per-process medians.
     #[arg(long, value_enum, default_value_t = TestArg::MannWhitney)]
     test: TestArg,
     /// Same as --test welch (kept for old scripts).
     #[arg(long, hide = true)]
     welch: bool,
+    /// Compare the benchmarks both sides have when some are in only one (listed, not compared).
+    #[arg(long)]
+    allow_missing: bool,
     /// Seed of the bootstrap.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -50,19 +67,138 @@ pub fn load(path: &Path) -> anyhow::Result<Session> {
     crate::results::read::load_session(path)
 }
 
-fn key(b: &Benchmark) -> (String, Vec<(String, String)>) {
-    (
-        b.name.clone(),
-        b.parameters
+type Key = (String, BTreeMap<String, String>);
+
+fn key(b: &Benchmark) -> Key {
+    (b.name.clone(), b.parameters.clone())
+}
+
+/// The benchmark's name with every parameter (for messages).
+fn full_name(k: &Key, only: Option<&[String]>) -> String {
+    let params: Vec<(&String, &String)> =
+        k.1.iter()
+            .filter(|(n, _)| only.map_or(true, |o| o.contains(n)))
+            .collect();
+    match params.as_slice() {
+        [] => k.0.clone(),
+        [(n, v)] if n.as_str() == "parameter" => format!("{}/{v}", k.0),
+        ps => format!(
+            "{}[{}]",
+            k.0,
+            ps.iter()
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    }
+}
+
+/// The files of one side: each path a file, or a directory whose `*.json` files are taken.
+fn expand(paths: &[PathBuf], side: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| usage(format!("cannot read directory {}: {e}", p.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            if files.is_empty() {
+                return Err(usage(format!(
+                    "{} ({side}) holds no *.json results file; give files written by --export-json or `tare import -o`",
+                    p.display()
+                )));
+            }
+            files.sort();
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The two sides from the arguments: `OLD NEW`, or `--old`/`--new` (repeatable), or one of each.
+fn sides(a: &CompareArgs) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let mut pos = a.paths.iter().cloned();
+    let old = if a.old.is_empty() {
+        pos.next().into_iter().collect()
+    } else {
+        a.old.clone()
+    };
+    let new = if a.new.is_empty() {
+        pos.next().into_iter().collect()
+    } else {
+        a.new.clone()
+    };
+    if pos.next().is_some() {
+        return Err(usage(
+            "too many paths: give `tare compare OLD NEW`, or the sides with --old and --new",
+        ));
+    }
+    if old.is_empty() || new.is_empty() {
+        return Err(usage(format!(
+            "no {} side: give `tare compare OLD NEW` (files or directories), or --old FILE --new FILE",
+            if old.is_empty() { "old" } else { "new" }
+        )));
+    }
+    Ok((old, new))
+}
+
+/// One side, loaded: each benchmark key with its parts (one per file that has it), in order.
+struct Side {
+    label: String,
+    sessions: Vec<Session>,
+}
+
+impl Side {
+    fn load(paths: &[PathBuf], side: &str) -> anyhow::Result<Side> {
+        let files = expand(paths, side)?;
+        let sessions = files
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-    )
+            .map(|f| load(f))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let label = match files.as_slice() {
+            [one] => one.display().to_string(),
+            many => format!("{} files ({}, …)", many.len(), many[0].display()),
+        };
+        Ok(Side { label, sessions })
+    }
+
+    fn keys(&self) -> Vec<Key> {
+        let mut out: Vec<Key> = Vec::new();
+        for b in self.sessions.iter().flat_map(|s| &s.benchmarks) {
+            let k = key(b);
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        out
+    }
+
+    fn parts(&self, k: &Key) -> Vec<(Origin, &Benchmark)> {
+        self.sessions
+            .iter()
+            .flat_map(|s| {
+                let o = Origin::of(s);
+                s.benchmarks
+                    .iter()
+                    .filter(|b| &key(b) == k)
+                    .map(move |b| (o, b))
+            })
+            .collect()
+    }
+
+    fn counted(&self, k: &Key) -> usize {
+        self.parts(k)
+            .iter()
+            .map(|(_, b)| b.runs.iter().filter(|r| r.counted).count())
+            .sum()
+    }
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
-    let old = load(&a.old)?;
-    let new = load(&a.new)?;
+    let (old_paths, new_paths) = sides(&a)?;
     let threshold = a
         .fail_if_slower
         .as_deref()
@@ -76,46 +212,115 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             a.alpha
         )));
     }
-    let mut pairs = Vec::new();
-    let mut unmatched = Vec::new();
-    for (i, ob) in old.benchmarks.iter().enumerate() {
-        match new.benchmarks.iter().position(|nb| key(nb) == key(ob)) {
-            Some(j) => pairs.push((i, j)),
-            None => unmatched.push(ob.name.clone()),
+    let old = Side::load(&old_paths, "old")?;
+    let new = Side::load(&new_paths, "new")?;
+    // A gate never passes on nothing: a side without one counted run is an error.
+    for (side, name) in [(&old, "old"), (&new, "new")] {
+        if side.keys().iter().all(|k| side.counted(k) == 0) {
+            return Err(usage(format!(
+                "the {name} side ({}) has no counted run (a session stopped before its first run ended?): nothing to compare; measure it again",
+                side.label
+            )));
         }
     }
-    if pairs.is_empty() {
+    let (old_keys, new_keys) = (old.keys(), new.keys());
+    let mut matched = Vec::new();
+    let mut missing = Vec::new();
+    for k in &old_keys {
+        if !new_keys.contains(k) {
+            missing.push(format!("'{}' is only in old", full_name(k, None)));
+        } else if old.counted(k) == 0 || new.counted(k) == 0 {
+            let side = if old.counted(k) == 0 { "old" } else { "new" };
+            missing.push(format!(
+                "'{}' has no counted run in {side}",
+                full_name(k, None)
+            ));
+        } else {
+            matched.push(k.clone());
+        }
+    }
+    for k in new_keys.iter().filter(|k| !old_keys.contains(k)) {
+        missing.push(format!("'{}' is only in new", full_name(k, None)));
+    }
+    if matched.is_empty() {
         return Err(usage(format!(
             "no benchmark of {} matches one of {} by name and parameters; name them alike with --name",
-            a.old.display(),
-            a.new.display()
+            old.label, new.label
         )));
     }
-    let settings = CompareSettings {
-        reference: 0,
-        test: if a.welch || a.test == TestArg::Welch {
-            Test::Welch
-        } else {
-            Test::MannWhitney
-        },
+    if !missing.is_empty() && !a.allow_missing {
+        return Err(usage(format!(
+            "{}{}: the two sides do not hold the same benchmarks; pass --allow-missing to compare those both have",
+            missing[0],
+            if missing.len() > 1 {
+                format!(" (and {} more)", missing.len() - 1)
+            } else {
+                String::new()
+            }
+        )));
+    }
+    let test = if a.welch || a.test == TestArg::Welch {
+        Test::Welch
+    } else {
+        Test::MannWhitney
+    };
+    let settings = levels::Settings {
+        test,
         alpha: a.alpha,
         noise,
-        paired: false,
+        confidence: 0.95,
         resamples: 10_000,
         seed: a.seed,
     };
-    let records = analysis::compare_pairs(&old.benchmarks, &new.benchmarks, &pairs, &settings);
+    let mut units_seen = Vec::new();
+    let pairs: Vec<(levels::Groups, levels::Groups)> = matched
+        .iter()
+        .map(|k| {
+            let (o, n) = (old.parts(k), new.parts(k));
+            for (origin, b) in o.iter().chain(&n) {
+                units_seen.push(levels::unit(b, *origin));
+            }
+            (levels::side_groups(&o), levels::side_groups(&n))
+        })
+        .collect();
+    let records = levels::compare(&pairs, &settings);
+    // Names show the parameters that tell benchmarks apart (Criterion's sort/100 and
+    // sort/1000), not those every benchmark shares.
+    let varying: Vec<String> = {
+        let mut values: BTreeMap<&String, Vec<&String>> = BTreeMap::new();
+        for (_, p) in &matched {
+            for (n, v) in p {
+                let e = values.entry(n).or_default();
+                if !e.contains(&v) {
+                    e.push(v);
+                }
+            }
+        }
+        values
+            .into_iter()
+            .filter(|(n, v)| v.len() > 1 || matched.iter().any(|(_, p)| !p.contains_key(*n)))
+            .map(|(n, _)| n.clone())
+            .collect()
+    };
+    let names: Vec<String> = matched
+        .iter()
+        .map(|k| full_name(k, Some(&varying)))
+        .collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    println!("model: {}", levels::model_line(&units_seen, &records, test));
     println!(
-        "{:<32} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
+        "{:<width$} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
         "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)"
     );
     let mut regression = false;
-    for c in &records {
-        let om = analysis::walls(&old.benchmarks[c.reference]);
-        let nm = analysis::walls(&new.benchmarks[c.candidate]);
-        let med = |xs: &[f64]| crate::stats::describe(xs).map_or(f64::NAN, |d| d.median);
-        let marker = match c.verdict.as_str() {
-            "slower" => {
+    for (c, name) in records.iter().zip(&names) {
+        let marker = match c.outcome {
+            Outcome::Slower => {
                 if threshold.is_some_and(|t| c.ratio - 1.0 > t) {
                     regression = true;
                     "!! slower"
@@ -123,24 +328,31 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
                     "slower"
                 }
             }
-            "faster" => "faster",
-            "equal-within-noise" => "=",
-            _ => "~",
+            Outcome::Faster => "faster",
+            Outcome::EqualWithinNoise => "=",
+            Outcome::NoSignificantDifference => "~",
+            Outcome::Inconclusive => "?",
         };
+        let ci = c.ci.map_or("—".to_string(), |(lo, hi)| {
+            format!(
+                "{:>+7.2}%…{:>+7.2}%",
+                (lo - 1.0) * 100.0,
+                (hi - 1.0) * 100.0
+            )
+        });
         println!(
-            "{:<32} {:>12} {:>12} {:>+8.2}% {:>+7.2}%…{:>+7.2}% {:>9}  {marker}: {}",
-            c.candidate_name,
-            units::format_time(med(&om), None),
-            units::format_time(med(&nm), None),
+            "{:<width$} {:>12} {:>12} {:>+8.2}% {:>17} {:>9}  {marker}: {}",
+            name,
+            units::format_time(c.old_median, None),
+            units::format_time(c.new_median, None),
             (c.ratio - 1.0) * 100.0,
-            (c.ratio_ci_low - 1.0) * 100.0,
-            (c.ratio_ci_high - 1.0) * 100.0,
-            units::format_p(c.p_adjusted),
+            ci,
+            c.p_adjusted.map_or("—".to_string(), units::format_p),
             c.words
         );
     }
-    for name in unmatched {
-        eprintln!("tare: note: '{name}' is only in {}", a.old.display());
+    for m in &missing {
+        eprintln!("tare: note: {m} (not compared: --allow-missing)");
     }
     if regression {
         eprintln!(

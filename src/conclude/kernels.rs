@@ -66,18 +66,10 @@ pub fn pairs(benches: &[Benchmark]) -> Vec<(usize, usize)> {
     out
 }
 
-/// Counted seconds per loop grouped by invocation, in order.
+/// Counted seconds per loop grouped by invocation, in order (the process level of
+/// [`levels`](super::levels)).
 pub fn by_invocation(b: &Benchmark) -> Vec<Vec<f64>> {
-    let mut out: Vec<Vec<f64>> = Vec::new();
-    for r in b.runs.iter().filter(|r| r.counted) {
-        let Some(s) = sample_of(r) else { continue };
-        if out.len() <= s.invocation {
-            out.resize(s.invocation + 1, Vec::new());
-        }
-        out[s.invocation].push(r.wall_time);
-    }
-    out.retain(|g| !g.is_empty());
-    out
+    super::levels::groups(b, super::levels::Origin::Kernels)
 }
 
 /// Outliers, summaries, comparisons (kernel by kernel, each implementation against the

@@ -1,6 +1,7 @@
 //! From runs to conclusions: summaries per metric (`summary`), comparisons with the reference and
 //! diagnostics that explain noise (`analysis`), and the analysis of randomized setups and bias
-//! sweeps (`setups`).
+//! sweeps (`setups`), and the one model of a measurement behind verdicts between versions —
+//! samples grouped by process, the process the unit of replication (`levels`).
 //!
 //! Reads results and calls the pure `stats` functions; never measures, never prints. Depends on
 //! `results` and `stats` only. `method` calls it at the end of a session, and while measuring for
@@ -8,6 +9,7 @@
 
 pub mod analysis;
 pub mod kernels;
+pub mod levels;
 pub mod processor;
 pub mod setups;
 pub mod summary;
