@@ -6,6 +6,8 @@
 
 mod common;
 use common::tare;
+#[path = "common/skip.rs"]
+mod skip;
 
 use serde_json::Value;
 
@@ -51,7 +53,8 @@ fn go_benchmarks_measured_with_tares_policy() {
         .iter()
         .map(|b| b["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["Sum/go", "Sum2/go"]);
+    // Sub-benchmarks (b.Run) are kernels of their own, named with their parameter.
+    assert_eq!(names, ["Sum/go", "Sum2/go", "Sized/10/go", "Sized/100/go"]);
     for b in benches {
         let loops = b["extra"]["kernel"]["loops"].as_u64().unwrap();
         assert!(loops > 1, "calibrated: {loops}");
@@ -75,6 +78,10 @@ fn go_benchmarks_measured_with_tares_policy() {
     };
     let r = med(1) / med(0);
     assert!(r > 1.2 && r < 20.0, "Sum2/Sum = {r}");
+    // Sized/100 sums 10× the numbers of Sized/10: measured apart (a pattern not anchored per
+    // level would run both for Sized/10, which fails on the count of result lines).
+    let r = med(3) / med(2);
+    assert!(r > 3.0, "Sized/100 / Sized/10 = {r}");
     // Outside tare it says how to use it, in one line.
     let out = tare()
         .args(["native-worker", "go", pkg])
@@ -181,7 +188,11 @@ fn pyperf_script_that_raises_is_one_line_and_leaves_nothing() {
     let out = kernels("start");
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = err.lines().collect();
+    // (a note that tare is waiting for the listing may precede it: progress, not an error)
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("tare: waiting for"))
+        .collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(lines[0].starts_with("tare: error: "), "{err}");
     assert!(
@@ -202,4 +213,147 @@ fn pyperf_script_that_raises_is_one_line_and_leaves_nothing() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("sum2_x"), "{stdout}");
     assert!(processes_with(&script).is_empty());
+}
+
+/// A real suite nobody here wrote: github.com/cespare/xxhash/v2 v2.3.0, whose benchmarks are
+/// all sub-benchmarks (`Sum64/4B`), fetched by .ci/services.d/45-go.sh. Listing shows each
+/// sub-benchmark (and says it is waiting while the test binary builds); measuring one works.
+#[test]
+fn a_real_go_suite_with_sub_benchmarks() {
+    let Some(dir) = std::fs::read_to_string("/run/tare-ci/go-xxhash.path")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|d| std::path::Path::new(d).join("bench_test.go").is_file())
+    else {
+        skip::skip(
+            "the xxhash Go module (/run/tare-ci/go-xxhash.path)",
+            "run .ci/services.d/45-go.sh as root (needs the Go proxy)",
+        );
+        return;
+    };
+    let _turn = take_turn();
+    let worker = format!("{} native-worker go {dir}", env!("CARGO_BIN_EXE_tare"));
+    let out = tare()
+        .args(["kernels", &worker, "--list"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    for k in [
+        "Sum64/4B",
+        "Sum64/10MB",
+        "Sum64String/100B",
+        "DigestBytes/4KB",
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{k} "))),
+            "{k} not listed:\n{stdout}"
+        );
+    }
+    // Building the test binary takes seconds: the user is told tare is waiting.
+    assert!(stderr.contains("waiting for"), "{stderr}");
+    let d = tempfile::tempdir().unwrap();
+    let j = d.path().join("xx.json");
+    let out = tare()
+        .args([
+            "kernels",
+            &worker,
+            "--filter",
+            "^Sum64/(4B|100B)$",
+            "-i",
+            "2",
+        ])
+        .args(["--stop", "runs >= 3", "--sample-time", "2ms", "--seed", "3"])
+        .args(["--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let b = v["benchmarks"].as_array().unwrap();
+    let names: Vec<&str> = b.iter().map(|b| b["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Sum64/4B/go", "Sum64/100B/go"]);
+    // SetBytes(len) per loop: 4 and 100 bytes come back through MB/s to within 2%.
+    for (b, bytes) in b.iter().zip([4.0, 100.0]) {
+        let got = b["extra"]["kernel"]["bytes_per_loop"].as_f64().unwrap();
+        assert!((got - bytes).abs() < 0.02 * bytes, "{}: {got}", b["name"]);
+    }
+}
+
+/// `--python` names the interpreter of a pyperf script, and the results record it; one that
+/// cannot import pyperf is a one-line error naming it.
+#[test]
+fn pyperf_interpreter_is_named_and_recorded() {
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys, pyperf; print(sys.executable)"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let Some(python) = python else {
+        skip::skip("python3 with pyperf", "run .ci/services.d/47-pyperf.sh");
+        return;
+    };
+    let _turn = take_turn();
+    let dir = tempfile::tempdir().unwrap();
+    let script = pyperf_script(dir.path());
+    let worker = format!(
+        "{} native-worker pyperf --python {python} {script}",
+        env!("CARGO_BIN_EXE_tare")
+    );
+    let j = dir.path().join("py.json");
+    let out = tare()
+        .args(["kernels", &worker, "-i", "1", "--stop", "runs >= 3"])
+        .args(["--filter", "^sum$", "--sample-time", "1ms"])
+        .args(["--export-json", j.to_str().unwrap()])
+        .env_remove("TARE_TEST_PYPERF_RAISE")
+        .env("PATH", "/nonexistent") // not python3 from PATH: the one named
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let client = v["benchmarks"][0]["extra"]["kernel"]["client"]
+        .as_str()
+        .unwrap();
+    assert!(
+        client.contains(&format!("python {python} 3.")) && client.contains("pyperf "),
+        "{client}"
+    );
+    // An interpreter without pyperf: one line that names it and says what to do.
+    let venvless = dir.path().join("python-without-pyperf");
+    std::fs::write(
+        &venvless,
+        "#!/bin/sh\nexec python3 -S -I -c 'import pyperf' \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&venvless, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let worker = format!(
+        "{} native-worker pyperf --python {} {script}",
+        env!("CARGO_BIN_EXE_tare"),
+        venvless.display()
+    );
+    let out = tare()
+        .args(["kernels", &worker, "-i", "1", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cannot import pyperf") && err.contains(&venvless.display().to_string()),
+        "{err}"
+    );
 }

@@ -28,6 +28,10 @@ use std::path::PathBuf;
 pub struct NativeArgs {
     /// The harness: go (testing.B) or pyperf (a pyperf script).
     kind: String,
+    /// pyperf: the Python interpreter that runs the script (a venv's bin/python, say) [default:
+    /// python3 on PATH]; recorded in the worker's version.
+    #[arg(long, value_name = "PATH")]
+    python: Option<PathBuf>,
     /// go: the package directory whose benchmarks become kernels; pyperf: the script.
     target: PathBuf,
     /// Passed on to the test binary (go) or the script (pyperf) on every run.
@@ -53,6 +57,10 @@ struct Sample {
 /// A native harness driven as a worker. Errors are one line (they go into `error message=`).
 trait Harness {
     fn kernels(&self) -> &[Kernel];
+    /// What the harness runs with, for the worker's version (the interpreter, the toolchain).
+    fn about(&self) -> Option<String> {
+        None
+    }
     /// (resolution_ns, cost_ns) of the clock the harness times with.
     fn clock(&mut self) -> Result<(f64, f64), String>;
     /// K samples of N loops of kernel `index` (into `kernels()`).
@@ -100,9 +108,17 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
     let sock = unsafe { UnixStream::from_raw_fd(fd) };
     crate::exec::sys::set_cloexec(fd)?;
     let tmp = tempfile::tempdir()?;
+    if a.python.is_some() && a.kind != "pyperf" {
+        return Err(crate::error::usage(
+            "native-worker: --python is for the pyperf harness; drop it for go",
+        ));
+    }
     let harness: Result<Box<dyn Harness>, String> = match a.kind.as_str() {
         "go" => go::Go::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
-        _ => pyperf::Pyperf::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
+        _ => {
+            let python = a.python.clone().unwrap_or_else(|| "python3".into());
+            pyperf::Pyperf::start(&python, &a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _)
+        }
     };
     if let Err(why) = &harness {
         eprintln!("tare: error: native-worker {}: {why}", a.kind);
@@ -125,11 +141,15 @@ fn serve(
         w.write_all(l.as_bytes())
     };
     let error = |msg: &str| Message::new("error").with("message", msg);
+    let version = match harness.as_ref().ok().and_then(|h| h.about()) {
+        Some(about) => format!("{} ({about})", env!("CARGO_PKG_VERSION")),
+        None => env!("CARGO_PKG_VERSION").to_string(),
+    };
     send(
         Message::new("hello")
             .with("protocol", VERSION)
             .with("client", client)
-            .with("version", env!("CARGO_PKG_VERSION"))
+            .with("version", &version)
             .with("lang", lang),
     )?;
     if let Ok(h) = &harness {

@@ -1,8 +1,15 @@
 //! The `go` harness: Go's `testing.B`, which lets the caller fix the iterations
 //! (`-test.benchtime=Nx`). The package's test binary is built once per process (`go test -c`),
-//! each `BenchmarkNAME` becomes kernel `NAME`, and `run loops=N reps=K` runs the binary with
-//! `-test.bench '^BenchmarkNAME$' -test.benchtime=Nx -test.count=K`, each result line
-//! (`ns/op`, `MB/s`) a sample.
+//! each `BenchmarkNAME` becomes kernel `NAME`, each sub-benchmark (`b.Run`) kernel
+//! `NAME/SUB` (its parameters kept in the name: `Sum64/4B`), and `run loops=N reps=K` runs the
+//! binary with `-test.bench '^BenchmarkNAME$/^SUB$' -test.benchtime=Nx -test.count=K` (every
+//! level anchored, so `Sized/10` does not also run `Sized/100`), each result line (`ns/op`,
+//! `MB/s`) a sample.
+//!
+//! Go has no listing of sub-benchmarks: they are found by running every benchmark once
+//! (`-test.benchtime=1x -test.cpu=1`, so the names carry no `-GOMAXPROCS` suffix) and reading
+//! the result lines. A name with characters outside the protocol's (Go's `#01` for a repeated
+//! name) has them made `_`; the pattern keeps Go's name.
 //!
 //! Limits: a sample's `ns` is Go's `ns/op × N` (Go times the loop itself, timer resets and all);
 //! there are no parameters; the clock is Go's, its resolution taken as 1 ns and its read cost
@@ -17,6 +24,8 @@ pub struct Go {
     args: Vec<String>,
     bin: PathBuf,
     kernels: Vec<Kernel>,
+    /// Go's full name of each kernel (`Sum64/4B`, without `Benchmark`), in `kernels` order.
+    go_names: Vec<String>,
 }
 
 impl Go {
@@ -48,22 +57,104 @@ impl Go {
         if !list.status.success() {
             return Err(format!("listing benchmarks failed: {}", last_line(&list)));
         }
-        let kernels = String::from_utf8_lossy(&list.stdout)
+        let top: Vec<String> = String::from_utf8_lossy(&list.stdout)
             .lines()
             .filter_map(|l| l.strip_prefix("Benchmark"))
-            .filter(|n| crate::exec::protocol::name_ok(n))
-            .map(|n| Kernel {
-                name: n.to_string(),
-                doc: "a Go testing.B benchmark".into(),
-            })
+            .map(str::to_string)
             .collect();
+        // Every benchmark once, to see its sub-benchmarks; where that fails (a benchmark that
+        // needs flags or fails at N = 1) the top-level names are all there is.
+        let once = Command::new(&bin)
+            .args(args)
+            .args(["-test.run", "^$", "-test.bench", ".", "-test.benchtime=1x"])
+            .args(["-test.cpu=1", "-test.count=1"])
+            .current_dir(package)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+        let seen = if once.status.success() {
+            result_names(&String::from_utf8_lossy(&once.stdout))
+        } else {
+            Vec::new()
+        };
+        let mut go_names: Vec<String> = Vec::new();
+        for t in &top {
+            let subs: Vec<&String> = seen
+                .iter()
+                .filter(|n| {
+                    n.strip_prefix(t.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+                })
+                .collect();
+            if subs.is_empty() {
+                go_names.push(t.clone());
+            } else {
+                go_names.extend(subs.into_iter().cloned());
+            }
+        }
+        let mut kernels: Vec<Kernel> = Vec::new();
+        for n in &go_names {
+            let mut name = kernel_name(n);
+            if kernels.iter().any(|k| k.name == name) {
+                name = format!("{name}.{}", kernels.len());
+            }
+            kernels.push(Kernel {
+                name,
+                doc: format!("Go benchmark Benchmark{n}"),
+            });
+        }
         Ok(Go {
             package: package.to_path_buf(),
             args: args.to_vec(),
             bin,
             kernels,
+            go_names,
         })
     }
+}
+
+/// A Go benchmark name as a protocol kernel name: other characters become `_`.
+fn kernel_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_./-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The names (without `Benchmark`) of the result lines in `go test -bench` output run with
+/// `-test.cpu=1`, in order, each once.
+fn result_names(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let mut f = l.split_whitespace();
+        let (Some(head), Some(n)) = (f.next(), f.next()) else {
+            continue;
+        };
+        if let Some(name) = head.strip_prefix("Benchmark") {
+            if n.parse::<u64>().is_ok() && l.contains("ns/op") && !out.iter().any(|o| o == name) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The `-test.bench` pattern that selects exactly the benchmark `name` (`Sum64/4B`): each
+/// level (Go splits the pattern at `/`) anchored and its regular-expression characters escaped.
+fn bench_pattern(name: &str) -> String {
+    name.split('/')
+        .enumerate()
+        .map(|(i, level)| {
+            let head = if i == 0 { "Benchmark" } else { "" };
+            format!("^{head}{}$", regex::escape(level))
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 impl Harness for Go {
@@ -76,11 +167,11 @@ impl Harness for Go {
     }
 
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String> {
-        let k = &self.kernels[index].name;
+        let k = &self.go_names[index];
         let out = Command::new(&self.bin)
             .args(&self.args)
             .args(["-test.run", "^$", "-test.bench"])
-            .arg(format!("^Benchmark{k}$"))
+            .arg(bench_pattern(k))
             .arg(format!("-test.benchtime={loops}x"))
             .arg(format!("-test.count={reps}"))
             .current_dir(&self.package)
@@ -114,14 +205,13 @@ fn parse_line(line: &str, name: &str) -> Option<(u64, f64, Option<f64>)> {
     let mut f = line.split_whitespace();
     let head = f.next()?;
     let bare = head.strip_prefix("Benchmark")?;
-    let bare = bare.rsplit_once('-').map_or(bare, |(b, cpus)| {
-        if cpus.chars().all(|c| c.is_ascii_digit()) {
-            b
-        } else {
-            bare
-        }
-    });
-    if bare != name {
+    // The name, then `-GOMAXPROCS` unless that is 1.
+    let procs = bare.strip_prefix(name)?;
+    if !(procs.is_empty()
+        || procs
+            .strip_prefix('-')
+            .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit())))
+    {
         return None;
     }
     let n: u64 = f.next()?.parse().ok()?;
@@ -142,7 +232,7 @@ fn parse_line(line: &str, name: &str) -> Option<(u64, f64, Option<f64>)> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_line;
+    use super::{bench_pattern, parse_line, result_names};
 
     #[test]
     fn reads_go_result_lines() {
@@ -163,5 +253,33 @@ mod tests {
             parse_line("BenchmarkSum 10 5 ns/op", "Sum"),
             Some((10, 5.0, None))
         );
+        // Sub-benchmarks: the whole name, a prefix of it is another benchmark.
+        assert_eq!(
+            parse_line(
+                "BenchmarkSum64/4B-2  1000  57.70 ns/op  69.33 MB/s",
+                "Sum64/4B"
+            )
+            .map(|x| x.0),
+            Some(1000)
+        );
+        assert_eq!(
+            parse_line("BenchmarkSum64/4B-2 10 5 ns/op", "Sum64/4"),
+            None
+        );
+        assert_eq!(parse_line("BenchmarkSum64/4B-2 10 5 ns/op", "Sum64"), None);
+    }
+
+    #[test]
+    fn sub_benchmarks_are_listed_and_selected_exactly() {
+        let out = "goos: linux\nBenchmarkSum64/4B  1  300 ns/op  13.3 MB/s\n\
+                   BenchmarkSum64/10MB 1 9 ns/op\nBenchmarkSized/10 1 5 ns/op\n\
+                   BenchmarkPlain 1 5 ns/op\nPASS\n";
+        assert_eq!(
+            result_names(out),
+            ["Sum64/4B", "Sum64/10MB", "Sized/10", "Plain"]
+        );
+        assert_eq!(bench_pattern("Sum64/4B"), "^BenchmarkSum64$/^4B$");
+        assert_eq!(bench_pattern("Plain"), "^BenchmarkPlain$");
+        assert_eq!(bench_pattern("F/a.b#01"), r"^BenchmarkF$/^a\.b\#01$");
     }
 }

@@ -1,7 +1,7 @@
 //! The `pyperf` harness: a script that benchmarks with `pyperf.Runner` (`bench_func`,
 //! `bench_time_func`, `timeit`, ...), driven through pyperf's own worker mode, which takes the
 //! loops and values from its command line. The script is started as
-//! `python3 SCRIPT [ARGS] --worker --worker-task I --loops N --values K --warmups 0 -o FILE`:
+//! `PYTHON SCRIPT [ARGS] --worker --worker-task I --loops N --values K --warmups 0 -o FILE`:
 //! task I is the script's I-th benchmark, FILE pyperf's JSON; each value (seconds per inner
 //! loop) becomes a sample of `ns = value × N × inner_loops × 1e9`, and `items = N × inner_loops`
 //! when the benchmark declares inner loops (`timeit` with `duplicate`, `inner_loops=`).
@@ -13,6 +13,10 @@
 //! character outside `[A-Za-z0-9_./-]` made `_`. The clock is `time.perf_counter`, pyperf's
 //! timer; its resolution and read cost are measured once per process by a short Python run.
 //!
+//! The interpreter is `--python PATH` (a venv's, say), else `python3` on PATH; its path and
+//! version, and pyperf's, go into the worker's hello (`version=`), so the results say which
+//! Python ran.
+//!
 //! Not for: benchmarks whose unit is not seconds (`--track-memory`, `--tracemalloc`): refused.
 
 use super::{last_line, Harness, Kernel, Sample};
@@ -20,9 +24,11 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-const PYTHON: &str = "python3";
-
 pub struct Pyperf {
+    /// The interpreter (`--python`, else `python3` on PATH).
+    python: PathBuf,
+    /// `PATH VERSION, pyperf VERSION` of the interpreter, for the worker's version.
+    about: String,
     script: PathBuf,
     args: Vec<String>,
     out: PathBuf,
@@ -108,11 +114,33 @@ fn allowed_cpus() -> Option<String> {
 
 impl Pyperf {
     /// Runs every benchmark of `script` once to learn their names (pyperf's JSON goes to `dir`).
-    pub fn start(script: &Path, args: &[String], dir: &Path) -> Result<Pyperf, String> {
+    pub fn start(
+        python: &Path,
+        script: &Path,
+        args: &[String],
+        dir: &Path,
+    ) -> Result<Pyperf, String> {
         if !script.is_file() {
             return Err(format!("no pyperf script {}", script.display()));
         }
+        let py = python.display();
+        let out = Command::new(python)
+            .args(["-c", ABOUT_PY])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                format!("cannot run {py}: {e}; install Python 3 or name it with --python")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "{py} cannot import pyperf ({}): pip install pyperf for it, or name another interpreter with --python",
+                last_line(&out)
+            ));
+        }
+        let about = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let mut p = Pyperf {
+            python: python.to_path_buf(),
+            about,
             script: script.to_path_buf(),
             args: args.to_vec(),
             out: dir.join("pyperf.json"),
@@ -136,7 +164,7 @@ impl Pyperf {
     /// One pyperf worker process: task `task` (all when None), `loops` loops, `values` values.
     fn worker(&self, task: Option<usize>, loops: u64, values: u64) -> Result<Vec<Bench>, String> {
         let _ = std::fs::remove_file(&self.out); // pyperf refuses to overwrite its output
-        let mut cmd = Command::new(PYTHON);
+        let mut cmd = Command::new(&self.python);
         cmd.arg(&self.script).args(&self.args).arg("--worker");
         if let Some(t) = task {
             cmd.arg(format!("--worker-task={t}"));
@@ -152,7 +180,7 @@ impl Pyperf {
         let out = cmd
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| format!("cannot run {PYTHON}: {e}; install Python 3 and pyperf"))?;
+            .map_err(|e| format!("cannot run {}: {e}", self.python.display()))?;
         let script = self.script.display();
         if !out.status.success() {
             return Err(format!(
@@ -174,6 +202,10 @@ impl Pyperf {
     }
 }
 
+/// The interpreter as it names itself, its version and pyperf's: `PATH VERSION, pyperf VERSION`.
+const ABOUT_PY: &str = "import sys, pyperf
+print('python %s %s, pyperf %s' % (sys.executable, sys.version.split()[0], pyperf.__version__))";
+
 /// Measures `time.perf_counter`: the smallest non-zero step between consecutive reads and the
 /// mean cost of a read (20 000 reads each, a few ms), printed in ns.
 const CLOCK_PY: &str = "import time
@@ -192,15 +224,19 @@ impl Harness for Pyperf {
         &self.kernels
     }
 
+    fn about(&self) -> Option<String> {
+        Some(self.about.clone())
+    }
+
     fn clock(&mut self) -> Result<(f64, f64), String> {
         if let Some(c) = self.clock {
             return Ok(c);
         }
-        let out = Command::new(PYTHON)
+        let out = Command::new(&self.python)
             .args(["-c", CLOCK_PY])
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| format!("cannot run {PYTHON}: {e}"))?;
+            .map_err(|e| format!("cannot run {}: {e}", self.python.display()))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let f: Vec<f64> = text
             .split_whitespace()

@@ -25,3 +25,22 @@ func BenchmarkSum2(b *testing.B) {
 		sink += sum(2000)
 	}
 }
+
+// Sub-benchmarks (b.Run), as most real suites have: kernels "Sized/10" and "Sized/100" (one
+// name a prefix of the other, so a pattern that is not anchored per level runs both).
+func BenchmarkSized(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(itoa(n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				sink += sum(n * 100)
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
