@@ -255,7 +255,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         None => None,
     };
     if let Some(p) = &a.export_json {
-        export::check_writable(p)?;
+        crate::results::fsio::check(p)?;
     }
     let pref: Preference = match a
         .backend

@@ -340,7 +340,7 @@ fn write_out(p: &Path, text: &str) -> Result<()> {
         print!("{text}");
         return Ok(());
     }
-    crate::results::export::write_atomic(p, text.as_bytes())
+    crate::results::fsio::write(p, text.as_bytes())
         .map_err(|e| UserError::usage(format!("{e:#}")).into())
 }
 

@@ -3,13 +3,11 @@
 //! report` and the store. Several files become one session (trials of one benchmark merged).
 //! Not for: measuring, or reading tare's own results (those need no import).
 
-use crate::error::usage;
-use crate::results::export::check_writable;
+use crate::results::fsio;
 use crate::results::import::{self, Format};
 use crate::results::Session;
 use crate::units;
 use clap::Args;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -38,7 +36,7 @@ pub struct ImportArgs {
 
 pub fn run(a: ImportArgs) -> anyhow::Result<i32> {
     if let Some(out) = &a.output {
-        check_writable(out)?;
+        fsio::check(out)?;
     }
     let mut sessions = Vec::new();
     for f in &a.files {
@@ -108,32 +106,11 @@ pub fn run(a: ImportArgs) -> anyhow::Result<i32> {
 /// streamed: an import of millions of samples would otherwise hold the whole text in memory
 /// besides the session (1.7 million pytest-benchmark rounds: 830 MB of text).
 fn write_streaming(path: &Path, session: &Session) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "import".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| -> anyhow::Result<()> {
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        serde_json::to_writer_pretty(&mut w, session)?;
+    crate::results::fsio::write_with(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, session)?;
         w.write_all(b"\n")?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
         Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(usage(format!(
-            "cannot write {}: {e}; free space or choose another path",
-            path.display()
-        )));
-    }
-    Ok(())
+    })
 }
 
 fn label(b: &crate::results::Benchmark) -> String {

@@ -16,7 +16,7 @@ use crate::machine::{self, pinned, topology};
 use crate::method::kernels::{self as mk, Discovered, KernelsOutcome, KernelsPlan, Program};
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
-use crate::results::export::{self, Export, Format};
+use crate::results::export::{Export, Format};
 use crate::results::logger::Logger;
 use crate::results::{LimitsRecord, Session, SCHEMA_VERSION};
 use crate::units;
@@ -327,7 +327,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         "null" => Sink::Null,
         "inherit" => Sink::Inherit,
         path => {
-            export::check_writable(Path::new(path))
+            crate::results::fsio::check(Path::new(path))
                 .map_err(|_| usage(format!("--output: cannot write to '{path}'")))?;
             Sink::File(PathBuf::from(path))
         }
@@ -345,12 +345,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         })
     })
     .collect();
-    for e in &exports {
-        export::check_writable(&e.path)?;
-    }
-    if let Some(p) = &a.export_html {
-        export::check_writable(p)?;
-    }
+    crate::results::export::check_all(&exports, a.export_html.as_deref())?;
     // Cores: as `tare run` chooses them, registered so other sessions avoid them.
     let run_cores: Option<Vec<usize>> = match (&a.cores, a.cpus) {
         (Some(list), _) => Some(

@@ -106,7 +106,7 @@ pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
         },
     };
     if let Some(p) = &a.output {
-        crate::results::export::check_writable(p)?;
+        crate::results::fsio::check(p)?;
     }
     let req = PlanRequest {
         benchmark,
@@ -123,7 +123,7 @@ pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
     };
     let json = serde_json::to_string_pretty(&plan)?;
     if let Some(p) = &a.output {
-        crate::results::export::write_atomic(p, format!("{json}\n").as_bytes())?;
+        crate::results::fsio::write(p, format!("{json}\n").as_bytes())?;
     }
     if a.json {
         println!("{json}");

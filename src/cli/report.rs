@@ -7,7 +7,7 @@
 use crate::error::usage;
 use crate::report::html::{self, Metric};
 use crate::report::{text_plots, Style};
-use crate::results::export::write_atomic;
+use crate::results::fsio;
 use crate::results::Session;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -112,7 +112,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
     let metric = args.metric.metric();
     if let Some(out) = &args.html {
         let page = html::render_html_for(&sessions, metric);
-        write_atomic(out, page.as_bytes()).map_err(|e| {
+        fsio::write(out, page.as_bytes()).map_err(|e| {
             usage(format!(
                 "cannot write the HTML report to {}: {e:#}; choose a writable path",
                 out.display()
@@ -130,7 +130,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
         let files = html::svg_files(&sessions, metric);
         for (name, doc) in &files {
             let path = dir.join(name);
-            write_atomic(&path, doc.as_bytes()).map_err(|e| {
+            fsio::write(&path, doc.as_bytes()).map_err(|e| {
                 usage(format!(
                     "cannot write {}: {e:#}; choose a writable directory",
                     path.display()

@@ -1037,7 +1037,7 @@ fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
             )))
         }
         path => {
-            export::check_writable(Path::new(path)).map_err(|_| {
+            crate::results::fsio::check(Path::new(path)).map_err(|_| {
                 usage(format!(
                     "--output: cannot write to '{path}'; choose a writable file"
                 ))
@@ -1226,12 +1226,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         (&a.export_asciidoc, Format::AsciiDoc),
         (&a.export_orgmode, Format::OrgMode),
     ]);
-    for e in &exports {
-        export::check_writable(&e.path)?;
-    }
-    if let Some(p) = &a.export_html {
-        export::check_writable(p)?;
-    }
+    export::check_all(&exports, a.export_html.as_deref())?;
     // The store is opened (created, migrated) before the first run: a bad URL stops here.
     let mut history = match &a.store {
         Some(spec) => Some(super::history::open_for_run(Some(spec.as_str()))?),
@@ -1422,7 +1417,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             session.extra.insert("git".into(), serde_json::json!(c));
         }
     }
-    let journal = match exports.first() {
+    let journal = match export::journal_beside(&exports) {
         Some(e) => Some(Journal::create(
             journal::path_for(&e.path),
             &session,
@@ -1515,7 +1510,7 @@ fn write_exports(
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "tare".into());
         let page = crate::report::html::render_html(&[(label, session.clone())]);
-        if let Err(err) = export::write_atomic(p, page.as_bytes()) {
+        if let Err(err) = crate::results::fsio::write(p, page.as_bytes()) {
             failures.push(format!("{err:#}"));
         }
     }
@@ -1575,9 +1570,7 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
         (&a.export_asciidoc, Format::AsciiDoc),
         (&a.export_orgmode, Format::OrgMode),
     ]);
-    for e in &exports {
-        export::check_writable(&e.path)?;
-    }
+    export::check_all(&exports, None)?;
     let recovering = journal::open_for_recovery(&a.journal)?;
     let mut session = recovering.recovered.session.clone();
     let skipped = &recovering.recovered.skipped;

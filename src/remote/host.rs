@@ -347,17 +347,12 @@ fn remote_record(
 
 /// `tare run --host`: runs `args` (the arguments after `run`) over there.
 pub fn run_command(o: &HostOptions, args: &[String], local: &Local) -> anyhow::Result<i32> {
-    for e in &local.exports {
-        export::check_writable(&e.path)?;
-    }
-    if let Some(p) = &local.html {
-        export::check_writable(p)?;
-    }
+    export::check_all(&local.exports, local.html.as_deref())?;
     let version = check_remote(o)?;
     let inv = inventory(o);
     let record = remote_record(o, &version, &inv);
     let host = o.transport.name().to_string();
-    let journal_path = match local.exports.first() {
+    let journal_path = match export::journal_beside(&local.exports) {
         Some(e) => journal::path_for(&e.path),
         None => std::env::temp_dir().join(format!("tare-remote-{}.journal", std::process::id())),
     };
@@ -472,7 +467,7 @@ pub fn run_command(o: &HostOptions, args: &[String], local: &Local) -> anyhow::R
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "tare".into());
         let page = crate::report::html::render_html(&[(label, session.clone())]);
-        if let Err(err) = export::write_atomic(p, page.as_bytes()) {
+        if let Err(err) = crate::results::fsio::write(p, page.as_bytes()) {
             failures.push(format!("{err:#}"));
         }
     }

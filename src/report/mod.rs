@@ -46,6 +46,6 @@ impl crate::results::logger::Logger for HtmlLogger {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "tare".into());
         let page = html::render_html(&[(label, session.clone())]);
-        crate::results::export::write_atomic(&self.path, page.as_bytes())
+        crate::results::fsio::write(&self.path, page.as_bytes())
     }
 }

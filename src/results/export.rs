@@ -1,11 +1,10 @@
 //! Exporters: the whole session as JSON, one tidy CSV row per run, a Markdown summary table.
-//! Every format is one function from a [`Session`] to bytes written atomically (temporary file
-//! and rename), so a reader never sees half a file.
+//! Every format is one function from a [`Session`] to bytes, written through [`super::fsio`]
+//! (a regular file is replaced atomically; a device, FIFO, link or `-` is written in place).
 
 use super::model::{Benchmark, Run, Session};
 use crate::units;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// An export format.
@@ -18,59 +17,47 @@ pub enum Format {
     OrgMode,
 }
 
+impl Format {
+    /// The command-line option that asks for this format.
+    pub fn option(self) -> &'static str {
+        match self {
+            Format::Json => "--export-json",
+            Format::Csv => "--export-csv",
+            Format::Markdown => "--export-markdown",
+            Format::AsciiDoc => "--export-asciidoc",
+            Format::OrgMode => "--export-orgmode",
+        }
+    }
+}
+
+/// Checks a session's outputs before its first run: no two name the same file, and each can be
+/// written (see [`super::fsio`]). `html` is `--export-html`'s path.
+pub fn check_all(exports: &[Export], html: Option<&Path>) -> anyhow::Result<()> {
+    let mut outputs: Vec<(&str, &Path)> = exports
+        .iter()
+        .map(|e| (e.format.option(), e.path.as_path()))
+        .collect();
+    if let Some(p) = html {
+        outputs.push(("--export-html", p));
+    }
+    super::fsio::distinct(&outputs)?;
+    for (_, p) in &outputs {
+        super::fsio::check(p)?;
+    }
+    Ok(())
+}
+
+/// The export a journal is kept beside: the first whose path is a file tare replaces (not
+/// standard output, a device, a FIFO or a link).
+pub fn journal_beside(exports: &[Export]) -> Option<&Export> {
+    exports.iter().find(|e| super::fsio::journals(&e.path))
+}
+
 /// One requested export.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Export {
     pub format: Format,
     pub path: PathBuf,
-}
-
-/// Fails now, before any run, when `path` cannot be written (missing directory, no
-/// permission). Leaves no file behind that was not there.
-pub fn check_writable(path: &Path) -> anyhow::Result<()> {
-    let existed = path.exists();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(|e| {
-            crate::error::usage(format!(
-                "cannot write export file {}: {e}; choose a writable path",
-                path.display()
-            ))
-        })?;
-    if !existed {
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename. On
-/// failure the temporary file is removed and the error names `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "export".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(bytes)?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(anyhow::anyhow!(
-            "cannot write export {}: {e}; free space or choose another path",
-            path.display()
-        ));
-    }
-    Ok(())
 }
 
 /// Writes one export of the session.
@@ -82,7 +69,7 @@ pub fn write(export: &Export, session: &Session) -> anyhow::Result<()> {
         Format::AsciiDoc => to_table(session, TableSyntax::AsciiDoc).into_bytes(),
         Format::OrgMode => to_table(session, TableSyntax::OrgMode).into_bytes(),
     };
-    write_atomic(&export.path, &bytes)
+    super::fsio::write(&export.path, &bytes)
 }
 
 /// The session as pretty-printed JSON.

@@ -3,6 +3,7 @@
 //! statistics (see `stats`) or printing to the terminal (`report`).
 
 pub mod export;
+pub mod fsio;
 pub mod import;
 pub mod journal;
 pub mod logger;

@@ -1,0 +1,234 @@
+//! Export paths are written as a shell's `>` would (issue 23): a regular file is replaced
+//! atomically, a character device or FIFO is written in place and stays what it is, `-` is
+//! standard output, a symbolic link planted by another user is refused before the first run,
+//! and two outputs of one session naming the same file are refused. Every format is tried.
+//! Devices, FIFOs and links are made in a temporary directory, never the machine's /dev.
+
+mod common;
+#[path = "common/skip.rs"]
+mod skip;
+
+use common::{is_root, tare};
+use std::ffi::CString;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+use std::process::Output;
+
+const FORMATS: [&str; 6] = [
+    "--export-json",
+    "--export-csv",
+    "--export-markdown",
+    "--export-asciidoc",
+    "--export-orgmode",
+    "--export-html",
+];
+
+fn run_with(option: &str, path: &Path) -> Output {
+    tare()
+        .args(["run", "--style", "none", "--runs", "2", "--warmup", "0"])
+        .arg(option)
+        .arg(path)
+        .args(["--", "true"])
+        .output()
+        .unwrap()
+}
+
+fn mknod_char(path: &Path, major: u32, minor: u32) {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let dev = libc::makedev(major, minor);
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, dev) };
+    assert_eq!(r, 0, "mknod {}", path.display());
+}
+
+fn mkfifo(path: &Path) {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_null_device_stays_a_device_in_every_format() {
+    if !is_root() {
+        return skip::skip("root", "mknod needs CAP_MKNOD; run the tests as root");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let null = d.path().join("null");
+    mknod_char(&null, 1, 3);
+    for option in FORMATS {
+        let o = run_with(option, &null);
+        assert_eq!(o.status.code(), Some(0), "{option}: {}", stderr(&o));
+        let m = std::fs::symlink_metadata(&null).unwrap();
+        assert!(
+            m.file_type().is_char_device(),
+            "{option} replaced the device"
+        );
+        assert_eq!(m.rdev(), libc::makedev(1, 3), "{option}");
+    }
+    // Nothing else was left in the directory: no journal, no temporary file.
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_full_device_stays_a_device_and_the_session_exits_3_naming_it() {
+    if !is_root() {
+        return skip::skip("root", "mknod needs CAP_MKNOD; run the tests as root");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let full = d.path().join("full");
+    mknod_char(&full, 1, 7);
+    for option in FORMATS {
+        let o = run_with(option, &full);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(3), "{option}: {err}");
+        assert!(err.contains(&full.display().to_string()), "{option}: {err}");
+        assert!(
+            std::fs::symlink_metadata(&full)
+                .unwrap()
+                .file_type()
+                .is_char_device(),
+            "{option} replaced the device"
+        );
+    }
+}
+
+#[test]
+fn a_fifo_is_written_through_and_stays_a_fifo() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("pipe");
+    mkfifo(&fifo);
+    for option in FORMATS {
+        let reader = {
+            let p = fifo.clone();
+            std::thread::spawn(move || std::fs::read(&p).unwrap())
+        };
+        let o = run_with(option, &fifo);
+        assert_eq!(o.status.code(), Some(0), "{option}: {}", stderr(&o));
+        let got = String::from_utf8(reader.join().unwrap()).unwrap();
+        assert!(got.contains("true"), "{option} sent {got:?}");
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+    }
+}
+
+#[test]
+fn a_dash_is_standard_output_in_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    for option in FORMATS {
+        let o = tare()
+            .current_dir(d.path())
+            .args(["run", "--style", "none", "--runs", "2", "--warmup", "0"])
+            .args([option, "-", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{option}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("true"), "{option}: stdout {out:?}");
+        assert!(
+            !d.path().join("-").exists(),
+            "{option} wrote a file named -"
+        );
+    }
+    let o = tare()
+        .current_dir(d.path())
+        .args(["run", "--style", "none", "--runs", "2", "--warmup", "0"])
+        .args(["--export-json", "-", "--", "true"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["benchmarks"][0]["runs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_link_of_another_user_is_refused_before_any_run_and_its_target_kept() {
+    if !is_root() {
+        return skip::skip(
+            "root",
+            "lchown to another user needs root; run the tests as root",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let link = d.path().join("r.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    let marker = d.path().join("ran");
+    for option in FORMATS {
+        let o = tare()
+            .args(["run", "--style", "none", "--runs", "1", "--warmup", "0"])
+            .arg(option)
+            .arg(&link)
+            .arg(format!("touch {}", marker.display()))
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{option}: {err}");
+        assert!(err.contains("symbolic link owned by uid 65534"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!marker.exists(), "{option}: a run started");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+    // A link of one's own is followed, and stays a link.
+    let mine = d.path().join("latest.json");
+    std::os::unix::fs::symlink(&victim, &mine).unwrap();
+    let o = run_with("--export-json", &mine);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&victim)
+        .unwrap()
+        .contains("\"benchmarks\""));
+    assert!(std::fs::symlink_metadata(&mine)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn two_exports_to_one_file_are_refused_before_any_run() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path().join("r.out");
+    let marker = d.path().join("ran");
+    let o = tare()
+        .current_dir(d.path())
+        .args(["run", "--style", "none", "--runs", "1"])
+        .arg("--export-json")
+        .arg(&r)
+        .args(["--export-csv", "./r.out"])
+        .arg(format!("touch {}", marker.display()))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--export-json and --export-csv both write"),
+        "{err}"
+    );
+    assert!(!marker.exists() && !r.exists());
+}
+
+#[test]
+fn a_directory_or_a_socket_is_refused_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run_with("--export-csv", d.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    let s = d.path().join("sock");
+    let _l = std::os::unix::net::UnixListener::bind(&s).unwrap();
+    let o = run_with("--export-json", &s);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("socket"), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&s)
+        .unwrap()
+        .file_type()
+        .is_socket());
+}
