@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
-use tare::exec::cgroup::v2::{self, decide, Layout, Observed, V2};
+use tare::exec::cgroup::v2::{self, decide, Layout, Observed, ParentSeen, V2};
 use tare::exec::{Backend, Limits, Needs};
 
 fn file(dir: &Path, name: &str, content: &str) {
@@ -76,6 +76,9 @@ fn seen() -> Observed {
         euid_root: false,
         delegated: true,
         hierarchy_root_writable: false,
+        ns_root: false,
+        missing: false,
+        parent: None,
     }
 }
 
@@ -85,12 +88,46 @@ fn layout_follows_what_is_safe() {
     let root = Path::new("/sys/fs/cgroup");
     // Alone in a delegated cgroup: supervisor leaf.
     assert_eq!(decide(base, root, &seen()), Ok(Layout::Supervised));
-    // Others in it: no controllers for an unprivileged user, the hierarchy root for root.
+    // Others in its delegated cgroup: they move into a leaf, for a user; for root the
+    // hierarchy root is used instead (nothing is moved).
     let others = Observed {
         procs: vec![100, 7],
         ..seen()
     };
-    assert_eq!(decide(base, root, &others), Ok(Layout::Unmanaged));
+    assert_eq!(
+        decide(base, root, &others),
+        Ok(Layout::Adopt {
+            clear: base.to_path_buf(),
+            base: base.to_path_buf()
+        })
+    );
+    // Not delegated to a user who can write there anyway (never happens with systemd): no
+    // controllers, nothing moved.
+    let undelegated_root = Observed {
+        procs: vec![100, 7],
+        euid_root: true,
+        delegated: false,
+        ..seen()
+    };
+    assert_eq!(decide(base, root, &undelegated_root), Ok(Layout::Unmanaged));
+    // A container: tare's cgroup is its cgroup namespace root (the mounted hierarchy's root)
+    // and holds the container's first process; root, and the root is writable, yet the
+    // processes there are moved into a leaf rather than left to block the controllers.
+    let container = Observed {
+        procs: vec![1, 100],
+        euid_root: true,
+        delegated: false,
+        hierarchy_root_writable: true,
+        ns_root: true,
+        ..seen()
+    };
+    assert_eq!(
+        decide(root, root, &container),
+        Ok(Layout::Adopt {
+            clear: root.to_path_buf(),
+            base: root.to_path_buf()
+        })
+    );
     let root_user = Observed {
         euid_root: true,
         hierarchy_root_writable: true,
@@ -128,7 +165,7 @@ fn layout_follows_what_is_safe() {
     };
     let e = decide(base, root, &locked).unwrap_err();
     assert!(
-        e.contains("systemd-run --user --scope -p Delegate=yes tare"),
+        e.contains("where-tare-measures.md") && !e.contains('\n'),
         "{e}"
     );
     // TARE_CGROUP_PARENT: beside it, tare not in it.
@@ -143,6 +180,93 @@ fn layout_follows_what_is_safe() {
             base: base.to_path_buf()
         })
     );
+    // TARE_CGROUP_PARENT below a delegated scope that holds the user's shell: the scope
+    // cannot pass controllers down until its processes move into a leaf.
+    let scope = base.parent().unwrap().to_path_buf();
+    let blocked = Observed {
+        missing: true,
+        parent: Some(ParentSeen {
+            dir: scope.clone(),
+            writable: true,
+            delegated: true,
+            has_procs: true,
+            untouchable: false,
+        }),
+        ..given.clone()
+    };
+    assert_eq!(
+        decide(base, root, &blocked),
+        Ok(Layout::Adopt {
+            clear: scope.clone(),
+            base: base.to_path_buf()
+        })
+    );
+    // Root, below a cgroup nobody delegated: left alone (the warning names the blockers).
+    let not_given = Observed {
+        euid_root: true,
+        parent: Some(ParentSeen {
+            delegated: false,
+            ..blocked.parent.clone().unwrap()
+        }),
+        ..blocked.clone()
+    };
+    assert_eq!(
+        decide(base, root, &not_given),
+        Ok(Layout::Beside {
+            base: base.to_path_buf()
+        })
+    );
+    // The real root of the hierarchy is never rearranged.
+    let real_root = Observed {
+        parent: Some(ParentSeen {
+            untouchable: true,
+            ..blocked.parent.clone().unwrap()
+        }),
+        ..blocked
+    };
+    assert_eq!(
+        decide(base, root, &real_root),
+        Ok(Layout::Beside {
+            base: base.to_path_buf()
+        })
+    );
+}
+
+#[test]
+fn a_parent_that_does_not_pass_controllers_down_is_named_with_its_blockers() {
+    // P below a cgroup Q that holds a process (this test's own pid) and passes nothing down.
+    let q = parent(
+        "cpuset cpu io memory pids
+",
+    );
+    file(
+        q.path(),
+        "cgroup.procs",
+        &format!("{}\n", std::process::id()),
+    );
+    let p = q.path().join("runs");
+    fs::create_dir(&p).unwrap();
+    for (n, c) in [
+        ("cgroup.procs", ""),
+        ("cgroup.type", "domain\n"),
+        ("cgroup.controllers", "cpu\n"),
+        ("cgroup.subtree_control", ""),
+    ] {
+        file(&p, n, c);
+    }
+    let b = V2::at(&p, &Needs::default()).unwrap();
+    let m = b.method();
+    let w = m
+        .warnings
+        .iter()
+        .find(|w| w.contains("'memory' is not available"))
+        .unwrap_or_else(|| panic!("{:?}", m.warnings));
+    assert!(
+        w.contains(&format!("holds processes {} (", std::process::id()))
+            && w.contains(&format!("{}/init/cgroup.procs", q.path().display()))
+            && w.contains("echo '+memory' >"),
+        "{w}"
+    );
 }
 
 #[test]
@@ -156,7 +280,9 @@ fn missing_memory_controller_is_said_not_guessed() {
         m.peak_memory
     );
     assert!(
-        m.warnings.iter().any(|w| w.contains("Delegate=yes")),
+        m.warnings
+            .iter()
+            .any(|w| w.contains("where-tare-measures.md")),
         "{:?}",
         m.warnings
     );
@@ -183,7 +309,7 @@ fn missing_memory_controller_is_said_not_guessed() {
     )
     .unwrap_err();
     assert!(
-        err.to_string().contains("pids") && err.to_string().contains("Delegate=yes"),
+        err.to_string().contains("pids") && err.to_string().contains("where-tare-measures.md"),
         "{err}"
     );
 }

@@ -28,7 +28,8 @@ impl RusageBackend {
 /// The loud notice printed and recorded whenever the fallback measures.
 pub const NOTICE: &str = "no cgroup is usable: measuring with wait4 rusage — CPU time of children that are not \
                           waited for is MISSED, peak memory is that of the largest single process, and \
-                          processes that leave the process group survive the run";
+                          processes that leave the process group survive the run (what gets exact numbers where tare \
+                          runs: docs/where-tare-measures.md)";
 
 impl Backend for RusageBackend {
     fn kind(&self) -> MethodKind {

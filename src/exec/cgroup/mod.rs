@@ -5,8 +5,11 @@
 //! run) — that the child joins before exec, that accounts CPU time and peak memory of the whole
 //! tree, enforces memory and task limits, and kills whatever is left when the run ends.
 
+pub mod adopt;
 pub mod fallback;
 pub mod lease;
+pub mod mount;
+pub mod place;
 pub mod v1;
 pub mod v2;
 

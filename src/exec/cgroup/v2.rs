@@ -18,7 +18,15 @@
 //!   controllers come off, tare moves back into B, and the directories are removed;
 //! - `TARE_CGROUP_PARENT=P`: run groups in `P/tare-<id>/`; P gets controllers only if empty;
 //! - root, not alone: run groups in `tare-<id>/` at the root of the hierarchy;
+//! - tare's cgroup is a container's cgroup namespace root, or delegated to it, and holds other
+//!   processes: they move into its leaf `init` ([`super::adopt`]), where they keep running,
+//!   then as beside it; likewise the delegated parent of `TARE_CGROUP_PARENT` when its
+//!   processes keep it from passing controllers down;
 //! - otherwise a writable cgroup with other processes: CPU time and kill only, with the hint.
+//!
+//! A cgroup2 mount that is read-only (a container's default) is mounted once more read-write
+//! for the session when tare may ([`super::mount`]); every hint names the change for the place
+//! tare runs in ([`super::place`]).
 //!
 //! After a SIGKILL, the next start removes unpopulated `tare-*/supervisor` trees it finds.
 
@@ -42,11 +50,11 @@ pub struct V2 {
     subtree: Arc<Subtree>,
 }
 
-/// The one line that gets a user a usable subtree: tare started as the only process of a
-/// delegated scope, which tare then arranges itself (see [`Layout::Supervised`]).
-pub const HOWTO: &str =
-    "start tare as the only process of a delegated cgroup: `systemd-run --user --scope -p Delegate=yes tare …` \
-     (as root: `systemd-run --scope -p Delegate=yes tare …`), or set TARE_CGROUP_PARENT to an empty cgroup directory you own";
+/// The one change that gets a user a usable subtree where tare runs (a container's flags, a
+/// delegated systemd scope, …), with the page that lists every layout.
+pub fn howto() -> &'static str {
+    super::place::here()
+}
 
 /// What discovery saw of the cgroup it starts from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +77,27 @@ pub struct Observed {
     pub delegated: bool,
     /// The root of the hierarchy is writable (root may create groups there).
     pub hierarchy_root_writable: bool,
+    /// The base is the root of a cgroup namespace (a container's cgroup): tare's own cgroup,
+    /// the mounted hierarchy's root, and not the real root.
+    pub ns_root: bool,
+    /// `TARE_CGROUP_PARENT` only: a controller tare needs is not available in the base (its
+    /// parent does not pass it down).
+    pub missing: bool,
+    /// `TARE_CGROUP_PARENT` only: what discovery saw of the base's parent.
+    pub parent: Option<ParentSeen>,
+}
+
+/// The parent of a `TARE_CGROUP_PARENT` directory, which may hold processes that keep it from
+/// passing controllers down (a user's delegated scope holding their shell).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentSeen {
+    pub dir: PathBuf,
+    pub writable: bool,
+    /// Carries systemd's delegation mark, or is a cgroup namespace root.
+    pub delegated: bool,
+    pub has_procs: bool,
+    /// The real root of the hierarchy, or not a plain domain cgroup: never rearranged.
+    pub untouchable: bool,
 }
 
 /// Where run groups go, decided from what discovery saw ([`decide`]).
@@ -82,6 +111,11 @@ pub enum Layout {
     /// go into `base/tare-<id>/`; controllers are enabled in the base only when it holds no
     /// process (and only where missing), and taken off again at exit.
     Beside { base: PathBuf },
+    /// `clear` holds processes that keep controllers from being enabled, and it is tare's to
+    /// rearrange (a container's cgroup namespace root, a delegated cgroup): its processes move
+    /// into its leaf `clear/init` (see [`super::adopt`]), where they keep running; then as
+    /// [`Layout::Beside`]. `clear` is the base itself, or the parent of `TARE_CGROUP_PARENT`.
+    Adopt { clear: PathBuf, base: PathBuf },
     /// The base is writable but holds other processes: run groups go into `base/tare-<id>/`
     /// with no controller (CPU time and kill only); nothing is enabled anywhere.
     Unmanaged,
@@ -94,9 +128,19 @@ pub fn decide(base: &Path, hierarchy_root: &Path, o: &Observed) -> Result<Layout
     if !o.own_cgroup {
         if !o.writable {
             return Err(format!(
-                "no permission to create cgroups in {} (TARE_CGROUP_PARENT); {HOWTO}",
-                base.display()
+                "no permission to create cgroups in {} (TARE_CGROUP_PARENT); {}",
+                base.display(),
+                howto()
             ));
+        }
+        if let Some(p) = o.parent.as_ref().filter(|_| o.missing) {
+            let mine = p.delegated || !o.euid_root;
+            if p.has_procs && p.writable && mine && !p.untouchable {
+                return Ok(Layout::Adopt {
+                    clear: p.dir.clone(),
+                    base: base.to_path_buf(),
+                });
+            }
         }
         return Ok(Layout::Beside {
             base: base.to_path_buf(),
@@ -109,17 +153,24 @@ pub fn decide(base: &Path, hierarchy_root: &Path, o: &Observed) -> Result<Layout
     if ours && alone && !o.is_root && !threaded {
         return Ok(Layout::Supervised);
     }
-    if o.euid_root && o.hierarchy_root_writable {
+    if o.euid_root && o.hierarchy_root_writable && !o.ns_root {
         return Ok(Layout::Beside {
             base: hierarchy_root.to_path_buf(),
+        });
+    }
+    if o.writable && !o.is_root && !threaded && (ours || o.ns_root) {
+        return Ok(Layout::Adopt {
+            clear: base.to_path_buf(),
+            base: base.to_path_buf(),
         });
     }
     if o.writable {
         return Ok(Layout::Unmanaged);
     }
     Err(format!(
-        "no permission to create cgroups in {}; {HOWTO}",
-        base.display()
+        "no permission to create cgroups in {}; {}",
+        base.display(),
+        howto()
     ))
 }
 
@@ -142,16 +193,29 @@ impl V2 {
                 (mount.join(own.trim_start_matches('/')), true)
             }
         };
+        // A read-only mount (a container's default) is worked around only for tare's own
+        // cgroup, and only when tare could not write there anyway.
+        let read_only = own
+            && mounts
+                .iter()
+                .find(|(fs, _, _)| fs == "cgroup2")
+                .is_some_and(|(_, mp, _)| super::mount::read_only(root, mp));
         let hierarchy_root = mount.unwrap_or_else(|| base.clone());
-        Self::at_with(&base, &hierarchy_root, own, needs)
+        Self::at_with(&base, &hierarchy_root, own, read_only, needs)
     }
 
     /// Uses `parent` as the subtree's base, with tare not in it (like `TARE_CGROUP_PARENT`).
     pub fn at(parent: &Path, needs: &Needs) -> io::Result<V2> {
-        Self::at_with(parent, parent, false, needs)
+        Self::at_with(parent, parent, false, false, needs)
     }
 
-    fn at_with(base: &Path, hierarchy_root: &Path, own: bool, needs: &Needs) -> io::Result<V2> {
+    fn at_with(
+        base: &Path,
+        hierarchy_root: &Path,
+        own: bool,
+        read_only: bool,
+        needs: &Needs,
+    ) -> io::Result<V2> {
         let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
         shared.retain(|(_, w)| w.strong_count() > 0);
         if let Some(s) = shared
@@ -162,7 +226,13 @@ impl V2 {
             s.check(needs)?;
             return Ok(V2 { subtree: s });
         }
-        let s = Arc::new(Subtree::set_up(base, hierarchy_root, own, needs)?);
+        let s = Arc::new(Subtree::set_up(
+            base,
+            hierarchy_root,
+            own,
+            read_only,
+            needs,
+        )?);
         s.check(needs)?;
         shared.push((base.to_path_buf(), Arc::downgrade(&s)));
         Ok(V2 { subtree: s })
@@ -195,9 +265,11 @@ struct Subtree {
     /// Controllers enabled for the run groups.
     controllers: Vec<String>,
     warnings: Vec<String>,
+    /// The read-write cgroup2 mount tare made for the session (dropped, so detached, last).
+    _mount: Option<super::mount::PrivateMount>,
 }
 
-fn observe(base: &Path, hierarchy_root: &Path, own: bool) -> io::Result<Observed> {
+fn observe(base: &Path, hierarchy_root: &Path, own: bool, wanted: &[&str]) -> io::Result<Observed> {
     if !base.join("cgroup.procs").exists() {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
@@ -220,7 +292,66 @@ fn observe(base: &Path, hierarchy_root: &Path, own: bool) -> io::Result<Observed
         delegated: sys::has_xattr(base, c"trusted.delegate")
             || sys::has_xattr(base, c"user.delegate"),
         hierarchy_root_writable: sys::writable(hierarchy_root),
+        ns_root: own && !is_root && base == hierarchy_root,
+        missing: !own && {
+            let have = words(&base.join("cgroup.controllers")).unwrap_or_default();
+            !wanted.iter().all(|w| have.iter().any(|h| h == w))
+        },
+        parent: if own {
+            None
+        } else {
+            base.parent()
+                .filter(|p| p.join("cgroup.procs").exists())
+                .map(|p| observe_parent(p, hierarchy_root))
+        },
     })
+}
+
+fn observe_parent(dir: &Path, hierarchy_root: &Path) -> ParentSeen {
+    let is_root = !dir.join("cgroup.type").exists();
+    let domain = read_trimmed(&dir.join("cgroup.type")).is_ok_and(|t| t == "domain");
+    ParentSeen {
+        dir: dir.to_path_buf(),
+        writable: sys::writable(dir),
+        delegated: sys::has_xattr(dir, c"trusted.delegate")
+            || sys::has_xattr(dir, c"user.delegate")
+            || (dir == hierarchy_root && !is_root),
+        has_procs: read_pids(&dir.join("cgroup.procs")).is_ok_and(|p| !p.is_empty()),
+        untouchable: is_root || !domain,
+    }
+}
+
+/// Mounts cgroup2 read-write for the session when tare's cgroup is on a read-only mount
+/// (see [`super::mount`]); returns the base and hierarchy root on the new mount.
+fn read_write_view(
+    base: &Path,
+    hierarchy_root: &Path,
+) -> io::Result<(PathBuf, PathBuf, super::mount::PrivateMount)> {
+    let ro = || {
+        format!(
+            "the cgroup2 file system at {} is mounted read-only",
+            hierarchy_root.display()
+        )
+    };
+    if sys::euid() != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{}; {}", ro(), howto()),
+        ));
+    }
+    let dir = crate::lock::runtime_dir().join(format!("cgroup2.{}", super::lease::session_id()));
+    let m = super::mount::PrivateMount::new(dir).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} and tare cannot mount it read-write ({e}); {}",
+                ro(),
+                howto()
+            ),
+        )
+    })?;
+    let rel = base.strip_prefix(hierarchy_root).unwrap_or(Path::new(""));
+    Ok((m.dir.join(rel), m.dir.clone(), m))
 }
 
 fn words(path: &Path) -> io::Result<Vec<String>> {
@@ -231,12 +362,41 @@ fn words(path: &Path) -> io::Result<Vec<String>> {
 }
 
 impl Subtree {
-    fn set_up(base: &Path, hierarchy_root: &Path, own: bool, needs: &Needs) -> io::Result<Subtree> {
-        let seen = observe(base, hierarchy_root, own)?;
+    fn set_up(
+        base: &Path,
+        hierarchy_root: &Path,
+        own: bool,
+        read_only: bool,
+        needs: &Needs,
+    ) -> io::Result<Subtree> {
+        let howto = howto();
+        let mut wanted = vec!["memory"];
+        if needs.pids {
+            wanted.push("pids");
+        }
+        if needs.cpuset {
+            wanted.push("cpuset");
+        }
+        let mut mount = None;
+        let mut notes = Vec::new();
+        let (base, hierarchy_root) = if read_only && !sys::writable(base) {
+            let (b, h, m) = read_write_view(base, hierarchy_root)?;
+            notes.push(format!(
+                "the cgroup2 file system at {} is mounted read-only; tare mounted it read-write at {} for this session",
+                hierarchy_root.display(),
+                m.dir.display()
+            ));
+            mount = Some(m);
+            (b, h)
+        } else {
+            (base.to_path_buf(), hierarchy_root.to_path_buf())
+        };
+        let (base, hierarchy_root) = (base.as_path(), hierarchy_root.as_path());
+        let seen = observe(base, hierarchy_root, own, &wanted)?;
         let layout = decide(base, hierarchy_root, &seen)
             .map_err(|m| io::Error::new(io::ErrorKind::PermissionDenied, m))?;
         let outer = match &layout {
-            Layout::Beside { base } => base.clone(),
+            Layout::Beside { base } | Layout::Adopt { base, .. } => base.clone(),
             Layout::Supervised | Layout::Unmanaged => base.to_path_buf(),
         };
         // Groups of kill -9'ed sessions (their lease is free): their processes killed, the
@@ -251,20 +411,14 @@ impl Subtree {
             supervisor: None,
             borrowed: Vec::new(),
             controllers: Vec::new(),
-            warnings: Vec::new(),
+            warnings: notes,
+            _mount: mount,
         };
         if swept.groups > 0 {
             s.warnings.push(format!(
                 "removed {} cgroups left by killed tare sessions ({} of their processes killed)",
                 swept.groups, swept.processes
             ));
-        }
-        let mut wanted = vec!["memory"];
-        if needs.pids {
-            wanted.push("pids");
-        }
-        if needs.cpuset {
-            wanted.push("cpuset");
         }
         match layout {
             Layout::Supervised => {
@@ -274,6 +428,20 @@ impl Subtree {
                 // cgroup.procs moves the whole process, every thread of it.
                 write_file(&leaf.join("cgroup.procs"), &std::process::id().to_string())?;
                 s.enable(base, &wanted, true);
+                s.enable(&container, &wanted, false);
+            }
+            Layout::Adopt { clear, base: outer } => {
+                match super::adopt::move_to_leaf(&clear) {
+                    Ok(moved) => {
+                        s.warnings.push(moved.describe());
+                        s.enable(&clear, &wanted, true);
+                    }
+                    Err(e) => s.warnings.push(format!("{e}; {howto}")),
+                }
+                if outer != clear {
+                    let empty = read_pids(&outer.join("cgroup.procs"))?.is_empty();
+                    s.enable(&outer, &wanted, empty);
+                }
                 s.enable(&container, &wanted, false);
             }
             Layout::Beside { base: outer } => {
@@ -287,7 +455,7 @@ impl Subtree {
             Layout::Unmanaged => {
                 s.warnings.push(format!(
                     "{} holds other processes, so tare enables no controller there (no peak memory, \
-                     no memory or task limit); {HOWTO}",
+                     no memory or task limit); {howto}",
                     base.display()
                 ));
             }
@@ -298,6 +466,7 @@ impl Subtree {
     /// Enables `wanted` controllers in `dir` (that tare created, or that has no process when
     /// `borrow` is set: what tare enables there is recorded and taken off at exit).
     fn enable(&mut self, dir: &Path, wanted: &[&str], borrow: bool) {
+        let howto = howto();
         let available = words(&dir.join("cgroup.controllers")).unwrap_or_default();
         let subtree = dir.join("cgroup.subtree_control");
         let enabled = words(&subtree).unwrap_or_default();
@@ -317,9 +486,16 @@ impl Subtree {
                 continue;
             }
             if !available.iter().any(|a| a == c) {
+                // The parent does not pass it down: name what is in the way, where it is
+                // processes, else the change for this place.
+                let why = dir
+                    .parent()
+                    .filter(|_| !created)
+                    .and_then(|p| super::adopt::blocked_by(p, wanted))
+                    .unwrap_or_else(|| howto.to_string());
                 warn(
                     format!(
-                        "cgroup v2 controller '{c}' is not available in {}",
+                        "cgroup v2 controller '{c}' is not available in {}; {why}",
                         dir.display()
                     ),
                     c,
@@ -329,7 +505,7 @@ impl Subtree {
             if !created && !borrow {
                 warn(
                     format!(
-                        "cgroup v2 controller '{c}' is not enabled in {} and tare does not change a cgroup it did not create while it holds processes; {HOWTO}",
+                        "cgroup v2 controller '{c}' is not enabled in {} and tare does not change a cgroup it did not create while it holds processes; {howto}",
                         dir.display()
                     ),
                     c,
@@ -339,7 +515,7 @@ impl Subtree {
             if !created && !read_pids(&dir.join("cgroup.procs")).is_ok_and(|p| p.is_empty()) {
                 warn(
                     format!(
-                        "cgroup v2 controller '{c}' is not enabled in {}, which holds processes; {HOWTO}",
+                        "cgroup v2 controller '{c}' is not enabled in {}, which holds processes; {howto}",
                         dir.display()
                     ),
                     c,
@@ -367,11 +543,12 @@ impl Subtree {
     /// Fails when a controller the session needs is missing (pids: a task limit cannot be
     /// enforced otherwise). A missing cpuset is replaced by CPU affinity.
     fn check(&self, needs: &Needs) -> io::Result<()> {
+        let howto = howto();
         if needs.pids && !self.has("pids") {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!(
-                    "cgroup v2 controller 'pids' is needed for --pids-limit but not usable in {}; {HOWTO}",
+                    "cgroup v2 controller 'pids' is needed for --pids-limit but not usable in {}; {howto}",
                     self.parent.display()
                 ),
             ));
@@ -469,6 +646,7 @@ impl Backend for V2 {
     }
 
     fn method(&self) -> MeasurementMethod {
+        let howto = howto();
         let mut warnings = self.subtree.warnings.clone();
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let peak = if self.has("memory") && !kernel_has_memory_peak(release.trim()) {
@@ -482,7 +660,7 @@ impl Backend for V2 {
             "peak memory + page cache of the whole tree (cgroup v2 memory.peak)".to_string()
         } else {
             warnings.push(format!(
-                "peak memory is not measured: the memory controller is not enabled; {HOWTO}"
+                "peak memory is not measured: the memory controller is not enabled; {howto}"
             ));
             "not measured (memory controller not enabled in the delegated cgroup)".to_string()
         };
@@ -498,10 +676,11 @@ impl Backend for V2 {
     }
 
     fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
+        let howto = howto();
         if limits.memory.is_some() && !self.has("memory") {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                format!("--memory-limit needs the cgroup v2 memory controller; {HOWTO}"),
+                format!("--memory-limit needs the cgroup v2 memory controller; {howto}"),
             ));
         }
         let dir = self.subtree.parent.join(group_name());
