@@ -68,6 +68,16 @@ fn reports_and_comparisons_as_written() {
         let out = sh(dir.path(), &format!("tare run --style none --runs 10 -n gz --export-json {name} 'gzip -1 -c /etc/services'"));
         assert!(out.status.success());
     }
+    // The compare block's sides of several files: directories and copies of the two.
+    for (side, from) in [("old", "old.json"), ("new", "new.json")] {
+        std::fs::create_dir(dir.path().join(side)).unwrap();
+        for k in 1..=2 {
+            let f = dir.path().join(from);
+            std::fs::copy(&f, dir.path().join(side).join(format!("{k}.json"))).unwrap();
+            let flat = format!("{}{k}.json", if side == "old" { "a" } else { "b" });
+            std::fs::copy(&f, dir.path().join(flat)).unwrap();
+        }
+    }
     for line in block("## Reports") {
         let out = sh(dir.path(), &line);
         assert!(

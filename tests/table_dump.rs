@@ -214,3 +214,52 @@ fn errors_are_one_line() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Issue 22: the regression gate never passes on nothing — a column with nothing in common
+/// with the baseline, or baseline runs missing now, exit 2 with the reason unless
+/// `--allow-missing`.
+#[test]
+fn the_gate_does_not_pass_on_missing_runs() {
+    let d = tmp("missing");
+    let base = d.join("base.jsonl");
+    let cur = d.join("cur.jsonl");
+    let other = d.join("other.jsonl");
+    use Category::*;
+    write(
+        &base,
+        &[
+            rec("a", "1", 0, "ok", Correct, 0.1),
+            rec("a", "2", 0, "ok", Correct, 0.2),
+        ],
+    );
+    // Input 2 (correct in the baseline) did not run now.
+    write(&cur, &[rec("a", "1", 0, "ok", Correct, 0.1)]);
+    // Another input set altogether: nothing in common.
+    write(&other, &[rec("a", "9", 0, "ok", Correct, 0.1)]);
+    let dump = |cur: &Path, extra: &[&str]| {
+        let o = tare()
+            .arg("table")
+            .arg(cur)
+            .arg("--dump")
+            .arg("--baseline")
+            .arg(&base)
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = dump(&cur, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("1 runs of the baseline") && err.contains("--allow-missing"),
+        "{err}"
+    );
+    let (code, err) = dump(&other, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no run in common"), "{err}");
+    let (code, err) = dump(&cur, &["--allow-missing"]);
+    assert_eq!(code, Some(0), "{err}");
+}

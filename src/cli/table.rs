@@ -1,7 +1,8 @@
 //! `tare table`: builds result tables from suite results (see `crate::table`).
 //!
 //! Exit codes: 0; 1 with `--dump` when there are regressions against the baseline; 2 on bad
-//! input.
+//! input, or (without `--allow-missing`) when a column has nothing in common with the baseline
+//! or baseline runs have no run now.
 
 use crate::error::{exit, usage};
 use crate::suite::classify::Category;
@@ -48,6 +49,11 @@ pub struct TableArgs {
     /// Title of the page.
     #[arg(long)]
     title: Option<String>,
+    /// With --dump and a baseline: accept baseline runs that have no run now, and columns with
+    /// nothing in common with the baseline (by default they exit 2: a gate never passes on
+    /// nothing).
+    #[arg(long)]
+    allow_missing: bool,
     /// Shards measured on different machines: one column set per machine instead of refusing.
     #[arg(long)]
     per_machine: bool,
@@ -171,6 +177,21 @@ pub fn run(mut a: TableArgs) -> anyhow::Result<i32> {
                 regs.as_deref().map(|r| (base_label.as_str(), r))
             )
         );
+        if let Some(r) = regs.as_ref().filter(|_| !a.allow_missing) {
+            if let Some(x) = r.iter().find(|x| x.compared == 0 || x.missing > 0) {
+                return Err(usage(if x.compared == 0 {
+                    format!(
+                        "column {} has no run in common with the baseline {base_label}: a regression count of 0 would pass on nothing; check the files, or pass --allow-missing",
+                        x.column
+                    )
+                } else {
+                    format!(
+                        "column {}: {} runs of the baseline {base_label} have no run now (the regression count does not cover them); pass --allow-missing to accept",
+                        x.column, x.missing
+                    )
+                }));
+            }
+        }
         if regs.is_some_and(|r| r.iter().any(|x| x.regressions > 0)) {
             return Ok(exit::VERDICT);
         }

@@ -19,6 +19,9 @@ pub struct Regressions {
     pub regressions: usize,
     pub fixed: usize,
     pub changed: usize,
+    /// Baseline runs of this column's tool and configuration with no run now (a gate must
+    /// not pass on them).
+    pub missing: usize,
     /// "correct→timeout" and the like, with counts.
     pub transitions: BTreeMap<String, usize>,
 }
@@ -46,6 +49,7 @@ pub fn compare(base: &Table, cur: &Table, columns: &[usize]) -> Vec<Regressions>
                 column: col.label.clone(),
                 ..Default::default()
             };
+            let mut seen: Vec<(&str, &str)> = Vec::new();
             for row in &cur.rows {
                 let Some(now) = summarize(&row.cells[ci]) else {
                     continue;
@@ -59,6 +63,7 @@ pub fn compare(base: &Table, cur: &Table, columns: &[usize]) -> Vec<Regressions>
                     continue;
                 };
                 r.compared += 1;
+                seen.push((row.set.as_str(), row.input.as_str()));
                 let now_status = &cur.statuses[now.status as usize];
                 if now_status != was_status {
                     r.changed += 1;
@@ -74,6 +79,12 @@ pub fn compare(base: &Table, cur: &Table, columns: &[usize]) -> Vec<Regressions>
                     r.fixed += 1;
                 }
             }
+            r.missing = base_cells
+                .keys()
+                .filter(|(t, c, s, i)| {
+                    *t == col.tool && *c == col.config && !seen.contains(&(*s, *i))
+                })
+                .count();
             r
         })
         .collect()
