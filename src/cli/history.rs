@@ -444,7 +444,7 @@ fn analyse(
             });
             continue;
         }
-        st.db.batch("BEGIN")?;
+        st.db.begin_write()?;
         let created = match detect::update_alerts(&mut st.db, &s, &points, &changes, &now) {
             Ok(c) => {
                 st.db.batch("COMMIT")?;
@@ -486,12 +486,19 @@ fn files_of(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Files per transaction of `history add`, and runs: a batch is written when either is
+/// reached. Memory holds one batch of parsed sessions, whatever the number of files (2,000
+/// files held all at once took 951 MB).
+const BATCH_FILES: usize = 200;
+const BATCH_RUNS: usize = 50_000;
+
 fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
     let files = files_of(&a.files)?;
-    // Read every file first: one bad file stops before the store is touched.
-    let mut sessions: Vec<(PathBuf, Session)> = Vec::new();
-    for f in &files {
-        sessions.push((f.clone(), crate::results::read::load_session(f)?));
+    if let Some(missing) = files.iter().find(|f| !f.exists()) {
+        return Err(usage(format!(
+            "cannot read results file {}: no such file; check the path",
+            missing.display()
+        )));
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let given: Option<CommitInfo> = match (&a.commit, a.no_git) {
@@ -510,44 +517,71 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
         }),
         (None, false) => None,
     };
+    // HEAD is asked once, and only when a file recorded no commit.
+    let mut head: Option<Option<CommitInfo>> = None;
+    if rebuild {
+        // The store is emptied only when every file reads: each is parsed and let go.
+        for f in &files {
+            crate::results::read::load_session(f)?;
+        }
+    }
     let mut st = open(spec)?;
     if rebuild {
         st.reset()?;
     }
     let (mut added, mut skipped, mut runs) = (0, 0, 0);
-    let mut batch: Vec<(Option<CommitInfo>, String)> = Vec::new();
-    for (f, s) in &sessions {
-        let commit = match (&given, ingest::recorded_commit(s), a.no_git) {
-            (Some(c), _, _) => Some(c.clone()),
-            (None, Some(c), _) => Some(c),
-            (None, None, false) => git::commit_info(&cwd, None).ok(),
-            (None, None, true) => None,
-        };
-        let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
-        batch.push((commit, source.to_string_lossy().into_owned()));
-    }
-    // Sessions go in by transactions of 200: fast on a server, and a failure loses no batch
-    // already committed.
     let mut cache = ingest::Cache::default();
-    let mut progress = 0;
-    for chunk in sessions.iter().zip(&batch).collect::<Vec<_>>().chunks(200) {
-        let items: Vec<(&Session, Option<&CommitInfo>, Option<&str>)> = chunk
+    let mut done_files = 0;
+    // Files are read and written a batch at a time (one transaction each): memory stays at
+    // one batch whatever the number of files, and a bad file or a failure loses no batch
+    // already committed; the same command run again skips the sessions already stored.
+    let mut batch: Vec<(PathBuf, Session, Option<CommitInfo>, String)> = Vec::new();
+    let mut batch_runs = 0;
+    let mut k = 0;
+    while k < files.len() || !batch.is_empty() {
+        if k < files.len() && batch.len() < BATCH_FILES && batch_runs < BATCH_RUNS {
+            let f = &files[k];
+            k += 1;
+            let s = crate::results::read::load_session(f).map_err(|e| {
+                if done_files > 0 {
+                    usage(format!(
+                        "{e:#} (the {done_files} files before it were added to {}; fix or leave out this one and run the same command again: stored sessions are skipped)",
+                        st.location
+                    ))
+                } else {
+                    e
+                }
+            })?;
+            let commit = match (&given, ingest::recorded_commit(&s), a.no_git) {
+                (Some(c), _, _) => Some(c.clone()),
+                (None, Some(c), _) => Some(c),
+                (None, None, false) => head
+                    .get_or_insert_with(|| git::commit_info(&cwd, None).ok())
+                    .clone(),
+                (None, None, true) => None,
+            };
+            let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+            batch_runs += s.benchmarks.iter().map(|b| b.runs.len()).sum::<usize>();
+            batch.push((f.clone(), s, commit, source.to_string_lossy().into_owned()));
+            continue;
+        }
+        let items: Vec<(&Session, Option<&CommitInfo>, Option<&str>)> = batch
             .iter()
-            .map(|((_, s), (c, src))| (s, c.as_ref(), Some(src.as_str())))
+            .map(|(_, s, c, src)| (s, c.as_ref(), Some(src.as_str())))
             .collect();
         let done = ingest::add_sessions(&mut st.db, &items, &mut cache).map_err(|e| {
             UserError::run_failed(format!(
                 "cannot add the files from {} on to {}: {e:#}{}",
-                chunk[0].0 .0.display(),
+                batch[0].0.display(),
                 st.location,
-                if progress > 0 {
-                    format!(" (the first {progress} files were added)")
+                if done_files > 0 {
+                    format!(" (the first {done_files} files were added)")
                 } else {
                     String::new()
                 }
             ))
         })?;
-        progress += chunk.len();
+        done_files += batch.len();
         for r in done {
             if r.added {
                 added += 1;
@@ -556,6 +590,8 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
                 skipped += 1;
             }
         }
+        batch.clear();
+        batch_runs = 0;
     }
     println!(
         "{} {} ({} runs){} in {}",

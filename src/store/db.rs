@@ -10,6 +10,9 @@
 use anyhow::{anyhow, Context, Result};
 use std::path::Path;
 
+/// How long an SQLite writer waits for another one before it gives up.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// One SQL value. Nulls carry their column's type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
@@ -83,12 +86,31 @@ impl Db {
         }
         let c = rusqlite::Connection::open(path)
             .with_context(|| format!("cannot open the SQLite store {}", path.display()))?;
-        c.busy_timeout(std::time::Duration::from_secs(30))?;
+        // Concurrent writers (two CI jobs adding results) wait for each other up to this long.
+        c.busy_timeout(BUSY_TIMEOUT)?;
         // WAL: readers do not block the writer; NORMAL sync is durable across a process crash.
-        c.execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-        )
-        .with_context(|| format!("{} is not an SQLite database", path.display()))?;
+        // Switching a new file to WAL takes a lock of its own, which another process opening
+        // the same new file may hold for a moment: tried again within the busy timeout.
+        let start = std::time::Instant::now();
+        loop {
+            match c.execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+            ) {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && start.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => {
+                    return Err(anyhow!(
+                        "{} is not an SQLite database tare can open: {e}",
+                        path.display()
+                    ))
+                }
+            }
+        }
         Ok(Db::Sqlite(c))
     }
 
@@ -103,6 +125,18 @@ impl Db {
         match self {
             Db::Sqlite(_) => Kind::Sqlite,
             Db::Postgres(..) => Kind::Postgres,
+        }
+    }
+
+    /// Starts a transaction that will write. SQLite: `BEGIN IMMEDIATE`, which takes the write
+    /// lock now, waiting (the busy timeout) while another process holds it; a deferred `BEGIN`
+    /// that reads first and writes later fails at once with "database is locked" when another
+    /// writer committed in between (the busy handler cannot help a read transaction that must
+    /// become a write one). PostgreSQL: `BEGIN` (its row locks and upserts do the rest).
+    pub fn begin_write(&mut self) -> Result<()> {
+        match self {
+            Db::Sqlite(_) => self.batch("BEGIN IMMEDIATE"),
+            Db::Postgres(..) => self.batch("BEGIN"),
         }
     }
 

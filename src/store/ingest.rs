@@ -101,22 +101,11 @@ impl WithoutBenchmarks for Session {
     }
 }
 
+/// The id of a commit's row, added when missing (an upsert, safe beside other writers).
 pub fn commit_id(db: &mut Db, c: &CommitInfo) -> Result<i64> {
-    if let Some(id) = id_of(
+    let id = upsert_id(
         db,
-        "SELECT id FROM commits WHERE hash = ?",
-        &[Val::text(&c.hash)],
-    )? {
-        if let Some(b) = &c.branch {
-            db.exec(
-                "UPDATE commits SET branch = ? WHERE id = ? AND branch IS NULL",
-                &[Val::text(b), Val::int(id)],
-            )?;
-        }
-        return Ok(id);
-    }
-    db.insert_id(
-        "INSERT INTO commits (hash, parents, branch, time_unix, subject) VALUES (?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO commits (hash, parents, branch, time_unix, subject) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
         &[
             Val::text(&c.hash),
             Val::text(c.parents.join(" ")),
@@ -124,23 +113,35 @@ pub fn commit_id(db: &mut Db, c: &CommitInfo) -> Result<i64> {
             Val::Int(c.time),
             Val::Text(c.subject.clone()),
         ],
-    )
+        "SELECT id FROM commits WHERE hash = ?",
+        Val::text(&c.hash),
+    )?;
+    if let Some(b) = &c.branch {
+        db.exec(
+            "UPDATE commits SET branch = ? WHERE id = ? AND branch IS NULL",
+            &[Val::text(b), Val::int(id)],
+        )?;
+    }
+    Ok(id)
+}
+
+/// The id of the row `insert` adds unless `select` finds it: an upsert (`ON CONFLICT DO
+/// NOTHING`, then a select), so that two writers adding the same machine or benchmark at once
+/// both get the one row instead of one of them failing on the unique key.
+fn upsert_id(db: &mut Db, insert: &str, params: &[Val], select: &str, key: Val) -> Result<i64> {
+    db.exec(insert, params)?;
+    id_of(db, select, &[key])?
+        .ok_or_else(|| anyhow::anyhow!("store: {} found no row after inserting it", select))
 }
 
 fn machine_id(db: &mut Db, s: &Session) -> Result<i64> {
     let fp = fingerprint(&s.machine);
-    if let Some(id) = id_of(
-        db,
-        "SELECT id FROM machines WHERE fingerprint = ?",
-        &[Val::text(&fp)],
-    )? {
-        return Ok(id);
-    }
     let m = &s.machine;
-    db.insert_id(
-        "INSERT INTO machines (fingerprint, hostname, cpu_model, logical_cpus, physical_cores, memory_bytes, inventory) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    upsert_id(
+        db,
+        "INSERT INTO machines (fingerprint, hostname, cpu_model, logical_cpus, physical_cores, memory_bytes, inventory) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING",
         &[
-            Val::text(fp),
+            Val::text(&fp),
             Val::text(&m.hostname),
             Val::text(&m.cpu_model),
             Val::int(m.logical_cpus as i64),
@@ -148,26 +149,24 @@ fn machine_id(db: &mut Db, s: &Session) -> Result<i64> {
             Val::int(m.memory_bytes as i64),
             Val::text(serde_json::to_string(m)?),
         ],
+        "SELECT id FROM machines WHERE fingerprint = ?",
+        Val::text(fp),
     )
 }
 
 fn benchmark_id(db: &mut Db, b: &crate::results::model::Benchmark) -> Result<i64> {
     let key = benchmark_key(&b.name, &b.parameters);
-    if let Some(id) = id_of(
+    upsert_id(
         db,
-        "SELECT id FROM benchmarks WHERE key = ?",
-        &[Val::text(&key)],
-    )? {
-        return Ok(id);
-    }
-    db.insert_id(
-        "INSERT INTO benchmarks (key, name, command, parameters) VALUES (?, ?, ?, ?) RETURNING id",
+        "INSERT INTO benchmarks (key, name, command, parameters) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
         &[
-            Val::text(key),
+            Val::text(&key),
             Val::text(&b.name),
             Val::text(&b.command),
             Val::text(serde_json::to_string(&b.parameters)?),
         ],
+        "SELECT id FROM benchmarks WHERE key = ?",
+        Val::text(key),
     )
 }
 
@@ -224,7 +223,7 @@ pub fn add_sessions(
     sessions: &[(&Session, Option<&CommitInfo>, Option<&str>)],
     cache: &mut Cache,
 ) -> Result<Vec<Added>> {
-    db.batch("BEGIN")?;
+    db.begin_write()?;
     match add_batch(db, sessions, cache) {
         Ok(out) => {
             db.batch("COMMIT")?;

@@ -82,7 +82,7 @@ impl Store {
 
     /// Drops every table and creates the schema anew (for `tare history rebuild`).
     pub fn reset(&mut self) -> Result<()> {
-        self.db.batch("BEGIN")?;
+        self.db.begin_write()?;
         for t in schema::TABLES {
             self.db.batch(&format!("DROP TABLE IF EXISTS {t}"))?;
         }

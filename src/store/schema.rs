@@ -164,7 +164,7 @@ pub fn version(db: &mut Db) -> Result<i64> {
 /// Creates or migrates the schema to [`SCHEMA_VERSION`], in one transaction (PostgreSQL:
 /// serialized with other tare processes by an advisory lock).
 pub fn migrate(db: &mut Db, what: &str) -> Result<()> {
-    db.batch("BEGIN")?;
+    db.begin_write()?;
     let result = (|| -> Result<()> {
         if db.kind() == Kind::Postgres {
             db.batch("SELECT pg_advisory_xact_lock(7461726)")?;
