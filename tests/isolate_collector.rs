@@ -226,3 +226,45 @@ fn sparse_big_files_and_logs_are_capped_per_run_and_the_cap_is_recorded() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn tare_run_isolate_writable_clears_set_id_bits_the_command_left_and_keeps_older_ones() {
+    if !root() {
+        skip::skip(
+            "root (namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("tare-collector-writable-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let w = dir.path().join("w");
+    std::fs::create_dir(&w).unwrap();
+    // The user's own set-ID program, there before the run: left alone.
+    std::fs::write(w.join("mine"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(w.join("mine"), std::fs::Permissions::from_mode(0o4755)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let script = format!(
+        "mkdir -p {0}/d; cp /bin/bash {0}/d/out.suid; chmod 4755 {0}/d/out.suid; cp /bin/true {0}/out.sgid; chmod 2755 {0}/out.sgid",
+        w.display()
+    );
+    let o = Command::new(tare())
+        .args(["run", "--isolate", "--writable"])
+        .arg(&w)
+        .args(["--runs", "1", "--style", "none", "--", "sh", "-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mode = |p: &str| std::fs::metadata(w.join(p)).unwrap().mode() & 0o7777;
+    let (suid, sgid, mine) = (mode("d/out.suid"), mode("out.sgid"), mode("mine"));
+    eprintln!("modes after: d/out.suid {suid:o}, out.sgid {sgid:o}, mine {mine:o}");
+    assert_eq!(suid, 0o755, "set-user-ID bash left: {suid:o}");
+    assert_eq!(sgid, 0o755, "set-group-ID file left: {sgid:o}");
+    assert_eq!(mine, 0o4755, "the user's older set-ID file was changed");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("out.suid") && err.contains("cleared"), "{err}");
+}

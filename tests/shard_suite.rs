@@ -192,4 +192,17 @@ fn a_bad_shard_is_one_line() {
         assert!(err.contains("I/N"), "{bad}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
     }
+    // The example suite has 4 inputs: a fifth shard would run nothing (it exited 0 before).
+    for bad in ["5/5", "1/7"] {
+        let o = tare()
+            .args(["suite", "run"])
+            .arg(suite_file())
+            .args(["--shard", bad])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = stderr(&o);
+        assert!(err.contains("only 4 inputs"), "{bad}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
+    }
 }

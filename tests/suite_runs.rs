@@ -210,3 +210,65 @@ output = "^hello"
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0]["category"], "correct", "{}", recs[0]);
 }
+
+#[test]
+fn a_second_writer_of_an_output_directory_is_refused_at_once() {
+    if !root() {
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+        return;
+    }
+    let d = dir("writer");
+    for i in 0..3 {
+        std::fs::write(d.join(format!("in/{i}.txt")), "a").unwrap();
+    }
+    std::fs::write(
+        d.join("s.toml"),
+        r#"
+[[tool]]
+name = "slow"
+command = "sleep 1"
+[[inputs]]
+name = "x"
+files = ["in/*.txt"]
+"#,
+    )
+    .unwrap();
+    let out = d.join("out");
+    let run = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tare"));
+        c.args(["suite", "run", "-q", "--resume", "--output-dir"])
+            .arg(&out)
+            .arg(d.join("s.toml"));
+        c
+    };
+    let first = run().stderr(Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    while !out.join(".tare-writer.lock").exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let second = run().output().unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(second.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("another tare session"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(records(&out).len(), 3, "each run once");
+    // Once the first has ended, resuming is allowed (and finds nothing to do).
+    let again = run().output().unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(records(&out).len(), 3);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -120,12 +120,11 @@ pub(crate) fn parse_shard(s: Option<&str>) -> anyhow::Result<Option<Shard>> {
     s.map(str::parse).transpose().map_err(usage)
 }
 
-/// Keeps the shard's jobs (a warning when none is left) and returns what `suite.json` records
+/// Keeps the shard's jobs (more shards than inputs is an error: some would have no runs) and returns what `suite.json` records
 /// beyond the runner's own fields: the shard and this machine.
 pub(crate) fn shard_and_machine(
     p: &mut SuitePlan,
     shard: Option<Shard>,
-    quiet: bool,
 ) -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
     let mut meta = serde_json::Map::new();
     if let Some(shard) = shard {
@@ -134,13 +133,14 @@ pub(crate) fn shard_and_machine(
             .iter()
             .map(|j| (j.input.set.clone(), j.input.id.clone()))
             .collect();
-        shard.select(&mut p.jobs);
-        if p.jobs.is_empty() && !quiet {
-            eprintln!(
-                "tare: warning: shard {shard} has no runs: the suite has only {} inputs, and an input's runs stay in one shard",
+        if shard.count > inputs.len() {
+            return Err(usage(format!(
+                "--shard {shard}: the suite has only {} inputs, and an input's runs stay in one shard; give N of {} or less",
+                inputs.len(),
                 inputs.len()
-            );
+            )));
         }
+        shard.select(&mut p.jobs);
         meta.insert(
             "shard".into(),
             serde_json::json!({"index": shard.index, "count": shard.count}),

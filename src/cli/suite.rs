@@ -307,7 +307,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         .output_dir
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&p.name));
-    let mut meta = super::remote::shard_and_machine(&mut p, shard, a.quiet)?;
+    let mut meta = super::remote::shard_and_machine(&mut p, shard)?;
     if let Some(s) = &a.output_limit {
         p.output_limit =
             crate::units::parse_bytes(s).map_err(|e| usage(format!("--output-limit: {e}")))?;

@@ -47,6 +47,7 @@
 
 pub mod collect;
 pub mod files;
+pub mod sweep;
 pub mod sys;
 
 use serde::{Deserialize, Serialize};

@@ -74,6 +74,32 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
     })
 }
 
+/// After an isolated run as root: clears set-ID bits the tool left in its `--writable`
+/// directories (see `isolate::sweep`), saying so on stderr.
+fn sweep_writable(spec: &RunSpec, since: std::time::SystemTime) {
+    let Some(iso) = &spec.isolation else { return };
+    if iso.writable.is_empty() || !super::isolate::sys::is_root() {
+        return;
+    }
+    for dir in &iso.writable {
+        match super::isolate::sweep::sweep(dir, since) {
+            Ok(cleared) => {
+                for c in cleared {
+                    eprintln!(
+                        "tare: warning: the isolated command left {} set-ID (mode {:o}); its set-user-ID/set-group-ID bits were cleared",
+                        c.path.display(),
+                        c.mode
+                    );
+                }
+            }
+            Err(e) => eprintln!(
+                "tare: warning: cannot check writable directory {} for set-ID files the command left: {e}",
+                dir.display()
+            ),
+        }
+    }
+}
+
 fn build_isolated_command(
     spec: &RunSpec,
     setup: ChildSetup,
@@ -229,8 +255,10 @@ impl Executor {
     ) -> anyhow::Result<(Measurement, R)> {
         let cores = spec.cores.as_deref();
         let mut group = self.backend.create(&spec.limits, cores)?;
+        let since = std::time::SystemTime::now();
         let result = self.run_in(spec, group.as_mut(), cancel, during);
         let destroyed = group.destroy();
+        sweep_writable(spec, since);
         let m = result?;
         destroyed?;
         Ok(m)

@@ -88,6 +88,7 @@ pub fn run_suite(
             out.display()
         ))
     })?;
+    let _writer = lock_writer(out)?;
     let results = out.join(RESULTS_FILE);
     let mut done_keys = HashSet::new();
     if results.exists() {
@@ -379,6 +380,34 @@ fn read_capped(path: &Path) -> String {
         let _ = f.take(MAX_OUTPUT).read_to_end(&mut buf);
     }
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Name of the lock file that makes one session the only writer of an output directory.
+pub const WRITER_LOCK: &str = ".tare-writer.lock";
+
+/// Takes `out/.tare-writer.lock` for as long as the returned file lives (the kernel drops it
+/// when the session ends, however it ends); a second session writing the same directory
+/// (another `--resume`, a resubmitted Slurm task, a shard resumed by hand) is refused at once.
+fn lock_writer(out: &Path) -> anyhow::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = out.join(WRITER_LOCK);
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .mode(0o644)
+        .open(&path)
+        .map_err(|e| usage(format!("cannot open lock file {}: {e}", path.display())))?;
+    if !crate::lock::try_lock_exclusive(&f)? {
+        return Err(usage(format!(
+            "{} is being written by another tare session (it holds {}); wait for it to end, or use another --output-dir",
+            out.display(),
+            path.display()
+        )));
+    }
+    Ok(f)
 }
 
 /// Cuts a run's log to `limit` bytes (after classification, which reads its start), with a
