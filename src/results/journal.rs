@@ -432,9 +432,7 @@ pub fn open_for_recovery(path: &Path) -> anyhow::Result<Recovering> {
             e
         }
     })?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| crate::error::usage(format!("cannot read journal {}: {e}", path.display())))?;
+    let bytes = super::input::read_all(&mut file, path, "journal", super::input::limit()?)?;
     let recovered = recover_bytes(&bytes, &path.display().to_string())?;
     Ok(Recovering {
         path: path.to_path_buf(),
