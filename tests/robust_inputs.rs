@@ -4,6 +4,8 @@
 //! each ends with exit 2 and one line saying what is wrong, before any run; never a panic.
 
 mod common;
+#[path = "common/skip.rs"]
+mod skip;
 
 use common::tare;
 use std::path::{Path, PathBuf};
@@ -191,4 +193,99 @@ fn a_session_without_a_counted_run_does_not_exit_0() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("no counted run"), "{err}");
+}
+
+/// A character device like /dev/zero, made in a temporary directory.
+fn zero_device(dir: &Path) -> Option<PathBuf> {
+    if !common::is_root() {
+        return None;
+    }
+    let p = dir.join("zero");
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 5)) };
+    (r == 0).then_some(p)
+}
+
+fn results_file(dir: &Path) -> PathBuf {
+    let r = dir.join("r.json");
+    let out = tare()
+        .args(["run", "--style", "none", "--runs", "3", "--export-json"])
+        .arg(&r)
+        .arg("true")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    r
+}
+
+#[test]
+fn an_endless_device_is_refused_at_the_input_limit_by_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(zero) = zero_device(dir.path()) else {
+        return skip::skip("root", "mknod needs CAP_MKNOD; run the tests as root");
+    };
+    let r = results_file(dir.path());
+    let z = zero.to_str().unwrap();
+    let rs = r.to_str().unwrap();
+    for args in [
+        vec!["compare", z, rs],
+        vec!["compare", rs, z],
+        vec!["import", z],
+        vec!["report", z],
+        vec!["plan", "--pilot", z],
+        vec!["recover", z],
+    ] {
+        let out = tare()
+            .env("TARE_INPUT_LIMIT", "4MiB")
+            .args(&args)
+            .output()
+            .unwrap();
+        refused(&out, &args.join(" "));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(z), "{args:?}: {err}");
+    }
+    // The limit itself: a results file above it is refused before it is read, below it read.
+    let out = tare()
+        .env("TARE_INPUT_LIMIT", "100B")
+        .args(["compare", rs, rs])
+        .output()
+        .unwrap();
+    refused(&out, "compare over the limit");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TARE_INPUT_LIMIT"));
+}
+
+#[test]
+fn an_endless_fifo_is_refused_at_the_input_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("endless");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // An endless writer: stops when the reader goes away (EPIPE; Rust ignores SIGPIPE).
+    let writer = {
+        let p = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            let chunk = vec![b'{'; 1 << 16];
+            let mut sent = 0u64;
+            while f.write_all(&chunk).is_ok() {
+                sent += chunk.len() as u64;
+            }
+            sent
+        })
+    };
+    let out = tare()
+        .env("TARE_INPUT_LIMIT", "8MiB")
+        .arg("import")
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    refused(&out, "import of an endless FIFO");
+    let sent = writer.join().unwrap();
+    assert!(
+        sent <= 16 << 20,
+        "tare read {sent} bytes past its 8 MiB limit"
+    );
 }

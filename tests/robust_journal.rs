@@ -241,3 +241,166 @@ fn recover_keeps_every_valid_run_of_a_damaged_journal() {
 fn lines_of(csv: &Path) -> usize {
     lines(csv) - 1
 }
+
+/// A real journal of a session killed with -9 after `n` lines: (journal bytes as lines, the
+/// directory it is in).
+fn killed_journal(n: usize) -> (tempfile::TempDir, Vec<Vec<u8>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let journal = dir.path().join("r.json.journal");
+    let mut s = long_session(&j);
+    wait_for_lines(&journal, n);
+    s.kill().unwrap();
+    s.wait().unwrap();
+    let bytes = std::fs::read(&journal).unwrap();
+    std::fs::remove_file(&journal).unwrap();
+    // Whole lines only (the last may be torn by the kill).
+    let lines: Vec<Vec<u8>> = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| serde_json::from_slice::<Value>(l).is_ok())
+        .map(|l| l.to_vec())
+        .collect();
+    (dir, lines)
+}
+
+fn recover_to(journal: &Path, json: &Path) -> (Option<i32>, String) {
+    let out = tare()
+        .arg("recover")
+        .arg(journal)
+        .arg("--export-json")
+        .arg(json)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn damage(line: &[u8], after: &str) -> Vec<u8> {
+    let at = line
+        .windows(after.len())
+        .position(|w| w == after.as_bytes())
+        .unwrap_or_else(|| panic!("no {after} in the header"))
+        + after.len();
+    let mut l = line.to_vec();
+    l[at] = 0xff;
+    l
+}
+
+#[test]
+fn recover_keeps_the_runs_of_a_journal_whose_header_is_damaged() {
+    let (dir, lines) = killed_journal(11);
+    let n = lines.len() - 1;
+    assert!(n >= 10);
+    let original: Value = serde_json::from_slice(&lines[0]).unwrap();
+    for (case, after, name_kept) in [
+        ("settings", "\"started_at\":", true),
+        ("benchmarks", "\"benchmarks\":[{\"name\":", false),
+    ] {
+        let mut damaged = lines.clone();
+        damaged[0] = damage(&lines[0], after);
+        let journal = dir.path().join(format!("{case}.journal"));
+        std::fs::write(&journal, damaged.join(&b'\n')).unwrap();
+        let rec = dir.path().join(format!("{case}.json"));
+        let (code, err) = recover_to(&journal, &rec);
+        assert_eq!(code, Some(0), "{case}: {err}");
+        assert!(err.contains("session header was damaged"), "{case}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let doc = json(&rec);
+        assert_eq!(runs(&doc), n, "{case}: every run line is kept");
+        let name = doc["benchmarks"][0]["name"].as_str().unwrap();
+        if name_kept {
+            assert_eq!(name, original["benchmarks"][0]["name"], "{case}");
+            assert_eq!(doc["method"], original["method"], "{case}");
+        } else {
+            assert!(name.contains("name lost"), "{case}: {name}");
+            assert_eq!(doc["method"], original["method"], "{case}");
+        }
+    }
+}
+
+#[test]
+fn recover_drops_runs_with_impossible_values_and_says_how_many() {
+    let (dir, mut lines) = killed_journal(8);
+    let n = lines.len() - 1;
+    for (i, field, v) in [(2, "wall_time", -5.0), (3, "user_time", -0.001)] {
+        let mut l: Value = serde_json::from_slice(&lines[i]).unwrap();
+        l["run"][field] = v.into();
+        lines[i] = serde_json::to_vec(&l).unwrap();
+    }
+    let journal = dir.path().join("bad.journal");
+    std::fs::write(&journal, lines.join(&b'\n')).unwrap();
+    let rec = dir.path().join("bad.json");
+    let (code, err) = recover_to(&journal, &rec);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("skipped 2 lines (2 run with impossible values)"),
+        "{err}"
+    );
+    let doc = json(&rec);
+    assert_eq!(runs(&doc), n - 2);
+    // What recover wrote, compare reads (it refuses negative times).
+    let out = tare()
+        .args(["compare", "--style", "none"])
+        .arg(&rec)
+        .arg(&rec)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!e.contains("no measurement gives"), "{e}");
+}
+
+#[test]
+fn a_journal_path_holding_a_link_a_fifo_or_a_foreign_file_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let run = |json: &Path, overwrite: bool| {
+        let mut c = tare();
+        c.args(["run", "--style", "none", "--runs", "2", "--export-json"])
+            .arg(json);
+        if overwrite {
+            c.arg("--overwrite-journal");
+        }
+        let out = c.arg("true").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A link, even the user's own, with or without --overwrite-journal.
+    let a = dir.path().join("a.json");
+    std::os::unix::fs::symlink(&victim, dir.path().join("a.json.journal")).unwrap();
+    for overwrite in [false, true] {
+        let (code, err) = run(&a, overwrite);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("is a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert!(!a.exists());
+    }
+    // A FIFO: refused at once (not opened and waited on), and stays a FIFO.
+    let b = dir.path().join("b.json");
+    let fifo = dir.path().join("b.json.journal");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (code, err) = run(&b, true);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("a FIFO, not a journal"), "{err}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    // A file that is not a journal is not emptied, even with --overwrite-journal.
+    let d = dir.path().join("d.json");
+    std::fs::write(dir.path().join("d.json.journal"), "precious\n").unwrap();
+    let (code, err) = run(&d, true);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is not a tare journal"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("d.json.journal")).unwrap(),
+        "precious\n"
+    );
+}

@@ -44,8 +44,7 @@ pub struct PlanArgs {
 
 /// Reads a plan file written by `tare plan`.
 pub(crate) fn read_plan(path: &std::path::Path) -> anyhow::Result<RepetitionPlanFile> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("--plan: cannot read {}: {e}", path.display())))?;
+    let text = crate::results::input::read_text(path, "--plan: plan file")?;
     let p: RepetitionPlanFile = serde_json::from_str(&text).map_err(|e| {
         usage(format!(
             "--plan: {} is not a plan written by tare plan ({e}); make one with tare plan --pilot RESULTS.json --output FILE",
@@ -63,8 +62,7 @@ pub(crate) fn read_plan(path: &std::path::Path) -> anyhow::Result<RepetitionPlan
 
 /// `tare plan`.
 pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(&a.pilot)
-        .map_err(|e| usage(format!("--pilot: cannot read {}: {e}", a.pilot.display())))?;
+    let text = crate::results::input::read_text(&a.pilot, "--pilot: results file")?;
     let session: Session = serde_json::from_str(&text).map_err(|e| {
         usage(format!(
             "--pilot: {} is not a tare results file ({e}); give the --export-json of a tare run",

@@ -800,11 +800,7 @@ fn replay_source(text: &str) -> anyhow::Result<(u64, Option<setup::Config>)> {
     let Some(file) = file else {
         return Ok((seed, None));
     };
-    let body = std::fs::read_to_string(file).map_err(|e| {
-        usage(format!(
-            "--replay-setup: cannot read the results file {file}: {e}"
-        ))
-    })?;
+    let body = crate::results::input::read_text(Path::new(file), "--replay-setup: results file")?;
     let doc: serde_json::Value = serde_json::from_str(&body).map_err(|e| {
         usage(format!(
             "--replay-setup: {file} is not a tare results file ({e}); give the --export-json of a run with --randomize"

@@ -306,6 +306,7 @@ pub fn method_line(m: &MeasurementMethod, color: bool) -> String {
         MethodKind::CgroupV2 => "cgroup v2 (CPU time and peak memory of the whole process tree)",
         MethodKind::Rusage => "rusage FALLBACK (children never waited for are missed)",
         MethodKind::Imported => "another harness (imported with `tare import`)",
+        MethodKind::Unknown => "an unknown method (recovered from a damaged journal)",
     };
     format!("{} {what}; --verbose for details\n", p.dim("Measured with"))
 }
@@ -319,6 +320,7 @@ pub fn method_block(m: &MeasurementMethod, color: bool) -> String {
         MethodKind::CgroupV2 => "cgroup v2",
         MethodKind::Rusage => "rusage FALLBACK",
         MethodKind::Imported => "another harness (imported)",
+        MethodKind::Unknown => "unknown method",
     };
     let _ = writeln!(
         out,

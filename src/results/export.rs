@@ -378,6 +378,7 @@ pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
         super::model::MethodKind::CgroupV2 => "cgroup v2",
         super::model::MethodKind::Rusage => "rusage (fallback)",
         super::model::MethodKind::Imported => "another harness (imported)",
+        super::model::MethodKind::Unknown => "an unknown method",
     };
     out.push_str(&format!(
         "\nMeasured with {kind}: CPU time = {}; peak memory = {}.\n",

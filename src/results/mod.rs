@@ -5,6 +5,7 @@
 pub mod export;
 pub mod fsio;
 pub mod import;
+pub mod input;
 pub mod journal;
 pub mod logger;
 pub mod model;

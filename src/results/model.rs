@@ -180,6 +180,8 @@ pub enum MethodKind {
     Rusage,
     /// Measured by another harness and read by `tare import` (`extra.import` says which).
     Imported,
+    /// Not known: recovered from a journal whose session header was damaged.
+    Unknown,
 }
 
 impl MethodKind {
@@ -189,6 +191,7 @@ impl MethodKind {
             MethodKind::CgroupV2 => "cgroup-v2",
             MethodKind::Rusage => "rusage",
             MethodKind::Imported => "imported",
+            MethodKind::Unknown => "unknown",
         }
     }
 }

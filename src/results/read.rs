@@ -57,40 +57,43 @@ pub fn check_session(s: &Session) -> Result<(), String> {
     }
     for b in &s.benchmarks {
         for r in &b.runs {
-            for (what, v) in [
-                ("wall_time", r.wall_time),
-                ("cpu_time", r.cpu_time),
-                ("user_time", r.user_time),
-                ("system_time", r.system_time),
-                ("start_offset", r.start_offset),
-            ] {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(format!(
-                        "run {} of '{}' has {what} {v}, which no measurement gives (the file was changed or damaged)",
-                        r.index, b.name
-                    ));
-                }
-            }
-            if r.counted && r.wall_time == 0.0 {
-                return Err(format!(
-                    "counted run {} of '{}' has a wall time of 0 s, which no measurement gives (the file was changed or damaged)",
-                    r.index, b.name
-                ));
+            if let Some(e) = impossible(r) {
+                return Err(format!("run {} of '{}' has {e}", r.index, b.name));
             }
         }
     }
     Ok(())
 }
 
+/// What no measurement gives in a run (a negative or non-finite time, a counted run of 0 s),
+/// in words, or `None` for a run that can have been measured.
+pub fn impossible(r: &super::model::Run) -> Option<String> {
+    for (what, v) in [
+        ("wall_time", r.wall_time),
+        ("cpu_time", r.cpu_time),
+        ("user_time", r.user_time),
+        ("system_time", r.system_time),
+        ("start_offset", r.start_offset),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Some(format!(
+                "{what} {v}, which no measurement gives (the file was changed or damaged)"
+            ));
+        }
+    }
+    if r.counted && r.wall_time == 0.0 {
+        return Some(
+            "a wall time of 0 s while counted, which no measurement gives (the file was changed or damaged)"
+                .into(),
+        );
+    }
+    None
+}
+
 /// Reads one results file; every failure is one line naming the file, what it is and what
 /// was expected (exit 2).
 pub fn load_session(path: &Path) -> anyhow::Result<Session> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        usage(format!(
-            "cannot read results file {}: {e}; check the path ({EXPECTED})",
-            path.display()
-        ))
-    })?;
+    let bytes = super::input::read(path, "results file")?;
     // A journal's header line parses as a session too: tell them apart by its "type".
     let session: Session = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()

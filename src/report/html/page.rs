@@ -151,6 +151,7 @@ fn metadata(s: &Session) -> String {
         MethodKind::CgroupV2 => "cgroup v2",
         MethodKind::Rusage => "rusage (FALLBACK: no cgroup)",
         MethodKind::Imported => "another harness (imported)",
+        MethodKind::Unknown => "unknown (recovered from a damaged journal)",
     };
     rows.push(("measured with", esc(method)));
     rows.push(("CPU time", esc(&s.method.cpu_time)));

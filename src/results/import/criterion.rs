@@ -9,7 +9,6 @@
 //! directory, or any of the JSON files in `new/`.
 
 use super::{benchmark, number, Imported, Input};
-use anyhow::Context;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -69,7 +68,7 @@ fn bench_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn read_json(path: &Path) -> anyhow::Result<Value> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::results::input::read(path, "Criterion file")?;
     serde_json::from_slice(&bytes)
         .map_err(|e| anyhow::anyhow!("{}: not JSON ({e})", path.display()))
 }

@@ -189,12 +189,7 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
     let bytes = if meta.is_dir() {
         None
     } else {
-        Some(std::fs::read(path).map_err(|e| {
-            usage(format!(
-                "cannot import {}: {e}; check the path",
-                path.display()
-            ))
-        })?)
+        Some(crate::results::input::read(path, "import")?)
     };
     let json = bytes
         .as_deref()

@@ -1,0 +1,144 @@
+//! Bounded reads of what users and tools hand tare: results files, imports, plans, journals,
+//! protocol lines. A file is read up to a size limit and refused in one line naming it when it
+//! is larger, so that `tare compare /dev/zero x.json` or an endless FIFO stops at once instead
+//! of eating memory and hanging. The limit is [`DEFAULT_LIMIT`] unless `TARE_INPUT_LIMIT`
+//! (a size: `4GiB`, `500MB`) says otherwise.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+
+/// Largest input file read by default: 1 GiB (an import of 1.7 million pytest-benchmark
+/// rounds is 830 MB).
+pub const DEFAULT_LIMIT: u64 = 1 << 30;
+
+/// The environment variable that sets the limit.
+pub const LIMIT_VAR: &str = "TARE_INPUT_LIMIT";
+
+/// The size limit for input files: `TARE_INPUT_LIMIT` when set and valid, else
+/// [`DEFAULT_LIMIT`]. An invalid value is an error naming the variable.
+pub fn limit() -> anyhow::Result<u64> {
+    match std::env::var(LIMIT_VAR) {
+        Ok(v) if !v.trim().is_empty() => crate::units::parse_bytes(&v)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                crate::error::usage(format!(
+                    "{LIMIT_VAR}='{v}' is not a size; give bytes with a unit, e.g. {LIMIT_VAR}=4GiB"
+                ))
+            }),
+        _ => Ok(DEFAULT_LIMIT),
+    }
+}
+
+fn too_large(path: &Path, what: &str, limit: u64) -> anyhow::Error {
+    crate::error::usage(format!(
+        "{what} {} is larger than {}, the limit for input files (an endless device or FIFO?); give the right file, or raise the limit with {LIMIT_VAR}=SIZE",
+        path.display(),
+        crate::units::format_bytes(limit as f64, None)
+    ))
+}
+
+/// Reads all of `reader` up to `limit` bytes; more is an error naming `path` (`what` says
+/// what the file is: "results file", "import").
+pub fn read_all(reader: impl Read, path: &Path, what: &str, limit: u64) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| crate::error::usage(format!("cannot read {what} {}: {e}", path.display())))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(path, what, limit));
+    }
+    Ok(bytes)
+}
+
+/// Reads the file at `path` up to [`limit`] bytes (see [`read_all`]). A regular file larger
+/// than the limit is refused before a byte is read.
+pub fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
+    let limit = limit()?;
+    let file = std::fs::File::open(path).map_err(|e| {
+        crate::error::usage(format!(
+            "cannot read {what} {}: {e}; check the path",
+            path.display()
+        ))
+    })?;
+    if let Ok(m) = file.metadata() {
+        if m.is_file() && m.len() > limit {
+            return Err(too_large(path, what, limit));
+        }
+    }
+    read_all(file, path, what, limit)
+}
+
+/// [`read`] as UTF-8 text; bytes that are not UTF-8 are an error naming the file.
+pub fn read_text(path: &Path, what: &str) -> anyhow::Result<String> {
+    String::from_utf8(read(path, what)?).map_err(|_| {
+        crate::error::usage(format!(
+            "{what} {} is not UTF-8 text; give the right file",
+            path.display()
+        ))
+    })
+}
+
+/// What [`read_line`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A whole line, without its newline (the last line may have none).
+    Line(String),
+    /// The end of the input.
+    End,
+    /// A line longer than the bound: its first `max` bytes were read, the rest is unread.
+    TooLong,
+}
+
+/// Reads one line of at most `max` bytes (newline excluded) without holding more than that:
+/// a peer that sends an endless line is stopped at `max`. Bytes that are not UTF-8 are
+/// replaced.
+pub fn read_line(reader: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
+    let mut buf = Vec::new();
+    let n = reader.take(max as u64 + 1).read_until(b'\n', &mut buf)?;
+    if n == 0 {
+        return Ok(Line::End);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    } else if buf.len() > max {
+        return Ok(Line::TooLong);
+    }
+    Ok(Line::Line(String::from_utf8_lossy(&buf).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_reader_stops_at_the_limit_with_one_line_naming_the_file() {
+        let e = read_all(
+            std::io::repeat(0),
+            Path::new("/x/zero"),
+            "results file",
+            1000,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("results file /x/zero is larger than"), "{e}");
+        assert!(!e.contains('\n'));
+        assert_eq!(
+            read_all(&b"abc"[..], Path::new("f"), "f", 3).unwrap(),
+            b"abc"
+        );
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        let mut r = std::io::BufReader::new(&b"short\nmuch too long a line\nend"[..]);
+        assert_eq!(read_line(&mut r, 8).unwrap(), Line::Line("short".into()));
+        assert_eq!(read_line(&mut r, 8).unwrap(), Line::TooLong);
+        let mut endless = std::io::BufReader::new(std::io::repeat(b'x'));
+        assert_eq!(read_line(&mut endless, 1 << 16).unwrap(), Line::TooLong);
+        let mut r = std::io::BufReader::new(&b"last"[..]);
+        assert_eq!(read_line(&mut r, 8).unwrap(), Line::Line("last".into()));
+        assert_eq!(read_line(&mut r, 8).unwrap(), Line::End);
+    }
+}
