@@ -189,7 +189,6 @@ fn layout_follows_what_is_safe() {
             dir: scope.clone(),
             writable: true,
             delegated: true,
-            has_procs: true,
             untouchable: false,
         }),
         ..given.clone()

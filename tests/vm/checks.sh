@@ -9,6 +9,11 @@
 #   user-scope         as the user bench: systemd-run --user --scope -p Delegate=yes tare …
 #   cgroup-parent      as root with TARE_CGROUP_PARENT=/sys/fs/cgroup/bench (an empty cgroup)
 #   service-after-pids the service again, after a --pids-limit run in the same cgroup
+# and, run from inside by `checks.sh inside CTX` (see `inside` below), the places CI jobs run:
+#   container-rw       a container with its own cgroup namespace and a writable cgroup2 mount
+#                      (docker run --privileged --cgroupns=private), made with unshare
+#   container-ro       the same with cgroup2 mounted read-only (docker's default mount)
+#   user-parent        as bench, in a delegated scope holding their shell, TARE_CGROUP_PARENT below it
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 T=/payload/tare
@@ -38,6 +43,7 @@ t() {
     scope) systemd-run --quiet --scope --collect -p Delegate=yes -- "$T" "$@" ;;
     cgroup-parent) TARE_CGROUP_PARENT=$CG/bench "$T" "$@" ;;
     user-scope) runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- "$T" "$@" ;;
+    container-rw | container-ro | user-parent) "$T" "$@" ;;
   esac > "$W/out" 2>&1 < /dev/null
 }
 
@@ -189,6 +195,83 @@ sys.exit(1 if bad or not rs else 0)' "$W/suite-out/results.jsonl" 2>&1 | tail -n
   [ -z "$l" ]; result no-leftover-groups $? "$l"
 }
 
+# One place a CI job runs in, checked from inside it: the shell running this (and a `sleep`,
+# the place's first process) share tare's cgroup, which holds them — the case cgroup v2's
+# "no internal processes" rule used to block. Peak memory within 5% of the service context's
+# (the same 300 MiB process), limits, nothing left, the first process alive afterwards.
+inside() { # CTX
+  CTX=$1
+  W=/var/tmp/tare-vm/$CTX
+  rm -rf "$W"; mkdir -p "$W"
+  local opt scope first mem=(python3 -c 'b = b"x" * (300 << 20)')
+  case $CTX in
+    container-rw | container-ro)
+      opt=${CTX#container-}
+      umount -l "$CG" && mount -t cgroup2 -o "$opt,nosuid,nodev,noexec" cgroup2 "$CG"
+      result mount $? "$(grep " $CG " /proc/self/mountinfo | cut -d' ' -f4-6) cgroup: $(cat /proc/self/cgroup)"
+      ;;
+    user-parent)
+      read -r scope < /proc/self/cgroup
+      scope=$CG${scope#0::}
+      mkdir "$scope/runs"
+      export TARE_CGROUP_PARENT=$scope/runs
+      ;;
+  esac
+  sleep 100000 &
+  first=$!
+  echo "INFO $CTX: processes in tare's starting cgroup: $(tr '\n' ' ' < "${scope:-$CG}/cgroup.procs")"
+  if [ -x /payload/tare-before ]; then
+    /payload/tare-before run --runs 1 --export-json "$W/before.json" -- "${mem[@]}" > "$W/out" 2>&1 < /dev/null
+    echo "INFO $CTX: before (tare of main): $(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("method", d["method"]["kind"], "peak_memory", d["benchmarks"][0]["runs"][-1]["peak_memory"])' "$W/before.json" 2>&1 | tail -n 1)"
+  fi
+  t run --runs 1 --export-json "$W/mem.json" -- "${mem[@]}"
+  jcheck peak-memory "$W/mem.json" '"method=%s peak_memory=%s reference=%s ratio=%.3f; %s" % (d["method"]["kind"], d["benchmarks"][0]["runs"][-1]["peak_memory"], ref, d["benchmarks"][0]["runs"][-1]["peak_memory"] / ref, d["method"]["warnings"])' \
+    'd["method"]["kind"] == "cgroup-v2" and abs(d["benchmarks"][0]["runs"][-1]["peak_memory"] / ref - 1) <= 0.05'
+  lim() { # NAME EXPECTED ARGS...
+    local name=$1 want=$2
+    shift 2
+    t run --runs 1 --ignore-failure --export-json "$W/$name.json" "$@"
+    jcheck "$name" "$W/$name.json" '"termination=" + d["benchmarks"][0]["runs"][-1]["termination"]' \
+      "d['benchmarks'][0]['runs'][-1]['termination'] == '$want'"
+  }
+  lim memory-limit memory --memory-limit 100MB -- "${mem[@]}"
+  lim pids-limit pids --pids-limit 10 --wall-limit 60s -- sh -c 'for i in $(seq 1 50); do sleep 30 & done; wait'
+  t run --runs 1 --export-json "$W/daemon.json" -- sh -c '
+(setsid sh -c "trap \"\" TERM; sleep 1234; : tare-vm-daemon" &)
+sleep 0.3'
+  sleep 0.5
+  local left
+  left=$(pgrep -f 'tare-vm-daemon|sleep 1234|sleep 30' | tr '\n' ' ')
+  [ -z "$left" ]; result no-survivors $? "left=[$left]"
+  kill -0 "$first"; result first-process-alive $? "pid $first in $(cat /proc/$first/cgroup 2>/dev/null)"
+  left=$(find "$CG" -name 'tare-*' ! -name tare-vm.service -type d 2>/dev/null | head -n 5 | tr '\n' ' ')$(grep -o ' [^ ]*cgroup2\.[^ ]* ' /proc/self/mountinfo | tr '\n' ' ')
+  [ -z "$left" ]; result no-leftover-groups $? "$left"
+  kill "$first"
+}
+
+# `checks.sh inside CTX`: run by the contexts below inside their place; reads the reference.
+if [ "${1:-}" = inside ]; then
+  ref=$(python3 -c 'import json; print(json.load(open("/var/tmp/tare-vm/service/mem.json"))["benchmarks"][0]["runs"][-1]["peak_memory"])')
+  jcheck() { # NAME FILE DETAIL OK (as above, with the reference peak as `ref`)
+    local name=$1 out ok
+    out=$(python3 -c "
+import json, sys
+ref = int(sys.argv[4])
+try:
+    d = json.load(open(sys.argv[1]))
+    v = eval(sys.argv[2])
+    ok = eval(sys.argv[3])
+except Exception as e:
+    v, ok = 'n/a (%s: %s)' % (type(e).__name__, e), False
+print(v)
+sys.exit(0 if ok else 1)" "$2" "$3" "$4" "$ref" 2>&1)
+    ok=$?
+    result "$name" $ok "$out $(tail -n 1 "$W/out" | cut -c1-200)"
+  }
+  inside "$2"
+  exit 0
+fi
+
 mkdir -p "$CG/bench"
 for c in service:full delegated-service:short scope:full user-scope:full cgroup-parent:short; do
   CTX=${c%:*}
@@ -214,5 +297,17 @@ runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Deleg
 cp "$W/out2" "$W/out"
 jcheck hint-works "$W/h.json" '"kind=%s peak_memory=%s" % (d["method"]["kind"], d["benchmarks"][0]["runs"][-1]["peak_memory"])' \
   'd["method"]["kind"] == "cgroup-v2" and d["benchmarks"][0]["runs"][-1]["peak_memory"] is not None'
+
+# The places CI jobs run in (see `inside`): each a fresh cgroup, entered before unshare, so
+# that it is the root of the "container's" cgroup namespace.
+for ctx in container-rw container-ro; do
+  echo "INFO context $ctx started at $(date +%T)"
+  mkdir "$CG/$ctx"
+  bash -c "echo \$\$ > $CG/$ctx/cgroup.procs; exec unshare --cgroup --mount --propagation private -- bash $0 inside $ctx" < /dev/null
+  echo "INFO $ctx afterwards: $(find "$CG/$ctx" -name cgroup.procs -exec sh -c 'echo "$1: $(tr "\n" " " < "$1")"' _ {} \; | tr '\n' ';')"
+done
+echo "INFO context user-parent started at $(date +%T)"
+mkdir -p /var/tmp/tare-vm && chmod 777 /var/tmp/tare-vm
+runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- bash "$0" inside user-parent < /dev/null
 
 echo "TARE-VM-DONE"

@@ -11,6 +11,7 @@
 #   TARE_VM_TIMEOUT  seconds the guest may run (default 840)
 #   TARE_VM_BUILD_TIMEOUT  seconds building an image may take (default 1200)
 #   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
+#   TARE_VM_BEFORE   a second tare binary whose results the container checks print as INFO
 set -euo pipefail
 # Every early exit says where it happened (set -e alone exits silently).
 trap 'echo "tests/vm/run.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
@@ -69,6 +70,12 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/payload"
 cp "$tare" "$work/payload/tare"
 strip "$work/payload/tare" 2>/dev/null || true
+# TARE_VM_BEFORE: another tare binary (say, main's) whose numbers the container checks print
+# beside this one's, as INFO lines (before/after of a change).
+if [ -n "${TARE_VM_BEFORE:-}" ]; then
+  cp "$TARE_VM_BEFORE" "$work/payload/tare-before"
+  strip "$work/payload/tare-before" 2>/dev/null || true
+fi
 cp "$here/checks.sh" "$work/payload/checks.sh"
 cp -r "$repo/examples/suite" "$work/payload/suite"
 mke2fs -q -t ext4 -d "$work/payload" "$work/payload.img" 256M

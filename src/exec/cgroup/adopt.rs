@@ -64,6 +64,14 @@ pub fn comm(pid: i32) -> String {
 /// the cgroups and the kernel's reason.
 pub fn move_to_leaf(dir: &Path) -> io::Result<Moved> {
     let to = dir.join(LEAF);
+    if read_pids(&dir.join("cgroup.procs")).is_ok_and(|p| p.is_empty()) {
+        // Nothing in the way: no leaf made.
+        return Ok(Moved {
+            from: dir.to_path_buf(),
+            to,
+            processes: Vec::new(),
+        });
+    }
     match std::fs::create_dir(&to) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}

@@ -95,7 +95,6 @@ pub struct ParentSeen {
     pub writable: bool,
     /// Carries systemd's delegation mark, or is a cgroup namespace root.
     pub delegated: bool,
-    pub has_procs: bool,
     /// The real root of the hierarchy, or not a plain domain cgroup: never rearranged.
     pub untouchable: bool,
 }
@@ -111,7 +110,8 @@ pub enum Layout {
     /// go into `base/tare-<id>/`; controllers are enabled in the base only when it holds no
     /// process (and only where missing), and taken off again at exit.
     Beside { base: PathBuf },
-    /// `clear` holds processes that keep controllers from being enabled, and it is tare's to
+    /// `clear` does not pass controllers down (where it holds processes, they keep them from
+    /// being enabled), and it is tare's to
     /// rearrange (a container's cgroup namespace root, a delegated cgroup): its processes move
     /// into its leaf `clear/init` (see [`super::adopt`]), where they keep running; then as
     /// [`Layout::Beside`]. `clear` is the base itself, or the parent of `TARE_CGROUP_PARENT`.
@@ -135,7 +135,7 @@ pub fn decide(base: &Path, hierarchy_root: &Path, o: &Observed) -> Result<Layout
         }
         if let Some(p) = o.parent.as_ref().filter(|_| o.missing) {
             let mine = p.delegated || !o.euid_root;
-            if p.has_procs && p.writable && mine && !p.untouchable {
+            if p.writable && mine && !p.untouchable {
                 return Ok(Layout::Adopt {
                     clear: p.dir.clone(),
                     base: base.to_path_buf(),
@@ -316,7 +316,6 @@ fn observe_parent(dir: &Path, hierarchy_root: &Path) -> ParentSeen {
         delegated: sys::has_xattr(dir, c"trusted.delegate")
             || sys::has_xattr(dir, c"user.delegate")
             || (dir == hierarchy_root && !is_root),
-        has_procs: read_pids(&dir.join("cgroup.procs")).is_ok_and(|p| !p.is_empty()),
         untouchable: is_root || !domain,
     }
 }
@@ -433,7 +432,9 @@ impl Subtree {
             Layout::Adopt { clear, base: outer } => {
                 match super::adopt::move_to_leaf(&clear) {
                     Ok(moved) => {
-                        s.warnings.push(moved.describe());
+                        if !moved.processes.is_empty() {
+                            s.warnings.push(moved.describe());
+                        }
                         s.enable(&clear, &wanted, true);
                     }
                     Err(e) => s.warnings.push(format!("{e}; {howto}")),
