@@ -100,6 +100,12 @@ fn compares_implementations_head_to_head() {
         assert!(k["clock_resolution_ns"].as_f64().unwrap() > 0.0);
         let l = k["linearity"].as_f64().unwrap();
         assert!(l > 1.2 && l < 4.0, "linearity {l}");
+        // The ratio is the median of N/2N pairs, with its interval and how many pairs.
+        let pairs = k["linearity_pairs"].as_u64().unwrap();
+        assert!((6..=64).contains(&pairs), "{pairs} pairs");
+        let ci = k["linearity_ci"].as_array().unwrap();
+        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        assert!(lo <= l && l <= hi, "linearity {l} outside [{lo}, {hi}]");
         let runs = b["runs"].as_array().unwrap();
         for r in runs {
             let s = &r["extra"]["sample"];
@@ -279,7 +285,12 @@ fn user_errors_are_one_line_before_any_measurement() {
     ];
     for (args, want) in cases {
         let out = tare().args(["kernels", FAKE]).args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        // (a note that tare waits for the listing, on a slow machine, is progress, not an error)
+        let err: String = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| !l.starts_with("tare: waiting for"))
+            .map(|l| format!("{l}\n"))
+            .collect();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
             err.contains(want) && err.lines().count() == 1,
@@ -507,4 +518,120 @@ fn a_verdict_must_hold_across_invocations() {
         h["ci_low"].as_f64().unwrap() <= 1.0 && h["ci_high"].as_f64().unwrap() >= 1.0,
         "{h}"
     );
+}
+
+/// Invocations adapt when no count is given: at least 5 processes, more while the processes'
+/// interval is wider than --precision, bounded by --max-invocations and --time-budget; a kernel
+/// that stops unsettled says "inconclusive" with how far it is. `-i` still fixes the count.
+#[test]
+fn invocations_adapt_to_the_spread_of_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let j = dir.path().join(format!("{name}.json"));
+        let out = tare()
+            .args([
+                "kernels",
+                &format!(
+                    "env FAKE_LEVEL_FILE={} python3 {FAKE}",
+                    dir.path().join(name).display()
+                ),
+            ])
+            .args(["--filter", "^levels$", "--stop", "runs >= 3"])
+            .args(["--sample-time", "1ms", "--seed", "3"])
+            .args(["--export-json", j.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{extra:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = json(&j);
+        let b = &v["benchmarks"][0];
+        let n = b["extra"]["invocations"].as_array().unwrap().len();
+        (n, b["stop_reason"].as_str().unwrap().to_string(), stdout)
+    };
+    // Processes at 0.9, 1.0 and 1.1 µs: ±5% is not reached in 7 processes.
+    let (n, why, stdout) = run("a", &["--max-invocations", "7"]);
+    assert_eq!(n, 7, "{why}");
+    assert!(
+        why.starts_with("inconclusive: processes differ by")
+            && why.contains("more invocations would settle it to ±5.0%")
+            && why.contains("--max-invocations 7 reached"),
+        "{why}"
+    );
+    assert!(
+        stdout.contains("levels/python: inconclusive: processes differ by"),
+        "{stdout}"
+    );
+    // A precision the spread allows: the fewest processes, 5, and no "inconclusive".
+    let (n, why, stdout) = run("b", &["--precision", "40%"]);
+    assert_eq!(n, 5, "{why}");
+    assert!(why.starts_with("invocations: ±"), "{why}");
+    assert!(!stdout.contains("inconclusive"), "{stdout}");
+    // The time budget bounds them, settled or not.
+    let (n, why, _) = run("c", &["--time-budget", "1ms"]);
+    assert_eq!(n, 1, "{why}");
+    assert!(
+        why.contains("--time-budget") && why.starts_with("inconclusive: 1 invocations"),
+        "{why}"
+    );
+    // A count given is kept.
+    let (n, _, _) = run("d", &["-i", "2"]);
+    assert_eq!(n, 2);
+    // Bad values are one line each.
+    for (flag, value) in [("--precision", "0"), ("--time-budget", "soon")] {
+        let out = tare()
+            .args(["kernels", FAKE, flag, value])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.lines().count() == 1 && err.contains(flag), "{err}");
+    }
+}
+
+/// With fewer than 5 processes a side there is no verdict, however clear the samples: a kernel
+/// twice as slow is "inconclusive: 2 invocations" on the line, and found at 5.
+#[test]
+fn no_verdict_from_fewer_than_five_invocations() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = |name: &str, scale: &str| {
+        format!(
+            "env FAKE_LEVEL_FILE={} FAKE_SCALE={scale} python3 {FAKE}",
+            dir.path().join(name).display()
+        )
+    };
+    let run = |tag: &str, i: &str| {
+        let j = dir.path().join(format!("{tag}.json"));
+        let out = tare()
+            .args([
+                "kernels",
+                &prog(&format!("{tag}a"), "1"),
+                &prog(&format!("{tag}b"), "2"),
+            ])
+            .args(["-n", "one", "-n", "two", "--filter", "^levels$", "-i", i])
+            .args(["--stop", "runs >= 5", "--sample-time", "1ms", "--seed", "2"])
+            .args(["--export-json", j.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (json(&j)["comparisons"][0].clone(), stdout)
+    };
+    let (c, stdout) = run("few", "2");
+    assert_eq!(c["verdict"], "no-significant-difference", "{c}");
+    let words = c["words"].as_str().unwrap();
+    assert!(words.contains("inconclusive: 2 invocations"), "{words}");
+    // The reason is on the printed line, beside the interval.
+    let line = stdout.lines().find(|l| l.contains("two ")).unwrap();
+    assert!(line.contains("(inconclusive: 2 invocations"), "{stdout}");
+    let (c, _) = run("enough", "5");
+    assert_eq!(c["verdict"], "slower", "{c}");
 }

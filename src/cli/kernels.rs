@@ -56,12 +56,22 @@ pub struct KernelsArgs {
     /// Step of --parameter-scan.
     #[arg(short = 'D', long, default_value = "1", value_name = "DELTA")]
     parameter_step: String,
-    /// Fresh processes per program (the invocation level); with --invocation-stop, the fewest.
-    #[arg(short = 'i', long, default_value_t = 3, value_name = "N")]
-    invocations: usize,
-    /// Most invocations when --invocation-stop decides [default: 20].
+    /// Fresh processes per program (the invocation level), fixed; with --invocation-stop, the
+    /// fewest. Without it they adapt: at least 5, more while a kernel's process-level interval
+    /// is wider than --precision, within --time-budget and --max-invocations.
+    #[arg(short = 'i', long, value_name = "N")]
+    invocations: Option<usize>,
+    /// Most invocations [default: 100; 20 with --invocation-stop].
     #[arg(long, value_name = "N")]
     max_invocations: Option<usize>,
+    /// Adaptive invocations stop once every kernel's 95% interval over its processes is within
+    /// ± this of its value.
+    #[arg(long, default_value = "5%", value_name = "PCT")]
+    precision: String,
+    /// Adaptive invocations stop before a round that would end past this (from the first
+    /// invocation), settled or not.
+    #[arg(long, default_value = "2m", value_name = "DURATION")]
+    time_budget: String,
     /// Stop rule over invocations (runs = invocations, ci(median) over their medians), e.g.
     /// "runs >= 3 and ci(median) < 1%".
     #[arg(long, value_name = "RULE")]
@@ -224,6 +234,45 @@ fn randomizer(factors: Vec<crate::setup::Factor>) -> anyhow::Result<mk::Randomiz
     }))
 }
 
+/// A note on stderr while a program's discovery takes more than a second (a Go worker builds
+/// its test binary, a pyperf worker runs every benchmark once), then every 5 s; it ends when
+/// dropped.
+struct Waiting {
+    done: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Waiting {
+    fn start(program: &str) -> Waiting {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let program = program.to_string();
+        let thread = std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            let mut wait = Duration::from_secs(1);
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(wait) {
+                eprintln!(
+                    "tare: waiting for '{program}' to list its kernels ({:.0} s; it may be building them)",
+                    t0.elapsed().as_secs_f64()
+                );
+                wait = Duration::from_secs(5);
+            }
+        });
+        Waiting {
+            done: Some(tx),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        drop(self.done.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 struct Progress {
     quiet: bool,
 }
@@ -302,23 +351,45 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     let timeout = duration("worker-timeout", &a.worker_timeout)?;
     let start_timeout = duration("start-timeout", &a.start_timeout)?;
     let min_sample = duration("sample-time", &a.sample_time)?;
-    if a.invocations == 0 || a.max_samples == 0 {
-        return Err(usage("--invocations and --max-samples must be at least 1"));
+    if a.invocations == Some(0) || a.max_samples == 0 || a.max_invocations == Some(0) {
+        return Err(usage(
+            "--invocations, --max-invocations and --max-samples must be at least 1",
+        ));
     }
+    let precision = units::parse_fraction(&a.precision)
+        .ok()
+        .filter(|p| *p > 0.0 && *p < 1.0)
+        .ok_or_else(|| {
+            usage(format!(
+                "--precision '{}': expected a percentage between 0 and 100, e.g. 5%",
+                a.precision
+            ))
+        })?;
+    let time_budget = duration("time-budget", &a.time_budget)?;
     let sample_stop = match &a.stop {
         Some(s) => rule("stop", s)?,
         None => StopRule::default_rule(10, 30, Metric::CiMedian, 0.01, 2.0),
     };
-    let (invocation_stop, max_invocations) = match &a.invocation_stop {
-        Some(s) => (
+    let fewest = a.invocations.unwrap_or(1);
+    let (invocation_stop, max_invocations, adaptive) = match (&a.invocation_stop, a.invocations) {
+        (Some(s), _) => (
             rule("invocation-stop", s)?,
-            a.max_invocations.unwrap_or(20).max(a.invocations),
+            a.max_invocations.unwrap_or(20).max(fewest),
+            None,
         ),
-        None => (
-            StopRule::Cond(Metric::Runs, Cmp::Ge, a.invocations as f64),
-            a.max_invocations
-                .unwrap_or(a.invocations)
-                .max(a.invocations),
+        (None, Some(n)) => (
+            StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64),
+            a.max_invocations.unwrap_or(n).max(n),
+            None,
+        ),
+        (None, None) => (
+            StopRule::Cond(Metric::Runs, Cmp::Ge, ck::MIN_INVOCATIONS as f64),
+            a.max_invocations.unwrap_or(100),
+            Some(mk::Adaptive {
+                min: ck::MIN_INVOCATIONS,
+                precision,
+                budget: time_budget,
+            }),
         ),
     };
     let noise = units::parse_fraction(&a.noise_threshold)
@@ -396,15 +467,16 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             command: a.programs[i].clone(),
             argv: argv.clone(),
         };
-        let d = mk::discover(&executor, &spec, &program, timeout, start_timeout, &cancel).map_err(
-            |e| {
-                if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                    anyhow::Error::from(UserError::interrupted())
-                } else {
-                    UserError::run_failed(format!("program '{}': {e}", a.programs[i])).into()
-                }
-            },
-        )?;
+        let waiting = (!a.quiet).then(|| Waiting::start(&a.programs[i]));
+        let d = mk::discover(&executor, &spec, &program, timeout, start_timeout, &cancel);
+        drop(waiting);
+        let d = d.map_err(|e| {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                anyhow::Error::from(UserError::interrupted())
+            } else {
+                UserError::run_failed(format!("program '{}': {e}", a.programs[i])).into()
+            }
+        })?;
         found.push(d);
         programs.push(program);
     }
@@ -449,6 +521,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         max_samples: a.max_samples,
         invocation_stop,
         max_invocations,
+        adaptive,
         warmup: a.warmup,
         steady_state: match a.steady_state {
             SteadyArg::Auto => mk::SteadyState::Auto,
@@ -654,8 +727,11 @@ pub fn summary(s: &Session) -> String {
             let vs = if i == g[0] {
                 "reference".to_string()
             } else if let Some(c) = ck::comparison_of(s, g[0], i) {
+                let why = ck::withheld(c)
+                    .map(|w| format!(" ({w})"))
+                    .unwrap_or_default();
                 format!(
-                    "{:.3}× [{:.3}, {:.3}] {}",
+                    "{:.3}× [{:.3}, {:.3}] {}{why}",
                     c.ratio, c.ratio_ci_low, c.ratio_ci_high, c.verdict
                 )
             } else {
@@ -676,6 +752,9 @@ pub fn summary(s: &Session) -> String {
         }
     }
     for b in &s.benchmarks {
+        if b.stop_reason.starts_with("inconclusive") {
+            let _ = writeln!(out, "tare: note: {}: {}", b.name, b.stop_reason);
+        }
         for d in &b.diagnostics {
             if d.message.starts_with(&b.name) {
                 let _ = writeln!(out, "tare: note: {}", d.message);

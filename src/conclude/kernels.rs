@@ -19,6 +19,70 @@ use serde_json::json;
 pub const LINEARITY_MIN: f64 = 1.6;
 /// Above this, time grows faster than the loops (caches overflowing, a leak): also flagged.
 pub const LINEARITY_MAX: f64 = 3.0;
+/// Fewest processes a side for a verdict: with fewer, their spread cannot be estimated (JMH
+/// runs 5 forks, pyperf 20 processes).
+pub const MIN_INVOCATIONS: usize = 5;
+/// What a withheld verdict's words say after the comparison's own words.
+pub const WITHHELD: &str = " — withheld: ";
+
+/// The invocation level of one benchmark: the processes' medians (s/loop) as replicates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProcessSpread {
+    pub n: usize,
+    pub mean: f64,
+    /// σ of the processes' medians over their mean: how much processes differ.
+    pub cv: f64,
+    /// Half-width of the 95% t-interval of the mean over the processes, relative to the mean.
+    pub half: f64,
+}
+
+/// The process-level interval of per-invocation medians; `None` with fewer than 2 or a mean
+/// that is not positive.
+pub fn process_spread(medians: &[f64]) -> Option<ProcessSpread> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let n = medians.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = medians.iter().sum::<f64>() / n as f64;
+    if mean.is_nan() || mean <= 0.0 {
+        return None;
+    }
+    let var = medians.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+        .ok()?
+        .inverse_cdf(0.975);
+    let sd = var.sqrt();
+    Some(ProcessSpread {
+        n,
+        mean,
+        cv: sd / mean,
+        half: t * sd / (n as f64).sqrt() / mean,
+    })
+}
+
+/// About how many more processes bring the interval's half-width to `precision` (the width
+/// shrinks as 1/√n; at least 1 when it is wider).
+pub fn more_invocations(s: &ProcessSpread, precision: f64) -> usize {
+    if s.half <= precision || precision <= 0.0 {
+        return 0;
+    }
+    let need = (s.n as f64 * (s.half / precision).powi(2)).ceil() as usize;
+    need.saturating_sub(s.n).max(1)
+}
+
+/// Why an adaptive session stopped without the precision asked: `why` is the bound reached.
+pub fn inconclusive(s: &ProcessSpread, precision: f64, why: &str) -> String {
+    format!(
+        "inconclusive: processes differ by {:.1}% (σ of their medians; ±{:.1}% over {} processes); about {} more invocations would settle it to ±{:.1}% ({why})",
+        100.0 * s.cv,
+        100.0 * s.half,
+        s.n,
+        more_invocations(s, precision),
+        100.0 * precision
+    )
+}
+
 /// Relative tolerance of user metrics that must agree across implementations.
 pub const METRIC_TOLERANCE: f64 = 1e-9;
 
@@ -64,6 +128,16 @@ pub fn pairs(benches: &[Benchmark]) -> Vec<(usize, usize)> {
         }
     }
     out
+}
+
+/// Invocations that gave counted samples.
+pub fn invocations_counted(b: &Benchmark) -> usize {
+    by_invocation(b).len()
+}
+
+/// Why a comparison's verdict was withheld, if it was.
+pub fn withheld(c: &ComparisonRecord) -> Option<&str> {
+    c.words.split_once(WITHHELD).map(|(_, why)| why)
 }
 
 /// Counted seconds per loop grouped by invocation, in order (the process level of
@@ -129,12 +203,24 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
         if (c.verdict == "faster" || c.verdict == "slower") && low <= 1.0 && 1.0 <= high {
             c.verdict = "no-significant-difference".into();
             c.words = format!(
-                "{} — but across processes the ratio's {:.0}% CI is {:.3}–{:.3}, which includes 1: \
-                 not significant at the invocation level (run more invocations, -i)",
+                "{}{WITHHELD}across processes the ratio's {:.0}% CI is {:.3}–{:.3}, which includes 1: \
+                 not significant at the invocation level (run more invocations)",
                 c.words,
                 100.0 * iv["confidence"].as_f64().unwrap_or(0.95),
                 low,
                 high
+            );
+        }
+    }
+    // Too few processes to know their spread: no verdict whatever the samples say.
+    for c in &mut session.comparisons {
+        let n = invocations_counted(&session.benchmarks[c.reference])
+            .min(invocations_counted(&session.benchmarks[c.candidate]));
+        if n < MIN_INVOCATIONS && (c.verdict == "faster" || c.verdict == "slower") {
+            c.verdict = "no-significant-difference".into();
+            c.words = format!(
+                "{}{WITHHELD}inconclusive: {n} invocations (a verdict needs at least {MIN_INVOCATIONS} processes a side; -i {MIN_INVOCATIONS} or more)",
+                c.words
             );
         }
     }
@@ -172,11 +258,21 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
         return out;
     };
     if let Some(l) = k.linearity {
-        if !(LINEARITY_MIN..=LINEARITY_MAX).contains(&l) {
-            let (message, suggestion) = if l < LINEARITY_MIN {
+        // The interval of the pairs' median ratio where recorded (a record from before it: the
+        // ratio itself); only an interval wholly outside the linear range is a warning.
+        let [lo, hi] = k.linearity_ci.unwrap_or([l, l]);
+        let range = match k.linearity_ci {
+            Some(_) => format!(
+                " (95% CI {lo:.2}–{hi:.2} over {} N/2N pairs)",
+                k.linearity_pairs.unwrap_or(0)
+            ),
+            None => String::new(),
+        };
+        if hi < LINEARITY_MIN || lo > LINEARITY_MAX {
+            let (message, suggestion) = if hi < LINEARITY_MIN {
                 (
                     format!(
-                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N (N = {}); the body was optimized away or per-sample overhead dominates",
+                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away or per-sample overhead dominates",
                         b.name, k.loops
                     ),
                     "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop".to_string(),
@@ -184,7 +280,7 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
             } else {
                 (
                     format!(
-                        "{}: time grows faster than the loops: 2N loops took {l:.2}× the time of N (N = {})",
+                        "{}: time grows faster than the loops: 2N loops took {l:.2}× the time of N{range} (N = {})",
                         b.name, k.loops
                     ),
                     "check for state that grows across loops (caches, allocations) or reset it in the per-repetition init".to_string(),
@@ -194,7 +290,7 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
                 kind: "linearity".into(),
                 message,
                 suggestion,
-                evidence: json!({"ratio": l, "loops": k.loops}),
+                evidence: json!({"ratio": l, "ci": [lo, hi], "pairs": k.linearity_pairs, "loops": k.loops}),
             });
         }
     }
@@ -332,4 +428,33 @@ pub fn comparison_of(s: &Session, r: usize, c: usize) -> Option<&ComparisonRecor
     s.comparisons
         .iter()
         .find(|x| x.reference == r && x.candidate == c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_interval_and_how_many_more() {
+        // Medians 0.9, 1.0, 1.1, 0.9, 1.0: mean 0.98, sd = √0.007 = 0.0836660; the t quantile
+        // scipy.stats.t.ppf(0.975, 4) = 2.7764451051977987.
+        let p = process_spread(&[0.9, 1.0, 1.1, 0.9, 1.0]).unwrap();
+        let sd = 0.007f64.sqrt();
+        assert_eq!(p.n, 5);
+        assert!((p.mean - 0.98).abs() < 1e-12);
+        assert!((p.cv - sd / 0.98).abs() < 1e-12);
+        let half = 2.7764451051977987 * sd / 5f64.sqrt() / 0.98;
+        assert!((p.half - half).abs() < 1e-9, "{} vs {half}", p.half);
+        // ±10.6% to ±5%: (10.6/5)² × 5 ≈ 22.5 processes, 18 more.
+        assert_eq!(more_invocations(&p, 0.05), 18);
+        assert_eq!(more_invocations(&p, 0.2), 0);
+        let words = inconclusive(&p, 0.05, "--time-budget 2m reached");
+        assert!(
+            words.starts_with("inconclusive: processes differ by 8.5%")
+                && words.contains("about 18 more invocations would settle it to ±5.0%"),
+            "{words}"
+        );
+        assert_eq!(process_spread(&[1.0]), None);
+        assert_eq!(process_spread(&[0.0, 0.0]), None);
+    }
 }

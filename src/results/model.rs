@@ -129,6 +129,13 @@ pub struct KernelRecord {
     /// in its loop); `None` when not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linearity: Option<f64>,
+    /// The 95% interval of that ratio: the median of alternated N/2N pairs, each pair's
+    /// time(2N)/time(N), with its distribution-free interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linearity_ci: Option<[f64; 2]>,
+    /// How many N/2N pairs the ratio rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linearity_pairs: Option<usize>,
     /// Bytes and items per loop, if the kernel reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_loop: Option<f64>,
