@@ -669,8 +669,10 @@ fn label_programs(programs: &mut [Program], found: &[Discovered], names: &[Strin
     }
 }
 
-/// The terminal summary: per kernel and parameters, each implementation's time per loop,
-/// throughput, invocations × samples, and its ratio to the reference; then diagnostics.
+/// The terminal summary: per kernel and parameters, each implementation's time per loop (the
+/// mean of its processes' medians ± the 95% interval over processes), throughput,
+/// invocations × samples, and its ratio to the reference (with why a verdict was withheld);
+/// then diagnostics and kernels that stopped inconclusive.
 pub fn summary(s: &Session) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -704,16 +706,29 @@ pub fn summary(s: &Session) -> String {
             let k = ck::kernel_record(b).unwrap_or_default();
             let invs = ck::invocations(b);
             let counted = b.runs.iter().filter(|r| r.counted).count();
-            let time = match &b.summary.wall_time {
-                Some(m) => {
+            // "±" is the 95% interval over processes (the unit of replication) where there
+            // are two or more; with one, the interval of the median of its samples, said so.
+            let medians: Vec<f64> = invs
+                .iter()
+                .filter(|i| i.error.is_none())
+                .filter_map(|i| i.median)
+                .collect();
+            let time = match (ck::process_spread(&medians), &b.summary.wall_time) {
+                (Some(p), _) => format!(
+                    "{}/loop ± {} (95% CI over {} processes)",
+                    units::format_time(p.mean, Some(p.half * p.mean)),
+                    units::format_percent(p.half),
+                    p.n
+                ),
+                (None, Some(m)) => {
                     let half = (m.median_ci_high - m.median_ci_low) / 2.0;
                     format!(
-                        "{}/loop ± {}",
+                        "{}/loop ± {} (95% CI of the median of one process's samples)",
                         units::format_time(m.median, Some(half)),
                         units::format_percent(if m.median > 0.0 { half / m.median } else { 0.0 })
                     )
                 }
-                None => "no counted sample".to_string(),
+                (None, None) => "no counted sample".to_string(),
             };
             let thr = match (&b.summary.wall_time, k.bytes_per_loop, k.items_per_loop) {
                 (Some(m), Some(bytes), _) if m.median > 0.0 => {
