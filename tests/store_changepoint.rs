@@ -133,6 +133,8 @@ fn points(values: &[f64]) -> Vec<Point> {
             ci_low: v,
             ci_high: v,
             n: 1,
+            detect_value: v,
+            interfered: 0,
             sessions: vec![SessionRef {
                 id: i as i64,
                 started_at: String::new(),
@@ -145,6 +147,8 @@ fn points(values: &[f64]) -> Vec<Point> {
                 kernel: "k".into(),
                 os: "o".into(),
                 method: "m".into(),
+                interfered: 0,
+                clean_median: None,
             }],
         })
         .collect()

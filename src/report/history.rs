@@ -116,7 +116,20 @@ pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
         if v.changes.is_empty() {
             let _ = writeln!(o, "  no change point");
         }
-        for c in &v.changes {
+        if let Some(line) = left_out_words(v) {
+            let _ = writeln!(o, "  {line}");
+        }
+        for c in v.changes.iter().filter(|c| c.machine_change.is_some()) {
+            let _ = writeln!(
+                o,
+                "  new segment at {} (after {}): {}; level {} — detection starts again, not alarmed",
+                short(&c.after_key),
+                short(&c.before_key),
+                c.machine_change.as_deref().unwrap_or(""),
+                ratio_words(c)
+            );
+        }
+        for c in v.changes.iter().filter(|c| c.machine_change.is_none()) {
             let alert = v.alert_at(&c.after_key);
             let _ = writeln!(
                 o,
@@ -145,6 +158,22 @@ pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
 
 fn short(key: &str) -> String {
     key.chars().take(10).collect()
+}
+
+/// "detection left out N interfered runs (M commits entirely)", when it did.
+pub fn left_out_words(v: &SeriesView) -> Option<String> {
+    let (runs, points) = crate::store::detect::left_out(&v.points);
+    (runs > 0).then(|| {
+        format!(
+            "detection left out {} flagged as interfered with{}",
+            units::plural(runs as usize, "run"),
+            if points > 0 {
+                format!(" ({} entirely)", units::plural(points, "commit"))
+            } else {
+                String::new()
+            }
+        )
+    })
 }
 
 /// A Markdown summary for a pull-request comment: open alerts first, then one line per series.
@@ -185,6 +214,23 @@ pub fn markdown(views: &[SeriesView], new_ids: &[i64]) -> String {
                 a.status,
                 if new_ids.contains(&a.id) { " 🆕" } else { "" }
             );
+        }
+        o.push('\n');
+    }
+    let mut notes = Vec::new();
+    for v in views {
+        if let Some(line) = left_out_words(v) {
+            notes.push(format!(
+                "{} · {} · {}: {line}",
+                md(&v.series.label()),
+                v.series.metric,
+                md(&v.series.hostname)
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        for n in notes {
+            let _ = writeln!(o, "- {n}");
         }
         o.push('\n');
     }

@@ -6,14 +6,19 @@
 //! within the neighbouring change points — with a 95% bootstrap interval. A change is alerted
 //! when that interval excludes 1 and the ratio differs from 1 by at least `min_effect`.
 //!
+//! Runs tare flagged as interfered with are left out (a point counts without them; a point
+//! whose every run was flagged is left out), and the views say how many. A change of the
+//! machine's kernel, OS or measurement method starts a new segment: change points are searched
+//! within segments, and the boundary is annotated, never alarmed. A different machine
+//! (fingerprint) is a different series.
+//!
 //! Alerts have a lifecycle stored in the `alerts` table: `new` → `acknowledged` | `dismissed` |
-//! `fixed`. Running detection again updates an alert rather than adding a second one when a
-//! change of the same kind is found within two commits of it (one alert per level shift); a
-//! `new` alert whose change is no longer found is dismissed with a note; an open regression
-//! whose level is undone by a later improvement is marked `fixed`. A change at a commit where
-//! the machine's kernel, OS or measurement method changed is stored `dismissed` with the
-//! machine change as its note: annotated, not alarmed. A different machine is a different
-//! series. A change whose sessions after it were multimodal says so.
+//! `fixed`. One alert per level shift: running detection again updates the alert of the same
+//! kind lying between the neighbouring change points (its estimated commit may move as commits
+//! and trials are added) rather than adding a second one; a `new` alert whose change is no
+//! longer found is dismissed with a note, and opened again (not new to the gate) when it is
+//! found again; an open regression whose level is undone by a later improvement is marked
+//! `fixed`. A change whose sessions after it were multimodal says so.
 
 use super::db::{Db, Val};
 use super::query::{Point, Series};
@@ -43,6 +48,11 @@ impl Default for DetectSettings {
 pub struct Change {
     /// Index of the first point of the new level.
     pub index: usize,
+    /// Index of the first point of the level before, and one past the last of the level
+    /// after (the neighbouring change points): the stretch in which a stored alert is this
+    /// same level shift.
+    pub from: usize,
+    pub to: usize,
     /// Commit keys of the last point before and the first after.
     pub before_key: String,
     pub after_key: String,
@@ -78,67 +88,147 @@ fn config(p: &Point, last: bool) -> Option<(String, String, String)> {
     Some((s.kernel.clone(), s.os.clone(), s.method.clone()))
 }
 
+fn describe_config_change(x: &(String, String, String), y: &(String, String, String)) -> String {
+    let mut parts = Vec::new();
+    if x.0 != y.0 {
+        parts.push(format!("kernel {} → {}", x.0, y.0));
+    }
+    if x.1 != y.1 {
+        parts.push(format!("OS {} → {}", x.1, y.1));
+    }
+    if x.2 != y.2 {
+        parts.push(format!("method {} → {}", x.2, y.2));
+    }
+    parts.join(", ")
+}
+
 /// The change points of a series' points, with effect sizes.
+///
+/// Points whose every run was flagged as interfered with are left out (`Point::detect_value`
+/// is NaN), and the others count without their flagged runs. A change of kernel, OS or
+/// measurement method between two points starts a new segment: change points are searched
+/// within segments, never across one, and each boundary is returned as a change with its
+/// `machine_change` set, never alerted.
 pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> Vec<Change> {
-    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+    let used: Vec<usize> = (0..points.len())
+        .filter(|&i| points[i].detect_value.is_finite())
+        .collect();
+    let mut segments: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    for k in 1..used.len() {
+        if config(&points[used[k - 1]], true) != config(&points[used[k]], false) {
+            segments.push((start, k));
+            start = k;
+        }
+    }
+    if !used.is_empty() {
+        segments.push((start, used.len()));
+    }
     let mut cfg = settings.changepoint;
     cfg.seed ^= seed_of(series);
-    let cps = e_divisive(&values, &cfg);
-    let mut bounds: Vec<usize> = vec![0];
-    bounds.extend(cps.iter().map(|c| c.index));
-    bounds.push(values.len());
-    let mut out = Vec::new();
-    for (k, cp) in cps.iter().enumerate() {
-        let (a, i, b) = (bounds[k], bounds[k + 1], bounds[k + 2]);
-        let before = &values[a..i];
-        let after = &values[i..b];
-        let Some(ratio) =
-            bootstrap_ratio_of_medians(before, after, false, 0.95, 2000, cfg.seed ^ i as u64)
-        else {
-            continue;
-        };
-        let worse = if series.direction == "higher" {
-            ratio.estimate < 1.0
+    let med = |xs: &[f64]| {
+        crate::stats::quantile::median(&crate::stats::quantile::sorted_without_nan(xs))
+            .unwrap_or(f64::NAN)
+    };
+    let worse = |r: f64| {
+        if series.direction == "higher" {
+            r < 1.0
         } else {
-            ratio.estimate > 1.0
-        };
-        let alerted = (ratio.low > 1.0 || ratio.high < 1.0)
-            && (ratio.estimate - 1.0).abs() >= settings.min_effect;
-        let machine_change = match (config(&points[i - 1], true), config(&points[i], false)) {
-            (Some(x), Some(y)) if x != y => {
-                let mut parts = Vec::new();
-                if x.0 != y.0 {
-                    parts.push(format!("kernel {} → {}", x.0, y.0));
+            r > 1.0
+        }
+    };
+    let value_of = |k: usize| points[used[k]].detect_value;
+    let mut out = Vec::new();
+    for (si, &(s0, s1)) in segments.iter().enumerate() {
+        let values: Vec<f64> = (s0..s1).map(value_of).collect();
+        if si > 0 {
+            // The boundary: annotated with the machine change, never alerted.
+            let (p0, p1) = segments[si - 1];
+            let before: Vec<f64> = (p0..p1).map(value_of).collect();
+            let (x, y) = (
+                config(&points[used[s0 - 1]], true).unwrap_or_default(),
+                config(&points[used[s0]], false).unwrap_or_default(),
+            );
+            let (lb, la) = (med(&before), med(&values));
+            let ratio = bootstrap_ratio_of_medians(&before, &values, false, 0.95, 2000, cfg.seed)
+                .unwrap_or(Interval {
+                    estimate: la / lb,
+                    low: f64::NAN,
+                    high: f64::NAN,
+                    confidence: 0.95,
+                });
+            out.push(Change {
+                index: used[s0],
+                from: used[p0],
+                to: used.get(s1).copied().unwrap_or(points.len()),
+                before_key: points[used[s0 - 1]].key.clone(),
+                after_key: points[used[s0]].key.clone(),
+                kind: if worse(ratio.estimate) {
+                    "regression"
+                } else {
+                    "improvement"
                 }
-                if x.1 != y.1 {
-                    parts.push(format!("OS {} → {}", x.1, y.1));
+                .into(),
+                ratio,
+                p_value: 1.0,
+                alerted: false,
+                machine_change: Some(describe_config_change(&x, &y)),
+                multimodal: false,
+                level_before: lb,
+                level_after: la,
+            });
+        }
+        let cps = e_divisive(&values, &cfg);
+        let mut bounds: Vec<usize> = vec![0];
+        bounds.extend(cps.iter().map(|c| c.index));
+        bounds.push(values.len());
+        for (k, cp) in cps.iter().enumerate() {
+            let (a, i, b) = (bounds[k], bounds[k + 1], bounds[k + 2]);
+            let before = &values[a..i];
+            let after = &values[i..b];
+            let Some(ratio) =
+                bootstrap_ratio_of_medians(before, after, false, 0.95, 2000, cfg.seed ^ i as u64)
+            else {
+                continue;
+            };
+            let alerted = (ratio.low > 1.0 || ratio.high < 1.0)
+                && (ratio.estimate - 1.0).abs() >= settings.min_effect;
+            let (pa, pi) = (used[s0 + a], used[s0 + i]);
+            let pb = used.get(s0 + b).copied().unwrap_or(points.len());
+            out.push(Change {
+                index: pi,
+                from: pa,
+                to: pb,
+                before_key: points[used[s0 + i - 1]].key.clone(),
+                after_key: points[pi].key.clone(),
+                kind: if worse(ratio.estimate) {
+                    "regression"
+                } else {
+                    "improvement"
                 }
-                if x.2 != y.2 {
-                    parts.push(format!("method {} → {}", x.2, y.2));
-                }
-                Some(parts.join(", "))
-            }
-            _ => None,
-        };
-        let med = |xs: &[f64]| {
-            crate::stats::quantile::median(&crate::stats::quantile::sorted_without_nan(xs))
-                .unwrap_or(f64::NAN)
-        };
-        out.push(Change {
-            index: i,
-            before_key: points[i - 1].key.clone(),
-            after_key: points[i].key.clone(),
-            ratio,
-            p_value: cp.p_value,
-            kind: if worse { "regression" } else { "improvement" }.into(),
-            alerted,
-            machine_change,
-            multimodal: points[i..b].iter().any(Point::multimodal),
-            level_before: med(before),
-            level_after: med(after),
-        });
+                .into(),
+                ratio,
+                p_value: cp.p_value,
+                alerted,
+                machine_change: None,
+                multimodal: points[pi..pb].iter().any(Point::multimodal),
+                level_before: med(before),
+                level_after: med(after),
+            });
+        }
     }
     out
+}
+
+/// Counted runs left out of detection as interfered with, and points left out entirely.
+pub fn left_out(points: &[Point]) -> (i64, usize) {
+    (
+        points.iter().map(|p| p.interfered).sum(),
+        points
+            .iter()
+            .filter(|p| !p.detect_value.is_finite())
+            .count(),
+    )
 }
 
 /// A stored alert.
@@ -162,6 +252,9 @@ pub struct Alert {
     pub created_at: String,
     pub updated_at: String,
 }
+
+/// The note of an alert dismissed because its change is no longer found.
+const NOT_FOUND: &str = "no longer detected";
 
 pub const STATUSES: &[&str] = &["new", "acknowledged", "dismissed", "fixed"];
 
@@ -254,14 +347,25 @@ pub fn update_alerts(
     let mut matched: Vec<i64> = Vec::new();
     let mut created = Vec::new();
     for c in changes.iter().filter(|c| c.alerted) {
-        let same = existing.iter().find(|a| {
-            a.kind == c.kind
-                && !matched.contains(&a.id)
-                && pos(&a.commit_key).is_some_and(|p| p.abs_diff(c.index) <= 2)
-        });
+        // The same level shift: an alert of the same kind at a commit between the change
+        // points on either side (the estimate may move as commits and trials are added),
+        // the nearest one first.
+        let same = existing
+            .iter()
+            .filter(|a| {
+                a.kind == c.kind
+                    && !matched.contains(&a.id)
+                    && pos(&a.commit_key).is_some_and(|p| p > c.from && p < c.to)
+            })
+            .min_by_key(|a| pos(&a.commit_key).map(|p| p.abs_diff(c.index)));
         match same {
             Some(a) => {
                 matched.push(a.id);
+                // Found again after it was dismissed for not being found: open again, but
+                // not new (the gate already failed on it once).
+                if a.status == "dismissed" && a.note.starts_with(NOT_FOUND) {
+                    set_status(db, a.id, "new", Some("found again"), now)?;
+                }
                 db.exec(
                     "UPDATE alerts SET commit_key = ?, before_key = ?, ratio = ?, ratio_low = ?, ratio_high = ?, p_value = ?, updated_at = ? WHERE id = ?",
                     &[
@@ -322,7 +426,7 @@ pub fn update_alerts(
                 db,
                 a.id,
                 "dismissed",
-                Some(&format!("no longer detected with {} commits", points.len())),
+                Some(&format!("{NOT_FOUND} with {} commits", points.len())),
                 now,
             )?;
         }

@@ -423,6 +423,7 @@ fn add_batch(
             ];
             for (m, summary) in per_metric.iter().enumerate() {
                 if let Some(x) = summary {
+                    let (interfered, clean) = clean_median(&b.runs, m);
                     sums.push(vec![
                         Val::int(sid),
                         Val::int(bid),
@@ -436,6 +437,8 @@ fn add_batch(
                         Val::real(x.min),
                         Val::real(x.max),
                         Val::int(multimodal),
+                        Val::int(interfered as i64),
+                        Val::Real(clean),
                     ]);
                 }
             }
@@ -483,7 +486,41 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "min",
     "max",
     "multimodal",
+    "interfered",
+    "clean_median",
 ];
+
+/// Whether tare flagged the run as interfered with (`extra.environment.interfered`).
+pub fn interfered(r: &crate::results::model::Run) -> bool {
+    r.extra
+        .get(crate::machine::extra_keys::RUN_ENVIRONMENT)
+        .and_then(|e| e.get("interfered"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+}
+
+/// Of the counted runs, how many were interfered with, and the median of metric `m` (in
+/// [`METRICS`] order) over the others: `None` when none was flagged (the summary's median
+/// stands) or every one was (nothing clean to detect with).
+pub fn clean_median(runs: &[crate::results::model::Run], m: usize) -> (usize, Option<f64>) {
+    let counted = runs.iter().filter(|r| r.counted);
+    let flagged = counted.clone().filter(|r| interfered(r)).count();
+    if flagged == 0 {
+        return (0, None);
+    }
+    let values: Vec<f64> = counted
+        .filter(|r| !interfered(r))
+        .filter_map(|r| match m {
+            0 => Some(r.wall_time),
+            1 => Some(r.cpu_time),
+            2 => Some(r.user_time),
+            3 => Some(r.system_time),
+            _ => r.peak_memory.map(|x| x as f64),
+        })
+        .collect();
+    let sorted = crate::stats::quantile::sorted_without_nan(&values);
+    (flagged, crate::stats::quantile::median(&sorted))
+}
 
 /// One `runs` row.
 pub fn run_row(sid: i64, bid: i64, r: &crate::results::model::Run) -> Vec<Val> {

@@ -5,7 +5,9 @@
 //! A point is a commit (or, for a session stored without one, that session). Several sessions
 //! of one commit — trials run again on the same machine — are merged: the point's value is the
 //! median of the sessions' medians, its interval the median of their interval bounds, `n` the
-//! sum of their counted runs. Points are ordered by commit time, then session start.
+//! sum of their counted runs. Points are ordered by commit time, then session start. Each point
+//! also carries the value detection uses (`detect_value`): the same merge over the sessions'
+//! medians without the runs tare flagged as interfered with.
 
 use super::db::{Db, Val};
 use anyhow::Result;
@@ -57,6 +59,22 @@ pub struct SessionRef {
     pub kernel: String,
     pub os: String,
     pub method: String,
+    /// Counted runs tare flagged as interfered with, and the median of the others (`None`
+    /// when none was flagged, or all were).
+    pub interfered: i64,
+    pub clean_median: Option<f64>,
+}
+
+impl SessionRef {
+    /// The value change-point detection uses: the median without the runs flagged as
+    /// interfered with; NaN when every counted run was (the session is left out).
+    pub fn detect_value(&self) -> f64 {
+        if self.interfered == 0 {
+            self.median
+        } else {
+            self.clean_median.unwrap_or(f64::NAN)
+        }
+    }
 }
 
 /// One point of a trend: a commit (or a session without one).
@@ -74,6 +92,11 @@ pub struct Point {
     pub ci_low: f64,
     pub ci_high: f64,
     pub n: i64,
+    /// What change-point detection uses: the median of the sessions' values without their
+    /// interfered runs; NaN when every run of the point was interfered with (left out).
+    pub detect_value: f64,
+    /// Counted runs left out of detection as interfered with.
+    pub interfered: i64,
     pub sessions: Vec<SessionRef>,
 }
 
@@ -146,7 +169,8 @@ pub fn series(db: &mut Db) -> Result<Vec<Series>> {
 pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>> {
     let rows = db.query(
         "SELECT s.median, s.ci_low, s.ci_high, s.n, s.multimodal, se.id, se.started_at, se.source, \
-                se.kernel, se.os, se.method, se.dirty, se.started_unix, c.hash, c.subject, c.branch, c.time_unix \
+                se.kernel, se.os, se.method, se.dirty, se.started_unix, c.hash, c.subject, c.branch, c.time_unix, \
+                s.interfered, s.clean_median \
          FROM summaries s JOIN sessions se ON se.id = s.session_id \
               LEFT JOIN commits c ON c.id = se.commit_id \
          WHERE s.benchmark_id = ? AND s.metric_id = ? AND se.machine_id = ? \
@@ -171,6 +195,8 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
             kernel: text(&mut r, 8).unwrap_or_default(),
             os: text(&mut r, 9).unwrap_or_default(),
             method: text(&mut r, 10).unwrap_or_default(),
+            interfered: r[17].as_i64().unwrap_or(0),
+            clean_median: r[18].as_f64(),
         };
         let dirty = r[11].as_i64() == Some(1);
         let started = r[12].as_i64().unwrap_or(0);
@@ -195,6 +221,8 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
                     ci_low: f64::NAN,
                     ci_high: f64::NAN,
                     n: 0,
+                    detect_value: f64::NAN,
+                    interfered: 0,
                     sessions: vec![sref],
                 });
             }
@@ -216,6 +244,8 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
         p.ci_low = med(&|s| s.ci_low);
         p.ci_high = med(&|s| s.ci_high);
         p.n = p.sessions.iter().map(|s| s.n).sum();
+        p.detect_value = med(&SessionRef::detect_value);
+        p.interfered = p.sessions.iter().map(|s| s.interfered).sum();
     }
     Ok(points)
 }
