@@ -383,7 +383,7 @@ fn remote_record(
 
 /// `tare run --host`: runs `args` (the arguments after `run`) over there.
 pub fn run_command(o: &HostOptions, args: &[String], local: &Local) -> anyhow::Result<i32> {
-    export::check_all(&local.exports, local.html.as_deref())?;
+    let _claims = export::check_all(&local.exports, local.html.as_deref())?;
     let version = check_remote(o)?;
     let inv = inventory(o);
     let record = remote_record(o, &version, &inv);
