@@ -226,3 +226,41 @@ fn round_trip_per_sample() {
     assert!(stream > 0.0 && stream < 5e6, "{stream}");
     assert!(single > 0.0 && single < 5e7, "{single}");
 }
+
+/// The greeting of a worker that stops after its hello, or trickles kernels without end, is cut
+/// at one `--start-timeout` deadline (not a fresh limit per line), the error names that option,
+/// and the worker's tree is killed (issue 23).
+#[test]
+fn a_greeting_that_stops_or_never_ends_is_cut_at_the_start_deadline() {
+    for mode in ["hang-start", "hang-greeting", "trickle"] {
+        let ex = executor();
+        let cancel = AtomicBool::new(false);
+        let t = Instant::now();
+        // A long per-line limit: only the start deadline (1.5 s) may end these.
+        let (_, r) = worker::invoke(&ex, &spec(mode), Duration::from_secs(120), &cancel, |w| {
+            w.hello(Duration::from_millis(1500))
+        })
+        .unwrap();
+        let took = t.elapsed();
+        let e = r.expect_err(mode);
+        assert!(matches!(e, WorkerError::Timeout { .. }), "{mode}: {e}");
+        assert!(e.to_string().contains("--start-timeout"), "{mode}: {e}");
+        assert!(took < Duration::from_secs(20), "{mode}: took {took:?}");
+    }
+    // Kernels announced as fast as the worker can: cut at the bound, not by memory.
+    let ex = executor();
+    let cancel = AtomicBool::new(false);
+    let (_, r) = worker::invoke(
+        &ex,
+        &spec("endless"),
+        Duration::from_secs(120),
+        &cancel,
+        |w| w.hello(Duration::from_secs(120)),
+    )
+    .unwrap();
+    let e = r.expect_err("endless");
+    assert!(
+        e.to_string().contains("more than 10000 kernels"),
+        "endless: {e}"
+    );
+}

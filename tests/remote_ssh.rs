@@ -421,3 +421,52 @@ fn a_dropped_link_keeps_every_finished_run() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// A remote side that answers with an endless line (no newline) is cut at the stream's line
+/// bound with one error line, instead of filling this side's memory (issue 23).
+#[test]
+fn an_endless_line_from_the_other_side_is_cut_at_the_bound() {
+    if !Sshd::possible() {
+        return;
+    }
+    let s = Sshd::start();
+    let fake = s.dir.join("endless-tare");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in --version) echo 'tare {}';; machine) yes x | tr -d '\\n';; *) yes x | tr -d '\\n';; esac\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+    )
+    .unwrap();
+    must(&format!("chmod +x {}", fake.display()));
+    let t = Instant::now();
+    let o = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "maxrss_kb=%M"])
+        .arg(env!("CARGO_BIN_EXE_tare"))
+        .args([
+            "run",
+            "--host",
+            "tare-remote",
+            &s.ssh_option(),
+            "--remote-tare",
+        ])
+        .arg(&fake)
+        .args(["--runs", "2", "true"])
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(
+        t.elapsed() < Duration::from_secs(120),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("longer than 67108864 bytes"), "{e}");
+    let rss: u64 = e
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss_kb="))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("/usr/bin/time's line");
+    assert!(rss < 1 << 20, "tare held {rss} kB for a 64 MiB bound");
+}

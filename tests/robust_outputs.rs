@@ -232,3 +232,62 @@ fn a_directory_or_a_socket_is_refused_in_one_line() {
         .file_type()
         .is_socket());
 }
+
+#[test]
+fn a_second_running_session_writing_the_same_export_refuses_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let csv = d.path().join("shared.csv");
+    let journal = d.path().join("a.json.journal");
+    let mut first = tare()
+        .args(["run", "--style", "none", "--runs", "200", "--export-json"])
+        .arg(d.path().join("a.json"))
+        .arg("--export-csv")
+        .arg(&csv)
+        .args(["--", "sleep", "0.02"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first session has passed its checks once its journal exists.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !journal.exists() {
+        assert!(std::time::Instant::now() < deadline, "no journal");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Through another spelling of the same path, too.
+    let o = tare()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "--export-json",
+            "b.json",
+        ])
+        .args(["--export-csv", "./shared.csv", "true"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("another running tare session"), "{err}");
+    assert!(!d.path().join("b.json").exists());
+    assert!(first.wait().unwrap().success());
+    // Once the first has finished, the path is free again.
+    let o = tare()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "--export-csv",
+            "shared.csv",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

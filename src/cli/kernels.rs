@@ -416,7 +416,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         })
     })
     .collect();
-    crate::results::export::check_all(&exports, a.export_html.as_deref())?;
+    let _claims = crate::results::export::check_all(&exports, a.export_html.as_deref())?;
     // Cores: as `tare run` chooses them, registered so other sessions avoid them.
     let run_cores: Option<Vec<usize>> = match (&a.cores, a.cpus) {
         (Some(list), _) => Some(

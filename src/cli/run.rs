@@ -1222,7 +1222,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         (&a.export_asciidoc, Format::AsciiDoc),
         (&a.export_orgmode, Format::OrgMode),
     ]);
-    export::check_all(&exports, a.export_html.as_deref())?;
+    let _claims = export::check_all(&exports, a.export_html.as_deref())?;
     // The store is opened (created, migrated) before the first run: a bad URL stops here.
     let mut history = match &a.store {
         Some(spec) => Some(super::history::open_for_run(Some(spec.as_str()))?),
@@ -1566,7 +1566,7 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
         (&a.export_asciidoc, Format::AsciiDoc),
         (&a.export_orgmode, Format::OrgMode),
     ]);
-    export::check_all(&exports, None)?;
+    let _claims = export::check_all(&exports, None)?;
     let recovering = journal::open_for_recovery(&a.journal)?;
     let mut session = recovering.recovered.session.clone();
     let skipped = &recovering.recovered.skipped;

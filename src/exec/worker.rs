@@ -13,15 +13,20 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// Most kernels a worker may announce, and parameters per kernel (a worker announcing them
+/// without end is cut here).
+pub const MAX_KERNELS: usize = 10_000;
+
 /// Why a conversation ended early; `Display` is one line.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkerError {
     /// The socket reached EOF or failed (the worker exited or closed it).
     Closed { waiting_for: String },
-    /// No complete line within the limit.
+    /// No complete line within the limit; `option` is the option that sets it.
     Timeout {
         waiting_for: String,
         limit: Duration,
+        option: &'static str,
     },
     /// Not a message, a line too long, a reply that does not fit the request.
     Protocol(String),
@@ -40,9 +45,13 @@ impl std::fmt::Display for WorkerError {
             WorkerError::Closed { waiting_for } => {
                 write!(f, "worker closed the connection (exited?) while tare waited for {waiting_for}")
             }
-            WorkerError::Timeout { waiting_for, limit } => write!(
+            WorkerError::Timeout {
+                waiting_for,
+                limit,
+                option,
+            } => write!(
                 f,
-                "worker did not answer within {:.3} s while tare waited for {waiting_for}; raise --worker-timeout if it is slow",
+                "worker did not answer within {:.3} s while tare waited for {waiting_for}; its process tree was killed; raise {option} if it is slow",
                 limit.as_secs_f64()
             ),
             WorkerError::Protocol(m) => write!(f, "worker broke the protocol: {m}"),
@@ -139,9 +148,14 @@ impl<'a> Worker<'a> {
             })
     }
 
-    /// The next line, within `limit`.
-    fn read_line(&mut self, waiting_for: &str, limit: Duration) -> Result<String, WorkerError> {
-        let deadline = Instant::now() + limit;
+    /// The next line, by `deadline` (`limit` and `option` say what set it, for the error).
+    fn read_line(
+        &mut self,
+        waiting_for: &str,
+        deadline: Instant,
+        limit: Duration,
+        option: &'static str,
+    ) -> Result<String, WorkerError> {
         loop {
             if let Some(pos) = self.buf.iter().position(|&b| b == b'\n') {
                 if pos + 1 > MAX_LINE {
@@ -165,6 +179,7 @@ impl<'a> Worker<'a> {
                 return Err(WorkerError::Timeout {
                     waiting_for: waiting_for.to_string(),
                     limit,
+                    option,
                 });
             }
             // Wake at least every 250 ms to see the cancel flag; the timeout is changed only
@@ -202,9 +217,25 @@ impl<'a> Worker<'a> {
         ))
     }
 
-    /// The next message.
+    /// The next message, within `limit` (a reply line: `--worker-timeout`).
     fn read(&mut self, waiting_for: &str, limit: Duration) -> Result<Message, WorkerError> {
-        let line = self.read_line(waiting_for, limit)?;
+        self.read_by(
+            waiting_for,
+            Instant::now() + limit,
+            limit,
+            "--worker-timeout",
+        )
+    }
+
+    /// The next message, by `deadline`.
+    fn read_by(
+        &mut self,
+        waiting_for: &str,
+        deadline: Instant,
+        limit: Duration,
+        option: &'static str,
+    ) -> Result<Message, WorkerError> {
+        let line = self.read_line(waiting_for, deadline, limit, option)?;
         Message::parse(&line).map_err(|e| {
             WorkerError::Protocol(format!(
                 "'{}' is not a message ({e}; line {})",
@@ -236,10 +267,14 @@ impl<'a> Worker<'a> {
         WorkerError::Protocol(format!("{e} (line {})", self.line_no))
     }
 
-    /// Reads the worker's greeting: `hello`, kernels and parameters, `ready`. `limit` covers
-    /// the start of the program (a JVM's, too).
+    /// Reads the worker's greeting: `hello`, kernels and parameters, `ready`. `limit`
+    /// (`--start-timeout`) covers the start of the program (a JVM's, too) and the whole
+    /// greeting: a worker that stops, or trickles kernels, is cut at one deadline. At most
+    /// [`MAX_KERNELS`] kernels are read.
     pub fn hello(&mut self, limit: Duration) -> Result<Hello, WorkerError> {
-        let m = self.read("its 'hello'", limit)?;
+        let deadline = Instant::now() + limit;
+        let start = "--start-timeout";
+        let m = self.read_by("its 'hello'", deadline, limit, start)?;
         if m.verb != "hello" {
             return Err(self.unexpected(&m, "'hello'"));
         }
@@ -254,13 +289,23 @@ impl<'a> Worker<'a> {
             kernels: Vec::new(),
         };
         loop {
-            let m = self.read("the list of kernels", self.limit)?;
+            let m = self.read_by(
+                "the rest of its greeting (kernels, 'ready')",
+                deadline,
+                limit,
+                start,
+            )?;
             match m.verb.as_str() {
                 "ready" => break,
                 "kernel" => {
                     let name = self.field(&m, "name")?.to_string();
                     if !protocol::name_ok(&name) {
                         return Err(self.bad(format!("'{}' is not a kernel name", clip(&name))));
+                    }
+                    if hello.kernels.len() >= MAX_KERNELS {
+                        return Err(WorkerError::Protocol(format!(
+                            "more than {MAX_KERNELS} kernels announced"
+                        )));
                     }
                     if hello.kernels.iter().any(|k| k.name == name) {
                         return Err(self.bad(format!("kernel '{name}' announced twice")));
@@ -289,6 +334,11 @@ impl<'a> Worker<'a> {
                                 clip(&kernel)
                             ))
                         })?;
+                    if k.params.len() >= MAX_KERNELS {
+                        return Err(WorkerError::Protocol(format!(
+                            "more than {MAX_KERNELS} parameters announced for '{kernel}'"
+                        )));
+                    }
                     if k.params.iter().any(|p| p.name == name) {
                         return Err(WorkerError::Protocol(format!(
                             "parameter '{name}' of '{kernel}' announced twice (line {line})"

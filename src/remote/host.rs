@@ -18,10 +18,11 @@
 use super::transport::{Ssh, Transport};
 use crate::error::{usage, UserError};
 use crate::results::export::{self, Export};
+use crate::results::input::Line as Bounded;
 use crate::results::journal::{self, Journal};
 use crate::results::{Run, Session};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -220,17 +221,33 @@ pub fn check_remote(o: &HostOptions) -> anyhow::Result<String> {
 
 /// The other machine's inventory (`tare machine --json`), if it gives one.
 fn inventory(o: &HostOptions) -> Option<serde_json::Value> {
-    let out = o
+    let mut child = o
         .transport
         .command(&tare_argv(o, &["machine".into(), "--json".into()]))
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .output()
+        .spawn()
         .ok()?;
-    serde_json::from_slice(&out.stdout).ok()
+    // Bounded: an inventory is a few kilobytes; an endless answer is no inventory.
+    let out = crate::results::input::read_all(
+        child.stdout.take()?,
+        Path::new("machine --json"),
+        "the other side's inventory",
+        16 << 20,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    serde_json::from_slice(&out.ok()?).ok()
 }
 
 /// A remote tare running, its stdout lines and its error line.
+/// Longest line read from the other side's standard output (a session header or a run with
+/// its meters), and from its standard error; most error lines kept.
+const MAX_STREAM_LINE: usize = 64 << 20;
+const MAX_ERROR_LINE: usize = 64 << 10;
+const MAX_ERROR_LINES: usize = 100;
+
 struct Stream {
     child: Child,
     lines: mpsc::Receiver<String>,
@@ -252,29 +269,48 @@ impl Stream {
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let (tx, rx) = mpsc::channel();
+        // The other side's messages go on, as they come; its error lines are kept (at most
+        // MAX_ERROR_LINES) for the one line this side ends with. Every line read is bounded:
+        // an endless line ends the stream with an error instead of filling memory.
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let errs = Arc::clone(&errors);
+        let too_long = Arc::clone(&errors);
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
+            let mut r = BufReader::new(stdout);
+            loop {
+                match crate::results::input::read_line(&mut r, MAX_STREAM_LINE) {
+                    Ok(Bounded::Line(line)) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(Bounded::TooLong) => {
+                        if let Ok(mut e) = too_long.lock() {
+                            e.push(format!(
+                                "the other side sent a line longer than {MAX_STREAM_LINE} bytes; the stream was stopped"
+                            ));
+                        }
+                        break;
+                    }
+                    Ok(Bounded::End) | Err(_) => break,
                 }
             }
         });
-        // The other side's messages go on, as they come; its error lines are kept for the
-        // one line this side ends with.
-        let errors = Arc::new(Mutex::new(Vec::new()));
-        let errs = Arc::clone(&errors);
         let host = o.transport.name().to_string();
         let stderr_thread = std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
+            let mut r = BufReader::new(stderr);
+            while let Ok(Bounded::Line(line)) =
+                crate::results::input::read_line(&mut r, MAX_ERROR_LINE)
+            {
                 // Its progress (`[3/40] …`) and messages go on; other lines (an error's
                 // explanation) are kept for the one line this side ends with.
                 if line.starts_with("tare: error: ")
                     || !(line.starts_with("tare: ") || line.starts_with('['))
                 {
                     if let Ok(mut e) = errs.lock() {
-                        e.push(line);
+                        if e.len() < MAX_ERROR_LINES {
+                            e.push(line);
+                        }
                     }
                 } else if forward {
                     match line.strip_prefix("tare: ") {
@@ -347,7 +383,7 @@ fn remote_record(
 
 /// `tare run --host`: runs `args` (the arguments after `run`) over there.
 pub fn run_command(o: &HostOptions, args: &[String], local: &Local) -> anyhow::Result<i32> {
-    export::check_all(&local.exports, local.html.as_deref())?;
+    let _claims = export::check_all(&local.exports, local.html.as_deref())?;
     let version = check_remote(o)?;
     let inv = inventory(o);
     let record = remote_record(o, &version, &inv);

@@ -31,8 +31,10 @@ impl Format {
 }
 
 /// Checks a session's outputs before its first run: no two name the same file, and each can be
-/// written (see [`super::fsio`]). `html` is `--export-html`'s path.
-pub fn check_all(exports: &[Export], html: Option<&Path>) -> anyhow::Result<()> {
+/// written (see [`super::fsio`]). `html` is `--export-html`'s path. Checks, too, that
+/// and no other running session writes one of them (the returned claims hold them until
+/// dropped).
+pub fn check_all(exports: &[Export], html: Option<&Path>) -> anyhow::Result<super::fsio::Claims> {
     let mut outputs: Vec<(&str, &Path)> = exports
         .iter()
         .map(|e| (e.format.option(), e.path.as_path()))
@@ -44,7 +46,7 @@ pub fn check_all(exports: &[Export], html: Option<&Path>) -> anyhow::Result<()> 
     for (_, p) in &outputs {
         super::fsio::check(p)?;
     }
-    Ok(())
+    super::fsio::claim(&outputs)
 }
 
 /// The export a journal is kept beside: the first whose path is a file tare replaces (not

@@ -15,7 +15,7 @@
 //!
 //! [`check`] applies the same rules before the first run, so that a path that cannot be written
 //! stops a session before it measures anything; [`distinct`] refuses two outputs of one session
-//! that name the same file.
+//! that name the same file, and [`claim`] two running sessions that write the same file.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -327,11 +327,7 @@ fn identity(path: &Path) -> String {
     if let Ok(m) = std::fs::metadata(path) {
         return format!("{}:{}", m.dev(), m.ino());
     }
-    let dir = std::fs::canonicalize(dir_of(path)).unwrap_or_else(|_| dir_of(path).to_path_buf());
-    match path.file_name() {
-        Some(n) => dir.join(n).display().to_string(),
-        None => path.display().to_string(),
-    }
+    identity_path(path)
 }
 
 /// Refuses two outputs of one session that name the same file (the second would overwrite the
@@ -349,6 +345,62 @@ pub fn distinct(outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
         seen.push((id, option));
     }
     Ok(())
+}
+
+/// Held for as long as a session may write its outputs: the locks of [`claim`].
+pub struct Claims(#[allow(dead_code)] Vec<File>);
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Takes an exclusive lock (flock, in `lock::runtime_dir()/outputs/`) for each output path
+/// that is a file tare replaces, so that a second running session writing the same file
+/// refuses at once instead of one session's results silently replacing the other's. Devices,
+/// FIFOs, links and `-` are not locked (two sessions may share `/dev/null`). Where the lock
+/// directory cannot be made, nothing is locked.
+pub fn claim(outputs: &[(&str, &Path)]) -> anyhow::Result<Claims> {
+    let dir = crate::lock::runtime_dir().join("outputs");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return Ok(Claims(Vec::new()));
+    }
+    let mut held = Vec::new();
+    for &(option, path) in outputs {
+        if !matches!(classify(path), Ok(Target::Replace)) {
+            continue;
+        }
+        let key = identity_path(path);
+        let lock = dir.join(format!("{:016x}.lock", fnv1a(key.as_bytes())));
+        let Ok(f) = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&lock)
+        else {
+            continue;
+        };
+        if !crate::lock::try_lock_exclusive(&f).unwrap_or(true) {
+            return Err(crate::error::usage(format!(
+                "{option} {} is an output of another running tare session; wait for it to finish or choose another path",
+                path.display()
+            )));
+        }
+        held.push(f);
+    }
+    Ok(Claims(held))
+}
+
+/// The absolute path a file will have (its directory resolved), as a key.
+fn identity_path(path: &Path) -> String {
+    let dir = std::fs::canonicalize(dir_of(path)).unwrap_or_else(|_| dir_of(path).to_path_buf());
+    match path.file_name() {
+        Some(n) => dir.join(n).display().to_string(),
+        None => path.display().to_string(),
+    }
 }
 
 #[cfg(test)]

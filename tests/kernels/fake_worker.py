@@ -11,6 +11,9 @@ Misbehaviour for the tests, from FAKE_MODE (comma-separated):
   crash-run    exit 3 in the middle of the first `run`
   hang-setup   stop answering at the first `setup`
   hang-start   never say hello
+  hang-greeting  say hello and one kernel, then stop answering
+  trickle      say hello, then a new kernel every 0.2 s without end (never `ready`)
+  endless      say hello, then new kernels as fast as it can without end
   garbage      print a line that is not a message instead of `ok` to the first `setup`
   version2     announce protocol=2
   long-line    send a 70 000-byte line as the first reply
@@ -81,6 +84,17 @@ def main():
         time.sleep(300)
     if "long-line" in MODE:
         send("x" * 70000)
+    if MODE & {"hang-greeting", "trickle", "endless"}:
+        send(msg("hello", protocol=1, client="fake-python", version="0.1", lang="python"))
+        send(msg("kernel", name="k0"))
+        if "hang-greeting" in MODE:
+            time.sleep(300)
+        i = 1
+        while True:
+            send(msg("kernel", name="k%d" % i))
+            i += 1
+            if "trickle" in MODE:
+                time.sleep(0.2)
     send(msg("hello", protocol=2 if "version2" in MODE else 1, client="fake-python",
              version="0.1", lang="python"))
     for name, params in KERNELS.items():
