@@ -12,6 +12,7 @@
 #   TARE_VM_BUILD_TIMEOUT  seconds building an image may take (default 1200)
 #   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
 #   TARE_VM_BEFORE   a second tare binary whose results the container checks print as INFO
+#   TARE_VM_ONLY     the contexts of checks.sh to run, each short (default: all)
 set -euo pipefail
 # Every early exit says where it happened (set -e alone exits silently).
 trap 'echo "tests/vm/run.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
@@ -72,6 +73,8 @@ cp "$tare" "$work/payload/tare"
 strip "$work/payload/tare" 2>/dev/null || true
 # TARE_VM_BEFORE: another tare binary (say, main's) whose numbers the container checks print
 # beside this one's, as INFO lines (before/after of a change).
+# TARE_VM_ONLY: the contexts of checks.sh to run (each short), e.g. "service container-rw".
+[ -n "${TARE_VM_ONLY:-}" ] && echo "$TARE_VM_ONLY" > "$work/payload/only"
 if [ -n "${TARE_VM_BEFORE:-}" ]; then
   cp "$TARE_VM_BEFORE" "$work/payload/tare-before"
   strip "$work/payload/tare-before" 2>/dev/null || true
