@@ -214,3 +214,23 @@ fn errors_are_one_line() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_run_recorded_twice_is_refused_in_one_line() {
+    let d = tmp("dups");
+    let f = d.join("results.jsonl");
+    use Category::*;
+    write(
+        &f,
+        &[
+            rec("a", "1", 0, "ok", Correct, 0.1),
+            rec("a", "2", 0, "ok", Correct, 0.2),
+            rec("a", "1", 0, "ok", Correct, 0.1),
+        ],
+    );
+    let o = tare().arg("table").arg(&d).arg("--dump").output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("recorded more than once"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
