@@ -494,9 +494,27 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
             .dir(&o.output_dir)
         })
         .collect();
+    // Shards of another count (an earlier --tasks): their finished runs count as done.
+    let others = Shard {
+        index: 1,
+        count: o.tasks,
+    }
+    .other_counts(&o.output_dir);
+    let mut done_before: HashSet<String> = HashSet::new();
+    if o.resume {
+        for d in &others {
+            done_before.extend(finished(d));
+        }
+    }
+    let finished = |d: &Path| -> HashSet<String> {
+        let mut k = finished(d);
+        k.extend(done_before.iter().cloned());
+        k
+    };
     if !o.resume {
         if let Some(d) = shards
             .iter()
+            .chain(&others)
             .find(|d| d.join(crate::suite::record::RESULTS_FILE).exists())
         {
             return Err(usage(format!(
