@@ -206,3 +206,53 @@ fn a_bad_shard_is_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
     }
 }
+
+#[test]
+fn resume_with_another_shard_count_measures_and_counts_each_run_once() {
+    if !suite_possible() {
+        return;
+    }
+    let dir = scratch("shards-recount");
+    let out = dir.join("out");
+    let o = run_suite(&["--shard", "1/2"], &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = categories(&out.join("shard-1-of-2"));
+    assert_eq!(
+        first.len(),
+        20,
+        "2 of 4 inputs × 5 configurations × 2 repetitions"
+    );
+    // Another count without --resume would measure the same runs again: refused.
+    let o = run_suite(&["--shard", "1/3"], &out);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("another shard count"), "{}", stderr(&o));
+    for s in ["1/3", "2/3", "3/3"] {
+        let o = run_suite(&["--shard", s, "--resume"], &out);
+        assert!(o.status.success(), "--shard {s}: {}", stderr(&o));
+    }
+    let mut all: BTreeMap<String, String> = first.clone();
+    let mut total = first.len();
+    for s in ["shard-1-of-3", "shard-2-of-3", "shard-3-of-3"] {
+        let part = categories(&out.join(s));
+        total += part.len();
+        for (k, v) in part {
+            assert!(!first.contains_key(&k), "{k} measured again in {s}");
+            all.insert(k, v);
+        }
+    }
+    assert_eq!(all.len(), 40, "every run once");
+    assert_eq!(total, 40, "no run twice");
+    // The table merges both counts, counts each run once, and says so.
+    let t = tare()
+        .arg("table")
+        .arg(&out)
+        .args(["--csv", "-"])
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "{}", stderr(&t));
+    assert!(
+        stderr(&t).contains("shards of 2 and 3 parts"),
+        "{}",
+        stderr(&t)
+    );
+}

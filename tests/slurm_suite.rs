@@ -104,6 +104,19 @@ fn the_example_suite_on_slurm_classifies_like_a_local_run() {
     // One array job: both shards came from it, and each task measured in its job.
     let script = std::fs::read_to_string(on.join("slurm/job.sh")).unwrap();
     assert!(script.contains("--shard \"$shard/2\" --resume"), "{script}");
+    // It can be submitted by hand: its options are #SBATCH lines, the array included.
+    assert!(script.starts_with("#!/bin/sh\n#SBATCH "), "{script}");
+    assert!(script.contains("\n#SBATCH --array=0-1\n"), "{script}");
+    let t = Command::new("sbatch")
+        .arg("--test-only")
+        .arg(on.join("slurm/job.sh"))
+        .output()
+        .unwrap();
+    assert!(
+        t.status.success(),
+        "sbatch --test-only job.sh: {}",
+        String::from_utf8_lossy(&t.stderr)
+    );
     let mut jobs = std::collections::BTreeSet::new();
     for s in ["shard-1-of-2", "shard-2-of-2"] {
         let meta: serde_json::Value =
@@ -308,4 +321,52 @@ fn resume_refuses_while_an_earlier_array_still_runs() {
         assert!(Instant::now() < deadline, "scancel did not empty the queue");
         std::thread::sleep(Duration::from_millis(300));
     }
+}
+
+#[test]
+fn an_array_cancelled_by_the_user_is_not_submitted_again() {
+    let _g = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    if !possible() {
+        return;
+    }
+    let dir = scratch("slurm-scancel");
+    let suite = slow_suite(&dir, "slowscancel");
+    let out = dir.join("out");
+    let follower = tare()
+        .args(["suite", "run"])
+        .arg(&suite)
+        .args(["--slurm", "--tasks", "2", "--output-dir"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while queued("tare-slowscancel").is_empty() {
+        assert!(Instant::now() < deadline, "nothing queued within a minute");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let jobs = std::fs::read_to_string(out.join("slurm/jobs")).unwrap();
+    let first: Vec<String> = jobs.split_whitespace().map(str::to_string).collect();
+    assert_eq!(first.len(), 1, "{jobs}");
+    // The user cancels the whole array.
+    assert!(Command::new("scancel")
+        .arg(&first[0])
+        .status()
+        .unwrap()
+        .success());
+    let t0 = Instant::now();
+    let o = follower.wait_with_output().unwrap();
+    let err = stderr(&o);
+    eprintln!(
+        "follower ended {:.1} s after scancel",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("cancelled") && err.contains("does not submit them again"),
+        "{err}"
+    );
+    let jobs = std::fs::read_to_string(out.join("slurm/jobs")).unwrap();
+    assert_eq!(jobs.split_whitespace().count(), 1, "resubmitted: {jobs}");
+    assert!(queued("tare-slowscancel").is_empty());
 }

@@ -263,3 +263,23 @@ fn the_gate_does_not_pass_on_missing_runs() {
     let (code, err) = dump(&cur, &["--allow-missing"]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+#[test]
+fn a_run_recorded_twice_is_refused_in_one_line() {
+    let d = tmp("dups");
+    let f = d.join("results.jsonl");
+    use Category::*;
+    write(
+        &f,
+        &[
+            rec("a", "1", 0, "ok", Correct, 0.1),
+            rec("a", "2", 0, "ok", Correct, 0.2),
+            rec("a", "1", 0, "ok", Correct, 0.1),
+        ],
+    );
+    let o = tare().arg("table").arg(&d).arg("--dump").output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("recorded more than once"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -350,9 +350,9 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
             }
         );
     }
-    let output_dir = match shard {
-        Some(s) => s.dir(&base_dir),
-        None => base_dir,
+    let (output_dir, done_elsewhere) = match shard {
+        Some(s) => (s.dir(&base_dir), s.other_counts(&base_dir)),
+        None => (base_dir, Vec::new()),
     };
     // Inside a Slurm job: how runs are measured there, said and recorded.
     let notes = super::remote::slurm_job_notes(
@@ -370,6 +370,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         meta,
         notes,
         stream: a.stream_results,
+        done_elsewhere,
     };
     let o = runner::run_suite(&p, &alloc, &opts, cancel)?;
     if o.interrupted {

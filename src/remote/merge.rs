@@ -155,11 +155,20 @@ pub fn prepare(paths: &[PathBuf], per_machine: bool) -> anyhow::Result<Prepared>
             Source::Group { label, members } => (label, members),
         };
         let count = members[0].shard.count;
+        let mixed = members.iter().any(|m| m.shard.count != count);
         let missing: Vec<String> = (1..=count)
             .filter(|i| !members.iter().any(|m| m.shard.index == *i))
             .map(|i| format!("{i}/{count}"))
             .collect();
-        if !missing.is_empty() {
+        if mixed {
+            let mut counts: Vec<usize> = members.iter().map(|m| m.shard.count).collect();
+            counts.sort();
+            counts.dedup();
+            warnings.push(format!(
+                "'{label}': shards of {} parts are merged (a --resume with another shard count); each run is counted once",
+                counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" and ")
+            ));
+        } else if !missing.is_empty() {
             warnings.push(format!(
                 "'{label}': shard {} missing; the table shows the other shards only",
                 missing.join(", ")

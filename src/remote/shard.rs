@@ -61,6 +61,26 @@ impl Shard {
         format!("{i}/{n}").parse().ok()
     }
 
+    /// Shard directories below `output` of another shard count (`shard-*-of-K`, K ≠ this
+    /// count), sorted: what an earlier `--resume` with another `--tasks` or N wrote. Their runs
+    /// count as done, so nothing is measured or counted twice.
+    pub fn other_counts(&self, output: &Path) -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(output) else {
+            return Vec::new();
+        };
+        let mut v: Vec<PathBuf> = rd
+            .flatten()
+            .filter(|e| {
+                Shard::from_dir_name(&e.file_name().to_string_lossy())
+                    .is_some_and(|s| s.count != self.count)
+                    && e.path().is_dir()
+            })
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Keeps the jobs of this shard, in their order.
     pub fn select(&self, jobs: &mut Vec<Job>) {
         let of = input_shards(jobs, self.count);

@@ -152,8 +152,20 @@ pub fn sbatch_options(o: &Options, n: &Needs) -> anyhow::Result<Vec<String>> {
     Ok(v)
 }
 
-/// The batch script: task t runs shard t+1 of N with --resume.
-pub fn script(o: &Options) -> String {
+/// The batch script: task t runs shard t+1 of N with --resume. `sbatch` are its options, kept
+/// as `#SBATCH` lines with the whole array, so that `sbatch OUTPUT/slurm/job.sh` by hand
+/// submits the same job (tare gives them on the command line too, where they take precedence,
+/// with the array of the tasks it (re)submits).
+pub fn script(o: &Options, sbatch: &[String]) -> String {
+    let directive = |opt: &str| match opt.split_once('=') {
+        Some((k, v)) if v.contains(char::is_whitespace) => format!("#SBATCH {k}=\"{v}\"\n"),
+        _ => format!("#SBATCH {opt}\n"),
+    };
+    let mut head: String = sbatch.iter().map(|s| directive(s)).collect();
+    head.push_str(&directive(&format!(
+        "--array={}",
+        array_spec(&(0..o.tasks).collect::<Vec<_>>(), o.concurrency)
+    )));
     let q = |s: &str| shell_words::quote(s).into_owned();
     let out = o.output_dir.to_string_lossy();
     let mut cmd = vec![
@@ -172,6 +184,7 @@ pub fn script(o: &Options) -> String {
     cmd.extend(o.pass.iter().map(|a| q(a)));
     format!(
         "#!/bin/sh\n\
+         {head}\
          # Written by tare: array task t runs shard t+1 of {n} of {file} with --resume.\n\
          set -u\n\
          shard=$((SLURM_ARRAY_TASK_ID + 1))\n\
@@ -183,6 +196,7 @@ pub fn script(o: &Options) -> String {
          exec {cmd}\n",
         n = o.tasks,
         file = o.file.display(),
+        head = head,
         knob = TEST_FAIL_TASK_ENV,
         marker = q(&format!("{out}/slurm/test-failed")),
         cmd = cmd.join(" "),
@@ -439,15 +453,6 @@ fn task_state(job: &str, task: usize) -> Option<String> {
     })
 }
 
-/// Why a task ended: Slurm's state and the last line of its output.
-fn task_reason(o: &Options, job: &str, task: usize) -> String {
-    let out = task_output(o, job, task);
-    match task_state(job, task) {
-        Some(s) => format!("{s}: {out}"),
-        None => out,
-    }
-}
-
 /// The last line of a task's output.
 fn task_output(o: &Options, job: &str, task: usize) -> String {
     let f = o
@@ -489,9 +494,27 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
             .dir(&o.output_dir)
         })
         .collect();
+    // Shards of another count (an earlier --tasks): their finished runs count as done.
+    let others = Shard {
+        index: 1,
+        count: o.tasks,
+    }
+    .other_counts(&o.output_dir);
+    let mut done_before: HashSet<String> = HashSet::new();
+    if o.resume {
+        for d in &others {
+            done_before.extend(finished(d));
+        }
+    }
+    let finished = |d: &Path| -> HashSet<String> {
+        let mut k = finished(d);
+        k.extend(done_before.iter().cloned());
+        k
+    };
     if !o.resume {
         if let Some(d) = shards
             .iter()
+            .chain(&others)
             .find(|d| d.join(crate::suite::record::RESULTS_FILE).exists())
         {
             return Err(usage(format!(
@@ -517,9 +540,9 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
         }
     }
     let script_path = slurm_dir.join("job.sh");
-    std::fs::write(&script_path, script(o))
-        .map_err(|e| usage(format!("cannot write {}: {e}", script_path.display())))?;
     let opts = sbatch_options(o, n)?;
+    std::fs::write(&script_path, script(o, &opts))
+        .map_err(|e| usage(format!("cannot write {}: {e}", script_path.display())))?;
     let total: usize = n.keys.iter().map(HashSet::len).sum();
     let mut outcome = Outcome {
         total,
@@ -631,10 +654,35 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
         if incomplete.is_empty() {
             break;
         }
+        let states: Vec<Option<String>> = incomplete.iter().map(|&t| task_state(&job, t)).collect();
         let reasons: Vec<String> = incomplete
             .iter()
-            .map(|&t| format!("task {t}: {}", task_reason(o, &job, t)))
+            .zip(&states)
+            .map(|(&t, st)| {
+                let out = task_output(o, &job, t);
+                match st {
+                    Some(s) => format!("task {t}: {s}: {out}"),
+                    None => format!("task {t}: {out}"),
+                }
+            })
             .collect();
+        // Cancelled by someone (scancel): a decision, not a crash; tare's own Ctrl-C returned
+        // above. Not submitted again.
+        let cancelled: Vec<usize> = incomplete
+            .iter()
+            .zip(&states)
+            .filter(|(_, st)| st.as_deref().is_some_and(|s| s.starts_with("CANCELLED")))
+            .map(|(&t, _)| t)
+            .collect();
+        if !cancelled.is_empty() {
+            return Err(UserError::run_failed(format!(
+                "Slurm tasks {} of job {job} were cancelled (scancel), so tare does not submit them again: {}; finished runs are kept in {}; continue with --slurm --resume",
+                cancelled.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(","),
+                reasons.join("; "),
+                o.output_dir.display()
+            ))
+            .into());
+        }
         if attempt >= o.retries {
             return Err(UserError::run_failed(format!(
                 "Slurm tasks {} did not finish their shards after {} tr{}: {}; finished runs are kept in {}; continue with --slurm --resume",
@@ -749,7 +797,13 @@ mod tests {
         let mut no_limit = n.clone();
         no_limit.run_limit = None;
         assert!(sbatch_options(&opts(), &no_limit).is_err());
-        let s = script(&opts());
+        let s = script(&opts(), &v);
+        assert!(s.contains("\n#SBATCH --mem=3328M\n"), "{s}");
+        assert!(s.contains("\n#SBATCH --array=0-3%2\n"), "{s}");
+        assert!(
+            s.contains("\n#SBATCH --output=\"/o u/t/slurm/task-%A_%a.out\"\n"),
+            "{s}"
+        );
         assert!(
             s.contains(
                 "--shard \"$shard/4\" --resume --output-dir '/o u/t' --parallel 2 --no-isolation"

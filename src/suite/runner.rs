@@ -39,6 +39,9 @@ pub struct RunOptions {
     /// Also print each record to stdout as its line is written (`tare suite run --host`
     /// reads them over the connection).
     pub stream: bool,
+    /// Other output directories whose finished runs count as done here (shards of another
+    /// count of the same suite, see `Shard::other_counts`).
+    pub done_elsewhere: Vec<PathBuf>,
 }
 
 /// What a suite run did.
@@ -102,6 +105,24 @@ pub fn run_suite(
         record::for_each(&results, |r| {
             done_keys.insert(r.key);
         })?;
+    }
+    let mut elsewhere = false;
+    for d in &opts.done_elsewhere {
+        let f = d.join(RESULTS_FILE);
+        if f.exists() {
+            elsewhere = true;
+            if opts.resume {
+                record::for_each(&f, |r| {
+                    done_keys.insert(r.key);
+                })?;
+            }
+        }
+    }
+    if elsewhere && !opts.resume {
+        return Err(usage(format!(
+            "{} already holds shards of this suite with another shard count; use --resume to continue that suite (their finished runs count), or another --output-dir",
+            out.parent().unwrap_or(out).display()
+        )));
     }
     let pending: Vec<Job> = plan
         .jobs

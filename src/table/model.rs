@@ -7,7 +7,7 @@
 
 use crate::suite::classify::Category;
 use crate::suite::record::{self, RESULTS_FILE};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// One repetition of one cell.
@@ -124,7 +124,13 @@ impl Table {
             t.sources.push(label.clone());
             let file = results_path(p);
             let before = t.records;
+            let mut seen: HashSet<String> = HashSet::new();
+            let mut dups: Vec<String> = Vec::new();
             let bad = record::for_each(&file, |r| {
+                if !seen.insert(r.key.clone()) {
+                    dups.push(r.key);
+                    return;
+                }
                 t.records += 1;
                 let ck = (si, r.tool.clone(), r.config.clone());
                 let ci = *col_index.entry(ck).or_insert_with(|| {
@@ -181,6 +187,15 @@ impl Table {
                 ))
             })?;
             t.skipped_lines += bad;
+            if !dups.is_empty() {
+                return Err(crate::error::usage(format!(
+                    "{}: {} run{} recorded more than once (e.g. {}): two sessions wrote the same output directory, or shards of different counts are merged; keep one record per run (or rerun into a fresh --output-dir)",
+                    file.display(),
+                    dups.len(),
+                    if dups.len() == 1 { " is" } else { "s are" },
+                    dups[0]
+                )));
+            }
             if t.records == before {
                 return Err(not_suite_results(p, &file));
             }
