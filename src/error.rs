@@ -2,7 +2,7 @@
 //!
 //! Exit codes (see `docs/architecture.md`): 0 success; 1 a verdict the user asked to fail on;
 //! 2 bad usage or input (before any run); 3 a run failed, hit a limit, counted nothing, or
-//! results could not be written after runs started; 128 + n stopped by signal n (130 Ctrl-C,
+//! results could not be written after runs started; 4 `tare bisect` inconclusive; 128 + n stopped by signal n (130 Ctrl-C,
 //! 129 SIGHUP, 131 SIGQUIT, 143 SIGTERM, 141 a closed stdout/stderr).
 
 use std::fmt;
@@ -13,6 +13,8 @@ pub mod exit {
     pub const VERDICT: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const RUN_FAILED: i32 = 3;
+    /// `tare bisect`: the measurements cannot tell which commit made it slower.
+    pub const INCONCLUSIVE: i32 = 4;
     /// Ctrl-C; a session stopped by signal n exits 128 + n (`crate::output::stop_exit_code`).
     pub const INTERRUPTED: i32 = 130;
 }

@@ -755,6 +755,13 @@ impl Ratio {
 }
 
 fn ratio_of(s: &Session, metric: &str) -> Result<Ratio> {
+    let (xa, xb) = pairs(s, metric)?;
+    ratio_from(&xa, &xb, metric, s.seed)
+}
+
+/// The counted runs of the session's two benchmarks on `metric`, paired by round. Each run is
+/// one process: the process is the unit, and these are its values.
+fn pairs(s: &Session, metric: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     let value = |r: &crate::results::model::Run| -> f64 {
         match metric {
             "cpu_time" => r.cpu_time,
@@ -781,19 +788,90 @@ fn ratio_of(s: &Session, metric: &str) -> Result<Ratio> {
             xb.push(*w);
         }
     }
-    let iv =
-        crate::stats::bootstrap::bootstrap_ratio_of_medians(&xa, &xb, true, 0.95, 2000, s.seed)
-            .ok_or_else(|| {
-                UserError::run_failed(format!(
-                    "too few paired runs to compare {metric} ({})",
-                    xa.len()
-                ))
-            })?;
+    Ok((xa, xb))
+}
+
+/// The ratio of medians of `xb` to `xa` (paired) with a 95% bootstrap interval.
+fn ratio_from(xa: &[f64], xb: &[f64], metric: &str, seed: u64) -> Result<Ratio> {
+    let iv = crate::stats::bootstrap::bootstrap_ratio_of_medians(xa, xb, true, 0.95, 2000, seed)
+        .ok_or_else(|| {
+            UserError::run_failed(format!(
+                "too few paired runs to compare {metric} ({})",
+                xa.len()
+            ))
+        })?;
     Ok(Ratio {
         ratio: iv.estimate,
         low: iv.low,
         high: iv.high,
     })
+}
+
+/// Every measurement of one commit against another, pooled: the pairs of all the sessions
+/// that measured them (a commit measured again adds to what it had).
+#[derive(Default)]
+struct Pool {
+    a: Vec<f64>,
+    b: Vec<f64>,
+    sessions: usize,
+}
+
+impl Pool {
+    fn add(&mut self, s: &Session, metric: &str) -> Result<()> {
+        let (xa, xb) = pairs(s, metric)?;
+        self.a.extend(xa);
+        self.b.extend(xb);
+        self.sessions += 1;
+        Ok(())
+    }
+    fn ratio(&self, metric: &str) -> Result<Ratio> {
+        ratio_from(&self.a, &self.b, metric, self.a.len() as u64)
+    }
+    fn words(&self) -> String {
+        format!(
+            "{} processes a side in {}",
+            self.a.len(),
+            crate::units::plural(self.sessions, "session")
+        )
+    }
+}
+
+/// Where a candidate falls against the threshold between GOOD's and BAD's times: only an
+/// interval wholly on one side decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Slow,
+    Fast,
+    Undecided,
+}
+
+fn side(r: &Ratio, threshold: f64) -> Side {
+    if r.low >= threshold {
+        Side::Slow
+    } else if r.high < threshold {
+        Side::Fast
+    } else {
+        Side::Undecided
+    }
+}
+
+/// `git bisect …` in `dir`: (success, stdout and stderr).
+fn bisect_git(dir: &Path, args: &[&str]) -> Result<(bool, String)> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .arg("bisect")
+        .args(args)
+        .output()
+        .map_err(|e| anyhow::anyhow!("cannot run git ({e}): install git"))?;
+    Ok((
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    ))
 }
 
 fn check_metric(m: &str) -> Result<()> {
@@ -850,106 +928,220 @@ fn confirm(spec: &str, a: ConfirmArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// `tare bisect GOOD BAD --build … --run …`.
+/// `tare bisect GOOD BAD --build … --run …`. Exit 0 with the first slow commit (and its ratio
+/// to its parent, measured interleaved); [`exit::INCONCLUSIVE`] when the data cannot tell (BAD
+/// not measurably slower than GOOD, commits that stay on both sides of the threshold, or a
+/// named commit not measurably slower than its parent).
 pub fn bisect(a: BisectArgs) -> Result<i32> {
     check_metric(&a.spec.metric)?;
+    let metric = a.spec.metric.as_str();
     let builds = Builds::new()?;
     let good = builds.tree("good", &a.good, &a.spec.build)?;
     let bad_hash = git::resolve(&builds.repo, &a.bad).map_err(|e| usage(format!("{e:#}")))?;
     let cand = builds.tree("candidate", &bad_hash, &a.spec.build)?;
-    let json = |n: usize| builds.tmp.path().join(format!("step{n}.json"));
-    // GOOD against BAD; an interval that reaches 1 while BAD looks slower is measured again
-    // with twice the runs (up to 4× --runs).
-    let mut spec = a.spec.clone();
+    let mut step_n = 0;
+    let mut json = || {
+        step_n += 1;
+        builds.tmp.path().join(format!("step{step_n}.json"))
+    };
+    // Measured until the pooled interval decides, adding --runs each time up to 4× --runs.
+    let max_sessions = 4;
+    let mut pool = Pool::default();
     let c = loop {
-        let s = measure(&spec, ("good", &good.path), ("bad", &cand.path), &json(0))?;
-        let c = ratio_of(&s, &a.spec.metric)?;
-        if c.low > 1.0 || c.ratio <= 1.0 || spec.runs >= a.spec.runs * 4 {
+        let s = measure(&a.spec, ("good", &good.path), ("bad", &cand.path), &json())?;
+        pool.add(&s, metric)?;
+        let c = pool.ratio(metric)?;
+        if c.low > 1.0 || c.ratio <= 1.0 || pool.sessions >= max_sessions {
             break c;
         }
         println!(
-            "bad/good = {:.3}× (95% CI {:.3}–{:.3}): measuring again with {} runs",
+            "bad/good = {:.3}× (95% CI {:.3}–{:.3}; {}): measuring again",
             c.ratio,
             c.low,
             c.high,
-            spec.runs * 2
+            pool.words()
         );
-        spec.runs *= 2;
     };
     if c.low <= 1.0 {
-        return Err(UserError::run_failed(format!(
-            "{} is not measurably slower than {} in {} ({:.3}×, 95% CI {:.3}–{:.3}): nothing to bisect",
-            a.bad, a.good, a.spec.metric, c.ratio, c.low, c.high
-        ))
-        .into());
+        println!(
+            "inconclusive: {} is not measurably slower than {} in {metric} ({:.3}×, 95% CI {:.3}–{:.3}; {}): nothing to bisect",
+            a.bad, a.good, c.ratio, c.low, c.high, pool.words()
+        );
+        return Ok(exit::INCONCLUSIVE);
     }
-    // A commit is "bad" when it is closer to BAD's time than to GOOD's, on a log scale.
+    // A commit is slow when it is closer to BAD's time than to GOOD's, on a log scale.
     let threshold = c.ratio.sqrt();
     println!(
-        "bad/good = {:.3}× (95% CI {:.3}–{:.3}); a commit counts as slow above {:.3}×",
-        c.ratio, c.low, c.high, threshold
+        "bad/good = {:.3}× (95% CI {:.3}–{:.3}; {}); a commit counts as slow above {:.3}×",
+        c.ratio,
+        c.low,
+        c.high,
+        pool.words(),
+        threshold
     );
     let good_hash = git::resolve(&builds.repo, &a.good)?;
     git::run(&cand.path, &["bisect", "start", &bad_hash, &good_hash])?;
-    let result = (|| -> Result<String> {
+    // Ok(Some(first)) or Ok(None) when only undecided commits are left.
+    let result = (|| -> Result<Option<String>> {
         for step in 1..=64 {
             let head = git::run(&cand.path, &["rev-parse", "HEAD"])?;
             git::run(&cand.path, &["clean", "-fdxq"])?;
             build_in(&cand, &head, &a.spec.build)?;
-            // Measured until the interval lies on one side of the threshold, doubling the runs
-            // up to 4× --runs; then the point estimate decides.
-            let mut spec = a.spec.clone();
-            let (c, slow) = loop {
+            // Every session of this commit pooled; undecided after 4 is skipped.
+            let mut pool = Pool::default();
+            let (c, verdict) = loop {
                 let s = measure(
-                    &spec,
+                    &a.spec,
                     ("good", &good.path),
                     ("candidate", &cand.path),
-                    &json(step),
+                    &json(),
                 )?;
-                let c = ratio_of(&s, &a.spec.metric)?;
-                if c.low >= threshold {
-                    break (c, true);
-                }
-                if c.high < threshold {
-                    break (c, false);
-                }
-                if spec.runs >= a.spec.runs * 4 {
-                    let slow = c.ratio >= threshold;
-                    break (c, slow);
+                pool.add(&s, metric)?;
+                let c = pool.ratio(metric)?;
+                let v = side(&c, threshold);
+                if v != Side::Undecided || pool.sessions >= max_sessions {
+                    break (c, v);
                 }
                 println!(
-                    "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}), on both sides of {:.3}×: measuring again with {} runs",
+                    "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}; {}), on both sides of {:.3}×: measuring again",
                     &head[..10],
                     c.ratio,
                     c.low,
                     c.high,
-                    threshold,
-                    spec.runs * 2
+                    pool.words(),
+                    threshold
                 );
-                spec.runs *= 2;
+            };
+            let word = match verdict {
+                Side::Slow => "bad",
+                Side::Fast => "good",
+                Side::Undecided => "skip",
             };
             println!(
-                "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}) → {}",
+                "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}; {}) → {}",
                 &head[..10],
                 c.ratio,
                 c.low,
                 c.high,
-                if slow { "bad" } else { "good" }
+                pool.words(),
+                if verdict == Side::Undecided {
+                    "undecided, skipped"
+                } else {
+                    word
+                }
             );
-            let out = git::run(&cand.path, &["bisect", if slow { "bad" } else { "good" }])?;
+            let (_, out) = bisect_git(&cand.path, &[word])?;
             if let Some(line) = out.lines().find(|l| l.contains("is the first bad commit")) {
-                return Ok(line.split_whitespace().next().unwrap_or("").to_string());
+                return Ok(Some(
+                    line.split_whitespace().next().unwrap_or("").to_string(),
+                ));
+            }
+            if out.contains("only 'skip'ped commits left") {
+                let list: Vec<&str> = out
+                    .lines()
+                    .skip_while(|l| !l.contains("could be any of"))
+                    .skip(1)
+                    .filter_map(|l| l.split_whitespace().next())
+                    .filter(|w| w.len() >= 7 && w.chars().all(|c| c.is_ascii_hexdigit()))
+                    .collect();
+                println!(
+                    "inconclusive: the first slow commit is one of {}",
+                    list.iter()
+                        .map(|h| &h[..10.min(h.len())])
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                return Ok(None);
             }
         }
         Err(UserError::run_failed("git bisect did not finish in 64 steps").into())
     })();
     let _ = git::run(&cand.path, &["bisect", "reset"]);
-    let first = result?;
+    let Some(first) = result? else {
+        return Ok(exit::INCONCLUSIVE);
+    };
     let info = git::commit_info(&builds.repo, Some(&first))?;
-    println!(
-        "first slow commit: {} {}",
-        info.hash,
-        info.subject.unwrap_or_default()
+    // The named commit against its parent, interleaved: the step is there, or the data
+    // cannot tell (a slow commit named one off).
+    let parent = git::run(&builds.repo, &["rev-parse", &format!("{first}^")])?;
+    let before = builds.tree("parent", &parent, &a.spec.build)?;
+    let after = builds.tree("first", &first, &a.spec.build)?;
+    let mut pool = Pool::default();
+    let c = loop {
+        let s = measure(
+            &a.spec,
+            ("parent", &before.path),
+            ("first", &after.path),
+            &json(),
+        )?;
+        pool.add(&s, metric)?;
+        let c = pool.ratio(metric)?;
+        if c.low > 1.0 || c.high < 1.0 || pool.sessions >= max_sessions {
+            break c;
+        }
+    };
+    let words = format!(
+        "{:.3}× its parent {} in {metric} (95% CI {:.3}–{:.3}; {})",
+        c.ratio,
+        &parent[..10.min(parent.len())],
+        c.low,
+        c.high,
+        pool.words()
     );
-    Ok(exit::OK)
+    if c.low > 1.0 {
+        println!(
+            "first slow commit: {} {} — {words}",
+            info.hash,
+            info.subject.unwrap_or_default()
+        );
+        Ok(exit::OK)
+    } else {
+        println!(
+            "inconclusive: bisect named {} {}, but it is {words}: not measurably slower",
+            info.hash,
+            info.subject.unwrap_or_default()
+        );
+        Ok(exit::INCONCLUSIVE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_interval_wholly_on_one_side_decides() {
+        let r = |ratio, low, high| Ratio { ratio, low, high };
+        // 3% step: threshold √1.03 ≈ 1.0149. A point estimate above it with an interval
+        // reaching below does not name the commit slow (it used to decide by the estimate).
+        assert_eq!(side(&r(1.02, 1.005, 1.035), 1.0149), Side::Undecided);
+        assert_eq!(side(&r(1.03, 1.02, 1.04), 1.0149), Side::Slow);
+        assert_eq!(side(&r(1.0, 0.99, 1.01), 1.0149), Side::Fast);
+    }
+
+    #[test]
+    fn measurements_of_a_commit_are_pooled() {
+        let mut p = Pool::default();
+        let mut s = crate::results::read::load_session(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results/plain.json"
+        )))
+        .unwrap();
+        let mut b = s.benchmarks[0].clone();
+        b.runs.truncate(5);
+        s.benchmarks = vec![b.clone(), b];
+        for (k, b) in s.benchmarks.iter_mut().enumerate() {
+            for (i, r) in b.runs.iter_mut().enumerate() {
+                r.round = Some(i);
+                r.counted = true;
+                r.wall_time = 1.0 + k as f64 * 0.1 + i as f64 * 0.001;
+            }
+        }
+        p.add(&s, "wall_time").unwrap();
+        p.add(&s, "wall_time").unwrap();
+        assert_eq!((p.a.len(), p.b.len(), p.sessions), (10, 10, 2));
+        let c = p.ratio("wall_time").unwrap();
+        assert!((c.ratio - 1.1).abs() < 0.01, "{}", c.ratio);
+        assert!(p.words().starts_with("10 processes a side in 2 sessions"));
+    }
 }

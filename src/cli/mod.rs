@@ -57,7 +57,7 @@ enum Command {
     Report(report::ReportArgs),
     /// History of results by commit (SQLite or PostgreSQL): add, show, check for change points, report, confirm.
     History(Box<history::HistoryArgs>),
-    /// Find the commit that made a program slower: git bisect with a measured comparison at each step.
+    /// Find the commit that made a program slower: git bisect with a measured comparison at each step (exit 4: inconclusive).
     Bisect(Box<history::BisectArgs>),
     /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
     Completions(docs::CompletionsArgs),
