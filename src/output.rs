@@ -86,6 +86,24 @@ pub fn output_closed() -> bool {
     OUTPUT_CLOSED.load(Ordering::SeqCst)
 }
 
+/// The first error writing stdout that was not its reader going away (`> /dev/full`: ENOSPC).
+static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The first failed write to stdout other than a closed reader, in words: a summary that was
+/// lost, which the session's exit code must show.
+pub fn stdout_error() -> Option<String> {
+    STDOUT_ERROR.lock().ok().and_then(|e| e.clone())
+}
+
+fn stdout_failed(e: &std::io::Error) {
+    failed(e);
+    if !output_closed() {
+        if let Ok(mut first) = STDOUT_ERROR.lock() {
+            first.get_or_insert_with(|| e.to_string());
+        }
+    }
+}
+
 fn failed(e: &std::io::Error) {
     let gone = matches!(e.raw_os_error(), Some(libc::EPIPE) | Some(libc::EIO))
         || e.kind() == std::io::ErrorKind::BrokenPipe;
@@ -100,31 +118,31 @@ fn failed(e: &std::io::Error) {
     }
 }
 
-fn write_to(mut w: impl Write, args: fmt::Arguments<'_>, newline: bool) {
-    let r = w
-        .write_fmt(args)
+fn write_to(mut w: impl Write, args: fmt::Arguments<'_>, newline: bool) -> std::io::Result<()> {
+    w.write_fmt(args)
         .and_then(|()| if newline { w.write_all(b"\n") } else { Ok(()) })
-        .and_then(|()| w.flush());
-    if let Err(e) = r {
-        failed(&e);
-    }
+        .and_then(|()| w.flush())
 }
 
 /// Writes to stdout; a failed write is remembered, never a panic.
 pub fn out(args: fmt::Arguments<'_>, newline: bool) {
-    write_to(std::io::stdout().lock(), args, newline);
+    if let Err(e) = write_to(std::io::stdout().lock(), args, newline) {
+        stdout_failed(&e);
+    }
 }
 
 /// Writes to stderr; a failed write is remembered, never a panic.
 pub fn err(args: fmt::Arguments<'_>, newline: bool) {
-    write_to(std::io::stderr().lock(), args, newline);
+    if let Err(e) = write_to(std::io::stderr().lock(), args, newline) {
+        failed(&e);
+    }
 }
 
 /// Writes `bytes` to stdout (for exporters that write to `-`); errors as [`out`].
 pub fn out_bytes(bytes: &[u8]) {
     let mut w = std::io::stdout().lock();
     if let Err(e) = w.write_all(bytes).and_then(|()| w.flush()) {
-        failed(&e);
+        stdout_failed(&e);
     }
 }
 

@@ -291,3 +291,27 @@ fn a_second_running_session_writing_the_same_export_refuses_at_once() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn a_summary_lost_to_a_full_stdout_is_not_exit_0() {
+    if !is_root() {
+        return skip::skip("root", "mknod needs CAP_MKNOD; run the tests as root");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let full = d.path().join("full");
+    mknod_char(&full, 1, 7);
+    let json = d.path().join("r.json");
+    let o = tare()
+        .args(["run", "--runs", "2", "--warmup", "0", "--export-json"])
+        .arg(&json)
+        .arg("true")
+        .stdout(std::fs::OpenOptions::new().write(true).open(&full).unwrap())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("summary could not be written"), "{err}");
+    // The runs are kept in the export.
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["benchmarks"][0]["runs"].as_array().unwrap().len(), 2);
+}

@@ -1515,7 +1515,12 @@ fn write_exports(
 
 /// The exit of a session once its exports are written: the outcome's, then export failures
 /// (exit 3: runs have started), then a benchmark without a counted run (exit 3).
-fn finish(outcome: Outcome, failures: Vec<String>, session: &Session) -> anyhow::Result<i32> {
+fn finish(outcome: Outcome, mut failures: Vec<String>, session: &Session) -> anyhow::Result<i32> {
+    if let Some(e) = crate::output::stdout_error() {
+        failures.push(format!(
+            "the summary could not be written to standard output ({e})"
+        ));
+    }
     let after_start = |e: anyhow::Error| -> anyhow::Error {
         if e.downcast_ref::<UserError>().is_some() {
             e

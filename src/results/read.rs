@@ -93,7 +93,8 @@ pub fn impossible(r: &super::model::Run) -> Option<String> {
 /// Reads one results file; every failure is one line naming the file, what it is and what
 /// was expected (exit 2).
 pub fn load_session(path: &Path) -> anyhow::Result<Session> {
-    let bytes = super::input::read(path, "results file")?;
+    let bytes = super::input::read(path, "results file")
+        .map_err(|e| usage(format!("{e:#} ({EXPECTED})")))?;
     // A journal's header line parses as a session too: tell them apart by its "type".
     let session: Session = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
