@@ -255,7 +255,10 @@ files = ["in/*.txt"]
     assert_eq!(code, 141, "stopped like SIGPIPE, no panic");
     let recs = std::fs::read_to_string(out.join("results.jsonl")).unwrap_or_default();
     let n = recs.lines().count();
-    assert!(n < 6, "the rest not run after the pipe closed: {n} of 6 recorded");
+    assert!(
+        n < 6,
+        "the rest not run after the pipe closed: {n} of 6 recorded"
+    );
     for l in recs.lines() {
         serde_json::from_str::<Value>(l).unwrap();
     }

@@ -477,7 +477,13 @@ fn exec_cmd(a: ExecArgs) -> anyhow::Result<i32> {
     let (backend, _) = exec::detect(pref, &needs, Path::new("/"))?;
     let executor = Executor::new(backend);
     let cancel = crate::output::install_stop_signals()?;
-    let base = std::env::temp_dir().join(format!("tare-exec-{}", std::process::id()));
+    // A fresh private directory (mkdtemp, mode 0700): a predictable name in /tmp could be made
+    // beforehand by another user, who would then reach the run's work directory.
+    let base_dir = tempfile::Builder::new()
+        .prefix("tare-exec-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}"))?;
+    let base = base_dir.path().to_path_buf();
     for i in 0..a.runs {
         let mut spec = RunSpec::new(&a.command);
         spec.cores = cores.clone();

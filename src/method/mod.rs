@@ -551,11 +551,26 @@ impl Runner<'_> {
             }
             extra.insert(setups::RUN_KEY.to_string(), record);
         }
-        let counter_file = self.plan.counters.as_ref().map(|c| {
-            let f = std::env::temp_dir().join(format!("tare-counters-{}.csv", std::process::id()));
-            spec_argv = counters::wrap(&c.perf, &spec_argv, &c.events, &f);
-            f
-        });
+        // perf writes its counts into a fresh private directory (mode 0700): a predictable
+        // name in /tmp could be a FIFO or a link another user planted there beforehand.
+        let counter_dir = match &self.plan.counters {
+            Some(_) => Some(
+                tempfile::Builder::new()
+                    .prefix("tare-counters-")
+                    .tempdir()?,
+            ),
+            None => None,
+        };
+        let counter_file = self
+            .plan
+            .counters
+            .as_ref()
+            .zip(counter_dir.as_ref())
+            .map(|(c, d)| {
+                let f = d.path().join("counters.csv");
+                spec_argv = counters::wrap(&c.perf, &spec_argv, &c.events, &f);
+                f
+            });
         if let Some(p) = &bp.prepare {
             run_action(self.plan, self.exec, self.cancel, "--prepare", p)?;
         }
@@ -613,10 +628,9 @@ impl Runner<'_> {
         );
         let interfered = env.interfered;
         if let Some(f) = &counter_file {
-            let values = std::fs::read_to_string(f)
-                .map(|t| counters::parse_perf_csv(&t))
+            let values = crate::results::input::read(f, "perf's counter file")
+                .map(|t| counters::parse_perf_csv(&String::from_utf8_lossy(&t)))
                 .unwrap_or_default();
-            let _ = std::fs::remove_file(f);
             extra.insert(counters::RUN_KEY.to_string(), json!(values));
         }
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));

@@ -424,6 +424,11 @@ fn data_segments(fd: &OwnedFd, size: u64) -> io::Result<Vec<(u64, u64)>> {
             Ok(e) => e.min(size),
             Err(_) => size,
         };
+        if end <= start {
+            // A file system that answers a hole where it said data (a broken FUSE or network
+            // one): copy the whole file rather than loop.
+            return Ok(vec![(0, size)]);
+        }
         v.push((start, end - start));
         pos = end;
     }

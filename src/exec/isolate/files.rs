@@ -15,18 +15,29 @@ pub struct Workdir {
 
 impl Workdir {
     /// Creates `parent/name`, which must not exist yet (an existing one is emptied first: it
-    /// is left over from a run that was cut off).
+    /// is left over from a run that was cut off). The directory itself is made with mode 0700
+    /// and never through an existing name, so nobody else can reach what the run leaves in it
+    /// before it is collected (a set-ID file made by a tool running as root inside the
+    /// isolation is a host-root file until the collector has copied it without the bit).
     pub fn create(parent: &Path, name: &str) -> io::Result<Workdir> {
+        use std::os::unix::fs::DirBuilderExt;
         let path = parent.join(name);
-        if path.exists() {
-            std::fs::remove_dir_all(&path)?;
-        }
-        std::fs::create_dir_all(&path).map_err(|e| {
+        let err = |e: io::Error| {
             io::Error::new(
                 e.kind(),
                 format!("cannot create work directory {}: {e}", path.display()),
             )
-        })?;
+        };
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path).map_err(err)?,
+            Ok(_) => std::fs::remove_file(&path).map_err(err)?,
+            Err(_) => {}
+        }
+        std::fs::create_dir_all(parent).map_err(err)?;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(err)?;
         Ok(Workdir { path })
     }
 
