@@ -75,11 +75,14 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
 }
 
 /// After an isolated run as root: clears set-ID bits the tool left in its `--writable`
-/// directories (see `isolate::sweep`), saying so on stderr.
-fn sweep_writable(spec: &RunSpec, since: std::time::SystemTime) {
-    let Some(iso) = &spec.isolation else { return };
+/// directories (see `isolate::sweep`), saying so on stderr. A directory that cannot be checked
+/// whole is an error: the session stops rather than leave a set-ID file unseen.
+fn sweep_writable(spec: &RunSpec, since: std::time::SystemTime) -> anyhow::Result<()> {
+    let Some(iso) = &spec.isolation else {
+        return Ok(());
+    };
     if iso.writable.is_empty() || !super::isolate::sys::is_root() {
-        return;
+        return Ok(());
     }
     for dir in &iso.writable {
         match super::isolate::sweep::sweep(dir, since) {
@@ -92,12 +95,13 @@ fn sweep_writable(spec: &RunSpec, since: std::time::SystemTime) {
                     );
                 }
             }
-            Err(e) => eprintln!(
-                "tare: warning: cannot check writable directory {} for set-ID files the command left: {e}",
+            Err(e) => anyhow::bail!(
+                "cannot check writable directory {} for set-ID files the isolated command left: {e}; check it by hand (find DIR -perm /6000) before anyone runs what is there",
                 dir.display()
             ),
         }
     }
+    Ok(())
 }
 
 fn build_isolated_command(
@@ -258,9 +262,10 @@ impl Executor {
         let since = std::time::SystemTime::now();
         let result = self.run_in(spec, group.as_mut(), cancel, during);
         let destroyed = group.destroy();
-        sweep_writable(spec, since);
+        let swept = sweep_writable(spec, since);
         let m = result?;
         destroyed?;
+        swept?;
         Ok(m)
     }
 

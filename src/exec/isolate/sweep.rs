@@ -18,9 +18,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Files looked at per directory tree at most (a tool could leave millions).
+/// Files looked at per directory tree at most (a tool could leave millions), and the deepest
+/// directory entered (one descriptor is held per level). Reaching either is an error, never a
+/// silent stop: a set-ID file past the limit would otherwise stay unseen.
 const MAX_ENTRIES: usize = 1_000_000;
-const MAX_DEPTH: usize = 64;
+const MAX_DEPTH: usize = 256;
 
 /// A file whose set-ID bits were cleared: its path and its mode before.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,14 +70,22 @@ fn walk(
     for n in names {
         *seen += 1;
         if *seen > MAX_ENTRIES {
-            return Ok(());
+            return Err(io::Error::other(format!(
+                "more than {MAX_ENTRIES} entries below it; set-ID files past them were not checked"
+            )));
         }
         let name = OsStr::from_bytes(&n);
         let Ok(st) = rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
             continue;
         };
         match FileType::from_raw_mode(st.st_mode) {
-            FileType::Directory if depth < MAX_DEPTH => {
+            FileType::Directory if depth >= MAX_DEPTH => {
+                return Err(io::Error::other(format!(
+                    "{} is nested deeper than {MAX_DEPTH} directories; set-ID files below it were not checked",
+                    path.join(name).display()
+                )));
+            }
+            FileType::Directory => {
                 let sub = rfs::openat2(
                     dir,
                     name,
@@ -152,5 +162,23 @@ mod tests {
         );
         assert_eq!(std::fs::metadata(&new).unwrap().mode() & 0o7777, 0o755);
         assert_eq!(std::fs::metadata(&old).unwrap().mode() & 0o7777, 0o4755);
+    }
+
+    #[test]
+    fn a_tree_deeper_than_the_walk_goes_is_an_error_not_a_silent_stop() {
+        // The review's attack: a set-ID copy of a shell 70 directories down was left in place
+        // when the walk stopped at depth 64 and said nothing.
+        let t = tempfile::tempdir().unwrap();
+        let start = SystemTime::now();
+        let mut d = t.path().to_path_buf();
+        for _ in 0..=MAX_DEPTH {
+            d.push("d");
+        }
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("sh");
+        std::fs::write(&f, "x").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        let e = sweep(t.path(), start).unwrap_err().to_string();
+        assert!(e.contains("deeper than"), "{e}");
     }
 }
