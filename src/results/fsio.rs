@@ -199,15 +199,17 @@ fn temp_name(path: &Path) -> PathBuf {
 
 /// Opens a FIFO for writing, waiting at most [`FIFO_WAIT`] for a reader, then makes the
 /// descriptor blocking again.
-fn open_fifo(path: &Path) -> std::io::Result<File> {
+fn open_fifo(path: &Path, follow: bool) -> std::io::Result<File> {
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
     let deadline = Instant::now() + FIFO_WAIT;
     loop {
         match OpenOptions::new()
             .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow)
             .open(path)
         {
             Ok(f) => {
+                same_kind(&f, path, |t| t.is_fifo())?;
                 set_blocking(&f)?;
                 return Ok(f);
             }
@@ -239,21 +241,56 @@ fn set_blocking(f: &File) -> std::io::Result<()> {
 }
 
 /// Opens what `path` names for writing in place: a device or FIFO without creating or
-/// truncating it, the file a link leads to as a shell's `>` does.
-fn open_in_place(path: &Path) -> std::io::Result<File> {
-    let meta = std::fs::metadata(path).ok();
+/// truncating it, the file a link leads to as a shell's `>` does (magic links such as
+/// `/dev/stdout` included; `classify` checked who owns each link of the chain). A device or
+/// FIFO is opened without following a link and its kind checked on the open file, so one
+/// swapped for a link after [`classify`] is refused rather than followed.
+fn open_in_place(path: &Path, link: bool) -> std::io::Result<File> {
+    if link {
+        return match std::fs::metadata(path).map(|m| m.file_type()) {
+            Ok(ft) if ft.is_fifo() => open_fifo(path, true),
+            Ok(ft) if ft.is_char_device() => OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOCTTY)
+                .open(path),
+            _ => OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(libc::O_NOCTTY)
+                .open(path),
+        };
+    }
+    let meta = std::fs::symlink_metadata(path).ok();
     match meta.map(|m| m.file_type()) {
-        Some(ft) if ft.is_fifo() => open_fifo(path),
-        Some(ft) if ft.is_char_device() => OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NOCTTY)
-            .open(path),
-        _ => OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_NOCTTY)
-            .open(path),
+        Some(ft) if ft.is_fifo() => open_fifo(path, false),
+        Some(ft) if ft.is_char_device() => {
+            let f = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOCTTY | libc::O_NOFOLLOW)
+                .open(path)?;
+            same_kind(&f, path, |t| t.is_char_device())?;
+            Ok(f)
+        }
+        _ => Err(std::io::Error::other(
+            "it changed while tare ran (no longer the device or FIFO it was at the start)",
+        )),
+    }
+}
+
+/// Checks that the open file `f` is still the kind `path` was classified as.
+fn same_kind(
+    f: &File,
+    path: &Path,
+    kind: impl Fn(&std::fs::FileType) -> bool,
+) -> std::io::Result<()> {
+    if kind(&f.metadata()?.file_type()) {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "{} changed while tare ran",
+            path.display()
+        )))
     }
 }
 
@@ -277,8 +314,8 @@ pub fn write_with(
                 .and_then(|()| w.flush().map_err(Into::into))
                 .map_err(|e| fail(&format!("{e:#}")))
         }
-        Target::InPlace | Target::Link => {
-            let f = open_in_place(path).map_err(|e| fail(&e))?;
+        t @ (Target::InPlace | Target::Link) => {
+            let f = open_in_place(path, t == Target::Link).map_err(|e| fail(&e))?;
             let mut w = std::io::BufWriter::new(f);
             fill(&mut w)
                 .and_then(|()| w.flush().map_err(Into::into))
@@ -498,5 +535,21 @@ mod tests {
         ])
         .is_err());
         assert!(distinct(&[("--export-json", &a), ("--export-csv", Path::new("-"))]).is_ok());
+    }
+
+    #[test]
+    fn a_fifo_swapped_for_a_link_after_classify_is_not_followed() {
+        // The review's race: classified as a FIFO (in place), then replaced by a link to a
+        // file tare must not write (here one in the same temporary directory).
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let p = d.path().join("r.json");
+        mkfifo(&p);
+        assert_eq!(classify(&p).unwrap(), Target::InPlace);
+        std::fs::remove_file(&p).unwrap();
+        symlink(&victim, &p).unwrap();
+        assert!(open_in_place(&p, false).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
     }
 }
