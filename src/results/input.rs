@@ -52,11 +52,32 @@ pub fn read_all(reader: impl Read, path: &Path, what: &str, limit: u64) -> anyho
     Ok(bytes)
 }
 
+/// Opens `path` for reading without blocking in `open` (a FIFO nobody writes to would hold
+/// tare there forever), then reads it blocking as usual.
+fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+    // SAFETY: fcntl reads and sets the flags of a descriptor `f` keeps open for both calls.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) >= 0
+    };
+    if ok {
+        Ok(f)
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// Reads the file at `path` up to [`limit`] bytes (see [`read_all`]). A regular file larger
 /// than the limit is refused before a byte is read.
 pub fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
     let limit = limit()?;
-    let file = std::fs::File::open(path).map_err(|e| {
+    let file = open(path).map_err(|e| {
         crate::error::usage(format!(
             "cannot read {what} {}: {e}; check the path",
             path.display()
@@ -140,5 +161,21 @@ mod tests {
         let mut r = std::io::BufReader::new(&b"last"[..]);
         assert_eq!(read_line(&mut r, 8).unwrap(), Line::Line("last".into()));
         assert_eq!(read_line(&mut r, 8).unwrap(), Line::End);
+    }
+
+    #[test]
+    fn a_fifo_nobody_writes_to_does_not_hold_tare() {
+        // `mkfifo f; tare compare f x.json` blocked in open(2) forever.
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path for the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(read(&p, "results file").map(|b| b.len()));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(30));
+        assert!(matches!(got, Ok(Ok(0))), "{got:?}");
     }
 }
