@@ -228,6 +228,8 @@ fn an_endless_device_is_refused_at_the_input_limit_by_every_reader() {
     let r = results_file(dir.path());
     let z = zero.to_str().unwrap();
     let rs = r.to_str().unwrap();
+    let od = dir.path().join("out");
+    let od = od.to_str().unwrap();
     for args in [
         vec!["compare", z, rs],
         vec!["compare", rs, z],
@@ -235,6 +237,8 @@ fn an_endless_device_is_refused_at_the_input_limit_by_every_reader() {
         vec!["report", z],
         vec!["plan", "--pilot", z],
         vec!["recover", z],
+        vec!["suite", "run", "--output-dir", od, z],
+        vec!["suite", "check", z],
     ] {
         let out = tare()
             .env("TARE_INPUT_LIMIT", "4MiB")

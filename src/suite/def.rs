@@ -226,9 +226,9 @@ impl Default for Scoring {
 
 /// Reads and parses a definition file; errors are one line naming the file.
 pub fn load(path: &Path) -> anyhow::Result<SuiteDef> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        crate::error::usage(format!("cannot read suite file {}: {e}", path.display()))
-    })?;
+    // Bounded (TARE_INPUT_LIMIT) and never blocking on a FIFO: `tare suite run /dev/zero`
+    // read without end.
+    let bytes = crate::results::input::read(path, "suite file")?;
     let text = String::from_utf8(bytes).map_err(|_| {
         crate::error::usage(format!(
             "suite file {} is not text (not UTF-8); give a suite definition in TOML (see `tare suite --help`)",

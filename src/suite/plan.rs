@@ -91,8 +91,7 @@ pub fn expand(def: &SuiteDef, file: &Path) -> anyhow::Result<SuitePlan> {
         }
         for g in &set.tasks {
             for t in glob_files(&dir, g, &set.name)? {
-                let text = std::fs::read_to_string(&t)
-                    .map_err(|e| usage(format!("task file {}: {e}", t.display())))?;
+                let text = crate::results::input::read_text(&t, "task file")?;
                 let task: TaskDef = toml::from_str(&text).map_err(|e| {
                     usage(format!(
                         "task file {}: {}; write input = \"file\" and expected = \"result\"",

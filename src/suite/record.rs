@@ -6,7 +6,7 @@
 use super::classify::Category;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 /// Name of the results file inside a suite's output directory.
@@ -84,6 +84,9 @@ impl Writer {
     }
 }
 
+/// The longest line taken for a record (records hold outputs' digests, never outputs).
+const MAX_RECORD_LINE: usize = 16 << 20;
+
 /// Calls `f` for every complete record of `path`, streaming. A line that does not parse (the
 /// partial last line of a crash, invalid UTF-8, or garbage) is skipped and counted; the count is returned.
 pub fn for_each(path: &Path, mut f: impl FnMut(RunRecord)) -> io::Result<usize> {
@@ -94,8 +97,34 @@ pub fn for_each(path: &Path, mut f: impl FnMut(RunRecord)) -> io::Result<usize> 
     let mut bad = 0;
     loop {
         line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        // A line longer than any record (a damaged or hostile file) is one bad line, read
+        // past in pieces, never held whole.
+        if (&mut reader)
+            .take(MAX_RECORD_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)?
+            == 0
+        {
             break;
+        }
+        if line.len() > MAX_RECORD_LINE && line.last() != Some(&b'\n') {
+            bad += 1;
+            loop {
+                let buf = reader.fill_buf()?;
+                if buf.is_empty() {
+                    break;
+                }
+                match buf.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        reader.consume(i + 1);
+                        break;
+                    }
+                    None => {
+                        let n = buf.len();
+                        reader.consume(n);
+                    }
+                }
+            }
+            continue;
         }
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
@@ -180,5 +209,24 @@ mod tests {
         let mut keys = Vec::new();
         assert_eq!(for_each(&p, |r| keys.push(r.key)).unwrap(), 0);
         assert_eq!(keys, ["a", "b", "d"]);
+    }
+
+    #[test]
+    fn a_line_longer_than_any_record_is_one_bad_line_read_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(RESULTS_FILE);
+        let mut w = Writer::append(&p).unwrap();
+        w.write(&sample("a")).unwrap();
+        drop(w);
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(&vec![b'x'; MAX_RECORD_LINE + 5000]).unwrap();
+        f.write_all(b"\n").unwrap();
+        drop(f);
+        let mut w = Writer::append(&p).unwrap();
+        w.write(&sample("b")).unwrap();
+        drop(w);
+        let mut keys = Vec::new();
+        let bad = for_each(&p, |r| keys.push(r.key)).unwrap();
+        assert_eq!((keys, bad), (vec!["a".to_string(), "b".to_string()], 1));
     }
 }
