@@ -233,10 +233,12 @@ fn a_real_go_suite_with_sub_benchmarks() {
     };
     let _turn = take_turn();
     let worker = format!("{} native-worker go {dir}", env!("CARGO_BIN_EXE_tare"));
+    let listing = std::time::Instant::now();
     let out = tare()
         .args(["kernels", &worker, "--list"])
         .output()
         .unwrap();
+    let listing = listing.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}{stderr}");
@@ -253,8 +255,11 @@ fn a_real_go_suite_with_sub_benchmarks() {
             "{k} not listed:\n{stdout}"
         );
     }
-    // Building the test binary takes seconds: the user is told tare is waiting.
-    assert!(stderr.contains("waiting for"), "{stderr}");
+    // Building the test binary takes seconds the first time: the user is told tare is waiting
+    // (past 1 s; with Go's build cache warm from an earlier test the listing is quicker).
+    if listing > std::time::Duration::from_secs(3) {
+        assert!(stderr.contains("waiting for"), "{listing:?}: {stderr}");
+    }
     let d = tempfile::tempdir().unwrap();
     let j = d.path().join("xx.json");
     let out = tare()
