@@ -295,6 +295,24 @@ fn wall_limit_ends_run() {
 }
 
 #[test]
+fn pids_limit_ends_run() {
+    if !is_root() {
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+    }
+    // 20 background sleeps under a limit of 5 tasks: forks fail at the limit (pids.events
+    // "max" rises, on cgroup v1 as on v2), so the run is marked `pids`, whatever the shell's
+    // exit code.
+    limit_case(
+        &["--pids-limit", "5"],
+        "for i in $(seq 1 20); do sleep 1 & done; wait",
+        "pids",
+    );
+}
+
+#[test]
 fn rusage_fallback_is_announced() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");

@@ -204,9 +204,21 @@ fn v1_pids_limit_stops_fork_bomb() {
         m.leftover_processes < 10,
         "the limit (shell + 9 children) held: {m:?}"
     );
+    // Forks failed at the limit (pids.events "max" rose): the run is marked `pids`, though
+    // the shell itself exited 0.
+    assert_eq!(m.termination, Termination::Pids, "{m:?}");
     // Without the limit the same script does leave all 50 behind (so the check above can fail).
     let m = ex.run(&sh(script), &no_cancel()).unwrap();
     assert!(m.leftover_processes >= 40, "{m:?}");
+    assert_eq!(m.termination, Termination::Exit, "{m:?}");
+    // Under the limit without reaching it: a normal run.
+    let mut spec = sh("sleep 0.01 & wait");
+    spec.limits = Limits {
+        pids: Some(10),
+        ..Default::default()
+    };
+    let m = ex.run(&spec, &no_cancel()).unwrap();
+    assert_eq!(m.termination, Termination::Exit, "{m:?}");
 }
 
 #[test]
