@@ -312,6 +312,47 @@ fn pids_limit_ends_run() {
     );
 }
 
+/// `--runs N` bounds the attempts too: with --ignore-failure and a command that always hits
+/// its limit, a benchmark stops after max(N, 3) runs that do not count, saying why.
+#[test]
+fn runs_bound_the_attempts_at_a_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let out = tare()
+        .args([
+            "run",
+            "--runs",
+            "1",
+            "--ignore-failure",
+            "--wall-limit",
+            "200ms",
+            "--export-json",
+            j.to_str().unwrap(),
+            "--",
+            "sleep",
+            "30",
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let doc = json(&j);
+    let rs = runs(&doc, 0);
+    assert_eq!(rs.len(), 3, "3 attempts for --runs 1, not 20: {text}");
+    assert!(rs.iter().all(|r| r["termination"] == "wall"));
+    let reason = doc["benchmarks"][0]["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("at most 3"), "{reason}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains("at most 3")).count(),
+        1,
+        "one line says why it stopped: {text}"
+    );
+}
+
 #[test]
 fn rusage_fallback_is_announced() {
     let dir = tempfile::tempdir().unwrap();

@@ -66,6 +66,13 @@ pub enum Outcome {
 /// benchmark stops: its stop rule could never be reached.
 const MAX_UNCOUNTED_STREAK: usize = 20;
 
+/// With an exact run count (`--runs N`), a benchmark stops once this many of its measured runs
+/// did not count in all: at most `max(N, 3)` attempts beyond the `N` counted ones, so
+/// `--runs 1` with a command that always hits its limit stops after 3 attempts, not 20.
+fn max_uncounted_for(runs: usize) -> usize {
+    runs.max(3)
+}
+
 /// `Run.extra`: seconds the child spent joining its cgroups before exec (cgroup v1
 /// migration), measured by the child and already taken out of `wall_time`.
 pub const CGROUP_JOIN_KEY: &str = "cgroup_join";
@@ -480,6 +487,15 @@ impl Runner<'_> {
         };
         if self.plan.stop.holds(&ctx) {
             return Some(self.plan.stop.explain(&ctx));
+        }
+        if let Some(n) = self.plan.stop.exact_runs() {
+            let uncounted = b.runs.iter().filter(|r| !r.warmup && !r.counted).count();
+            let cap = max_uncounted_for(n);
+            if uncounted >= cap {
+                return Some(format!(
+                    "{uncounted} runs hit a limit or failed (at most {cap} such attempts with --runs {n}); {counted} of {n} runs count"
+                ));
+            }
         }
         let streak = uncounted_streak(b);
         (streak >= MAX_UNCOUNTED_STREAK)
