@@ -705,3 +705,51 @@ fn unprivileged_user_falls_back_loudly() {
         "says how to get a delegated cgroup: {err}"
     );
 }
+
+/// A root command that writes itself into the root cgroup leaves the run's groups: the run is
+/// marked escaped with its CPU and memory flagged incomplete, and one warning line says so.
+#[test]
+fn escaped_run_is_marked_and_warned() {
+    if !is_root() {
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+    }
+    let root = "/sys/fs/cgroup/cpuacct/cgroup.procs";
+    if !Path::new(root).exists() {
+        return skip::skip("cgroup v1 cpuacct", "no /sys/fs/cgroup/cpuacct here");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let script = format!("echo $$ > {root}; i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done");
+    let out = run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "2",
+        "--export-json",
+        j.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains("left its cgroups"))
+            .count(),
+        1,
+        "one warning line: {err}"
+    );
+    let rs = runs(&json(&j), 0);
+    assert_eq!(rs.len(), 2);
+    for r in &rs {
+        assert_eq!(r["extra"]["escaped"], true, "{r}");
+        let incomplete = r["extra"]["incomplete"].as_array().unwrap();
+        assert!(incomplete.iter().any(|v| v == "cpu_time"), "{r}");
+        assert!(incomplete.iter().any(|v| v == "peak_memory"), "{r}");
+    }
+}

@@ -73,6 +73,12 @@ fn max_uncounted_for(runs: usize) -> usize {
     runs.max(3)
 }
 
+/// `Run.extra`: `true` when the run's processes left its cgroups (see
+/// `exec::Measurement::escaped`).
+pub const ESCAPED_KEY: &str = "escaped";
+/// `Run.extra`: the run's fields that miss part of its work (an escaped run's CPU and memory).
+pub const INCOMPLETE_KEY: &str = "incomplete";
+
 /// `Run.extra`: seconds the child spent joining its cgroups before exec (cgroup v1
 /// migration), measured by the child and already taken out of `wall_time`.
 pub const CGROUP_JOIN_KEY: &str = "cgroup_join";
@@ -652,6 +658,24 @@ impl Runner<'_> {
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
         if !m.join.is_zero() {
             extra.insert(CGROUP_JOIN_KEY.to_string(), json!(m.join.as_secs_f64()));
+        }
+        if m.escaped {
+            extra.insert(ESCAPED_KEY.to_string(), json!(true));
+            extra.insert(
+                INCOMPLETE_KEY.to_string(),
+                json!(["cpu_time", "user_time", "system_time", "peak_memory"]),
+            );
+            let first = !benches[i]
+                .runs
+                .iter()
+                .any(|r| r.extra.contains_key(ESCAPED_KEY));
+            if first {
+                eprintln!(
+                    "tare: warning: run {} of '{}' left its cgroups (a process moved itself out): its CPU time and peak memory are incomplete and what left was not killed; marked escaped in the results",
+                    benches[i].runs.len() + 1,
+                    benches[i].name
+                );
+            }
         }
         if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
             // The interrupted run is incomplete: it is not recorded.
