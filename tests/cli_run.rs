@@ -726,7 +726,7 @@ fn escaped_run_is_marked_and_warned() {
     let out = run_ok(&[
         "run",
         "--style",
-        "none",
+        "basic",
         "--runs",
         "2",
         "--export-json",
@@ -736,6 +736,11 @@ fn escaped_run_is_marked_and_warned() {
         "-c",
         &script,
     ]);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("2 left their cgroups (CPU time and peak memory incomplete)"),
+        "the summary says so: {summary}"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         err.lines()
