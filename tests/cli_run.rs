@@ -295,6 +295,65 @@ fn wall_limit_ends_run() {
 }
 
 #[test]
+fn pids_limit_ends_run() {
+    if !is_root() {
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+    }
+    // 20 background sleeps under a limit of 5 tasks: forks fail at the limit (pids.events
+    // "max" rises, on cgroup v1 as on v2), so the run is marked `pids`, whatever the shell's
+    // exit code.
+    limit_case(
+        &["--pids-limit", "5"],
+        "for i in $(seq 1 20); do sleep 1 & done; wait",
+        "pids",
+    );
+}
+
+/// `--runs N` bounds the attempts too: with --ignore-failure and a command that always hits
+/// its limit, a benchmark stops after max(N, 3) runs that do not count, saying why.
+#[test]
+fn runs_bound_the_attempts_at_a_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let out = tare()
+        .args([
+            "run",
+            "--runs",
+            "1",
+            "--ignore-failure",
+            "--wall-limit",
+            "200ms",
+            "--export-json",
+            j.to_str().unwrap(),
+            "--",
+            "sleep",
+            "30",
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    let doc = json(&j);
+    let rs = runs(&doc, 0);
+    assert_eq!(rs.len(), 3, "3 attempts for --runs 1, not 20: {text}");
+    assert!(rs.iter().all(|r| r["termination"] == "wall"));
+    let reason = doc["benchmarks"][0]["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("at most 3"), "{reason}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains("at most 3")).count(),
+        1,
+        "one line says why it stopped: {text}"
+    );
+}
+
+#[test]
 fn rusage_fallback_is_announced() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
@@ -649,4 +708,57 @@ fn unprivileged_user_falls_back_loudly() {
         "says how to get a delegated cgroup: {err}"
     );
     assert!(err.contains("docs/where-tare-measures.md"), "{err}");
+}
+
+/// A root command that writes itself into the root cgroup leaves the run's groups: the run is
+/// marked escaped with its CPU and memory flagged incomplete, and one warning line says so.
+#[test]
+fn escaped_run_is_marked_and_warned() {
+    if !is_root() {
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+    }
+    let root = "/sys/fs/cgroup/cpuacct/cgroup.procs";
+    if !Path::new(root).exists() {
+        return skip::skip("cgroup v1 cpuacct", "no /sys/fs/cgroup/cpuacct here");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let script = format!("echo $$ > {root}; i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done");
+    let out = run_ok(&[
+        "run",
+        "--style",
+        "basic",
+        "--runs",
+        "2",
+        "--export-json",
+        j.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("2 left their cgroups (CPU time and peak memory incomplete)"),
+        "the summary says so: {summary}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains("left its cgroups"))
+            .count(),
+        1,
+        "one warning line: {err}"
+    );
+    let rs = runs(&json(&j), 0);
+    assert_eq!(rs.len(), 2);
+    for r in &rs {
+        assert_eq!(r["extra"]["escaped"], true, "{r}");
+        let incomplete = r["extra"]["incomplete"].as_array().unwrap();
+        assert!(incomplete.iter().any(|v| v == "cpu_time"), "{r}");
+        assert!(incomplete.iter().any(|v| v == "peak_memory"), "{r}");
+    }
 }

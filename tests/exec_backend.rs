@@ -204,9 +204,21 @@ fn v1_pids_limit_stops_fork_bomb() {
         m.leftover_processes < 10,
         "the limit (shell + 9 children) held: {m:?}"
     );
+    // Forks failed at the limit (pids.events "max" rose): the run is marked `pids`, though
+    // the shell itself exited 0.
+    assert_eq!(m.termination, Termination::Pids, "{m:?}");
     // Without the limit the same script does leave all 50 behind (so the check above can fail).
     let m = ex.run(&sh(script), &no_cancel()).unwrap();
     assert!(m.leftover_processes >= 40, "{m:?}");
+    assert_eq!(m.termination, Termination::Exit, "{m:?}");
+    // Under the limit without reaching it: a normal run.
+    let mut spec = sh("sleep 0.01 & wait");
+    spec.limits = Limits {
+        pids: Some(10),
+        ..Default::default()
+    };
+    let m = ex.run(&spec, &no_cancel()).unwrap();
+    assert_eq!(m.termination, Termination::Exit, "{m:?}");
 }
 
 #[test]
@@ -302,4 +314,40 @@ fn v1_leftovers_that_keep_forking_are_all_killed() {
     }
     let m = ex.run(&sh("exit 0"), &no_cancel()).unwrap();
     assert_eq!(m.leftover_processes, 0, "{m:?}");
+}
+
+/// The cpuacct hierarchy's root `cgroup.procs` on this machine (cgroup v1), if mounted there.
+fn v1_cpuacct_root_procs() -> Option<String> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() > 3 && f[2] == "cgroup" && f[3].split(',').any(|o| o == "cpuacct"))
+            .then(|| format!("{}/cgroup.procs", f[1]))
+    })
+}
+
+#[test]
+fn v1_run_that_leaves_its_cgroups_is_marked_escaped() {
+    let Some(ex) = executor(Preference::V1) else {
+        return;
+    };
+    let Some(root) = v1_cpuacct_root_procs() else {
+        return skip::skip("cgroup v1 cpuacct", "no cpuacct hierarchy mounted here");
+    };
+    let work = "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done";
+    // The same work in the group: not escaped (so the checks below can fail).
+    let m = ex.run(&sh(work), &no_cancel()).unwrap();
+    assert!(!m.escaped, "{m:?}");
+    // The main process writes itself into the root group and works there: its group sees
+    // next to none of that work, and /proc/PID/cgroup at its exit shows it outside.
+    let m = ex
+        .run(&sh(&format!("echo $$ > {root}; {work}")), &no_cancel())
+        .unwrap();
+    assert!(m.escaped, "main process left: {m:?}");
+    // A child leaves and works outside; the main process stays and waits for it: wait4's CPU
+    // time holds the child's work, which the group did not account.
+    let child = format!("sh -c 'echo $$ > {root}; {work}'; exit 0");
+    let m = ex.run(&sh(&child), &no_cancel()).unwrap();
+    assert!(m.escaped, "a waited-for child left: {m:?}");
+    assert_eq!(m.exit_code, Some(0));
 }

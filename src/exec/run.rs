@@ -397,6 +397,11 @@ impl Executor {
             super::io::finish(s, blkio, unified.as_deref(), proc_io, mem.as_deref())
         });
         let cpu = acc.user + acc.system;
+        // Processes that left the run's groups (a root command writing its pid into another
+        // group's `cgroup.procs`) ran outside the group's accounting, but wait4 still counts
+        // the main process and the descendants it waited for. (A zombie's /proc/PID/cgroup
+        // reads `/` in every hierarchy on this kernel, so membership at exit cannot be read.)
+        let escaped = cpu_escaped(rusage.user + rusage.system, cpu);
         let (exit_code, signal) = match status {
             WaitStatus::Exited(c) => (Some(c), None),
             WaitStatus::Signaled(s) => (None, Some(s)),
@@ -437,6 +442,7 @@ impl Executor {
                 io,
                 ready,
                 memory_timeline,
+                escaped,
             },
             r,
         ))
@@ -508,5 +514,29 @@ impl Executor {
                 return Ok(Some(why));
             }
         }
+    }
+}
+
+/// Whether wait4's CPU time of the main process and the descendants it waited for (`waited`)
+/// exceeds what the run's group accounted (`grouped`, which includes them) by more than
+/// accounting noise: processes that ran outside the group. The margin (10% + 5 ms) covers
+/// rusage's and the group's different clocks; an escape that matters is far above it.
+pub fn cpu_escaped(waited: Duration, grouped: Duration) -> bool {
+    waited > grouped.mul_f64(1.1) + Duration::from_millis(5)
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::cpu_escaped;
+    use std::time::Duration;
+
+    #[test]
+    fn cpu_beyond_the_group_is_an_escape() {
+        let ms = Duration::from_millis;
+        assert!(!cpu_escaped(ms(100), ms(100)));
+        assert!(!cpu_escaped(ms(104), ms(100)));
+        assert!(!cpu_escaped(ms(3), ms(0)));
+        assert!(cpu_escaped(ms(19), ms(1)));
+        assert!(cpu_escaped(ms(200), ms(100)));
     }
 }

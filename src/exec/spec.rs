@@ -140,6 +140,10 @@ pub struct Measurement {
     pub ready: Option<super::ready::Outcome>,
     /// The memory timeline (`[seconds, bytes]`), when asked for.
     pub memory_timeline: Option<Vec<[f64; 2]>>,
+    /// The run's processes left its cgroups: wait4 saw more CPU time (main process and the
+    /// descendants it waited for) than the group accounted. Its CPU time and peak memory then
+    /// miss what ran outside (incomplete), and processes that left were not killed by tare.
+    pub escaped: bool,
 }
 
 impl Measurement {

@@ -66,6 +66,19 @@ pub enum Outcome {
 /// benchmark stops: its stop rule could never be reached.
 const MAX_UNCOUNTED_STREAK: usize = 20;
 
+/// With an exact run count (`--runs N`), a benchmark stops once this many of its measured runs
+/// did not count in all: at most `max(N, 3)` attempts beyond the `N` counted ones, so
+/// `--runs 1` with a command that always hits its limit stops after 3 attempts, not 20.
+fn max_uncounted_for(runs: usize) -> usize {
+    runs.max(3)
+}
+
+/// `Run.extra`: `true` when the run's processes left its cgroups (see
+/// `exec::Measurement::escaped`).
+pub const ESCAPED_KEY: &str = "escaped";
+/// `Run.extra`: the run's fields that miss part of its work (an escaped run's CPU and memory).
+pub const INCOMPLETE_KEY: &str = "incomplete";
+
 /// `Run.extra`: seconds the child spent joining its cgroups before exec (cgroup v1
 /// migration), measured by the child and already taken out of `wall_time`.
 pub const CGROUP_JOIN_KEY: &str = "cgroup_join";
@@ -481,6 +494,15 @@ impl Runner<'_> {
         if self.plan.stop.holds(&ctx) {
             return Some(self.plan.stop.explain(&ctx));
         }
+        if let Some(n) = self.plan.stop.exact_runs() {
+            let uncounted = b.runs.iter().filter(|r| !r.warmup && !r.counted).count();
+            let cap = max_uncounted_for(n);
+            if uncounted >= cap {
+                return Some(format!(
+                    "{uncounted} runs hit a limit or failed (at most {cap} such attempts with --runs {n}); {counted} of {n} runs count"
+                ));
+            }
+        }
         let streak = uncounted_streak(b);
         (streak >= MAX_UNCOUNTED_STREAK)
             .then(|| format!("the last {streak} runs hit a limit or failed; none of them counts"))
@@ -636,6 +658,24 @@ impl Runner<'_> {
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
         if !m.join.is_zero() {
             extra.insert(CGROUP_JOIN_KEY.to_string(), json!(m.join.as_secs_f64()));
+        }
+        if m.escaped {
+            extra.insert(ESCAPED_KEY.to_string(), json!(true));
+            extra.insert(
+                INCOMPLETE_KEY.to_string(),
+                json!(["cpu_time", "user_time", "system_time", "peak_memory"]),
+            );
+            let first = !benches[i]
+                .runs
+                .iter()
+                .any(|r| r.extra.contains_key(ESCAPED_KEY));
+            if first {
+                eprintln!(
+                    "tare: warning: run {} of '{}' left its cgroups (a process moved itself out): its CPU time and peak memory are incomplete and what left was not killed; marked escaped in the results",
+                    benches[i].runs.len() + 1,
+                    benches[i].name
+                );
+            }
         }
         if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
             // The interrupted run is incomplete: it is not recorded.

@@ -114,6 +114,16 @@ impl StopRule {
         }
     }
 
+    /// The run count of a rule that is only a count of runs (`--runs N` is `runs >= N`),
+    /// which bounds the attempts spent on runs that do not count; `None` for any other rule.
+    pub fn exact_runs(&self) -> Option<usize> {
+        match self {
+            StopRule::Cond(Metric::Runs, Cmp::Ge, v) if *v >= 1.0 => Some(v.ceil() as usize),
+            StopRule::Cond(Metric::Runs, Cmp::Gt, v) if *v >= 0.0 => Some(v.floor() as usize + 1),
+            _ => None,
+        }
+    }
+
     /// Why the rule holds: the atoms that are true, with their current values, e.g.
     /// "runs >= 10 (23) and ci(median) <= 1% (0.87%)". Call only when `holds` is true.
     pub fn explain(&self, ctx: &dyn StopContext) -> String {
@@ -569,6 +579,18 @@ mod tests {
         let mut s = Schedule::new();
         let evaluations = (1..=100_000).filter(|&n| s.due(n)).count();
         assert!(evaluations < 100 + 250, "{evaluations}");
+    }
+
+    #[test]
+    fn exact_runs_only_for_a_plain_run_count() {
+        assert_eq!(parse("runs >= 1").unwrap().exact_runs(), Some(1));
+        assert_eq!(parse("runs > 4").unwrap().exact_runs(), Some(5));
+        assert_eq!(
+            parse("runs >= 3 and time >= 1s").unwrap().exact_runs(),
+            None
+        );
+        assert_eq!(parse("ci(median) < 1%").unwrap().exact_runs(), None);
+        assert_eq!(parse("runs < 3").unwrap().exact_runs(), None);
     }
 
     #[test]

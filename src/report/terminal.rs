@@ -233,6 +233,20 @@ pub fn benchmark_block_in(b: &Benchmark, index: usize, color: bool, unit: Option
             let _ = write!(runs, ", {}", p.yellow(&format!("{n} {what} (excluded)")));
         }
     }
+    let escaped = b
+        .runs
+        .iter()
+        .filter(|r| !r.warmup && r.extra.get("escaped") == Some(&serde_json::Value::Bool(true)))
+        .count();
+    if escaped > 0 {
+        let _ = write!(
+            runs,
+            ", {}",
+            p.yellow(&format!(
+                "{escaped} left their cgroups (CPU time and peak memory incomplete)"
+            ))
+        );
+    }
     let _ = writeln!(out, "  {:<14}{runs}", "runs");
     if !b.stop_reason.is_empty() {
         let _ = writeln!(out, "  {:<14}{}", "stopped", p.dim(&b.stop_reason));

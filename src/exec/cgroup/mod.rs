@@ -34,7 +34,8 @@ pub struct Accounting {
     /// refaulting its own program text instead of being OOM-killed — can burn its CPU or wall
     /// limit first; such a run is marked `memory`.
     pub at_memory_limit: bool,
-    /// A fork or clone failed at the task limit (`pids.events` max > 0; cgroup v2 only).
+    /// A fork or clone failed at the task limit (`pids.events` max > 0 in the run's own pids
+    /// group: cgroup v2, and v1 where the run has a task limit).
     pub pids_limited: bool,
 }
 

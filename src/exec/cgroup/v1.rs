@@ -586,13 +586,22 @@ impl RunGroup for V1Group {
                 (peak, oom, failed > 0)
             }
         };
+        // The run's pids group is fresh (made for this run), so its `pids.events` "max"
+        // counter rose only for this run's fork failures at the limit.
+        let pids_limited = self.pids.as_ref().is_some_and(|(_, dir)| {
+            read_small(&dir.path.join("pids.events"))
+                .ok()
+                .and_then(|s| keyed_value(&s, "max"))
+                .unwrap_or(0)
+                > 0
+        });
         Ok(Accounting {
             user,
             system,
             peak_memory: Some(peak),
             oom_killed: oom > 0,
             at_memory_limit,
-            pids_limited: false,
+            pids_limited,
         })
     }
 
