@@ -595,6 +595,56 @@ fn invocations_adapt_to_the_spread_of_processes() {
     }
 }
 
+/// The time budget holds against a slow round: no round is started that would end past it at
+/// the pace of the slowest so far (rounds after the first take 4 s here, the first well under
+/// 1 s; an average over the rounds, the first included, started a third and ended past 8 s),
+/// and the stop reason says so.
+#[test]
+fn a_round_that_would_pass_the_time_budget_is_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("count");
+    let script = dir.path().join("worker.sh");
+    // Invocation 0 is discovery, 1 the first round; from 2 on each sleeps 4 s before hello.
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nn=$(cat {c} 2>/dev/null || echo 0)\necho $((n + 1)) > {c}\n\
+             [ \"$n\" -ge 2 ] && sleep 4\nexec env FAKE_LEVEL_FILE={l} python3 {FAKE}\n",
+            c = count.display(),
+            l = dir.path().join("levels").display()
+        ),
+    )
+    .unwrap();
+    let j = dir.path().join("b.json");
+    let out = tare()
+        .args(["kernels", &format!("sh {}", script.display())])
+        .args(["--filter", "^levels$", "--stop", "runs >= 3"])
+        .args(["--sample-time", "1ms", "--seed", "3", "--time-budget", "8s"])
+        .args(["--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&j);
+    let b = &v["benchmarks"][0];
+    let why = b["stop_reason"].as_str().unwrap();
+    assert_eq!(
+        b["extra"]["invocations"].as_array().unwrap().len(),
+        2,
+        "{why}"
+    );
+    assert!(
+        why.starts_with("inconclusive: 2 invocations")
+            && why.contains("--time-budget 8s reached: another round (~")
+            && why.contains("the slowest so far) would end at"),
+        "{why}"
+    );
+}
+
 /// With fewer than 5 processes a side there is no verdict, however clear the samples: a kernel
 /// twice as slow is "inconclusive: 2 invocations" on the line, and found at 5.
 #[test]

@@ -69,7 +69,7 @@ pub struct KernelsArgs {
     #[arg(long, default_value = "5%", value_name = "PCT")]
     precision: String,
     /// Adaptive invocations stop before a round that would end past this (from the first
-    /// invocation), settled or not.
+    /// invocation) at the pace of the slowest round so far, settled or not.
     #[arg(long, default_value = "2m", value_name = "DURATION")]
     time_budget: String,
     /// Stop rule over invocations (runs = invocations, ci(median) over their medians), e.g.
