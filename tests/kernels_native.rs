@@ -92,43 +92,45 @@ fn go_benchmarks_measured_with_tares_policy() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("runs under tare kernels"));
 }
 
+/// A directory holding a `go` that runs `before` (shell) and then the real `go`, and the PATH
+/// that puts it first; None without go.
+fn go_wrapper(dir: &std::path::Path, before: &str) -> Option<String> {
+    let real_go = std::process::Command::new("sh")
+        .args(["-c", "command -v go"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())?;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("go");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\n{before}\nexec {real_go} \"$@\"\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    ))
+}
+
 /// The test binary is built once per session, not once per invocation: `go` (a logging
 /// wrapper first on PATH) runs `test -c` once for discovery and three invocations, and the
 /// results record the Go version that built it.
 #[test]
 fn go_test_binary_is_built_once_per_session() {
-    let Some(real_go) = std::process::Command::new("sh")
-        .args(["-c", "command -v go"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    else {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("go.log");
+    let Some(path) = go_wrapper(dir.path(), &format!("echo \"$*\" >> {}", log.display())) else {
         skip::skip("go", "run .ci/services.d/45-go.sh as root");
         return;
     };
     let _turn = take_turn();
     let pkg = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/gobench");
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("go.log");
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    let wrapper = bin.join("go");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho \"$*\" >> {}\nexec {real_go} \"$@\"\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let worker = format!("{} native-worker go {pkg}", env!("CARGO_BIN_EXE_tare"));
     let j = dir.path().join("go.json");
     let out = tare()
@@ -295,8 +297,13 @@ fn a_real_go_suite_with_sub_benchmarks() {
     };
     let _turn = take_turn();
     let worker = format!("{} native-worker go {dir}", env!("CARGO_BIN_EXE_tare"));
+    // A build from Go's warm cache can take under the second after which tare says it is
+    // waiting: this `go` takes 2 s more, as a cold build would.
+    let slow = tempfile::tempdir().unwrap();
+    let path = go_wrapper(slow.path(), "sleep 2").unwrap();
     let out = tare()
         .args(["kernels", &worker, "--list"])
+        .env("PATH", &path)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
