@@ -59,11 +59,12 @@ impl Go {
         };
         let staged = stage.keep();
         match std::fs::rename(&staged, &cached) {
-            Ok(()) => Ok(Go::from_built(
-                package,
-                args,
-                Built::load(&cached).unwrap_or(built),
-            )),
+            // Moved whole: the binary is now under `cached` (its lists too, unless they could
+            // not be written, when later workers build again).
+            Ok(()) => {
+                let bin = cached.join("bench.test");
+                Ok(Go::from_built(package, args, Built { bin, ..built }))
+            }
             // Another worker got there first (or the rename is refused): this one's build
             // serves this process and the session directory's removal takes it.
             Err(_) => Ok(Go::from_built(package, args, built)),
