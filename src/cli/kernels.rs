@@ -69,7 +69,7 @@ pub struct KernelsArgs {
     #[arg(long, default_value = "5%", value_name = "PCT")]
     precision: String,
     /// Adaptive invocations stop before a round that would end past this (from the first
-    /// invocation), settled or not.
+    /// invocation) at the pace of the slowest round so far, settled or not.
     #[arg(long, default_value = "2m", value_name = "DURATION")]
     time_budget: String,
     /// Stop rule over invocations (runs = invocations, ci(median) over their medians), e.g.
@@ -457,6 +457,21 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     spec.stdout = output.clone();
     spec.stderr = output;
     spec.cores = run_cores.clone();
+    // One directory for the session's workers to keep what they build once (a Go test binary).
+    let session_dir = tempfile::Builder::new()
+        .prefix("tare-session-")
+        .tempdir()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot make a session directory in the temp directory: {e}; set TMPDIR to a writable one"
+            )
+        })?;
+    spec.env
+        .retain(|(k, _)| k != crate::exec::worker::SESSION_ENV);
+    spec.env.push((
+        crate::exec::worker::SESSION_ENV.into(),
+        session_dir.path().into(),
+    ));
 
     // Discovery: one short invocation per program.
     let mut found: Vec<Discovered> = Vec::new();

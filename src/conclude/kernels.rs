@@ -187,46 +187,55 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
             }
         }
     }
-    // Samples of one process are not independent of each other (Kalibera & Jones): a verdict
-    // drawn from pooled samples must also hold across processes. Where the ratio's CI over
-    // invocations includes 1, a "faster"/"slower" verdict is withdrawn and the words say why.
-    for c in &mut session.comparisons {
-        let Some(iv) = h
-            .iter()
-            .find(|v| v["reference"] == json!(c.reference) && v["candidate"] == json!(c.candidate))
-        else {
-            continue;
-        };
-        let (Some(low), Some(high)) = (iv["ci_low"].as_f64(), iv["ci_high"].as_f64()) else {
-            continue;
-        };
-        if (c.verdict == "faster" || c.verdict == "slower") && low <= 1.0 && 1.0 <= high {
-            c.verdict = "no-significant-difference".into();
-            c.words = format!(
-                "{}{WITHHELD}across processes the ratio's {:.0}% CI is {:.3}–{:.3}, which includes 1: \
-                 not significant at the invocation level (run more invocations)",
-                c.words,
-                100.0 * iv["confidence"].as_f64().unwrap_or(0.95),
-                low,
-                high
-            );
-        }
+    // Samples of one process are not independent of each other (Kalibera & Jones): the
+    // verdict, its interval and its test come from the one process-level model
+    // (`levels::compare`: each invocation's median a replicate, a bootstrap interval over them,
+    // the test on them, Holm across kernels), so the printed interval is the one the verdict
+    // used. Where a side has fewer than two processes the sample-level numbers stay, and the
+    // words say why there is no verdict.
+    let groups: Vec<(super::levels::Groups, super::levels::Groups)> = session
+        .comparisons
+        .iter()
+        .map(|c| {
+            (
+                by_invocation(&session.benchmarks[c.reference]),
+                by_invocation(&session.benchmarks[c.candidate]),
+            )
+        })
+        .collect();
+    let model = super::levels::compare(
+        &groups,
+        &super::levels::Settings {
+            test: s.test,
+            alpha: s.alpha,
+            noise: s.noise,
+            confidence: 0.95,
+            resamples: s.resamples,
+            seed: s.seed,
+        },
+    );
+    for (c, m) in session.comparisons.iter_mut().zip(model) {
+        apply_process_level(c, &m);
     }
     // Too few processes to know their spread: no verdict whatever the samples say.
     for c in &mut session.comparisons {
         let n = invocations_counted(&session.benchmarks[c.reference])
             .min(invocations_counted(&session.benchmarks[c.candidate]));
-        if n < MIN_INVOCATIONS && (c.verdict == "faster" || c.verdict == "slower") {
-            c.verdict = "no-significant-difference".into();
-            c.words = format!(
-                "{}{WITHHELD}inconclusive: {n} invocations (a verdict needs at least {MIN_INVOCATIONS} processes a side; -i {MIN_INVOCATIONS} or more)",
-                c.words
+        if n < MIN_INVOCATIONS {
+            // First on the line: the reason that stands whatever the rest says.
+            let few = format!(
+                "inconclusive: {n} invocations (a verdict needs at least {MIN_INVOCATIONS} processes a side; -i {MIN_INVOCATIONS} or more)"
             );
+            c.words = match c.words.split_once(WITHHELD) {
+                Some((head, why)) => format!("{head}{WITHHELD}{few}; {why}"),
+                None => format!("{}{WITHHELD}{few}", c.words),
+            };
+            c.verdict = "no-significant-difference".into();
         }
     }
     session.extra.insert(
         "comparison_unit".into(),
-        json!("sample, verdict checked against invocations"),
+        json!("invocation (process-level medians)"),
     );
     session.extra.insert("hierarchical_ratio".into(), json!(h));
     let advice = Advice {
@@ -249,6 +258,40 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
         );
         b.diagnostics = d;
     }
+}
+
+/// Puts the process-level comparison `m` into the record `c`: ratio, interval, p-values,
+/// verdict and words. Without an interval (a side with one process) the ratio and interval stay
+/// the samples' and the verdict is none.
+fn apply_process_level(c: &mut ComparisonRecord, m: &super::levels::Comparison) {
+    use super::levels::Outcome;
+    if let Some((low, high)) = m.ci {
+        c.ratio = m.ratio;
+        c.ratio_ci_low = low;
+        c.ratio_ci_high = high;
+        c.confidence = m.confidence;
+    }
+    c.paired = false;
+    if let (Some(p), Some(q)) = (m.p_value, m.p_adjusted) {
+        c.p_value = p;
+        c.p_adjusted = q;
+    }
+    let names = format!("{} vs {}", c.candidate_name, c.reference_name);
+    (c.verdict, c.words) = match m.outcome {
+        Outcome::Faster | Outcome::Slower | Outcome::EqualWithinNoise => (
+            m.outcome.as_str().to_string(),
+            format!("{names}: {}", m.words),
+        ),
+        Outcome::NoSignificantDifference | Outcome::Inconclusive => (
+            "no-significant-difference".to_string(),
+            format!(
+                "{names}: no significant difference{WITHHELD}{} ({} vs {} processes)",
+                m.why.join("; "),
+                m.old_processes,
+                m.new_processes
+            ),
+        ),
+    };
 }
 
 /// Linearity, unresolved samples, steady state, invocation variance.

@@ -481,6 +481,10 @@ impl<'a> Worker<'a> {
 
 /// The environment variable that names the worker's descriptor.
 pub const FD_ENV: &str = "TARE_WORKER_FD";
+/// The environment variable that names a directory private to the `tare kernels` session,
+/// the same for all its invocations and removed when it ends: where a worker keeps what it
+/// builds once per session (`tare native-worker go`'s test binary).
+pub const SESSION_ENV: &str = "TARE_SESSION_DIR";
 
 /// Time a worker gets to exit after `bye` before it is killed.
 pub const EXIT_GRACE: Duration = Duration::from_secs(5);

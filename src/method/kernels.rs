@@ -154,7 +154,8 @@ pub type Randomizer = Box<dyn Fn(&mut RunSpec, u64) -> Result<String, String>>;
 
 /// Invocations that adapt: at least `min` processes, more while a benchmark's process-level
 /// 95% interval (`conclude::kernels::process_spread`) is wider than ±`precision`, until
-/// another round would not fit in `budget` (the session's time from its first invocation).
+/// another round, as slow as the slowest so far, would end past `budget` (the session's time
+/// from its first invocation): none is started then.
 #[derive(Debug, Clone, Copy)]
 pub struct Adaptive {
     pub min: usize,
@@ -456,7 +457,10 @@ pub fn execute(
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
     let mut state = vec![State::default(); plan.targets.len()];
     let t0 = Instant::now();
+    // How long each round took, for the time budget's forecast of the next.
+    let mut round_times: Vec<Duration> = Vec::new();
     for round in 0..plan.max_invocations {
+        let round_start = Instant::now();
         let mut order: Vec<usize> = (0..plan.programs.len()).collect();
         order.shuffle(&mut rng);
         for p in order {
@@ -593,18 +597,22 @@ pub fn execute(
             if all {
                 break;
             }
-            // Another round fits when the rounds so far, on average, say it does.
+            // Another round starts only when it would end within the budget, at the pace of
+            // the slowest round so far (the first, which calibrates, only while it is alone).
+            round_times.push(round_start.elapsed());
             let spent = t0.elapsed();
-            let per_round = spent / (round as u32 + 1);
+            let next = next_round(&round_times);
             let bound = if round + 1 == plan.max_invocations {
                 Some(format!(
                     "--max-invocations {} reached",
                     plan.max_invocations
                 ))
-            } else if spent + per_round > ad.budget {
+            } else if spent + next > ad.budget {
                 Some(format!(
-                    "--time-budget {} reached",
-                    humantime::format_duration(Duration::from_secs(ad.budget.as_secs().max(1)))
+                    "--time-budget {} reached: another round (~{:.1} s, the slowest so far) would end at {:.1} s",
+                    humantime::format_duration(Duration::from_secs(ad.budget.as_secs().max(1))),
+                    next.as_secs_f64(),
+                    (spent + next).as_secs_f64()
                 ))
             } else {
                 None
@@ -662,6 +670,16 @@ pub fn execute(
         }
     }
     KernelsOutcome::Complete
+}
+
+/// The time the next round is expected to take: the slowest of the rounds after the first
+/// (the first also calibrates and checks linearity), or the first while it is the only one.
+fn next_round(rounds: &[Duration]) -> Duration {
+    match rounds {
+        [] => Duration::ZERO,
+        [only] => *only,
+        [_, rest @ ..] => rest.iter().copied().max().unwrap_or_default(),
+    }
 }
 
 /// One invocation's conversation: for each of `mine` (already shuffled), setup, calibrate and
@@ -1021,6 +1039,15 @@ mod tests {
     use super::*;
     use crate::exec::worker::{KernelInfo, ParamInfo};
     use crate::plan::command::Parameter;
+
+    #[test]
+    fn the_next_round_is_forecast_from_the_slowest_after_the_first() {
+        let s = Duration::from_secs;
+        assert_eq!(next_round(&[]), s(0));
+        assert_eq!(next_round(&[s(9)]), s(9));
+        // The first calibrates: not the pace; one slow round among fast ones is.
+        assert_eq!(next_round(&[s(9), s(1), s(4), s(1), s(1)]), s(4));
+    }
 
     fn program(kernels: &[(&str, &[(&str, &str)])]) -> Discovered {
         Discovered {

@@ -1,5 +1,7 @@
 //! The `go` harness: Go's `testing.B`, which lets the caller fix the iterations
-//! (`-test.benchtime=Nx`). The package's test binary is built once per process (`go test -c`),
+//! (`-test.benchtime=Nx`). The package's test binary is built once per session (`go test -c`
+//! into the session directory tare names in `TARE_SESSION_DIR`, reused by every later
+//! invocation with its list of benchmarks and Go version; once per process without one),
 //! each `BenchmarkNAME` becomes kernel `NAME`, each sub-benchmark (`b.Run`) kernel
 //! `NAME/SUB` (its parameters kept in the name: `Sum64/4B`), and `run loops=N reps=K` runs the
 //! binary with `-test.bench '^BenchmarkNAME$/^SUB$' -test.benchtime=Nx -test.count=K` (every
@@ -26,11 +28,111 @@ pub struct Go {
     kernels: Vec<Kernel>,
     /// Go's full name of each kernel (`Sum64/4B`, without `Benchmark`), in `kernels` order.
     go_names: Vec<String>,
+    /// `go version` of the Go that built the binary (`go1.26.8 linux/amd64`).
+    version: String,
 }
 
 impl Go {
-    /// Builds the test binary into `dir` (kept until exit) and lists its benchmarks.
+    /// Builds the test binary and lists its benchmarks, once per session: where tare names a
+    /// session directory (`TARE_SESSION_DIR`, private to the session) the first worker of the
+    /// package builds into it and later ones reuse the binary, its names and the Go version;
+    /// elsewhere (or where that directory cannot be used) into `dir`, kept until exit.
     pub fn start(package: &Path, args: &[String], dir: &Path) -> Result<Go, String> {
+        let session = std::env::var_os(SESSION_ENV).map(PathBuf::from);
+        let cached = session
+            .as_deref()
+            .map(|s| s.join(cache_name(package, args)));
+        if let Some(c) = cached.as_deref().and_then(Built::load) {
+            return Ok(Go::from_built(package, args, c));
+        }
+        // Staged beside its final place and renamed there whole, so a later worker sees a
+        // complete build or none.
+        let stage = session.as_deref().and_then(|s| {
+            tempfile::Builder::new()
+                .prefix(".go-build-")
+                .tempdir_in(s)
+                .ok()
+        });
+        let built = Built::make(package, args, stage.as_ref().map_or(dir, |t| t.path()))?;
+        let (Some(stage), Some(cached)) = (stage, cached) else {
+            return Ok(Go::from_built(package, args, built));
+        };
+        let staged = stage.keep();
+        match std::fs::rename(&staged, &cached) {
+            // Moved whole: the binary is now under `cached` (its lists too, unless they could
+            // not be written, when later workers build again).
+            Ok(()) => {
+                let bin = cached.join("bench.test");
+                Ok(Go::from_built(package, args, Built { bin, ..built }))
+            }
+            // Another worker got there first (or the rename is refused): this one's build
+            // serves this process and the session directory's removal takes it.
+            Err(_) => Ok(Go::from_built(package, args, built)),
+        }
+    }
+
+    fn from_built(package: &Path, args: &[String], b: Built) -> Go {
+        let mut kernels: Vec<Kernel> = Vec::new();
+        for n in &b.go_names {
+            let mut name = kernel_name(n);
+            if kernels.iter().any(|k| k.name == name) {
+                name = format!("{name}.{}", kernels.len());
+            }
+            kernels.push(Kernel {
+                name,
+                doc: format!("Go benchmark Benchmark{n}"),
+            });
+        }
+        Go {
+            package: package.to_path_buf(),
+            args: args.to_vec(),
+            bin: b.bin,
+            kernels,
+            go_names: b.go_names,
+            version: b.version,
+        }
+    }
+}
+
+/// The session directory tare gives every worker of a `tare kernels` session
+/// (`crate::exec::worker::SESSION_ENV`).
+const SESSION_ENV: &str = crate::exec::worker::SESSION_ENV;
+
+/// The name of a package's build in the session directory: the package's path and the
+/// arguments (they decide which sub-benchmarks the listing run finds).
+fn cache_name(package: &Path, args: &[String]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::fs::canonicalize(package)
+        .unwrap_or_else(|_| package.to_path_buf())
+        .hash(&mut h);
+    args.hash(&mut h);
+    format!("go-{:016x}", h.finish())
+}
+
+/// A built test binary, its benchmarks (Go's full names, `Sum64/4B`) and the Go that built it.
+struct Built {
+    bin: PathBuf,
+    go_names: Vec<String>,
+    version: String,
+}
+
+impl Built {
+    /// A build left in `dir` by an earlier worker of the session (`bench.test`, `names`,
+    /// `version`); None when any part is missing.
+    fn load(dir: &Path) -> Option<Built> {
+        let bin = dir.join("bench.test");
+        let names = std::fs::read_to_string(dir.join("names")).ok()?;
+        let version = std::fs::read_to_string(dir.join("version")).ok()?;
+        bin.is_file().then(|| Built {
+            bin,
+            go_names: names.lines().map(str::to_string).collect(),
+            version: version.trim().to_string(),
+        })
+    }
+
+    /// Builds the test binary into `dir`, lists its benchmarks and writes both there.
+    fn make(package: &Path, args: &[String], dir: &Path) -> Result<Built, String> {
         let bin = dir.join("bench.test");
         let out = Command::new("go")
             .args(["test", "-c", "-o"])
@@ -48,6 +150,18 @@ impl Go {
                 err.lines().next().unwrap_or("")
             ));
         }
+        let version = Command::new("go")
+            .arg("version")
+            .current_dir(package)
+            .stdin(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| {
+                let v = String::from_utf8_lossy(&o.stdout);
+                v.trim().trim_start_matches("go version ").to_string()
+            })
+            .unwrap_or_else(|| "go (version unknown)".into());
         let list = Command::new(&bin)
             .args(["-test.list", "^Benchmark"])
             .current_dir(package)
@@ -92,23 +206,14 @@ impl Go {
                 go_names.extend(subs.into_iter().cloned());
             }
         }
-        let mut kernels: Vec<Kernel> = Vec::new();
-        for n in &go_names {
-            let mut name = kernel_name(n);
-            if kernels.iter().any(|k| k.name == name) {
-                name = format!("{name}.{}", kernels.len());
-            }
-            kernels.push(Kernel {
-                name,
-                doc: format!("Go benchmark Benchmark{n}"),
-            });
-        }
-        Ok(Go {
-            package: package.to_path_buf(),
-            args: args.to_vec(),
+        // For later workers of the session; a build that cannot be written down still
+        // serves this one.
+        let _ = std::fs::write(dir.join("names"), go_names.join("\n"))
+            .and_then(|()| std::fs::write(dir.join("version"), &version));
+        Ok(Built {
             bin,
-            kernels,
             go_names,
+            version,
         })
     }
 }
@@ -160,6 +265,10 @@ fn bench_pattern(name: &str) -> String {
 impl Harness for Go {
     fn kernels(&self) -> &[Kernel] {
         &self.kernels
+    }
+
+    fn about(&self) -> Option<String> {
+        Some(self.version.clone())
     }
 
     fn clock(&mut self) -> Result<(f64, f64), String> {
