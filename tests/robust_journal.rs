@@ -402,3 +402,42 @@ fn a_journal_path_holding_a_link_a_fifo_or_a_foreign_file_is_refused_untouched()
         "precious\n"
     );
 }
+
+/// The review's attack on a shared directory: a journal made beforehand by another user (to
+/// forge runs or hold the lock), or one hard-linked to a victim file, is refused before a byte
+/// is written, and the victim keeps its content.
+#[test]
+fn a_journal_of_another_user_or_with_another_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |json: &Path| {
+        let out = tare()
+            .args(["run", "--style", "none", "--runs", "2", "--export-json"])
+            .arg(json)
+            .arg("true")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "").unwrap();
+    let a = dir.path().join("a.json");
+    std::fs::hard_link(&victim, dir.path().join("a.json.journal")).unwrap();
+    let (code, err) = run(&a);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("hard links"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let b = dir.path().join("b.json");
+        let j = dir.path().join("b.json.journal");
+        std::fs::write(&j, "").unwrap();
+        std::os::unix::fs::chown(&j, Some(65534), Some(65534)).unwrap();
+        let (code, err) = run(&b);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("belongs to uid 65534"), "{err}");
+        assert_eq!(std::fs::read_to_string(&j).unwrap(), "");
+    }
+}

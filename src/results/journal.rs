@@ -73,6 +73,9 @@ fn open_locked(path: &Path, create: bool) -> anyhow::Result<File> {
         .metadata()
         .map_err(|e| crate::error::usage(format!("cannot open journal {}: {e}", path.display())))?;
     regular(path, &meta.file_type())?;
+    if create {
+        foreign(path, &meta)?;
+    }
     let in_use = || {
         crate::error::usage(format!(
             "journal {} is in use by another running tare session; wait for it to finish, or choose another export path",
@@ -92,6 +95,28 @@ fn open_locked(path: &Path, create: bool) -> anyhow::Result<File> {
         return Err(in_use());
     }
     Ok(file)
+}
+
+/// A journal tare writes into must be its own: another user's file (made in a shared
+/// directory before the session, to forge runs or hold the lock) or a file with other hard
+/// links (a victim's name under the journal's) is refused before a byte is written.
+fn foreign(path: &Path, meta: &std::fs::Metadata) -> anyhow::Result<()> {
+    let euid = crate::exec::sys::euid();
+    if meta.uid() != euid {
+        return Err(crate::error::usage(format!(
+            "journal {} belongs to uid {}, not to you (uid {euid}); tare writes only its own journal: remove it or choose another export path",
+            path.display(),
+            meta.uid()
+        )));
+    }
+    if meta.nlink() > 1 {
+        return Err(crate::error::usage(format!(
+            "journal {} has {} hard links (another name for the same file); tare writes only a journal of its own: remove it or choose another export path",
+            path.display(),
+            meta.nlink()
+        )));
+    }
+    Ok(())
 }
 
 fn link_refused(path: &Path) -> anyhow::Error {
