@@ -134,7 +134,7 @@ fn cpu_of_killed_unwaited_child_is_counted() {
         "--style",
         "none",
         "--runs",
-        "1",
+        "3",
         "--export-json",
         direct.to_str().unwrap(),
         "--",
@@ -142,7 +142,13 @@ fn cpu_of_killed_unwaited_child_is_counted() {
         "-c",
         "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done",
     ]);
-    let work_cpu = runs(&json(&direct), 0)[0]["cpu_time"].as_f64().unwrap();
+    // The least of three: the same loop's CPU time varies with what runs beside it on a
+    // shared VM (one direct run read 0.41 s where the killed child's run read 0.23 s, with
+    // the other tests of this file running in parallel).
+    let work_cpu = runs(&json(&direct), 0)
+        .iter()
+        .map(|r| r["cpu_time"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
     run_ok(&[
         "run",
         "--style",
