@@ -319,3 +319,86 @@ fn gates_never_pass_on_nothing() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("'added' is only in new"), "{out}");
 }
+
+/// A results file whose runs (in time order) have exactly these wall times.
+fn results_of(dir: &Path, name: &str, tpl: &Value, times: &[f64]) -> PathBuf {
+    let mut doc = tpl.clone();
+    let run = doc["benchmarks"][0]["runs"][0].clone();
+    let runs: Vec<Value> = times
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut r = run.clone();
+            r["index"] = i.into();
+            r["wall_time"] = (*t).into();
+            r
+        })
+        .collect();
+    doc["benchmarks"][0]["runs"] = Value::Array(runs);
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    p
+}
+
+/// Issue 22, the session level: one session a side whose old session drifted 8% over its
+/// course (three steps of three runs); the new session sits 6% above the old one's median,
+/// inside that drift. The process-level test alone called it slower (the gate fired); now
+/// the interval must clear the drift, and the line says so.
+#[test]
+fn one_session_a_side_must_clear_the_drift_it_showed() {
+    let dir = tempfile::tempdir().unwrap();
+    let tpl = template(dir.path());
+    let jitter = |i: usize| 1.0 + 0.001 * (i % 3) as f64;
+    let old: Vec<f64> = (0..9)
+        .map(|i| 0.1 * (1.0 + 0.04 * (i / 3) as f64) * jitter(i))
+        .collect();
+    let near: Vec<f64> = (0..9).map(|i| 0.1 * 1.1 * jitter(i)).collect();
+    let far: Vec<f64> = (0..9).map(|i| 0.1 * 1.3 * jitter(i)).collect();
+    let old = results_of(dir.path(), "old.json", &tpl, &old);
+    let near = results_of(dir.path(), "near.json", &tpl, &near);
+    let far = results_of(dir.path(), "far.json", &tpl, &far);
+    let (code, out) = compare(&old, &near, &["--fail-if-slower", "5%"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("the old session drifted 8.0% over its course"),
+        "{out}"
+    );
+    assert!(out.contains("does not clear ±8.0%"), "{out}");
+    assert!(out.contains("9 vs 9 processes in 1 vs 1 sessions"), "{out}");
+    let (code, out) = compare(&old, &far, &["--fail-if-slower", "5%"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("× slower"), "{out}");
+}
+
+/// Issue 22, the session level: four sessions a side whose medians differ by several
+/// percent while their runs agree within 0.2% (a machine whose state moves between
+/// sessions). Pooled, 24 vs 24 processes made a verdict of this A/A; the session is the
+/// unit now, and 4 vs 4 sessions that overlap give none.
+#[test]
+fn sessions_that_differ_are_the_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let tpl = template(dir.path());
+    let (old_dir, new_dir) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::create_dir_all(&old_dir).unwrap();
+    std::fs::create_dir_all(&new_dir).unwrap();
+    for (d, levels) in [
+        (&old_dir, [1.00, 1.06, 0.97, 1.03]),
+        (&new_dir, [1.07, 1.01, 1.09, 1.04]),
+    ] {
+        for (i, l) in levels.iter().enumerate() {
+            let times: Vec<f64> = (0..6)
+                .map(|j| 0.1 * l * (1.0 + 0.002 * ((j * 7 + i) % 5) as f64))
+                .collect();
+            results_of(d, &format!("s{i}.json"), &tpl, &times);
+        }
+    }
+    let (code, out) = compare(&old_dir, &new_dir, &["--fail-if-slower", "2%"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("— session, as sessions differ"), "{out}");
+    assert!(
+        out.contains("24 vs 24 processes in 4 vs 4 sessions"),
+        "{out}"
+    );
+    assert!(out.contains("no significant difference"), "{out}");
+    assert!(out.contains("4 vs 4 sessions)"), "{out}");
+}

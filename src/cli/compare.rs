@@ -1,6 +1,7 @@
 //! `tare compare OLD NEW`: saved results of two versions, compared under the one model of a
-//! measurement (`conclude::levels`): samples grouped by process, the process the unit of
-//! replication. Each side may be several results files or a directory of them; benchmarks are
+//! measurement (`conclude::levels`): samples grouped by session and process, the process the
+//! unit of replication — or the session, where sessions differ; one session a side makes a
+//! verdict only where neither session drifted over its course. Each side may be several results files or a directory of them; benchmarks are
 //! matched by name and parameters. `--fail-if-slower PCT` exits 1 on a significant regression
 //! larger than PCT; a side with no counted run, or a benchmark in only one side (unless
 //! `--allow-missing`), exits 2 with the reason — a gate never passes on nothing.
@@ -273,17 +274,17 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         seed: a.seed,
     };
     let mut units_seen = Vec::new();
-    let pairs: Vec<(levels::Groups, levels::Groups)> = matched
+    let pairs: Vec<(levels::Sessions, levels::Sessions)> = matched
         .iter()
         .map(|k| {
             let (o, n) = (old.parts(k), new.parts(k));
             for (origin, b) in o.iter().chain(&n) {
                 units_seen.push(levels::unit(b, *origin));
             }
-            (levels::side_groups(&o), levels::side_groups(&n))
+            (levels::side_sessions(&o), levels::side_sessions(&n))
         })
         .collect();
-    let records = levels::compare(&pairs, &settings);
+    let records = levels::compare_sessions(&pairs, &settings);
     // Names show the parameters that tell benchmarks apart (Criterion's sort/100 and
     // sort/1000), not those every benchmark shares.
     let varying: Vec<String> = {
@@ -313,6 +314,9 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         .unwrap_or(9)
         .max(9);
     println!("model: {}", levels::model_line(&units_seen, &records, test));
+    for line in levels::session_lines(&records) {
+        println!("sessions: {line}");
+    }
     println!(
         "{:<width$} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
         "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)"

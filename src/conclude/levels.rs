@@ -65,11 +65,8 @@ pub fn unit(b: &Benchmark, origin: Origin) -> String {
     }
 }
 
-/// Counted wall times of a benchmark grouped by process, in process order. An imported sample
-/// with no process recorded belongs to the one process of its file (and of its source, in a
-/// merged import).
-pub fn groups(b: &Benchmark, origin: Origin) -> Groups {
-    // (source, numeric id, textual id): numbers sort as numbers.
+/// Counted wall times of a benchmark keyed by (source, process): numbers sort as numbers.
+fn keyed(b: &Benchmark, origin: Origin) -> BTreeMap<(u64, u64, String), Vec<f64>> {
     let mut by: BTreeMap<(u64, u64, String), Vec<f64>> = BTreeMap::new();
     for r in b.runs.iter().filter(|r| r.counted) {
         let source = r.extra.get("source").and_then(|v| v.as_u64()).unwrap_or(0);
@@ -89,13 +86,38 @@ pub fn groups(b: &Benchmark, origin: Origin) -> Groups {
         };
         by.entry(key).or_default().push(r.wall_time);
     }
-    by.into_values().collect()
+    by
+}
+
+/// Counted wall times of a benchmark grouped by process, in process order. An imported sample
+/// with no process recorded belongs to the one process of its file (and of its source, in a
+/// merged import).
+pub fn groups(b: &Benchmark, origin: Origin) -> Groups {
+    keyed(b, origin).into_values().collect()
+}
+
+/// Counted wall times grouped by session, then process: a results file is one session, and
+/// each source file of a merged import is one of its own (each was a separate harness run).
+pub fn sessions(b: &Benchmark, origin: Origin) -> Sessions {
+    let mut out: Vec<(u64, Groups)> = Vec::new();
+    for ((source, _, _), g) in keyed(b, origin) {
+        match out.last_mut() {
+            Some((s, gs)) if *s == source => gs.push(g),
+            _ => out.push((source, vec![g])),
+        }
+    }
+    out.into_iter().map(|(_, g)| g).collect()
 }
 
 /// The groups of one side made of several parts (the same benchmark in several files): each
 /// file's processes are distinct processes.
 pub fn side_groups(parts: &[(Origin, &Benchmark)]) -> Groups {
     parts.iter().flat_map(|(o, b)| groups(b, *o)).collect()
+}
+
+/// The sessions of one side made of several parts (one or more sessions per file).
+pub fn side_sessions(parts: &[(Origin, &Benchmark)]) -> Sessions {
+    parts.iter().flat_map(|(o, b)| sessions(b, *o)).collect()
 }
 
 /// Settings of a comparison.
@@ -158,6 +180,8 @@ pub struct Comparison {
     pub why: Vec<String>,
     /// The verdict in words.
     pub words: String,
+    /// How the session level was handled (comparisons across results files only).
+    pub session: Option<SessionLevel>,
 }
 
 fn median(xs: &[f64]) -> f64 {
@@ -176,56 +200,281 @@ pub fn process_medians(groups: &[Vec<f64>]) -> Vec<f64> {
 /// Samples grouped by process: one inner vector per process.
 pub type Groups = Vec<Vec<f64>>;
 
-/// Compares each `(old, new)` pair of sample groups (one group per process) under the model;
+/// Samples grouped by session, then by process.
+pub type Sessions = Vec<Groups>;
+
+/// Compares each `(old, new)` pair of sample groups (one group per process) of ONE session —
+/// processes of both sides interleaved in time, as `tare kernels` runs them — under the model;
 /// p-values are Holm-adjusted across the pairs that could be tested.
 pub fn compare(pairs: &[(Groups, Groups)], s: &Settings) -> Vec<Comparison> {
-    struct Raw {
-        x: Vec<f64>,
-        y: Vec<f64>,
-        samples: (usize, usize),
-        interval: Option<stats::Interval>,
-        p: Option<f64>,
-    }
     let raws: Vec<Raw> = pairs
         .iter()
         .map(|(old, new)| {
-            let (x, y) = (process_medians(old), process_medians(new));
-            let samples = (
-                old.iter().map(Vec::len).sum(),
-                new.iter().map(Vec::len).sum(),
-            );
-            let (interval, p) = if x.len() >= 2 && y.len() >= 2 {
-                let iv = stats::bootstrap_ratio_of_medians(
-                    &x,
-                    &y,
-                    false,
-                    s.confidence,
-                    s.resamples,
-                    s.seed,
-                );
-                let t = match s.test {
-                    Test::MannWhitney => stats::mann_whitney_u(&x, &y),
-                    Test::Welch => stats::welch_t_test(&x, &y),
-                };
-                (iv, t.map(|t| t.p_value).filter(|p| p.is_finite()))
-            } else {
-                (None, None)
-            };
-            Raw {
-                x,
-                y,
-                samples,
-                interval,
-                p,
-            }
+            Raw::new(
+                process_medians(old),
+                process_medians(new),
+                old,
+                new,
+                s,
+                None,
+            )
         })
         .collect();
+    finish(raws, s)
+}
+
+/// Compares each `(old, new)` pair of sides measured in separate sessions (results files):
+/// the session level is checked first ([`session_level`]), and the interval and test are
+/// drawn over processes or, where sessions differ, over sessions; p-values are
+/// Holm-adjusted across the pairs that could be tested.
+pub fn compare_sessions(pairs: &[(Sessions, Sessions)], s: &Settings) -> Vec<Comparison> {
+    let raws: Vec<Raw> = pairs
+        .iter()
+        .map(|(old, new)| {
+            let (level, x, y) = session_level(old, new);
+            let flat = |side: &Sessions| side.iter().flatten().cloned().collect::<Groups>();
+            Raw::new(x, y, &flat(old), &flat(new), s, Some(level))
+        })
+        .collect();
+    finish(raws, s)
+}
+
+/// Pooling of processes across sessions needs evidence that sessions do not differ: a
+/// session effect is assumed unless the F test of the sessions of each side has p ≥ 0.25
+/// (the "sometimes pool" rule of Bancroft (1964): a pretest at 0.25, not 0.05, so that a
+/// session level too small to be detected at 0.05 does not leak into the verdict).
+pub const POOL_P: f64 = 0.25;
+/// A session whose processes drift over time (consecutive thirds differ, F test p < this):
+/// across two single sessions, a verdict's interval must then clear the drift.
+pub const DRIFT_P: f64 = 0.05;
+/// Processes a session needs for its drift check (three time blocks of at least two).
+pub const DRIFT_MIN_PROCESSES: usize = 6;
+
+/// How the session level was handled for one comparison across results files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionLevel {
+    pub old_sessions: usize,
+    pub new_sessions: usize,
+    /// The unit the interval and test are drawn over: "process" or "session".
+    pub unit: &'static str,
+    /// What was checked and found, in words.
+    pub note: String,
+    /// Why no verdict can be drawn across these sessions, if none can.
+    pub blocker: Option<String>,
+    /// One session a side: the largest drift a session showed over its own course (relative,
+    /// 0 when none was found), which a verdict's interval must clear, and its words.
+    pub drift: f64,
+    pub drift_words: String,
+}
+
+/// F test (one-way ANOVA on log values, as `scipy.stats.f_oneway`) across groups; None when
+/// it cannot be computed (fewer than two groups, no group with two values, all equal).
+fn f_p(groups: &[Vec<f64>]) -> Option<f64> {
+    let logs: Vec<Vec<f64>> = groups
+        .iter()
+        .map(|g| g.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect())
+        .collect();
+    let refs: Vec<&[f64]> = logs.iter().map(Vec::as_slice).collect();
+    stats::variance::one_way_random_effects(&refs).map(|c| c.p_value)
+}
+
+/// The drift check of one session: its per-process medians in time order, cut into three
+/// consecutive blocks; Some((p of the F test across the blocks, largest/smallest block median
+/// − 1)), None with too few processes.
+fn drift(medians: &[f64]) -> Option<(f64, f64)> {
+    if medians.len() < DRIFT_MIN_PROCESSES {
+        return None;
+    }
+    let n = medians.len();
+    let blocks: Vec<Vec<f64>> = (0..3)
+        .map(|i| medians[i * n / 3..(i + 1) * n / 3].to_vec())
+        .collect();
+    let mids: Vec<f64> = blocks.iter().map(|b| median(b)).collect();
+    let hi = mids.iter().copied().fold(f64::NAN, f64::max);
+    let lo = mids.iter().copied().fold(f64::NAN, f64::min);
+    Some((f_p(&blocks).unwrap_or(1.0), hi / lo - 1.0))
+}
+
+/// The session level of a comparison across results files (sessions → processes →
+/// samples), and the values the interval and test are drawn over:
+///
+/// - several sessions on both sides: the processes are pooled when neither side's sessions
+///   differ (F test p ≥ [`POOL_P`]); otherwise each session's median of process medians is
+///   one value (the session the unit);
+/// - one session on a side, several on the other: pooled when the other side shows no session
+///   effect, else no verdict;
+/// - one session a side: a change of the machine's state between the two sessions cannot be
+///   told from a change of code by any test. The verdict stands on the processes only where
+///   neither session drifted over its own course (three time blocks of its processes, F test
+///   p ≥ [`DRIFT_P`]) — a machine whose speed moves shows it within sessions too — and the
+///   note says what it rests on.
+pub fn session_level(old: &Sessions, new: &Sessions) -> (SessionLevel, Vec<f64>, Vec<f64>) {
+    let per = |side: &Sessions| -> Vec<Vec<f64>> {
+        side.iter()
+            .map(|g| process_medians(g))
+            .filter(|m| !m.is_empty())
+            .collect()
+    };
+    let (po, pn) = (per(old), per(new));
+    let pooled = |p: &[Vec<f64>]| p.iter().flatten().copied().collect::<Vec<f64>>();
+    let by_session = |p: &[Vec<f64>]| p.iter().map(|m| median(m)).collect::<Vec<f64>>();
+    let mut level = SessionLevel {
+        old_sessions: po.len(),
+        new_sessions: pn.len(),
+        unit: "process",
+        note: String::new(),
+        blocker: None,
+        drift: 0.0,
+        drift_words: String::new(),
+    };
+    let p_fmt = |p: f64| crate::units::format_p(p);
+    // Each session's F test (None: not testable, e.g. one process a session).
+    let effect = |p: &[Vec<f64>]| if p.len() >= 2 { f_p(p) } else { None };
+    match (po.len() >= 2, pn.len() >= 2) {
+        (true, true) => {
+            let ps: Vec<f64> = [effect(&po), effect(&pn)].into_iter().flatten().collect();
+            let every_single = po.iter().chain(&pn).all(|m| m.len() == 1);
+            if every_single {
+                level.note = "each session one process".into();
+            } else if ps.len() == 2 && ps.iter().all(|p| *p >= POOL_P) {
+                level.note =
+                    format!("sessions pooled: no session effect (F p ≥ {POOL_P} on each side)");
+            } else {
+                level.unit = "session";
+                level.note = match ps.iter().copied().reduce(f64::min) {
+                    Some(p) if p < POOL_P => format!(
+                        "sessions differ (F p < {POOL_P} on a side): each session's median is one value"
+                    ),
+                    _ => "session effect not testable: each session's median is one value".into(),
+                };
+                return (level, by_session(&po), by_session(&pn));
+            }
+        }
+        (false, false) => {
+            let checks: Vec<(&str, Option<(f64, f64)>)> = vec![
+                ("old", po.first().and_then(|m| drift(m))),
+                ("new", pn.first().and_then(|m| drift(m))),
+            ];
+            let worst = checks
+                .iter()
+                .filter_map(|(side, d)| d.filter(|(p, _)| *p < DRIFT_P).map(|d| (side, d)))
+                .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1));
+            if let Some((side, (p, size))) = worst {
+                level.drift = size;
+                level.drift_words = format!(
+                    "the {side} session drifted {:.1}% over its course (F p = {} across thirds of its processes)",
+                    100.0 * size,
+                    p_fmt(p)
+                );
+                level.note = "one session per side, and a session drifted: a verdict's interval must clear that drift (a change of machine state between the sessions cannot be told from one of code)".into();
+            } else if po.iter().chain(&pn).all(|m| m.len() == 1) {
+                // A session of one process: "one process per side" says it all.
+            } else if checks.iter().all(|(_, d)| d.is_some()) {
+                level.note = "one session per side: no drift within either; the verdict assumes the machine did not change between the two sessions".into();
+            } else {
+                level.note = format!(
+                    "one session per side, drift not checked (fewer than {DRIFT_MIN_PROCESSES} processes in a session); the verdict assumes the machine did not change between the two sessions"
+                );
+            }
+        }
+        (old_many, _) => {
+            // One side has one session, the other several.
+            let (many, many_name) = if old_many { (&po, "old") } else { (&pn, "new") };
+            match effect(many) {
+                Some(p) if p < POOL_P => {
+                    level.blocker = Some(format!(
+                        "the {many_name} side's sessions differ (F p = {} < {POOL_P}) and the other side has one session: its session cannot be placed among them",
+                        p_fmt(p)
+                    ));
+                }
+                Some(_) => {
+                    level.note = format!(
+                        "sessions pooled: the {many_name} side's sessions show no session effect (F p ≥ {POOL_P})"
+                    );
+                }
+                None => {
+                    level.note = format!(
+                        "session effect not testable on the {many_name} side; processes pooled"
+                    );
+                }
+            }
+        }
+    }
+    (level, pooled(&po), pooled(&pn))
+}
+
+struct Raw {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    samples: (usize, usize),
+    processes: (usize, usize),
+    interval: Option<stats::Interval>,
+    p: Option<f64>,
+    level: Option<SessionLevel>,
+}
+
+impl Raw {
+    fn new(
+        x: Vec<f64>,
+        y: Vec<f64>,
+        old: &Groups,
+        new: &Groups,
+        s: &Settings,
+        level: Option<SessionLevel>,
+    ) -> Raw {
+        let samples = (
+            old.iter().map(Vec::len).sum(),
+            new.iter().map(Vec::len).sum(),
+        );
+        let blocked = level.as_ref().is_some_and(|l| l.blocker.is_some());
+        let (interval, p) = if x.len() >= 2 && y.len() >= 2 && !blocked {
+            let iv =
+                stats::bootstrap_ratio_of_medians(&x, &y, false, s.confidence, s.resamples, s.seed);
+            (iv, test_p(&x, &y, s.test))
+        } else {
+            (None, None)
+        };
+        let count = |g: &Groups| g.iter().filter(|p| !p.is_empty()).count();
+        Raw {
+            x,
+            y,
+            samples,
+            processes: (count(old), count(new)),
+            interval,
+            p,
+            level,
+        }
+    }
+}
+
+fn test_p(x: &[f64], y: &[f64], test: Test) -> Option<f64> {
+    let t = match test {
+        Test::MannWhitney => stats::mann_whitney_u(x, y),
+        Test::Welch => stats::welch_t_test(x, y),
+    };
+    t.map(|t| t.p_value).filter(|p| p.is_finite())
+}
+
+/// The smallest p-value Mann–Whitney can give with `n` vs `m` values (all of one side below
+/// the other): with 3 vs 3 it is 0.1, so no verdict at α 0.05 is possible however large the
+/// change.
+pub fn smallest_p(n: usize, m: usize, test: Test) -> Option<f64> {
+    if test != Test::MannWhitney || n == 0 || m == 0 {
+        return None;
+    }
+    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let y: Vec<f64> = (0..m).map(|i| (n + i) as f64).collect();
+    test_p(&x, &y, test)
+}
+
+fn finish(raws: Vec<Raw>, s: &Settings) -> Vec<Comparison> {
     let tested: Vec<f64> = raws.iter().filter_map(|r| r.p).collect();
+    let m = tested.len();
     let mut adjusted = stats::holm(&tested).into_iter();
     raws.into_iter()
         .map(|r| {
             let p_adj = r.p.and_then(|_| adjusted.next());
-            classify(r.x, r.y, r.samples, r.interval, r.p, p_adj, s)
+            classify(r, p_adj, m, s)
         })
         .collect()
 }
@@ -234,20 +483,22 @@ fn pct(x: f64) -> String {
     format!("{:+.2}%", (x - 1.0) * 100.0)
 }
 
-fn classify(
-    x: Vec<f64>,
-    y: Vec<f64>,
-    samples: (usize, usize),
-    interval: Option<stats::Interval>,
-    p: Option<f64>,
-    p_adj: Option<f64>,
-    s: &Settings,
-) -> Comparison {
+fn classify(r: Raw, p_adj: Option<f64>, tested: usize, s: &Settings) -> Comparison {
+    let Raw {
+        x,
+        y,
+        samples,
+        processes,
+        interval,
+        p,
+        level,
+    } = r;
     let (om, nm) = (median(&x), median(&y));
     let ratio = nm / om;
+    let unit = level.as_ref().map_or("process", |l| l.unit);
     let mut c = Comparison {
-        old_processes: x.len(),
-        new_processes: y.len(),
+        old_processes: processes.0,
+        new_processes: processes.1,
         old_samples: samples.0,
         new_samples: samples.1,
         old_median: om,
@@ -260,19 +511,39 @@ fn classify(
         outcome: Outcome::Inconclusive,
         why: Vec::new(),
         words: String::new(),
+        session: level.clone(),
     };
-    let counts = format!("{} vs {} processes", x.len(), y.len());
+    let units = if unit == "session" {
+        "sessions"
+    } else {
+        "processes"
+    };
+    let counts = format!("{} vs {} {units}", x.len(), y.len());
+    if let Some(blocker) = level.as_ref().and_then(|l| l.blocker.clone()) {
+        c.why.push(blocker.clone());
+        c.words = format!(
+            "inconclusive: {blocker} ({counts}): give several sessions a side, measured alternately (old, new, old, new …; `tare compare old/ new/`), or measure both in one session (`tare run OLD NEW`)"
+        );
+        return c;
+    }
     if x.len() < 2 || y.len() < 2 {
+        let one = &units[..units.len() - if unit == "session" { 1 } else { 2 }];
         let which = match (x.len() < 2, y.len() < 2) {
-            (true, true) => "one process per side".to_string(),
-            (true, false) => format!("{} process in old", x.len()),
-            _ => format!("{} process in new", y.len()),
+            (true, true) => format!("one {one} per side"),
+            (true, false) => format!("{} {one} in old", x.len()),
+            _ => format!("{} {one} in new", y.len()),
         };
         c.why.push(which.clone());
-        c.words = format!(
-            "inconclusive: {which} ({counts}, {} vs {} samples; samples of one process make no verdict): give more processes (files a side, forks, workers, runs)",
-            samples.0, samples.1
-        );
+        c.words = if unit == "session" {
+            format!(
+                "inconclusive: {which} ({counts}; sessions differ, so a session is the unit): give more sessions a side"
+            )
+        } else {
+            format!(
+                "inconclusive: {which} ({counts}, {} vs {} samples; samples of one process make no verdict): give more processes (files a side, forks, workers, runs)",
+                samples.0, samples.1
+            )
+        };
         return c;
     }
     let (Some(iv), Some(p_adj)) = (interval, p_adj) else {
@@ -296,11 +567,35 @@ fn classify(
             .push(format!("CI {:.d$}–{:.d$} includes 1", iv.low, iv.high));
     }
     if p_adj >= s.alpha {
-        c.why.push(format!(
-            "Holm p = {} ≥ α {}",
-            crate::units::format_p(p_adj),
-            s.alpha
-        ));
+        let mut w = format!("Holm p = {} ≥ α {}", crate::units::format_p(p_adj), s.alpha);
+        // Say when no verdict was possible at all with this many units.
+        if let Some(least) = smallest_p(x.len(), y.len(), s.test) {
+            let least_adj = (least * tested.max(1) as f64).min(1.0);
+            if least_adj >= s.alpha {
+                w.push_str(&format!(
+                    " — with {counts} Mann–Whitney's smallest p is {}{}: give more {units}, or --test welch",
+                    crate::units::format_p(least),
+                    if tested > 1 {
+                        format!(" (Holm over {tested}: {})", crate::units::format_p(least_adj))
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+        c.why.push(w);
+    }
+    if let Some(l) = level.as_ref().filter(|l| l.drift > 0.0) {
+        let (lo, hi) = (1.0 / (1.0 + l.drift), 1.0 + l.drift);
+        if iv.low <= hi && iv.high >= lo {
+            c.why.push(format!(
+                "CI {:.d$}–{:.d$} does not clear ±{:.1}%: {}",
+                iv.low,
+                iv.high,
+                100.0 * l.drift,
+                l.drift_words
+            ));
+        }
     }
     if (ratio - 1.0).abs() < s.noise {
         c.why.push(format!(
@@ -349,11 +644,42 @@ pub fn model_line(units: &[String], comparisons: &[Comparison], test: Test) -> S
     let mut u: Vec<&str> = units.iter().map(String::as_str).collect();
     u.sort();
     u.dedup();
+    let sessions = comparisons.iter().any(|c| c.session.is_some());
+    let by_session = comparisons
+        .iter()
+        .filter(|c| c.session.as_ref().is_some_and(|l| l.unit == "session"))
+        .count();
+    let session_count = |f: fn(&SessionLevel) -> usize| {
+        let ns: Vec<usize> = comparisons
+            .iter()
+            .filter_map(|c| c.session.as_ref().map(f))
+            .collect();
+        let (lo, hi) = (ns.iter().min(), ns.iter().max());
+        match (lo, hi) {
+            (Some(lo), Some(hi)) if lo != hi => format!("{lo}–{hi}"),
+            (Some(lo), _) => lo.to_string(),
+            _ => "0".into(),
+        }
+    };
     format!(
-        "unit: process ({}); {} vs {} processes ({} vs {} samples); ratio of medians of per-process medians, bootstrap CI over processes, {} on per-process medians, Holm across {}",
+        "unit: process ({}){}; {} vs {} processes{} ({} vs {} samples); ratio of medians of per-process medians, bootstrap CI over processes, {} on per-process medians, Holm across {}",
         u.join(", "),
+        match by_session {
+            0 => String::new(),
+            n if n == comparisons.len() => " — session, as sessions differ".into(),
+            n => format!(" — session for {n} where sessions differ"),
+        },
         range(|c| c.old_processes),
         range(|c| c.new_processes),
+        if sessions {
+            format!(
+                " in {} vs {} sessions",
+                session_count(|l| l.old_sessions),
+                session_count(|l| l.new_sessions)
+            )
+        } else {
+            String::new()
+        },
         range(|c| c.old_samples),
         range(|c| c.new_samples),
         match test {
@@ -362,6 +688,36 @@ pub fn model_line(units: &[String], comparisons: &[Comparison], test: Test) -> S
         },
         crate::units::plural(comparisons.len(), "benchmark")
     )
+}
+
+/// What the session level rested on, one line per distinct finding ("sessions: …"), with
+/// how many benchmarks it holds for when not all.
+pub fn session_lines(comparisons: &[Comparison]) -> Vec<String> {
+    let mut notes: Vec<(String, usize)> = Vec::new();
+    for l in comparisons.iter().filter_map(|c| c.session.as_ref()) {
+        let n = if l.blocker.is_some() {
+            continue;
+        } else {
+            l.note.clone()
+        };
+        if n.is_empty() {
+            continue;
+        }
+        match notes.iter_mut().find(|(t, _)| *t == n) {
+            Some((_, k)) => *k += 1,
+            None => notes.push((n, 1)),
+        }
+    }
+    notes
+        .into_iter()
+        .map(|(n, k)| {
+            if k == comparisons.len() {
+                n
+            } else {
+                format!("{n} ({})", crate::units::plural(k, "benchmark"))
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -459,6 +815,157 @@ mod tests {
         for c in &cs {
             assert!(c.p_adjusted.unwrap() >= c.p_value.unwrap());
         }
+    }
+
+    /// `k` sessions of `procs` processes: each session its own offset (σ `session`), each
+    /// process its own around it (σ `between`).
+    fn sessions_of(
+        rng: &mut impl Rng,
+        k: usize,
+        procs: usize,
+        level: f64,
+        session: f64,
+        between: f64,
+    ) -> Sessions {
+        (0..k)
+            .map(|_| {
+                let l = level * (1.0 + session * (rng.gen::<f64>() - 0.5) * 3.46);
+                side(rng, procs, 20, l, between)
+            })
+            .collect()
+    }
+
+    fn verdict(c: &Comparison) -> bool {
+        matches!(c.outcome, Outcome::Faster | Outcome::Slower)
+    }
+
+    #[test]
+    fn sessions_that_differ_become_the_unit_and_a_aa_stays_at_alpha() {
+        // 5 sessions of 4 processes a side; sessions differ by 5% (σ), processes by 1%.
+        // Pooling the 20 processes a side (the process-level model alone) calls most of these
+        // A/A pairs different; with the session level, at most α of them.
+        let (mut pooled_false, mut false_verdicts, mut by_session) = (0, 0, 0);
+        for seed in 0..40 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let old = sessions_of(&mut rng, 5, 4, 1.0, 0.05, 0.01);
+            let new = sessions_of(&mut rng, 5, 4, 1.0, 0.05, 0.01);
+            let flat = |x: &Sessions| x.iter().flatten().cloned().collect::<Groups>();
+            if verdict(&compare(&[(flat(&old), flat(&new))], &S)[0]) {
+                pooled_false += 1;
+            }
+            let c = &compare_sessions(&[(old, new)], &S)[0];
+            let l = c.session.as_ref().unwrap();
+            assert_eq!((l.old_sessions, l.new_sessions), (5, 5));
+            assert_eq!((c.old_processes, c.new_processes), (20, 20));
+            if l.unit == "session" {
+                by_session += 1;
+                assert!(c.words.contains("5 vs 5 sessions"), "{}", c.words);
+            }
+            if verdict(c) {
+                false_verdicts += 1;
+            }
+        }
+        assert!(pooled_false >= 10, "pooled: {pooled_false} of 40");
+        assert!(false_verdicts <= 4, "{false_verdicts} of 40");
+        assert!(by_session >= 30, "session the unit in {by_session} of 40");
+    }
+
+    #[test]
+    fn sessions_alike_are_pooled_and_a_real_change_is_found() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let old = sessions_of(&mut rng, 3, 5, 1.0, 0.0, 0.01);
+        let new = sessions_of(&mut rng, 3, 5, 1.10, 0.0, 0.01);
+        let c = &compare_sessions(&[(old, new)], &S)[0];
+        let l = c.session.as_ref().unwrap();
+        assert_eq!(l.unit, "process", "{}", l.note);
+        assert!(l.note.contains("pooled"), "{}", l.note);
+        assert_eq!(c.outcome, Outcome::Slower, "{}", c.words);
+        assert!(c.words.contains("15 vs 15 processes"), "{}", c.words);
+    }
+
+    #[test]
+    fn one_session_a_side_must_clear_its_own_drift() {
+        // Two single sessions of 9 processes; the old one drifts 8% over its course (three
+        // steps), the new one is 5% slower than the old one's middle: inside the drift, so no
+        // verdict; a 30% slower one clears it.
+        let steps = |level: f64, drift: f64| -> Sessions {
+            vec![(0..9)
+                .map(|i| {
+                    let l = level * (1.0 + drift * (i / 3) as f64 / 2.0);
+                    (0..20).map(|j| l * (1.0 + 0.0005 * j as f64)).collect()
+                })
+                .collect()]
+        };
+        let flat = |x: &Sessions| x.iter().flatten().cloned().collect::<Groups>();
+        let (old, near, far) = (steps(1.0, 0.08), steps(1.09, 0.0), steps(1.3, 0.0));
+        // Without the session level the 9% is a verdict.
+        assert!(verdict(&compare(&[(flat(&old), flat(&near))], &S)[0]));
+        let cs = compare_sessions(&[(old.clone(), near), (old, far)], &S);
+        let l = cs[0].session.as_ref().unwrap();
+        assert!((l.drift - 0.08).abs() < 0.01, "{}", l.drift);
+        assert!(
+            l.drift_words.contains("old session drifted 8.0%"),
+            "{}",
+            l.drift_words
+        );
+        assert!(!verdict(&cs[0]), "{}", cs[0].words);
+        assert!(
+            cs[0].words.contains("does not clear ±8.0%"),
+            "{}",
+            cs[0].words
+        );
+        assert_eq!(cs[1].outcome, Outcome::Slower, "{}", cs[1].words);
+    }
+
+    #[test]
+    fn one_session_a_side_without_drift_says_what_the_verdict_assumes() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let old = sessions_of(&mut rng, 1, 8, 1.0, 0.0, 0.01);
+        let new = sessions_of(&mut rng, 1, 8, 1.2, 0.0, 0.01);
+        let c = &compare_sessions(&[(old, new)], &S)[0];
+        assert_eq!(c.outcome, Outcome::Slower, "{}", c.words);
+        let lines = session_lines(std::slice::from_ref(c));
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].contains("assumes the machine did not change between the two sessions"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn one_session_against_sessions_that_differ_is_inconclusive() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let old = sessions_of(&mut rng, 1, 6, 1.0, 0.0, 0.01);
+        // Four sessions at 1.0, 1.1, 1.2, 1.3: they clearly differ.
+        let new: Sessions = (0..4)
+            .map(|i| side(&mut rng, 4, 20, 1.0 + 0.1 * i as f64, 0.005))
+            .collect();
+        let c = &compare_sessions(&[(old, new)], &S)[0];
+        assert_eq!(c.outcome, Outcome::Inconclusive, "{}", c.words);
+        assert!(
+            c.words.contains("new side's sessions differ"),
+            "{}",
+            c.words
+        );
+        assert!(c.ci.is_none() && c.p_value.is_none());
+    }
+
+    #[test]
+    fn too_few_units_for_mann_whitney_are_named() {
+        // scipy.stats.mannwhitneyu([0,1,2],[3,4,5]).pvalue == 0.1; ([0,1],[2,3]) == 1/3.
+        assert!((smallest_p(3, 3, Test::MannWhitney).unwrap() - 0.1).abs() < 1e-12);
+        assert!((smallest_p(2, 2, Test::MannWhitney).unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(smallest_p(3, 3, Test::Welch), None);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        let old = side(&mut rng, 3, 20, 1.0, 0.001);
+        let new = side(&mut rng, 3, 20, 1.5, 0.001);
+        let c = &compare(&[(old, new)], &S)[0];
+        assert_eq!(c.outcome, Outcome::NoSignificantDifference);
+        assert!(
+            c.words.contains("Mann–Whitney's smallest p is 0.1"),
+            "{}",
+            c.words
+        );
     }
 
     #[test]
