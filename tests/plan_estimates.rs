@@ -71,7 +71,7 @@ fn optimal_split_follows_the_cost_formula() {
         0.5,
         r[1] - 1,
     );
-    assert!(fewer.map_or(true, |f| f.repetitions[1] >= r[1] - 1));
+    assert!(fewer.is_none_or(|f| f.repetitions[1] >= r[1] - 1));
     assert!(plan_repetitions(&[0.02], &[1.0, 2.0], 1.0, 0.01, 0.95, 0.5, 10).is_none());
 }
 

@@ -78,7 +78,7 @@ fn key(b: &Benchmark) -> Key {
 fn full_name(k: &Key, only: Option<&[String]>) -> String {
     let params: Vec<(&String, &String)> =
         k.1.iter()
-            .filter(|(n, _)| only.map_or(true, |o| o.contains(n)))
+            .filter(|(n, _)| only.is_none_or(|o| o.contains(n)))
             .collect();
     match params.as_slice() {
         [] => k.0.clone(),

@@ -760,7 +760,7 @@ fn setup_plan(a: &RunArgs, seed: u64) -> anyhow::Result<Option<SetupPlan>> {
         }
         config.build_variants = Some(a.build_variants);
     }
-    if replay.as_ref().map_or(true, |r| r.1.is_none()) || a.env_pad_range != "0:4096" {
+    if replay.as_ref().is_none_or(|r| r.1.is_none()) || a.env_pad_range != "0:4096" {
         config.env_pad = setup::Range::parse(&a.env_pad_range)
             .map_err(|e| usage(format!("--env-pad-range: {e}")))?;
     }

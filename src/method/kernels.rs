@@ -83,7 +83,7 @@ pub fn check_linearity<E>(
     // Wall time too: a harness that starts a process per request (Go, pyperf) pays that.
     let started = Instant::now();
     loop {
-        let (one, two) = if ratios.len() % 2 == 0 {
+        let (one, two) = if ratios.len().is_multiple_of(2) {
             let one = time(loops)?;
             (one, time(twice)?)
         } else {
@@ -253,7 +253,7 @@ pub fn targets(
     let mut names: Vec<String> = Vec::new();
     for d in found {
         for k in &d.hello.kernels {
-            if !names.contains(&k.name) && filter.map_or(true, |f| f.is_match(&k.name)) {
+            if !names.contains(&k.name) && filter.is_none_or(|f| f.is_match(&k.name)) {
                 names.push(k.name.clone());
             }
         }

@@ -625,7 +625,7 @@ pub fn run(o: &Options, n: &Needs, cancel: &AtomicBool) -> anyhow::Result<Outcom
                 } else {
                     Duration::from_secs(10)
                 };
-                if last_print.map_or(true, |t| t.elapsed() >= every) {
+                if last_print.is_none_or(|t| t.elapsed() >= every) {
                     last_print = Some(Instant::now());
                     let (r, p) = state.unwrap_or((0, 0));
                     let line = format!(

@@ -26,7 +26,7 @@ impl Style {
         use std::io::IsTerminal;
         self == Style::Full
             && std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
     }
 }
 

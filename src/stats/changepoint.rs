@@ -157,7 +157,7 @@ pub fn best_split_kappa(xs: &[f64], min_size: usize) -> Option<(usize, f64)> {
             }
             let e = 2.0 * between / (n * m) - 2.0 * within_x / (n * n) - 2.0 * within_y / (m * m);
             let t = n * m / (n + m) * e;
-            if best.map_or(true, |(_, b)| t > b) {
+            if best.is_none_or(|(_, b)| t > b) {
                 best = Some((tau, t));
             }
         }
@@ -188,7 +188,7 @@ fn best_split(xs: &[f64], min_size: usize) -> Option<(usize, f64)> {
         .take(xs.len() - min_size + 1)
         .skip(min_size)
     {
-        if best.map_or(true, |(_, b)| v > b) {
+        if best.is_none_or(|(_, b)| v > b) {
             best = Some((tau, v));
         }
     }
@@ -219,7 +219,7 @@ pub fn e_divisive(xs: &[f64], settings: &Settings) -> Vec<ChangePoint> {
                     .map(|(t, v)| (t + a, v))
             });
             if let Some((tau, v)) = c {
-                if best.map_or(true, |(_, bv)| v > bv) {
+                if best.is_none_or(|(_, bv)| v > bv) {
                     best = Some((tau, v));
                 }
             }

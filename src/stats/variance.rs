@@ -297,7 +297,7 @@ pub fn plan_repetitions(
                 let mut r = reps.clone();
                 r[i] = n;
                 if let Some(p) = finish(&r) {
-                    if best.as_ref().map_or(true, |b| p.cost < b.cost) {
+                    if best.as_ref().is_none_or(|b| p.cost < b.cost) {
                         best = Some(p);
                     }
                 }

@@ -113,7 +113,7 @@ pub fn mser_truncation(xs: &[f64], batch: usize) -> Option<usize> {
         if !st.is_finite() {
             return None;
         }
-        if best.map_or(true, |(_, b)| st < b) {
+        if best.is_none_or(|(_, b)| st < b) {
             best = Some((d, st));
         }
     }

@@ -150,8 +150,8 @@ impl Classifier {
         }
         let code = outcome.exit_code.unwrap_or(-1);
         let hit = self.rules.iter().find(|r| {
-            r.exit.as_ref().map_or(true, |e| e.contains(&code))
-                && r.output.as_ref().map_or(true, |re| re.is_match(output))
+            r.exit.as_ref().is_none_or(|e| e.contains(&code))
+                && r.output.as_ref().is_none_or(|re| re.is_match(output))
         });
         let Some(rule) = hit else {
             return if code == 0 {

@@ -42,7 +42,7 @@ pub fn write(t: &Table, v: &View, out: impl Write) -> anyhow::Result<()> {
         ];
         for cell in cells {
             match cell {
-                None => rec.extend(std::iter::repeat(String::new()).take(7)),
+                None => rec.extend(std::iter::repeat_n(String::new(), 7)),
                 Some(c) => {
                     rec.push(t.statuses[c.status as usize].clone());
                     rec.push(c.category.as_str().into());

@@ -49,7 +49,7 @@ impl View {
             .filter(|&c| {
                 f.columns
                     .as_ref()
-                    .map_or(true, |re| re.is_match(&t.columns[c].label))
+                    .is_none_or(|re| re.is_match(&t.columns[c].label))
             })
             .collect();
         let mut rows = Vec::new();

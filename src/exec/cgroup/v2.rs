@@ -563,7 +563,7 @@ impl Subtree {
         if let Ok(entries) = std::fs::read_dir(&self.parent) {
             for e in entries.flatten() {
                 let p = e.path();
-                if p.is_dir() && !self.supervisor.as_ref().is_some_and(|(l, _)| *l == p) {
+                if p.is_dir() && self.supervisor.as_ref().is_none_or(|(l, _)| *l != p) {
                     let _ = remove_tree(&p);
                 }
             }

@@ -42,7 +42,7 @@ fn result_line(line: &str) -> Option<Result<Line<'_>, String>> {
         _ => (full, None),
     };
     let rest: Vec<&str> = fields.collect();
-    if rest.len() % 2 != 0 {
+    if !rest.len().is_multiple_of(2) {
         return Some(Err(format!("'{}' has a value without a unit", line.trim())));
     }
     let mut values = Vec::new();
