@@ -35,6 +35,10 @@ pub fn what_is(bytes: &[u8]) -> String {
         Ok(v) if v.get("setups").is_some() || v.get("runs_per_setup").is_some() => {
             "a plan from `tare plan --output`".into()
         }
+        _ if super::import::recognise(bytes).is_some() => format!(
+            "{} results, not tare's: convert them first with `tare import FILE -o results.json`",
+            super::import::recognise(bytes).map_or("", |f| f.name())
+        ),
         Ok(_) => "JSON, but not tare results".into(),
         Err(_) if first_json.is_some() => "JSON lines, not tare results".into(),
         Err(_) => "not JSON".into(),
@@ -114,6 +118,17 @@ pub fn load_session(path: &Path) -> anyhow::Result<Session> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_tare_import_for_another_harness_file() {
+        let hyperfine = br#"{"results":[{"command":"true","mean":0.001,"times":[0.001,0.001]}]}"#;
+        let w = what_is(hyperfine);
+        assert!(w.starts_with("hyperfine results, not tare's"), "{w}");
+        assert!(w.contains("`tare import FILE -o results.json`"), "{w}");
+        let go = b"goos: linux\ngoarch: amd64\nBenchmarkX-2   1000   1234 ns/op\nPASS\n";
+        assert!(what_is(go).starts_with("go results"), "{}", what_is(go));
+        assert_eq!(what_is(b"{\"a\":1}"), "JSON, but not tare results");
+    }
 
     #[test]
     fn says_what_a_file_is() {

@@ -151,6 +151,21 @@ pub const IMPORTERS: &[Importer] = &[
     },
 ];
 
+/// The format another harness's file is in, recognised by content (None: no importer knows
+/// it). For messages of commands that read tare results and were given another tool's file.
+pub fn recognise(bytes: &[u8]) -> Option<Format> {
+    let json = serde_json::from_slice::<Value>(bytes).ok();
+    let input = Input {
+        path: Path::new(""),
+        bytes: Some(bytes),
+        json: json.as_ref(),
+    };
+    IMPORTERS
+        .iter()
+        .find(|i| (i.detect)(&input))
+        .map(|i| i.format)
+}
+
 /// What one importer read, before it becomes a [`Session`].
 #[derive(Debug, Default)]
 pub struct Imported {
