@@ -20,6 +20,17 @@ fn tare(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+fn tare_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("TARE_STORE")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -52,6 +63,7 @@ fn run_store_reads_the_commit_from_git_and_keeps_every_run() {
             &[
                 "run",
                 "--store",
+                "default",
                 "--style",
                 "none",
                 "--runs",
@@ -326,4 +338,52 @@ fn errors_are_one_line() {
     let o = tare(d, &["history", "--store", "not.sqlite", "info"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("not.sqlite"), "{}", text(&o));
+}
+
+/// Issue 24: `--store` takes its value as every option does (`--store PATH`; it once swallowed
+/// nothing and ran the path as the command), and `--store=~/x` means $HOME/x (the shell does
+/// not expand `~` after `=`; tare once made a directory named `~`).
+#[test]
+fn store_takes_a_value_and_expands_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = d.join("home");
+    std::fs::create_dir(&home).unwrap();
+    let store = d.join("h.sqlite");
+    let o = tare(
+        d,
+        &[
+            "run",
+            "--store",
+            store.to_str().unwrap(),
+            "--style",
+            "none",
+            "--runs",
+            "3",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(store.is_file(), "no store at {}", store.display());
+    let o = tare_env(
+        d,
+        &[("HOME", home.to_str().unwrap())],
+        &[
+            "run",
+            "--store=~/x.sqlite",
+            "--style",
+            "none",
+            "--runs",
+            "3",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(home.join("x.sqlite").is_file());
+    assert!(!d.join("~").exists(), "a directory named ~ was made");
+    let o = tare(d, &["history", "--store", "~nobody/x.sqlite", "info"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is not expanded here"), "{err}");
+    assert!(!d.join("~nobody").exists());
 }

@@ -248,10 +248,10 @@ pub struct RunArgs {
     /// Write a self-contained HTML report with plots (same as `tare report --html`).
     #[arg(long, value_name = "FILE")]
     export_html: Option<PathBuf>,
-    /// Add the finished session to the history store: --store alone for the default
-    /// (.tare/history.sqlite in the git repository, see `tare history --help`), --store=PATH or
-    /// --store=postgresql://…; the commit is read from git in the current directory.
-    #[arg(long, value_name = "URL|PATH", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    /// Add the finished session to the history store: --store PATH, --store postgresql://…, or
+    /// --store default (TARE_STORE, else .tare/history.sqlite in the git repository, see `tare
+    /// history --help`); the commit is read from git in the current directory.
+    #[arg(long, value_name = "URL|PATH|default")]
     store: Option<String>,
     /// Record environment variable values in the results (names only by default).
     #[arg(long)]

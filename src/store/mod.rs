@@ -58,9 +58,32 @@ pub fn default_location(cwd: &Path) -> String {
 /// The store `spec` names (or the default one).
 pub fn location(spec: Option<&str>) -> String {
     match spec {
-        Some(s) if !s.is_empty() => s.to_string(),
+        Some(s) if !s.is_empty() && s != "default" => expand_home(s),
         _ => default_location(&std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))),
     }
+}
+
+/// `~/x` as the shell would expand it (it does not after `--store=`): HOME joined with `x`.
+/// Other `~` forms are left as they are (a path named `~user` is refused by [`check_spec`]).
+fn expand_home(s: &str) -> String {
+    match (s.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) if !home.is_empty() => PathBuf::from(home)
+            .join(rest)
+            .to_string_lossy()
+            .into_owned(),
+        _ => s.to_string(),
+    }
+}
+
+/// Refuses a store path that starts with `~` after expansion (`~user/…`, or `~/` without
+/// HOME): it would make a directory named `~` in the current directory.
+pub fn check_spec(spec: &str) -> std::result::Result<(), String> {
+    if spec.starts_with('~') {
+        return Err(format!(
+            "--store {spec}: a path starting with '~' is not expanded here; give the full path (e.g. $HOME/…)"
+        ));
+    }
+    Ok(())
 }
 
 pub fn is_postgres(spec: &str) -> bool {
@@ -70,6 +93,7 @@ pub fn is_postgres(spec: &str) -> bool {
 impl Store {
     /// Opens (creating and migrating) the store at `spec`: a PostgreSQL URL or an SQLite path.
     pub fn open(spec: &str) -> Result<Store> {
+        check_spec(spec).map_err(|e| anyhow::anyhow!(e))?;
         let (mut db, location) = if is_postgres(spec) {
             (Db::open_postgres(spec)?, db::redact(spec))
         } else {
