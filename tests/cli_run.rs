@@ -520,6 +520,39 @@ fn failing_command_stops_with_exit_3_and_keeps_runs() {
     assert_eq!(runs(&doc, 0)[0]["exit_code"], 1);
 }
 
+/// Issue 24: a failed run's error shows its cause — the end of its output file, or, where the
+/// output was discarded, how to see it — instead of only "exited with code 2".
+#[test]
+fn a_failed_run_says_its_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("out.log");
+    let cmd = "ls /nonexistent-tare-test-path";
+    let out = tare()
+        .args(["run", "--style", "none", "--runs", "3", "--output"])
+        .arg(&log)
+        .arg(cmd)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "exited with code 2 (its output ends: ls: cannot access '/nonexistent-tare-test-path'"
+        ),
+        "{err}"
+    );
+    let out = tare()
+        .args(["run", "--style", "none", "--runs", "3", cmd])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("(its output was discarded: --show-output shows it)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn ctrl_c_keeps_completed_runs_and_kills_the_tree() {
     let dir = tempfile::tempdir().unwrap();

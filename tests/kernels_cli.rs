@@ -702,3 +702,21 @@ fn no_verdict_from_fewer_than_five_invocations() {
     let (c, _) = run("enough", "5");
     assert_eq!(c["verdict"], "slower", "{c}");
 }
+
+/// Issue 24: a worker that dies at start says why: the last lines of its stderr (here
+/// Python's ModuleNotFoundError), not only "exited with status 1".
+#[test]
+fn a_worker_that_dies_at_start_shows_its_stderr() {
+    let out = tare()
+        .args(["kernels", "python3 -c 'import tare_no_such_module'"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("it exited with status 1"), "{err}");
+    assert!(
+        err.contains("(its stderr ends: ")
+            && err.contains("ModuleNotFoundError: No module named 'tare_no_such_module'"),
+        "{err}"
+    );
+}

@@ -32,7 +32,7 @@
 
 use super::stages::{Actions, Meter, Stage, StageContext};
 use crate::exec::worker::{self, ClockInfo, Hello, Sample, Worker, WorkerError};
-use crate::exec::{Executor, RunSpec};
+use crate::exec::{Executor, RunSpec, Sink};
 use crate::plan::stop::{StopContext, StopRule};
 use crate::results::{
     Benchmark, InvocationRecord, KernelRecord, Run, SampleRecord, Termination, INVOCATIONS_KEY,
@@ -213,6 +213,20 @@ pub fn discover(
 ) -> Result<Discovered, String> {
     let mut spec = plan_spec.clone();
     spec.argv = program.argv.iter().map(Into::into).collect();
+    // This invocation is not measured: a worker that dies at start (a missing module, a bad
+    // path) has its stderr kept in a private file, and its last lines go into the error.
+    let captured = match spec.stderr {
+        Sink::Null => tempfile::Builder::new()
+            .prefix("tare-worker-stderr-")
+            .tempdir()
+            .ok()
+            .map(|d| {
+                let p = d.path().join("stderr");
+                spec.stderr = Sink::File(p.clone());
+                (d, p)
+            }),
+        _ => None,
+    };
     let (m, r) = worker::invoke(exec, &spec, timeout, cancel, |w| {
         let hello = w.hello(start_timeout)?;
         let clock = match w.clock()? {
@@ -223,7 +237,14 @@ pub fn discover(
         Ok(Discovered { hello, clock })
     })
     .map_err(|e| format!("{e:#}"))?;
-    let d = r.map_err(|e| explain(e, &m))?;
+    let d = r.map_err(|e| {
+        let said = captured
+            .as_ref()
+            .and_then(|(_, p)| super::tail_lines(p, 3))
+            .filter(|t| !t.is_empty())
+            .map_or(String::new(), |t| format!(" (its stderr ends: {t})"));
+        format!("{}{said}", explain(e, &m))
+    })?;
     Ok(d)
 }
 

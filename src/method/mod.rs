@@ -771,6 +771,46 @@ impl Runner<'_> {
     }
 }
 
+/// What a failed run said, for its error line: the last lines of its output file, or where to
+/// see output tare discarded (`--show-output`, as hyperfine suggests).
+fn output_cause(sink: &crate::exec::Sink) -> String {
+    match sink {
+        crate::exec::Sink::Null => " (its output was discarded: --show-output shows it)".into(),
+        crate::exec::Sink::Inherit => String::new(),
+        crate::exec::Sink::File(path) => match tail_lines(path, 3) {
+            Some(t) if !t.is_empty() => format!(" (its output ends: {t})"),
+            _ => String::new(),
+        },
+    }
+}
+
+/// The last `n` non-empty lines of a file, joined with " / ", from its last 4 KiB (the file
+/// may be large, or still growing: only its end is read).
+pub(crate) fn tail_lines(path: &std::path::Path, n: usize) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+    let mut buf = Vec::new();
+    f.take(4096).read_to_end(&mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(n)..];
+    Some(
+        tail.iter()
+            .map(|l| l.chars().take(200).collect::<String>())
+            .collect::<Vec<_>>()
+            .join(" / "),
+    )
+}
+
 /// One line saying which run failed how, and what to do.
 fn failure_message(b: &Benchmark, plan: &Plan) -> String {
     let r = b.runs.last().expect("a run was just recorded");
@@ -780,13 +820,14 @@ fn failure_message(b: &Benchmark, plan: &Plan) -> String {
             "{which} ended without the --ready sign; check the sign (and that the program's output is not buffered), or pass --ignore-failure to record such runs and go on"
         );
     }
+    let cause = output_cause(&plan.output);
     match r.termination {
         Termination::Exit => format!(
-            "{which} exited with code {}; fix the command or pass --ignore-failure to measure it anyway",
+            "{which} exited with code {}{cause}; fix the command or pass --ignore-failure to measure it anyway",
             r.exit_code.unwrap_or(-1)
         ),
         Termination::Signal => format!(
-            "{which} was killed by signal {}; fix the command or pass --ignore-failure to measure it anyway",
+            "{which} was killed by signal {}{cause}; fix the command or pass --ignore-failure to measure it anyway",
             r.signal.unwrap_or(0)
         ),
         Termination::Cpu => format!(
