@@ -108,6 +108,49 @@ fn shards_together_equal_one_run_and_the_table_merges_them() {
     let one_by_one = table_classes(&[&seq.join("shard-2-of-2"), &seq.join("shard-1-of-2")]);
     assert_eq!(one_by_one, local_t);
 
+    // A shard short of a run, and one with a record more than its runs: the table says so
+    // (issue 23), naming the shard and the counts.
+    let odd = dir.join("odd");
+    for s in ["shard-1-of-2", "shard-2-of-2"] {
+        std::fs::create_dir_all(odd.join(s)).unwrap();
+        for f in ["suite.json", "results.jsonl"] {
+            std::fs::copy(seq.join(s).join(f), odd.join(s).join(f)).unwrap();
+        }
+    }
+    let one = odd.join("shard-1-of-2/results.jsonl");
+    let text = std::fs::read_to_string(&one).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let n1 = lines.len();
+    std::fs::write(&one, lines[..n1 - 1].join("\n") + "\n").unwrap();
+    let two = odd.join("shard-2-of-2/results.jsonl");
+    let text = std::fs::read_to_string(&two).unwrap();
+    let mut extra: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let key = extra["key"].as_str().unwrap().replace('#', "#9");
+    extra["key"] = key.into();
+    let n2 = text.lines().count();
+    std::fs::write(&two, format!("{text}{extra}\n")).unwrap();
+    let o = tare()
+        .arg("table")
+        .arg(&odd)
+        .arg("--dump")
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "shard 1/2 is incomplete: {} of its {n1} runs",
+            n1 - 1
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "shard 2/2 is over-full: {} records for its {n2} runs",
+            n2 + 1
+        )),
+        "{err}"
+    );
+
     // A shard from another machine: refused, one line, naming both and their fingerprints.
     let other = seq.join("shard-2-of-2/suite.json");
     let mut meta: serde_json::Value =

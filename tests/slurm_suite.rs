@@ -124,6 +124,24 @@ fn the_example_suite_on_slurm_classifies_like_a_local_run() {
                 .unwrap();
         let job = meta["slurm"]["job"].as_str().unwrap().to_string();
         jobs.insert(job);
+        // The array, this task's index in it, the node and the partition (issue 23).
+        let task = &s["shard-".len()..s.find("-of").unwrap()];
+        let task: u64 = task.parse::<u64>().unwrap() - 1;
+        assert_eq!(meta["slurm"]["array_task"], task.to_string(), "{meta}");
+        let array = meta["slurm"]["array_job"].as_str().unwrap();
+        assert_eq!(meta["slurm"]["array_index"], format!("{array}_{task}"));
+        assert!(
+            meta["slurm"]["node"]
+                .as_str()
+                .is_some_and(|n| !n.is_empty()),
+            "{meta}"
+        );
+        assert!(
+            meta["slurm"]["partition"]
+                .as_str()
+                .is_some_and(|p| !p.is_empty()),
+            "{meta}"
+        );
         // The cores are the ones Slurm gave the task.
         let cpus = meta["slurm"]["cpus"].as_array().unwrap();
         let slot_cpus = meta["slots"][0]["cpus"].as_array().unwrap();

@@ -177,7 +177,11 @@ pub(crate) fn slurm_job_notes(
     let (line, loud) = job.measurement_note(&kind);
     meta.insert(
         "slurm".into(),
-        serde_json::json!({"job": job.id, "cpus": job.cpus, "cgroup": job.cgroup, "measurement": line}),
+        serde_json::json!({
+            "job": job.id, "array_job": job.array_job, "array_task": job.array_task,
+            "array_index": job.array_index(), "node": job.node, "partition": job.partition,
+            "cpus": job.cpus, "cgroup": job.cgroup, "measurement": line,
+        }),
     );
     if loud {
         return vec![line];

@@ -71,6 +71,13 @@ pub struct SlurmJob {
     pub cpus: Option<Vec<usize>>,
     /// The cgroup path of the memory (else cpuacct) hierarchy, from `/proc/self/cgroup`.
     pub cgroup: Option<String>,
+    /// `SLURM_ARRAY_JOB_ID` and `SLURM_ARRAY_TASK_ID`: the array and this task's index in it
+    /// (what `scontrol show job ARRAY_INDEX` and `sacct -j ARRAY_INDEX` take).
+    pub array_job: Option<String>,
+    pub array_task: Option<String>,
+    /// `SLURMD_NODENAME` and `SLURM_JOB_PARTITION`: where the task ran.
+    pub node: Option<String>,
+    pub partition: Option<String>,
 }
 
 impl SlurmJob {
@@ -79,7 +86,26 @@ impl SlurmJob {
         let id = std::env::var("SLURM_JOB_ID").ok()?;
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
         let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-        Some(SlurmJob::from_proc(id, &status, &cgroup))
+        let mut job = SlurmJob::from_proc(id, &status, &cgroup);
+        job.read_env(|k| std::env::var(k).ok());
+        Some(job)
+    }
+
+    /// The array, task index, node and partition from Slurm's variables (`var` reads one).
+    fn read_env(&mut self, var: impl Fn(&str) -> Option<String>) {
+        let get = |k: &str| var(k).filter(|v| !v.is_empty());
+        self.array_job = get("SLURM_ARRAY_JOB_ID");
+        self.array_task = get("SLURM_ARRAY_TASK_ID");
+        self.node = get("SLURMD_NODENAME");
+        self.partition = get("SLURM_JOB_PARTITION");
+    }
+
+    /// `ARRAY_INDEX` for an array task (as squeue and sacct print it), else the job id.
+    pub fn array_index(&self) -> String {
+        match (&self.array_job, &self.array_task) {
+            (Some(a), Some(t)) => format!("{a}_{t}"),
+            _ => self.id.clone(),
+        }
     }
 
     fn from_proc(id: String, status: &str, cgroup: &str) -> SlurmJob {
@@ -107,6 +133,10 @@ impl SlurmJob {
             id,
             cpus,
             cgroup: path,
+            array_job: None,
+            array_task: None,
+            node: None,
+            partition: None,
         }
     }
 
@@ -155,6 +185,26 @@ impl SlurmJob {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slurm_array_task_node_and_partition_are_read() {
+        let mut job = SlurmJob::from_proc("1043".into(), "", "");
+        assert_eq!(job.array_index(), "1043");
+        let env = [
+            ("SLURM_ARRAY_JOB_ID", "1041"),
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURMD_NODENAME", "node7"),
+            ("SLURM_JOB_PARTITION", "debug"),
+        ];
+        job.read_env(|k| {
+            env.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        });
+        assert_eq!(job.array_index(), "1041_2");
+        assert_eq!(job.node.as_deref(), Some("node7"));
+        assert_eq!(job.partition.as_deref(), Some("debug"));
+    }
 
     fn info(host: &str, kernel: &str) -> MachineInfo {
         MachineInfo {

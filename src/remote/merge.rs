@@ -29,6 +29,8 @@ struct Member {
     suite: String,
     shard: Shard,
     machine: Option<MachineRecord>,
+    /// The runs the shard was planned to make (`suite.json`'s `runs`).
+    runs: Option<usize>,
 }
 
 enum Source {
@@ -52,7 +54,43 @@ fn read_member(dir: &Path) -> Option<Member> {
         machine: v
             .get("machine")
             .and_then(|m| serde_json::from_value(m.clone()).ok()),
+        runs: v.get("runs").and_then(|r| r.as_u64()).map(|r| r as usize),
     })
+}
+
+/// Records (non-empty lines) in a shard's results file; None when it cannot be read.
+fn records(file: &Path) -> Option<usize> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(file).ok()?;
+    let mut n = 0;
+    for line in std::io::BufReader::new(f).split(b'\n') {
+        if !line.ok()?.iter().all(u8::is_ascii_whitespace) {
+            n += 1;
+        }
+    }
+    Some(n)
+}
+
+/// A warning for a shard whose results hold fewer or more records than its planned runs.
+fn fill_warning(label: &str, m: &Member) -> Option<String> {
+    let planned = m.runs?;
+    let have = records(&m.dir.join(RESULTS_FILE)).unwrap_or(0);
+    if have < planned {
+        Some(format!(
+            "'{label}': shard {} is incomplete: {have} of its {planned} runs in {} (it stopped early or is still running; `tare suite run --shard {} --resume` finishes it)",
+            m.shard,
+            m.dir.display(),
+            m.shard
+        ))
+    } else if have > planned {
+        Some(format!(
+            "'{label}': shard {} is over-full: {have} records for its {planned} runs in {} (two writers, or a resume that measured runs again); check it before trusting the table",
+            m.shard,
+            m.dir.display()
+        ))
+    } else {
+        None
+    }
 }
 
 /// The shard directories below `dir` (`shard-I-of-N/`), by index.
@@ -168,11 +206,14 @@ pub fn prepare(paths: &[PathBuf], per_machine: bool) -> anyhow::Result<Prepared>
                 "'{label}': shards of {} parts are merged (a --resume with another shard count); each run is counted once",
                 counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" and ")
             ));
-        } else if !missing.is_empty() {
-            warnings.push(format!(
-                "'{label}': shard {} missing; the table shows the other shards only",
-                missing.join(", ")
-            ));
+        } else {
+            if !missing.is_empty() {
+                warnings.push(format!(
+                    "'{label}': shard {} missing; the table shows the other shards only",
+                    missing.join(", ")
+                ));
+            }
+            warnings.extend(members.iter().filter_map(|m| fill_warning(&label, m)));
         }
         let fp = |m: &Member| {
             m.machine
