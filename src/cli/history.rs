@@ -494,6 +494,17 @@ const BATCH_RUNS: usize = 50_000;
 
 fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
     let files = files_of(&a.files)?;
+    if files.is_empty() {
+        // A gate must not pass on nothing: a directory without results is an error.
+        return Err(usage(format!(
+            "no results file (*.json) in {}: nothing to add; give files written by --export-json",
+            a.files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     if let Some(missing) = files.iter().find(|f| !f.exists()) {
         return Err(usage(format!(
             "cannot read results file {}: no such file; check the path",

@@ -54,7 +54,7 @@ pub fn read_all(reader: impl Read, path: &Path, what: &str, limit: u64) -> anyho
 
 /// Opens `path` for reading without blocking in `open` (a FIFO nobody writes to would hold
 /// tare there forever), then reads it blocking as usual.
-fn open(path: &Path) -> std::io::Result<std::fs::File> {
+pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)

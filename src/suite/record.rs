@@ -90,9 +90,18 @@ const MAX_RECORD_LINE: usize = 16 << 20;
 /// Calls `f` for every complete record of `path`, streaming. A line that does not parse (the
 /// partial last line of a crash, invalid UTF-8, or garbage) is skipped and counted; the count is returned.
 pub fn for_each(path: &Path, mut f: impl FnMut(RunRecord)) -> io::Result<usize> {
-    let file = File::open(path)
+    // Opened without blocking on a FIFO nobody writes (it then reads as empty).
+    let file = crate::results::input::open(path)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display())))?;
-    let mut reader = BufReader::with_capacity(1 << 16, file);
+    // A device or FIFO may never end: it is read up to the input limit (TARE_INPUT_LIMIT),
+    // past which it is an error; a regular file is read whole, however large.
+    let endless = !file.metadata().is_ok_and(|m| m.is_file());
+    let cap = if endless {
+        crate::results::input::limit().map_err(|e| io::Error::other(format!("{e:#}")))?
+    } else {
+        u64::MAX
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, file.take(cap));
     let mut line = Vec::new();
     let mut bad = 0;
     loop {
@@ -134,6 +143,14 @@ pub fn for_each(path: &Path, mut f: impl FnMut(RunRecord)) -> io::Result<usize> 
             Ok(r) => f(r),
             Err(_) => bad += 1,
         }
+    }
+    if endless && reader.get_ref().limit() == 0 {
+        return Err(io::Error::other(format!(
+            "{} did not end within {} (an endless device or FIFO?); give the results file, or raise the limit with {}=SIZE",
+            path.display(),
+            crate::units::format_bytes(cap as f64, None),
+            crate::results::input::LIMIT_VAR
+        )));
     }
     Ok(bad)
 }

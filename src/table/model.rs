@@ -77,7 +77,7 @@ pub fn source_label(p: &Path) -> String {
 
 /// The error for a result path that holds no suite run record: what it is instead.
 fn not_suite_results(given: &Path, file: &Path) -> anyhow::Error {
-    let head = std::fs::File::open(file)
+    let head = crate::results::input::open(file)
         .and_then(|f| {
             let mut v = Vec::new();
             std::io::Read::read_to_end(&mut std::io::Read::take(f, 1 << 20), &mut v)?;
