@@ -2,6 +2,8 @@
 //! atomically, a character device or FIFO is written in place and stays what it is, `-` is
 //! standard output, a symbolic link planted by another user is refused before the first run,
 //! and two outputs of one session naming the same file are refused. Every format is tried.
+//! `--output FILE` (the commands' own output) is opened by the journal's rules: no link planted by
+//! another user, no file of another user or with other hard links, a device or FIFO in place.
 //! Devices, FIFOs and links are made in a temporary directory, never the machine's /dev.
 
 mod common;
@@ -314,4 +316,178 @@ fn a_summary_lost_to_a_full_stdout_is_not_exit_0() {
     // The runs are kept in the export.
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["benchmarks"][0]["runs"].as_array().unwrap().len(), 2);
+}
+
+/// `tare run --output FILE` of `cmd` (through sh) with `runs` runs, in `dir`; killed after
+/// `limit` (a hang is a failure, not a stuck test).
+fn run_output(dir: &Path, output: &str, runs: u32, cmd: &str, limit: u64) -> Output {
+    use std::time::{Duration, Instant};
+    let child = tare()
+        .current_dir(dir)
+        .args(["run", "--style", "none", "--warmup", "0", "-S", "sh"])
+        .args(["--runs", &runs.to_string(), "--output", output, cmd])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(limit);
+    let watchdog = std::thread::spawn(move || {
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            // Stop once the child is gone (its /proc entry is reaped by wait_with_output).
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                return false;
+            }
+        }
+        // SAFETY: kill(2) with a pid this test started and has not reaped yet.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        true
+    });
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        !watchdog.join().unwrap(),
+        "tare --output {output} ran past {limit} s: {}",
+        stderr(&o)
+    );
+    o
+}
+
+#[test]
+fn an_output_file_with_other_hard_links_or_of_another_user_is_refused_before_any_run() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::hard_link(&victim, d.path().join("out.log")).unwrap();
+    let o = run_output(d.path(), "out.log", 2, "echo HELLO; touch ran", 120);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("out.log")
+            && err.contains("2 hard links")
+            && err.contains("choose another path"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!d.path().join("ran").exists(), "a run started");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+
+    if !is_root() {
+        return skip::skip(
+            "root",
+            "chown to another user needs root; run the tests as root",
+        );
+    }
+    let theirs = d.path().join("theirs.log");
+    std::fs::write(&theirs, "theirs\n").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let o = run_output(d.path(), "theirs.log", 2, "echo HELLO; touch ran", 120);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("theirs.log") && err.contains("uid 65534"),
+        "{err}"
+    );
+    assert!(!d.path().join("ran").exists(), "a run started");
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "theirs\n");
+    // One's own file is appended to, run after run.
+    let o = run_output(d.path(), "mine.log", 2, "echo HELLO", 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mine = std::fs::read_to_string(d.path().join("mine.log")).unwrap();
+    assert_eq!(mine.matches("HELLO").count(), 2, "{mine:?}");
+}
+
+#[test]
+fn an_output_link_or_hard_link_put_in_place_between_runs_is_not_written_through() {
+    if !is_root() {
+        return skip::skip(
+            "root",
+            "lchown to another user needs root; run the tests as root",
+        );
+    }
+    // The command itself plays the other user: after the first run it replaces the output
+    // file by a link (owned by nobody) or a hard link to a victim. tare opens the output
+    // again for every run, and must not follow either.
+    for (name, swap) in [
+        (
+            "sym.log",
+            "ln -s victim sym.log; chown -h 65534:65534 sym.log",
+        ),
+        ("hard.log", "ln victim hard.log"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        let cmd =
+            format!("echo HELLO; [ -e swapped ] || {{ rm -f {name}; {swap}; touch swapped; }}");
+        let o = run_output(d.path(), name, 3, &cmd, 120);
+        let err = stderr(&o);
+        assert_ne!(o.status.code(), Some(0), "{name}: {err}");
+        assert!(err.contains(name), "{name}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{name}: tare wrote through to the victim"
+        );
+    }
+}
+
+#[test]
+fn an_output_device_or_fifo_is_written_in_place_and_a_fifo_without_reader_is_not_waited_for_forever(
+) {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo");
+    mkfifo(&fifo);
+    // One reader, open (non-blocking) for the whole session, so every run finds it.
+    let reader = {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut got = Vec::new();
+            let end = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while !got.ends_with(b"HELLO\nHELLO\n") && std::time::Instant::now() < end {
+                let mut buf = [0u8; 4096];
+                match f.read(&mut buf) {
+                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                    _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+                }
+            }
+            String::from_utf8_lossy(&got).into_owned()
+        })
+    };
+    let o = run_output(d.path(), "fifo", 2, "echo HELLO", 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(reader.join().unwrap(), "HELLO\nHELLO\n");
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    // Nobody reads: the run is refused after tare's FIFO wait (30 s), naming the FIFO.
+    let o = run_output(d.path(), "fifo", 1, "touch ran", 120);
+    let err = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("fifo") && err.contains("FIFO for reading"),
+        "{err}"
+    );
+    assert!(!d.path().join("ran").exists(), "the run started");
+
+    if !is_root() {
+        return skip::skip("root", "mknod needs CAP_MKNOD; run the tests as root");
+    }
+    // Not named `null`, which --output reads as "discard".
+    let null = d.path().join("zero");
+    mknod_char(&null, 1, 3);
+    let o = run_output(d.path(), "zero", 2, "echo HELLO", 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m = std::fs::symlink_metadata(&null).unwrap();
+    assert!(m.file_type().is_char_device(), "the device was replaced");
+    assert_eq!(m.rdev(), libc::makedev(1, 3));
 }

@@ -398,8 +398,8 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         "null" => Sink::Null,
         "inherit" => Sink::Inherit,
         path => {
-            crate::results::fsio::check(Path::new(path))
-                .map_err(|_| usage(format!("--output: cannot write to '{path}'")))?;
+            crate::results::fsio::check_append(Path::new(path))
+                .map_err(|e| usage(format!("--output: {e}")))?;
             Sink::File(PathBuf::from(path))
         }
     };

@@ -1033,11 +1033,8 @@ fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
             )))
         }
         path => {
-            crate::results::fsio::check(Path::new(path)).map_err(|_| {
-                usage(format!(
-                    "--output: cannot write to '{path}'; choose a writable file"
-                ))
-            })?;
+            crate::results::fsio::check_append(Path::new(path))
+                .map_err(|e| usage(format!("--output: {e}")))?;
             Sink::File(PathBuf::from(path))
         }
     })

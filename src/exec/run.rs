@@ -6,7 +6,7 @@ use super::spawn;
 use super::spec::{Input, Measurement, Priority, RunSpec, Sink};
 use super::sys::{self, WaitStatus};
 use crate::results::Termination;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -59,18 +59,7 @@ fn open_sink(sink: &Sink) -> io::Result<Stdio> {
     Ok(match sink {
         Sink::Null => Stdio::null(),
         Sink::Inherit => Stdio::inherit(),
-        Sink::File(p) => Stdio::from(
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| {
-                    io::Error::new(
-                        e.kind(),
-                        format!("cannot open output file {}: {e}", p.display()),
-                    )
-                })?,
-        ),
+        Sink::File(p) => Stdio::from(crate::results::fsio::open_append(p)?),
     })
 }
 

@@ -83,16 +83,7 @@ fn open_sink(sink: &Sink, files: &mut Vec<File>) -> io::Result<i32> {
         Sink::Inherit => -1,
         Sink::Null => null_fd()?,
         Sink::File(p) => {
-            let f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| {
-                    io::Error::new(
-                        e.kind(),
-                        format!("cannot open output file {}: {e}", p.display()),
-                    )
-                })?;
+            let f = crate::results::fsio::open_append(p)?;
             let fd = f.as_raw_fd();
             files.push(f);
             fd

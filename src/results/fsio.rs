@@ -345,6 +345,109 @@ pub fn write_with(
     }
 }
 
+/// Opens `path` to append a command's output to (`--output FILE` of `run` and `kernels`, a
+/// suite run's log), by the rules tare keeps for every file it writes as root:
+///
+/// - absent or a regular file: opened without following a symbolic link (`O_NOFOLLOW`),
+///   created if absent, never truncated; a file owned by another user (made in a shared
+///   directory to have root write into it) or one with other hard links (a victim's name
+///   under the output's) is refused before a byte is written, as a journal is;
+/// - a character device or a FIFO: written in place, never created, truncated or replaced; a
+///   FIFO nobody reads from is waited for at most [`FIFO_WAIT`];
+/// - a symbolic link: followed only when every link on its way is owned by the euid or root
+///   (`/proc/self/fd/N`, `/dev/stdout`, a user's own link), and what it leads to is then held
+///   to the rules above;
+/// - a directory, a block device, a socket: refused.
+///
+/// The path is looked at again on every open, so a link or hard link put there between two
+/// runs is refused too. Errors are one line naming the path and saying what to do.
+pub fn open_append(path: &Path) -> std::io::Result<File> {
+    let fail = |why: &dyn std::fmt::Display, what: &str| {
+        std::io::Error::other(format!(
+            "cannot write output file {}: {why}; {what}",
+            path.display()
+        ))
+    };
+    let link = std::fs::symlink_metadata(path)
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false);
+    if link {
+        check_links(path).map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
+    let fifo = std::fs::metadata(path)
+        .map(|m| m.file_type().is_fifo())
+        .unwrap_or(false);
+    let f = if fifo {
+        open_fifo(path, link).map_err(|e| fail(&e, "start its reader first, or give a file"))?
+    } else {
+        let nofollow = if link { 0 } else { libc::O_NOFOLLOW };
+        OpenOptions::new()
+            .append(true)
+            .create(true)
+            .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK | nofollow)
+            .open(path)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    fail(
+                        &"it became a symbolic link, which tare does not follow there",
+                        "remove the link or choose another path",
+                    )
+                } else {
+                    fail(&e, "choose a writable path")
+                }
+            })?
+    };
+    let meta = f.metadata().map_err(|e| fail(&e, "choose another path"))?;
+    let ft = meta.file_type();
+    if ft.is_file() {
+        let me = euid();
+        if meta.uid() != me {
+            return Err(fail(
+                &format!("it belongs to uid {}, not to you (uid {me}), and tare writes only files of its own", meta.uid()),
+                "remove it or choose another path",
+            ));
+        }
+        if meta.nlink() > 1 {
+            return Err(fail(
+                &format!(
+                    "it has {} hard links (other names for the same file)",
+                    meta.nlink()
+                ),
+                "remove it or choose another path",
+            ));
+        }
+    } else if !(ft.is_char_device() || ft.is_fifo()) {
+        return Err(fail(
+            &"it is not a file, a character device or a FIFO",
+            "give a file name",
+        ));
+    }
+    set_blocking(&f).map_err(|e| fail(&e, "choose another path"))?;
+    Ok(f)
+}
+
+/// [`open_append`]'s rules checked before the first run, without creating the file or opening
+/// a FIFO: a path tare would refuse stops the session before it measures anything.
+pub fn check_append(path: &Path) -> anyhow::Result<()> {
+    let usage = |e: std::io::Error| crate::error::usage(e.to_string());
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_fifo() => {
+            if std::fs::symlink_metadata(path).is_ok_and(|l| l.file_type().is_symlink()) {
+                check_links(path)?;
+            }
+            Ok(())
+        }
+        Ok(_) => open_append(path).map(drop).map_err(usage),
+        Err(_) => {
+            if std::fs::symlink_metadata(path).is_ok() {
+                // A dangling link: held to the link rules; its target is made by the first run.
+                check_links(path)?;
+            }
+            check(path)
+        }
+    }
+}
+
 /// Writes `bytes` to `path` (see [`write_with`]).
 pub fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     write_with(path, |w| Ok(w.write_all(bytes)?))
