@@ -12,11 +12,12 @@
 #  (a) A/A verdicts: comparisons of a suite against itself that end "faster" or "slower", as a
 #      fraction of all, against alpha (0.05); the withheld ones and why;
 #  (b) next-session coverage: for each kernel and side, whether session k+1's value (the mean of
-#      its processes' medians, the value tare prints) lies inside session k's printed interval
-#      (the "±" of the line: a 95% interval of that mean over the session's processes). Nominal:
-#      95% is what the interval claims for the mean of this session's conditions; a next session
-#      that is an independent draw of the same process lands inside a 95% interval of equal
-#      width about 83% of the time (|Z1 - Z2| < 1.96 with Z ~ N(0, 1/2 each)) — both are printed;
+#      its processes' medians, the value tare prints) lies inside session k's printed intervals:
+#      the "±" (a 95% interval of that mean over the session's processes; a next session that is
+#      an independent draw lands inside a 95% interval of equal width only ~83% of the time:
+#      |Z1 - Z2| < 1.96 with Z ~ N(0, 1/2 each)), and the "next session ±" (a 95% prediction
+#      interval of the next session's mean, widened where the processes show speed modes;
+#      nominal 95%);
 #  (c) a 10-20% slower build: a Go package whose kernel does 15% more work per loop, and
 #      pyperformance's nbody with --iterations 23000 against its default 20000 (15% more), each
 #      with tare's default time budget (2m): verdict, ratio and the session's wall time.
@@ -137,15 +138,18 @@ def load(path):
         return None
 
 def printed(out):
-    """{(kernel, impl): (half_fraction, what)} from a session's summary lines."""
+    """{(kernel, impl): (half, what, next_half, widened)} from a session's summary lines: the
+    "±" (a fraction), what it says it is, the next-session "±" where printed and whether that
+    was widened for speed modes."""
     got, kernel = {}, None
     for line in out.splitlines():
         if line and not line.startswith((" ", "tare:")):
             kernel = line.split(" ")[0]
             continue
-        m = re.match(r"^  (\S+)\s+\S+ \S+/loop ± ([0-9.]+)% \(([^)]*)\)", line)
+        m = re.match(r"^  (\S+)\s+\S+ \S+/loop ± ([0-9.]+)% \(([^;)]*)(; next session ± ([0-9.]+)%([^)]*))?\)", line)
         if m and kernel:
-            got[(kernel, m.group(1))] = (float(m.group(2)) / 100, m.group(3))
+            nxt = float(m.group(5)) / 100 if m.group(5) else None
+            got[(kernel, m.group(1))] = (float(m.group(2)) / 100, m.group(3), nxt, "widened" in (m.group(6) or ""))
     return got
 
 def value(b):
@@ -171,8 +175,8 @@ for suite in ("go", "py"):
             kern, impl = b["extra"]["kernel"]["kernel"], b["extra"]["kernel"]["implementation"]
             val, n = value(b)
             invs.append(n)
-            half, what = p.get((kern, impl), (None, None))
-            vals[(kern, impl)] = (val, half, what)
+            half, what, nxt, widened = p.get((kern, impl), (None, None, None, False))
+            vals[(kern, impl)] = (val, half, what, nxt, widened)
         sessions.append(vals)
         for c in v["comparisons"]:
             comps += 1
@@ -194,35 +198,43 @@ for suite in ("go", "py"):
           f"no verdict {comps - verdicts - equal}")
     for why, n in sorted(reasons.items(), key=lambda x: -x[1]):
         print(f"      {n:3d} × {why}")
-    inside = total = 0
+    inside = inside_next = total = total_next = widened_n = 0
     widths, whats = [], set()
     for a, b in zip(sessions, sessions[1:]):
         if a is None or b is None:
             continue
-        for key, (val, half, what) in a.items():
+        for key, (val, half, what, nxt, widened) in a.items():
             if key not in b or val is None or half is None or b[key][0] is None:
                 continue
+            off = abs(b[key][0] - val)
             total += 1
             widths.append(half)
             whats.add(what)
-            if abs(b[key][0] - val) <= half * val:
-                inside += 1
+            inside += off <= half * val
+            if nxt is not None:
+                total_next += 1
+                inside_next += off <= nxt * val
+                widened_n += widened
     if total:
-        print(f"(b) next session inside the previous printed interval: {inside} of {total} "
-              f"({100*inside/total:.0f}%; nominal 95% for the interval's own claim, ~83% for a "
-              f"95% interval of a mean against an independent next mean of equal n); "
-              f"half-widths {100*min(widths):.1f}-{100*max(widths):.1f}%, median "
-              f"{100*sorted(widths)[len(widths)//2]:.1f}%; the interval: {'; '.join(sorted(whats))}")
+        print(f"(b) next session inside the previous printed \"±\": {inside} of {total} "
+              f"({100*inside/total:.0f}%; it is {'; '.join(sorted(whats))}: a 95% interval of a "
+              f"mean holds an independent next mean of equal n ~83% of the time); half-widths "
+              f"{100*min(widths):.1f}-{100*max(widths):.1f}%, median {100*sorted(widths)[len(widths)//2]:.1f}%")
+    if total_next:
+        print(f"    inside the previous printed next-session interval: {inside_next} of {total_next} "
+              f"({100*inside_next/total_next:.0f}%; nominal 95%); {widened_n} of them widened for speed modes")
+    elif total:
+        print("    (no next-session interval printed: a tare from before it)")
     # How far apart consecutive sessions' values are, relative to the interval.
     sp = []
     for a, b in zip(sessions, sessions[1:]):
         if a and b:
-            for key, (val, half, _) in a.items():
+            for key, (val, half, *_) in a.items():
                 if key in b and val and b[key][0] and half:
                     sp.append(abs(b[key][0] / val - 1) / half)
     if sp:
         sp.sort()
-        print(f"    |next/prev - 1| in units of the previous half-width: median {sp[len(sp)//2]:.2f}, "
+        print(f"    |next/prev - 1| in units of the previous \"±\": median {sp[len(sp)//2]:.2f}, "
               f"90th pct {sp[int(0.9*(len(sp)-1))]:.2f}, max {sp[-1]:.2f}")
 
 print("\n(c) a 15% slower build, default time budget (2m):")
