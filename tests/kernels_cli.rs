@@ -582,7 +582,10 @@ fn invocations_adapt_to_the_spread_of_processes() {
         "{stdout}"
     );
     // "±" says what it is: the interval over the processes.
-    assert!(stdout.contains("(95% CI over 7 processes)"), "{stdout}");
+    assert!(
+        stdout.contains("(95% CI of the mean over 7 processes; next session ±"),
+        "{stdout}"
+    );
     // A precision the spread allows: the fewest processes, 5, and no "inconclusive".
     let (n, why, stdout) = run("b", &["--precision", "40%"]);
     assert_eq!(n, 5, "{why}");

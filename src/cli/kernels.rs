@@ -687,6 +687,25 @@ fn label_programs(programs: &mut [Program], found: &[Discovered], names: &[Strin
 /// The terminal summary: per kernel and parameters, each implementation's time per loop (the
 /// mean of its processes' medians ± the 95% interval over processes), throughput,
 /// invocations × samples, and its ratio to the reference (with why a verdict was withheld);
+/// The next-session part of a kernel's "±" (after the interval of the mean).
+fn next_session_words(x: &ck::NextSession) -> String {
+    let mut w = format!("; next session ± {}", units::format_percent(x.half));
+    if !x.modes.is_empty() {
+        let at: Vec<String> = x
+            .modes
+            .iter()
+            .map(|m| units::format_time(*m, None))
+            .collect();
+        w.push_str(&format!(
+            ", widened from ± {} to reach the {} modes of the processes' medians, at {}: the machine has speed modes",
+            units::format_percent(x.predicted),
+            x.modes.len(),
+            at.join(", ")
+        ));
+    }
+    w
+}
+
 /// then diagnostics and kernels that stopped inconclusive.
 pub fn summary(s: &Session) -> String {
     use std::fmt::Write as _;
@@ -721,8 +740,10 @@ pub fn summary(s: &Session) -> String {
             let k = ck::kernel_record(b).unwrap_or_default();
             let invs = ck::invocations(b);
             let counted = b.runs.iter().filter(|r| r.counted).count();
-            // "±" is the 95% interval over processes (the unit of replication) where there
-            // are two or more; with one, the interval of the median of its samples, said so.
+            // "±" is the 95% interval of the mean over processes (the unit of replication)
+            // where there are two or more, then where the next session's value is expected
+            // (wider: widened to reach every mode of the processes' medians where they have
+            // several); with one process, the interval of the median of its samples, said so.
             let medians: Vec<f64> = invs
                 .iter()
                 .filter(|i| i.error.is_none())
@@ -730,10 +751,13 @@ pub fn summary(s: &Session) -> String {
                 .collect();
             let time = match (ck::process_spread(&medians), &b.summary.wall_time) {
                 (Some(p), _) => format!(
-                    "{}/loop ± {} (95% CI over {} processes)",
+                    "{}/loop ± {} (95% CI of the mean over {} processes{})",
                     units::format_time(p.mean, Some(p.half * p.mean)),
                     units::format_percent(p.half),
-                    p.n
+                    p.n,
+                    ck::next_session(&medians)
+                        .map(|x| next_session_words(&x))
+                        .unwrap_or_default()
                 ),
                 (None, Some(m)) => {
                     let half = (m.median_ci_high - m.median_ci_low) / 2.0;

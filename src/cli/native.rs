@@ -14,6 +14,7 @@
 //! Not for: harnesses that cannot fix their loop count (Google Benchmark 1.7, installed here,
 //! cannot; ≥ 1.8's `--benchmark_min_time=Nx` could be added the same way).
 
+mod ahead;
 mod go;
 mod pyperf;
 
@@ -163,6 +164,8 @@ fn serve(
     }
     send(Message::new("ready"))?;
     let mut current: Option<usize> = None;
+    // Each harness run starts a process: runs of samples share one (`ahead`).
+    let mut ahead = ahead::Ahead::default();
     for line in BufReader::new(sock).lines() {
         let Ok(line) = line else { break };
         let Ok(m) = Message::parse(&line) else {
@@ -212,7 +215,7 @@ fn serve(
                     send(error("run needs a kernel set up, loops= and reps="))?;
                     continue;
                 };
-                match h.run(k, n, reps) {
+                match ahead.run(h.as_mut(), k, n, reps) {
                     Ok(samples) => {
                         for s in samples {
                             let mut l = Message::new("sample")
@@ -233,6 +236,7 @@ fn serve(
             }
             "teardown" => {
                 if current.take().is_some() {
+                    ahead.forget();
                     send(Message::new("ok"))?
                 } else {
                     send(error("nothing is set up"))?

@@ -61,6 +61,50 @@ pub fn process_spread(medians: &[f64]) -> Option<ProcessSpread> {
     })
 }
 
+/// Where the next session's value is expected: the value a session prints is the mean of its
+/// processes' medians, and a 95% interval of that mean covers the next session's (another draw
+/// with its own error) only about 83% of the time. This is the 95% prediction interval of the
+/// mean of as many new processes, `t(n−1) · s · √(1/n + 1/n)` (√2 wider than the interval of the
+/// mean), widened where the processes' medians fall into several modes (a machine with speed
+/// modes: a next session whose processes land in one mode gets that mode's value) to reach every
+/// mode, not to pick one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NextSession {
+    /// Half-width relative to the mean.
+    pub half: f64,
+    /// The half-width before widening for modes.
+    pub predicted: f64,
+    /// Modes of the processes' medians (s/loop) where there are several; empty otherwise.
+    pub modes: Vec<f64>,
+}
+
+/// Fewest processes whose medians are looked at for modes (a density of fewer says nothing).
+pub const MODES_MIN_PROCESSES: usize = 5;
+
+/// The next-session interval of per-invocation medians ([`NextSession`]); `None` where
+/// [`process_spread`] is.
+pub fn next_session(medians: &[f64]) -> Option<NextSession> {
+    let p = process_spread(medians)?;
+    let predicted = p.half * std::f64::consts::SQRT_2;
+    let modes = if p.n >= MODES_MIN_PROCESSES {
+        stats::modes(medians)
+            .filter(|m| m.multimodal)
+            .map(|m| m.modes)
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let reach = modes
+        .iter()
+        .map(|m| (m - p.mean).abs() / p.mean)
+        .fold(0.0, f64::max);
+    Some(NextSession {
+        half: predicted.max(reach),
+        predicted,
+        modes,
+    })
+}
+
 /// About how many more processes bring the interval's half-width to `precision` (the width
 /// shrinks as 1/√n; at least 1 when it is wider).
 pub fn more_invocations(s: &ProcessSpread, precision: f64) -> usize {
@@ -499,5 +543,88 @@ mod tests {
         );
         assert_eq!(process_spread(&[1.0]), None);
         assert_eq!(process_spread(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn next_session_interval_matches_scipy() {
+        // tests/data/stats/next_session.json, from scripts/next_session_reference.py.
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/data/stats/next_session.json")).unwrap();
+        for c in v["cases"].as_array().unwrap() {
+            let xs: Vec<f64> = serde_json::from_value(c["medians"].clone()).unwrap();
+            let p = process_spread(&xs).unwrap();
+            let x = next_session(&xs).unwrap();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1e-12);
+            assert!(close(p.half, c["ci_half"].as_f64().unwrap()), "{c}");
+            assert!(
+                close(x.predicted, c["predicted_half"].as_f64().unwrap()),
+                "{c}"
+            );
+            assert!(x.half >= x.predicted);
+        }
+        assert_eq!(next_session(&[1.0]), None);
+    }
+
+    /// A standard normal draw (Box–Muller).
+    fn normal(rng: &mut impl rand::Rng) -> f64 {
+        let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    #[test]
+    fn next_session_lands_inside_at_the_stated_rate() {
+        use rand::SeedableRng;
+        // Sessions of 8 processes whose medians scatter 5% about the same value: the next
+        // session's mean lies inside the previous session's next-session interval ~95% of the
+        // time, inside its interval of the mean only ~83% (what the "±" alone gave, and what
+        // bench/kernels_aa.sh measured on xxhash: 35 of 42).
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(34);
+        let session = |rng: &mut rand_chacha::ChaCha8Rng| -> Vec<f64> {
+            (0..8).map(|_| 1e-6 * (1.0 + 0.05 * normal(rng))).collect()
+        };
+        let (trials, mut in_next, mut in_ci) = (4000, 0, 0);
+        for _ in 0..trials {
+            let a = session(&mut rng);
+            let b = session(&mut rng);
+            let p = process_spread(&a).unwrap();
+            let x = next_session(&a).unwrap();
+            let next = process_spread(&b).unwrap().mean;
+            let off = (next / p.mean - 1.0).abs();
+            in_next += usize::from(off <= x.half);
+            in_ci += usize::from(off <= p.half);
+        }
+        let (r_next, r_ci) = (in_next as f64 / trials as f64, in_ci as f64 / trials as f64);
+        assert!(
+            (0.935..=0.97).contains(&r_next),
+            "next-session interval: {r_next}"
+        );
+        assert!(
+            (0.79..=0.87).contains(&r_ci),
+            "interval of the mean: {r_ci}"
+        );
+    }
+
+    #[test]
+    fn speed_modes_among_processes_widen_the_next_session_interval() {
+        // Seven processes in a fast mode (1.00 µs), three in a slow one (1.30 µs), each within
+        // ±0.3%: the prediction interval (±13.5%) stops short of the slow mode; widened, it
+        // reaches both modes instead of sitting near the fast one.
+        let xs: Vec<f64> = (0..10)
+            .map(|i| (if i < 7 { 1.0 } else { 1.3 } + 0.003 * ((i % 3) as f64 - 1.0)) * 1e-6)
+            .collect();
+        let x = next_session(&xs).unwrap();
+        assert_eq!(x.modes.len(), 2, "{x:?}");
+        assert!((x.modes[0] - 1.0e-6).abs() < 0.03e-6 && (x.modes[1] - 1.3e-6).abs() < 0.03e-6);
+        let mean = xs.iter().sum::<f64>() / 10.0;
+        let reach = (x.modes[1] - mean) / mean;
+        assert!(x.predicted < reach, "{x:?}");
+        assert!((x.half - reach).abs() < 1e-12, "{x:?}");
+        // One mode: the prediction interval as it is.
+        let one = [1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.03, 0.97].map(|x| x * 1e-6);
+        let y = next_session(&one).unwrap();
+        assert!(y.modes.is_empty() && y.half == y.predicted, "{y:?}");
+        // Fewer than five processes: not looked at for modes.
+        let z = next_session(&[1.0, 1.3, 1.0, 1.3]).unwrap();
+        assert!(z.modes.is_empty());
     }
 }
