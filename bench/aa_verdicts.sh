@@ -12,7 +12,8 @@
 # PAIRS A/A pairs per source (default 20); PROCS files a side (sessions of `tare run`;
 # processes of the formats that record one process per file) and JMH forks per file (default
 # 5). KPAIRS overrides PAIRS for kernels (slow: ~10 s a session), KFILES its sessions a side
-# (default 1), JFILES JMH's files a side (default 1). TARE names the binary (default
+# (default 1), JFILES JMH's files a side (default 1). KEEP=DIR keeps every pair's files there,
+# and the compare output of each pair with a false verdict in DIR/false.txt. TARE names the binary (default
 # target/debug/tare, built); TARE_BEFORE an older tare to run the same one-file-a-side pairs
 # with ("before"). SOURCES limits the sources run (default "run kernels pytest gbench jmh").
 # Tools built here (the Google Benchmark binary, the JMH jar) are cached under
@@ -29,11 +30,21 @@ if [ -z "${TARE:-}" ]; then
   cargo build --quiet --bin tare
   TARE=$ROOT/target/debug/tare
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  tmp=$KEEP
+  mkdir -p "$tmp"
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
 
 # Benchmarks with a verdict in one compare's output (the verdict column's marker).
 verdicts() { grep -cE '  (!! slower|slower|faster): ' || true; }
+# Keeps the compare output of a pair with a false verdict (KEEP): $1 label, $2 output.
+keep_false() {
+  [ -n "${KEEP:-}" ] && [ "$(verdicts <<<"$2")" -gt 0 ] && printf '== %s\n%s\n' "$1" "$2" >>"$KEEP/false.txt"
+  return 0
+}
 # Benchmark lines (the verdict column) in one compare's output.
 lines() { grep -cE '  (!! slower|slower|faster|=|~|\?): ' || true; }
 
@@ -59,14 +70,17 @@ run_source() {
       $make "$d/b" "$k"
     done
     out=$("$TARE" compare "$d/a/0.json" "$d/b/0.json" 2>&1 || true)
+    keep_false "$name pair $p, 1 file a side: $d" "$out"
     f1=$((f1 + $(verdicts <<<"$out"))); n1=$((n1 + $(lines <<<"$out")))
     inconc=$((inconc + $(grep -c 'inconclusive' <<<"$out" || true)))
     if [ -n "${TARE_BEFORE:-}" ]; then
       out=$("$TARE_BEFORE" compare "$d/a/0.json" "$d/b/0.json" 2>&1 || true)
+      keep_false "$name pair $p, before: $d" "$out"
       fb=$((fb + $(verdicts <<<"$out"))); nb=$((nb + $(lines <<<"$out")))
     fi
     if [ "$(ls "$d/a" | wc -l)" -gt 1 ]; then
       out=$("$TARE" compare "$d/a" "$d/b" 2>&1 || true)
+      keep_false "$name pair $p, $files files a side: $d" "$out"
       fm=$((fm + $(verdicts <<<"$out"))); nm=$((nm + $(lines <<<"$out")))
     fi
   done
