@@ -372,9 +372,16 @@ pub fn session_level(old: &Sessions, new: &Sessions) -> (SessionLevel, Vec<f64>,
             } else if checks.iter().all(|(_, d)| d.is_some()) {
                 level.note = "one session per side: no drift within either; the verdict assumes the machine did not change between the two sessions".into();
             } else {
-                level.note = format!(
-                    "one session per side, drift not checked (fewer than {DRIFT_MIN_PROCESSES} processes in a session); the verdict assumes the machine did not change between the two sessions"
-                );
+                // Too few processes to look for drift: nothing in the data speaks for the
+                // assumption a verdict across two sessions rests on, so there is none.
+                let (side, n) = if checks[0].1.is_none() {
+                    ("old", po.first().map_or(0, Vec::len))
+                } else {
+                    ("new", pn.first().map_or(0, Vec::len))
+                };
+                level.blocker = Some(format!(
+                    "one session per side, and the {side} session has {n} processes, too few to check it for drift ({DRIFT_MIN_PROCESSES} needed): a change of machine state between the sessions cannot be told from one of code"
+                ));
             }
         }
         (old_many, _) => {
@@ -929,6 +936,23 @@ mod tests {
         assert!(
             lines[0].contains("assumes the machine did not change between the two sessions"),
             "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn one_session_a_side_too_short_to_check_for_drift_is_inconclusive() {
+        // JMH's default of 5 forks a file: a 20% change, but nothing shows whether the machine
+        // stayed the same between the two sessions.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let old = sessions_of(&mut rng, 1, 5, 1.0, 0.0, 0.01);
+        let new = sessions_of(&mut rng, 1, 8, 1.2, 0.0, 0.01);
+        let c = &compare_sessions(&[(old, new)], &S)[0];
+        assert_eq!(c.outcome, Outcome::Inconclusive, "{}", c.words);
+        assert!(
+            c.words
+                .contains("the old session has 5 processes, too few to check it for drift"),
+            "{}",
+            c.words
         );
     }
 
