@@ -6,6 +6,7 @@
 //! limits → freeze and kill whatever is left in the group → read CPU time and peak memory →
 //! remove the group.
 
+pub mod capture;
 pub mod cgroup;
 pub mod io;
 pub mod isolate;
