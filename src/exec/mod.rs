@@ -12,6 +12,7 @@ pub mod io;
 pub mod isolate;
 pub mod protocol;
 pub mod ready;
+pub mod reaper;
 pub mod run;
 pub mod spawn;
 pub mod spec;
