@@ -259,6 +259,29 @@ fn a_hanging_action_is_stopped_by_its_limit() {
 }
 
 #[test]
+fn a_failing_action_that_floods_stderr_is_reported_in_one_short_line() {
+    // 300 MB of NUL bytes on stderr, then the real last line: tare keeps a bounded part of
+    // the action's stderr (it read all of it before, 1.2 GB of memory, and printed 300 MB).
+    let out = tare()
+        .args(["run", "--style", "none", "--runs", "2", "-S", "sh"])
+        .args([
+            "--prepare",
+            "head -c 300000000 /dev/zero >&2; echo; echo LASTLINE >&2; exit 1",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 2000, "{} bytes of error", err.len());
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("(LASTLINE)") && err.contains("exit code 1"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_pids_limit_counts_only_its_own_run() {
     if !v1() {
         skip::skip(

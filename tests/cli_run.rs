@@ -749,6 +749,72 @@ fn unprivileged_user_falls_back_loudly() {
     assert!(err.contains("docs/where-tare-measures.md"), "{err}");
 }
 
+/// A run's process that double-forks, starts its own session and moves itself into groups of
+/// its own in every hierarchy tare uses is not killed with the run's groups; tare is its
+/// subreaper, so it comes to tare when its parent exits and is killed at the run's end, the run
+/// marked escaped with `orphans_killed`. Before: it survived the session, nothing said.
+#[test]
+fn an_orphan_that_left_the_runs_cgroups_is_killed_at_the_runs_end() {
+    if !is_root() {
+        return skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+    }
+    let name = format!("tare-test-escape-{}", std::process::id());
+    let groups: Vec<std::path::PathBuf> = ["cpuacct", "memory"]
+        .iter()
+        .map(|c| Path::new("/sys/fs/cgroup").join(c).join(&name))
+        .collect();
+    if !groups
+        .iter()
+        .all(|g| g.parent().unwrap().join("cgroup.procs").exists())
+    {
+        return skip::skip("cgroup v1 cpuacct and memory", "no v1 cpuacct/memory here");
+    }
+    for g in &groups {
+        std::fs::create_dir_all(g).unwrap();
+    }
+    let marker = format!("302.{}", std::process::id());
+    let moves: String = groups
+        .iter()
+        .map(|g| format!("echo $$ > {}/cgroup.procs; ", g.display()))
+        .collect();
+    let script = format!("(setsid sh -c '{moves}exec sleep {marker}' &); sleep 0.3");
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let out = run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--runs",
+        "2",
+        "--export-json",
+        j.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let left = survivors(&format!("sleep {marker}"));
+    for p in &left {
+        let pid: i32 = p.split(':').next().unwrap().parse().unwrap();
+        // SAFETY: kill(2) with a pid of a process this test's command started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    for g in &groups {
+        let _ = std::fs::remove_dir(g);
+    }
+    assert!(left.is_empty(), "survivors after tare exited: {left:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("were killed at the run's end"), "{err}");
+    for r in runs(&json(&j), 0) {
+        assert_eq!(r["extra"]["escaped"], true, "{r}");
+        assert_eq!(r["extra"]["orphans_killed"], 1, "{r}");
+    }
+}
+
 /// A root command that writes itself into the root cgroup leaves the run's groups: the run is
 /// marked escaped with its CPU and memory flagged incomplete, and one warning line says so.
 #[test]

@@ -491,3 +491,75 @@ fn an_output_device_or_fifo_is_written_in_place_and_a_fifo_without_reader_is_not
     assert!(m.file_type().is_char_device(), "the device was replaced");
     assert_eq!(m.rdev(), libc::makedev(1, 3));
 }
+
+#[test]
+fn a_lock_directory_planted_by_another_user_in_tmp_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root()
+        || std::process::Command::new("runuser")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        return skip::skip(
+            "root and runuser",
+            "run the tests as root (sudo -E cargo test); apt-get install util-linux",
+        );
+    }
+    let (_bin_dir, bin) = common::tare_for_everyone();
+    // A shared temporary directory (mode 1777, like /tmp) where "another user" (root here)
+    // made /tmp/tare-65534 first: a link to a folder of theirs, in which cores/.lock leads to
+    // a file of nobody's. Before, nobody's tare created its lock files in that folder and
+    // truncated the file through the link.
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::set_permissions(t, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let theirs = t.join("theirs");
+    std::fs::create_dir_all(theirs.join("cores")).unwrap();
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(theirs.join("cores"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let home = t.join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(65534), Some(65534)).unwrap();
+    let victim = home.join("victim");
+    std::fs::write(&victim, "nobody's data\n").unwrap();
+    std::os::unix::fs::chown(&victim, Some(65534), Some(65534)).unwrap();
+    std::os::unix::fs::symlink(&victim, theirs.join("cores/.lock")).unwrap();
+    std::os::unix::fs::symlink(&theirs, t.join("tare-65534")).unwrap();
+    let run = || {
+        std::process::Command::new("runuser")
+            .args(["-u", "nobody", "--", "env", "XDG_RUNTIME_DIR="])
+            .arg(format!("TMPDIR={}", t.display()))
+            .arg(&bin)
+            .args(["run", "--style", "none", "--runs", "2", "--cores", "1"])
+            .arg("--export-json")
+            .arg(home.join("r.json"))
+            .arg("true")
+            .current_dir("/")
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("tare-65534") && err.contains("symbolic link"),
+        "says why the lock directory is not used: {err}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "nobody's data\n");
+    let names: Vec<_> = std::fs::read_dir(&theirs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec!["cores"], "tare wrote into the planted folder");
+
+    // Without the link, tare makes its own directory: mode 0700, nobody's.
+    std::fs::remove_file(t.join("tare-65534")).unwrap();
+    let o = run();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("lock directory"), "{}", stderr(&o));
+    let m = std::fs::symlink_metadata(t.join("tare-65534")).unwrap();
+    assert!(m.is_dir());
+    assert_eq!(m.uid(), 65534);
+    assert_eq!(m.mode() & 0o777, 0o700);
+}

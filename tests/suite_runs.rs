@@ -272,3 +272,91 @@ files = ["in/*.txt"]
     assert_eq!(records(&out).len(), 3);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The bytes under `dir` (a run's logs), 0 when it is not there yet.
+fn bytes_under(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_tool_writing_without_end_never_has_more_than_the_output_limit_on_disk() {
+    if !root() {
+        skip::skip(
+            "root (cgroups, namespaces)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+        return;
+    }
+    for isolated in [false, true] {
+        let d = dir(&format!("endless-{isolated}"));
+        std::fs::write(d.join("in/a.txt"), "a").unwrap();
+        std::fs::write(
+            d.join("s.toml"),
+            format!(
+                r#"
+[limits]
+wall = "3s"
+output = "1MB"
+[isolation]
+enabled = {isolated}
+[[tool]]
+name = "endless"
+command = "sh -c 'echo FIRST; exec yes'"
+[[inputs]]
+name = "x"
+files = ["in/*.txt"]
+"#
+            ),
+        )
+        .unwrap();
+        let out = d.join("out");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tare"))
+            .args(["suite", "run", "-q", "--output-dir"])
+            .arg(&out)
+            .arg(d.join("s.toml"))
+            .spawn()
+            .unwrap();
+        // Watched while the run writes: `yes` alone writes far more than 1 MB in 3 s.
+        let mut most = 0;
+        let t0 = Instant::now();
+        let status = loop {
+            most = most.max(bytes_under(&out.join("logs")));
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(120), "the suite hangs");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "isolated {isolated}");
+        assert!(
+            most <= 1_000_000,
+            "isolated {isolated}: {most} bytes of log on disk"
+        );
+        let recs = records(&out);
+        let rec = &recs[0];
+        let log = std::fs::read(out.join(rec["log"].as_str().unwrap())).unwrap();
+        assert!(log.len() <= 1_000_000, "{}", log.len());
+        let text = String::from_utf8_lossy(&log);
+        assert!(text.starts_with("FIRST\ny\n"), "{}", &text[..20]);
+        assert!(text.contains("bytes of output left out here"), "no note");
+        assert!(text.ends_with("y\n"), "the last part is kept");
+        assert_eq!(rec["status"], "timeout", "{rec}");
+        let withheld = rec["withheld"].as_array().expect("withheld recorded");
+        assert!(
+            withheld.iter().any(|w| w["file"] == rec["log"]
+                && w["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("over the output limit")),
+            "{rec}"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

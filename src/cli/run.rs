@@ -1419,6 +1419,10 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let cancel = crate::output::install_stop_signals()?;
+    if !a.keep_action_daemons {
+        // What leaves a run's groups and is orphaned comes to tare, to be killed at the run's end.
+        crate::exec::reaper::become_subreaper();
+    }
     let executor = Executor::new(backend);
     if a.stream_journal {
         crate::remote::host::stream_session(&session)?;

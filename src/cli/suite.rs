@@ -362,6 +362,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         &mut meta,
     );
     let cancel = crate::output::install_stop_signals()?;
+    crate::exec::reaper::become_subreaper();
     let opts = runner::RunOptions {
         output_dir: output_dir.clone(),
         resume: a.resume,

@@ -6,11 +6,13 @@
 //! limits → freeze and kill whatever is left in the group → read CPU time and peak memory →
 //! remove the group.
 
+pub mod capture;
 pub mod cgroup;
 pub mod io;
 pub mod isolate;
 pub mod protocol;
 pub mod ready;
+pub mod reaper;
 pub mod run;
 pub mod spawn;
 pub mod spec;

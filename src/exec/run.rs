@@ -249,10 +249,26 @@ impl Executor {
         let cores = spec.cores.as_deref();
         let mut group = self.backend.create(&spec.limits, cores)?;
         let since = std::time::SystemTime::now();
+        // Orphans of the run that left its groups are tare's (subreaper): swept at its end.
+        let grouped = self.backend.kind() != crate::results::MethodKind::Rusage;
+        let before = if grouped {
+            super::reaper::children()
+        } else {
+            Vec::new()
+        };
         let result = self.run_in(spec, group.as_mut(), cancel, during);
         let destroyed = group.destroy();
+        let orphans = if grouped {
+            super::reaper::sweep(&before)
+        } else {
+            0
+        };
         let swept = sweep_writable(spec, since);
-        let m = result?;
+        let mut m = result?;
+        if orphans > 0 {
+            m.0.escaped = true;
+            m.0.orphans_killed = orphans;
+        }
         destroyed?;
         swept?;
         Ok(m)
@@ -303,7 +319,9 @@ impl Executor {
         });
         // `join`: time the child spent joining its groups inside the timed interval, taken
         // out of the wall time (see `sys::ChildPlan::join_ns`).
-        let (start, pid, join) = if spec.isolation.is_some() {
+        // `_in_flight`: registered until the end of this function (the main process is reaped
+        // by then), so a parallel run's orphan sweep never takes it for an orphan.
+        let (start, pid, join, _in_flight) = if spec.isolation.is_some() {
             let (mut cmd, report) =
                 build_isolated_command(spec, setup).map_err(|source| SpawnError {
                     program: program(),
@@ -311,24 +329,28 @@ impl Executor {
                 })?;
             // spawn returns when the tool execs (the intermediate and init close std's exec
             // pipe), so the clock starts after the namespaces are set up, as in BenchExec.
+            let starting = super::reaper::starting();
             let child = cmd.spawn().map_err(|e| SpawnError {
                 program: program(),
                 source: report.explain(e),
             })?;
-            (Instant::now(), child.id() as i32, Duration::ZERO)
+            let in_flight = starting.started(child.id() as i32);
+            (Instant::now(), child.id() as i32, Duration::ZERO, in_flight)
         } else {
             let (plan, held) = spawn::prepare(spec, &setup).map_err(|source| SpawnError {
                 program: program(),
                 source,
             })?;
+            let starting = super::reaper::starting();
             let start = Instant::now();
             let pid = spawn::start(&plan).map_err(|source| SpawnError {
                 program: program(),
                 source,
             })?;
+            let in_flight = starting.started(pid);
             drop(held);
             let join = Duration::from_nanos(plan.join_ns.load(Ordering::SeqCst));
-            (start, pid, join)
+            (start, pid, join, in_flight)
         };
         let started = (|| -> io::Result<_> {
             let sampler = sampler.map(|s| s.start(start)).transpose()?;
@@ -432,6 +454,7 @@ impl Executor {
                 ready,
                 memory_timeline,
                 escaped,
+                orphans_killed: 0,
             },
             r,
         ))

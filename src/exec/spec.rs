@@ -144,6 +144,9 @@ pub struct Measurement {
     /// descendants it waited for) than the group accounted. Its CPU time and peak memory then
     /// miss what ran outside (incomplete), and processes that left were not killed by tare.
     pub escaped: bool,
+    /// Processes of the run found outside its groups at its end, re-parented to tare (its
+    /// subreaper, see `exec::reaper`) and killed; such a run is also `escaped`.
+    pub orphans_killed: usize,
 }
 
 impl Measurement {

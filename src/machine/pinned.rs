@@ -40,18 +40,20 @@ impl Drop for Registration {
 }
 
 /// The directory this session registers in.
-fn own_dir() -> PathBuf {
+fn own_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("TARE_PINNED_DIR") {
-        return PathBuf::from(d);
+        return Some(PathBuf::from(d));
     }
-    crate::lock::runtime_dir().join("cores")
+    crate::lock::runtime_dir().map(|d| d.join("cores"))
 }
 
 /// Every directory to read: this session's and root's.
 fn dirs() -> Vec<PathBuf> {
     let own = own_dir();
-    let mut v = vec![own.clone()];
-    if std::env::var_os("TARE_PINNED_DIR").is_none() && own != Path::new("/run/tare/cores") {
+    let mut v: Vec<PathBuf> = own.iter().cloned().collect();
+    if std::env::var_os("TARE_PINNED_DIR").is_none()
+        && own.as_deref() != Some(Path::new("/run/tare/cores"))
+    {
         v.push(PathBuf::from("/run/tare/cores"));
     }
     v
@@ -60,7 +62,7 @@ fn dirs() -> Vec<PathBuf> {
 /// Holds the registry's own lock (blocking until it is free, at most a few seconds) while a
 /// session chooses its cores and registers them; `None` when there is no registry.
 pub fn lock_registry() -> Option<File> {
-    let dir = own_dir();
+    let dir = own_dir()?;
     std::fs::create_dir_all(&dir).ok()?;
     let f = File::create(dir.join(".lock")).ok()?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
@@ -76,7 +78,7 @@ pub fn lock_registry() -> Option<File> {
 /// Registers `cpus` for this session until the returned guard is dropped. Failing to register
 /// (no writable runtime directory) is not an error: the session goes on unregistered.
 pub fn register(cpus: &[usize], what: &str) -> Option<Registration> {
-    let dir = own_dir();
+    let dir = own_dir()?;
     std::fs::create_dir_all(&dir).ok()?;
     let pid = std::process::id();
     let tmp = dir.join(format!(".{pid}.tmp"));

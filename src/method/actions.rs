@@ -25,15 +25,19 @@ pub fn run_action(
     if plan.actions.keep_daemons {
         return run_plain(plan, what, script);
     }
-    let err_file = tempfile::NamedTempFile::new()
-        .map_err(|e| anyhow::anyhow!("cannot make a temporary file for {what}'s stderr: {e}"))?;
+    // stderr is kept bounded while the command writes it: at most STDERR_KEPT bytes.
+    let err_dir = tempfile::tempdir()
+        .map_err(|e| anyhow::anyhow!("cannot make a temporary folder for {what}'s stderr: {e}"))?;
+    let err_path = err_dir.path().join("stderr");
+    let capture = crate::exec::capture::Capture::start(&err_path, STDERR_KEPT)
+        .map_err(|e| anyhow::anyhow!("cannot capture {what}'s stderr: {e}"))?;
     let spec = RunSpec {
         argv: vec![plan.shell.clone().into(), "-c".into(), script.into()],
         cwd: plan.cwd.clone(),
         env: plan.env.clone(),
         stdin: crate::exec::Input::Null,
         stdout: Sink::Null,
-        stderr: Sink::File(err_file.path().to_path_buf()),
+        stderr: Sink::File(capture.sink().to_path_buf()),
         limits: Limits {
             wall: plan.actions.timeout,
             ..Limits::default()
@@ -52,7 +56,8 @@ pub fn run_action(
             plan.shell
         ))
     })?;
-    let stderr = std::fs::read(err_file.path()).unwrap_or_default();
+    capture.finish()?;
+    let stderr = std::fs::read(&err_path).unwrap_or_default();
     let status = match (m.termination, m.exit_code, m.signal) {
         (Termination::Exit, Some(0), _) => return Ok(()),
         (Termination::Wall, _, _) => format!(
@@ -65,6 +70,24 @@ pub fn run_action(
     Err(failure(what, script, &status, &stderr))
 }
 
+/// How much of an action's stderr is kept and read (its last non-empty line is shown).
+const STDERR_KEPT: u64 = 64 << 10;
+
+/// The last `n` bytes of the file at `path` (nothing when it cannot be read).
+fn read_last(path: &std::path::Path, n: u64) -> Vec<u8> {
+    use std::io::{Read, Seek};
+    let mut buf = Vec::new();
+    if let Ok(mut f) = std::fs::File::open(path) {
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(std::io::SeekFrom::Start(len.saturating_sub(n)));
+        let _ = f.take(n).read_to_end(&mut buf);
+    }
+    buf
+}
+
+/// At most this many characters of a failed action's last line are shown.
+const LINE_SHOWN: usize = 200;
+
 fn failure(what: &str, script: &str, status: &str, stderr: &[u8]) -> anyhow::Error {
     let last = String::from_utf8_lossy(stderr)
         .lines()
@@ -73,6 +96,15 @@ fn failure(what: &str, script: &str, status: &str, stderr: &[u8]) -> anyhow::Err
         .unwrap_or("")
         .trim()
         .to_string();
+    // Shown on one terminal line: no control characters (a NUL-filled line is not text).
+    let last: String = last.chars().filter(|c| !c.is_control()).collect();
+    let chars = last.chars().count();
+    let last = if chars > LINE_SHOWN {
+        let end: String = last.chars().skip(chars - LINE_SHOWN).collect();
+        format!("…{end}")
+    } else {
+        last
+    };
     let detail = if last.is_empty() {
         String::new()
     } else {
@@ -111,7 +143,7 @@ fn run_plain(plan: &Plan, what: &str, script: &str) -> anyhow::Result<()> {
     if status.success() {
         return Ok(());
     }
-    let stderr = std::fs::read(err_file.path()).unwrap_or_default();
+    let stderr = read_last(err_file.path(), STDERR_KEPT);
     let st = status.code().map_or_else(
         || "was killed by a signal".to_string(),
         |c| format!("failed with exit code {c}"),

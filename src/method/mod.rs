@@ -76,6 +76,9 @@ fn max_uncounted_for(runs: usize) -> usize {
 /// `Run.extra`: `true` when the run's processes left its cgroups (see
 /// `exec::Measurement::escaped`).
 pub const ESCAPED_KEY: &str = "escaped";
+/// `Run.extra`: how many processes of an escaped run were found outside its groups at its end
+/// and killed (`exec::reaper`).
+pub const ORPHANS_KEY: &str = "orphans_killed";
 /// `Run.extra`: the run's fields that miss part of its work (an escaped run's CPU and memory).
 pub const INCOMPLETE_KEY: &str = "incomplete";
 
@@ -665,13 +668,24 @@ impl Runner<'_> {
                 INCOMPLETE_KEY.to_string(),
                 json!(["cpu_time", "user_time", "system_time", "peak_memory"]),
             );
+            if m.orphans_killed > 0 {
+                extra.insert(ORPHANS_KEY.to_string(), json!(m.orphans_killed));
+            }
             let first = !benches[i]
                 .runs
                 .iter()
                 .any(|r| r.extra.contains_key(ESCAPED_KEY));
             if first {
+                let fate = if m.orphans_killed > 0 {
+                    format!(
+                        "{} process(es) that left were killed at the run's end (tare is their subreaper)",
+                        m.orphans_killed
+                    )
+                } else {
+                    "what left was not killed".to_string()
+                };
                 eprintln!(
-                    "tare: warning: run {} of '{}' left its cgroups (a process moved itself out): its CPU time and peak memory are incomplete and what left was not killed; marked escaped in the results",
+                    "tare: warning: run {} of '{}' left its cgroups (a process moved itself out): its CPU time and peak memory are incomplete and {fate}; marked escaped in the results",
                     benches[i].runs.len() + 1,
                     benches[i].name
                 );

@@ -295,8 +295,10 @@ impl Worker {
         spec.cwd = Some(work.path().to_path_buf());
         spec.env
             .push(("TARE_SUITE_DIR".into(), self.plan_dir.clone().into()));
-        spec.stdout = Sink::File(log.clone());
-        spec.stderr = Sink::File(log.clone());
+        let capture = exec::capture::Capture::start(&log, self.output_limit)
+            .map_err(|e| anyhow::anyhow!("cannot create log {}: {e}", log.display()))?;
+        spec.stdout = Sink::File(capture.sink().to_path_buf());
+        spec.stderr = Sink::File(capture.sink().to_path_buf());
         spec.limits = self.limits;
         spec.cores = Some(self.cpus.clone());
         spec.isolation = self.isolation.clone().map(|mut iso| {
@@ -305,6 +307,7 @@ impl Worker {
             iso
         });
         let measured = executor.run(&spec, &self.cancel);
+        let captured = capture.finish()?;
         let m = match measured {
             Ok(m) => Some(m),
             Err(e) if e.downcast_ref::<exec::SpawnError>().is_some() => {
@@ -344,7 +347,16 @@ impl Worker {
             .as_ref()
             .map(|i| i.result_files.clone())
             .unwrap_or_default();
-        let mut withheld = cap_log(&log, &log_rel, self.output_limit)?;
+        let mut withheld = Vec::new();
+        if captured.cut() {
+            withheld.push(crate::exec::isolate::collect::Withheld {
+                file: log_rel.clone(),
+                reason: format!(
+                    "log cut to {} bytes of {} written (over the output limit of {}): its first part, a note, its last part",
+                    captured.kept, captured.written, self.output_limit
+                ),
+            });
+        }
         let files = if globs.is_empty() {
             Vec::new()
         } else {
@@ -429,42 +441,6 @@ fn lock_writer(out: &Path) -> anyhow::Result<std::fs::File> {
         )));
     }
     Ok(f)
-}
-
-/// Cuts a run's log to `limit` bytes (after classification, which reads its start), with a
-/// last line saying so; returns what to record. The tool writes its log directly, so the cap
-/// bounds what is kept, not what was written during the run.
-fn cap_log(
-    log: &Path,
-    rel: &str,
-    limit: u64,
-) -> anyhow::Result<Vec<crate::exec::isolate::collect::Withheld>> {
-    let Ok(meta) = std::fs::symlink_metadata(log) else {
-        return Ok(Vec::new());
-    };
-    if !meta.is_file() || meta.len() <= limit {
-        return Ok(Vec::new());
-    }
-    let note = format!(
-        "\ntare: log cut at {limit} bytes of {} (raise [limits] output or --output-limit)\n",
-        meta.len()
-    );
-    let keep = limit.saturating_sub(note.len() as u64);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(log)
-        .map_err(|e| anyhow::anyhow!("cannot cut log {}: {e}", log.display()))?;
-    f.set_len(keep)?;
-    use std::io::{Seek, Write};
-    f.seek(std::io::SeekFrom::End(0))?;
-    f.write_all(note.as_bytes())?;
-    Ok(vec![crate::exec::isolate::collect::Withheld {
-        file: rel.to_string(),
-        reason: format!(
-            "log cut to {limit} bytes of {} (over the output limit)",
-            meta.len()
-        ),
-    }])
 }
 
 /// The one line that says how a suite is measured: the backend actually in use.

@@ -31,12 +31,13 @@ struct Lease {
 static LEASE: OnceLock<Lease> = OnceLock::new();
 
 /// Where lock files live: `sessions/` in tare's runtime directory ([`crate::lock::runtime_dir`]).
-/// `TARE_LOCK_DIR` overrides (tests).
-pub fn lock_dir() -> PathBuf {
+/// `TARE_LOCK_DIR` overrides (tests). `None`: no runtime directory of tare's own (the session
+/// keeps no lock file, and judges no group stale).
+pub fn lock_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("TARE_LOCK_DIR") {
-        return PathBuf::from(d);
+        return Some(PathBuf::from(d));
     }
-    crate::lock::runtime_dir().join("sessions")
+    crate::lock::runtime_dir().map(|d| d.join("sessions"))
 }
 
 fn random_token() -> u64 {
@@ -49,7 +50,13 @@ use crate::lock::try_lock_exclusive as try_lock;
 fn lease() -> &'static Lease {
     LEASE.get_or_init(|| {
         let id = format!("{}.{:016x}", std::process::id(), random_token());
-        let dir = lock_dir();
+        let Some(dir) = lock_dir() else {
+            return Lease {
+                id,
+                path: None,
+                _file: None,
+            };
+        };
         let path = dir.join(format!("{id}.lock"));
         let file = std::fs::create_dir_all(&dir)
             .and_then(|()| {
@@ -178,8 +185,10 @@ pub struct Swept {
 /// ([`forget_stale_locks`]). Errors on single groups are skipped: a sweep never stops a
 /// session.
 pub fn sweep(parent: &Path) -> Swept {
-    let locks = lock_dir();
     let mut out = Swept::default();
+    let Some(locks) = lock_dir() else {
+        return out; // no lock files to see: no owner is known to be gone
+    };
     let Ok(entries) = std::fs::read_dir(parent) else {
         return out;
     };
@@ -213,7 +222,9 @@ pub fn sweep(parent: &Path) -> Swept {
 /// Removes the lock files of owners that are gone (after their groups were swept from every
 /// hierarchy).
 pub fn forget_stale_locks() {
-    let locks = lock_dir();
+    let Some(locks) = lock_dir() else {
+        return;
+    };
     let Ok(entries) = std::fs::read_dir(&locks) else {
         return;
     };
@@ -244,7 +255,7 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.starts_with(&format!("tare-{}-", session_id())), "{a}");
         assert_eq!(
-            stale(&a, &lock_dir()),
+            stale(&a, &lock_dir().unwrap_or_default()),
             Some(false),
             "own group is never stale"
         );

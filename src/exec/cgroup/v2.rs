@@ -338,7 +338,18 @@ fn read_write_view(
             format!("{}; {}", ro(), howto()),
         ));
     }
-    let dir = crate::lock::runtime_dir().join(format!("cgroup2.{}", super::lease::session_id()));
+    let dir = crate::lock::runtime_dir()
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{}: tare's runtime directory is not usable; {}",
+                    ro(),
+                    howto()
+                ),
+            )
+        })?
+        .join(format!("cgroup2.{}", super::lease::session_id()));
     let m = super::mount::PrivateMount::new(dir).map_err(|e| {
         io::Error::new(
             io::ErrorKind::PermissionDenied,

@@ -1,0 +1,141 @@
+//! tare as child subreaper (`PR_SET_CHILD_SUBREAPER`): a process of a run that moved itself out
+//! of the run's groups (a root command writing its pid into another group's `cgroup.procs`) is
+//! not killed with the groups; once its parent dies with the run it is re-parented to tare
+//! instead of init, and [`sweep`] kills and reaps it at the run's end. The run is then marked
+//! escaped, with how many such processes were killed.
+//!
+//! What is swept: children of tare that were not its children when the run started, that are
+//! not the main process of a run in flight (parallel suite slots) and that are in none of this
+//! session's run groups (a parallel run's own orphans stay there until its group is killed).
+//! Only with a cgroup backend: without groups tare cannot tell whose an orphan is.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Main processes of runs in flight; held while a run's process is being started and while a
+/// sweep looks, so a sweep never takes a run's main process, just forked, for an orphan.
+static IN_FLIGHT: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Makes tare the subreaper of what it starts. `false` (and nothing swept) when the kernel
+/// refuses. Not for sessions whose actions may leave daemons on purpose
+/// (`--keep-action-daemons`).
+pub fn become_subreaper() -> bool {
+    let pid = rustix::process::getpid();
+    let ok = rustix::process::set_child_subreaper(Some(pid)).is_ok();
+    ON.store(ok, Ordering::Relaxed);
+    ok
+}
+
+/// Whether [`become_subreaper`] succeeded.
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// Held while a run's main process starts; [`Starting::started`] registers it.
+pub struct Starting(Option<MutexGuard<'static, Vec<i32>>>);
+
+/// Call before starting a run's main process.
+pub fn starting() -> Starting {
+    Starting(on().then(|| IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())))
+}
+
+impl Starting {
+    /// Registers `pid` as a run in flight until the returned guard is dropped.
+    pub fn started(mut self, pid: i32) -> InFlight {
+        match self.0.take() {
+            Some(mut g) => {
+                g.push(pid);
+                InFlight(Some(pid))
+            }
+            None => InFlight(None),
+        }
+    }
+}
+
+/// A run's main process in flight; dropped once it is reaped.
+pub struct InFlight(Option<i32>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            let mut g = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
+            g.retain(|&p| p != pid);
+        }
+    }
+}
+
+/// tare's children now (`/proc/self/task/*/children`); empty when tare is not a subreaper.
+pub fn children() -> Vec<i32> {
+    if !on() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+/// Whether `pid` is in one of this session's run groups (any hierarchy).
+fn in_a_run_group(pid: i32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
+        return true; // gone, or not ours to judge
+    };
+    let mark = format!("/tare-{}-", super::cgroup::lease::session_id());
+    text.lines().any(|l| l.contains(&mark))
+}
+
+/// Whether `pid` is a zombie or exiting (`PF_EXITING` in its flags).
+fn dying(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return true;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the command: state, ppid, pgrp, session, tty, tpgid, flags.
+    let state = fields.first().copied().unwrap_or("Z");
+    let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
+    state == "Z" || state == "X" || flags & 0x4 != 0
+}
+
+/// Kills and reaps the children of tare that were not in `before`, are not a run in flight and
+/// are in none of this session's run groups; returns how many. See the module's text.
+pub fn sweep(before: &[i32]) -> usize {
+    if !on() {
+        return 0;
+    }
+    let mut killed = 0;
+    // An orphan's own children come to tare when it dies: a few rounds, until none is left.
+    for _ in 0..20 {
+        let held = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
+        let orphans: Vec<i32> = children()
+            .into_iter()
+            .filter(|p| !before.contains(p) && !held.contains(p) && !in_a_run_group(*p))
+            .collect();
+        drop(held);
+        if orphans.is_empty() {
+            break;
+        }
+        for &p in &orphans {
+            // A process killed with the run's groups is already dying (a zombie reads `/` in
+            // every hierarchy): reaped, not counted.
+            if !dying(p) {
+                let _ = super::sys::kill(p, libc::SIGKILL);
+                killed += 1;
+            }
+        }
+        for &p in &orphans {
+            let _ = super::sys::wait4(p);
+        }
+    }
+    killed
+}
