@@ -427,6 +427,9 @@ struct Taken {
     loops: Option<u64>,
     linearity: Option<Linearity>,
     seconds: f64,
+    /// Of `seconds`, the calibration and the linearity check: done once per session, so not
+    /// the pace of later rounds.
+    once_seconds: f64,
 }
 
 struct Samples<'a> {
@@ -482,6 +485,8 @@ pub fn execute(
     let mut round_times: Vec<Duration> = Vec::new();
     for round in 0..plan.max_invocations {
         let round_start = Instant::now();
+        // Of this round, what later rounds do not repeat (calibration, linearity).
+        let mut once = Duration::ZERO;
         let mut order: Vec<usize> = (0..plan.programs.len()).collect();
         order.shuffle(&mut rng);
         for p in order {
@@ -565,6 +570,7 @@ pub fn execute(
                 Err(e) => (None, Some(format!("{e:#}"))),
             };
             let interrupted = cancel.load(Ordering::Relaxed);
+            once += Duration::from_secs_f64(taken.iter().map(|t| t.once_seconds).sum());
             record(
                 plan,
                 benches,
@@ -619,8 +625,10 @@ pub fn execute(
                 break;
             }
             // Another round starts only when it would end within the budget, at the pace of
-            // the slowest round so far (the first, which calibrates, only while it is alone).
-            round_times.push(round_start.elapsed());
+            // the slowest round so far (the first, which calibrates, only while it is alone,
+            // and less its calibration and linearity check, which later rounds do not repeat:
+            // a harness that starts a process per request spent most of its first round there).
+            round_times.push(round_start.elapsed().saturating_sub(once));
             let spent = t0.elapsed();
             let next = next_round(&round_times);
             let bound = if round + 1 == plan.max_invocations {
@@ -764,6 +772,7 @@ fn invocation(
             loops: state[i].loops,
             linearity: None,
             seconds: 0.0,
+            once_seconds: 0.0,
         };
         let name = format!("{}/{}", t.kernel, at.program);
         at.run(Stage::BeforeBenchmark, &name)?;
@@ -814,6 +823,7 @@ fn measure(
 ) -> Result<Result<(), String>, WorkerError> {
     // Actions between repetitions need one sample per request.
     let per_rep = at.actions.has(Stage::BeforeRepetition) || at.actions.has(Stage::AfterRepetition);
+    let began = Instant::now();
     let batch_size = if per_rep { 1 } else { BATCH };
     let target = target_ns(clock, plan.min_sample);
     let loops = match state.loops {
@@ -870,6 +880,7 @@ fn measure(
             Err(Stop::Kernel(e)) => return Ok(Err(e)),
         }
     }
+    got.once_seconds = began.elapsed().as_secs_f64();
     let mut left = plan.warmup as u64;
     while left > 0 {
         let reps = if per_rep { 1 } else { left };
