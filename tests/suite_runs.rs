@@ -360,3 +360,84 @@ files = ["in/*.txt"]
         let _ = std::fs::remove_dir_all(&d);
     }
 }
+
+#[test]
+fn a_suite_tools_orphan_that_left_its_cgroups_is_killed_and_recorded() {
+    if !root() {
+        skip::skip(
+            "root (cgroups)",
+            "run the tests as root (sudo -E cargo test)",
+        );
+        return;
+    }
+    let name = format!("tare-test-suite-escape-{}", std::process::id());
+    let groups: Vec<PathBuf> = ["cpuacct", "memory"]
+        .iter()
+        .map(|c| Path::new("/sys/fs/cgroup").join(c).join(&name))
+        .collect();
+    if !groups
+        .iter()
+        .all(|g| g.parent().unwrap().join("cgroup.procs").exists())
+    {
+        skip::skip("cgroup v1 cpuacct and memory", "no v1 cpuacct/memory here");
+        return;
+    }
+    for g in &groups {
+        std::fs::create_dir_all(g).unwrap();
+    }
+    let marker = format!("303.{}", std::process::id());
+    let moves: String = groups
+        .iter()
+        .map(|g| format!("echo $$ > {}/cgroup.procs; ", g.display()))
+        .collect();
+    let d = dir("escape");
+    std::fs::write(d.join("in/a.txt"), "a").unwrap();
+    std::fs::write(
+        d.join("s.toml"),
+        format!(
+            r#"
+[isolation]
+enabled = false
+[[tool]]
+name = "escapes"
+command = '''sh -c "(setsid sh -c '{moves}exec sleep {marker}' &); sleep 0.3"'''
+[[inputs]]
+name = "x"
+files = ["in/*.txt"]
+"#
+        ),
+    )
+    .unwrap();
+    let out = d.join("out");
+    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args(["suite", "run", "-q", "--output-dir"])
+        .arg(&out)
+        .arg(d.join("s.toml"))
+        .status()
+        .unwrap();
+    // Survivors: processes whose command line holds the marker.
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmd).contains(&marker) {
+            if let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() {
+                left.push(pid);
+            }
+        }
+    }
+    for &pid in &left {
+        // SAFETY: kill(2) with the pid of a process this test's suite started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    for g in &groups {
+        let _ = std::fs::remove_dir(g);
+    }
+    assert!(st.success());
+    assert!(left.is_empty(), "survivors after tare exited: {left:?}");
+    let recs = records(&out);
+    assert_eq!(recs[0]["orphans_killed"], 1, "{}", recs[0]);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -38,6 +38,7 @@ fn rec(tool: &str, input: &str, rep: usize, status: &str, cat: Category, cpu: f6
         withheld: vec![],
         isolated: true,
         method: "cgroup-v1".into(),
+        orphans_killed: 0,
         finished_at: 0.0,
     }
 }

@@ -83,13 +83,20 @@ pub fn children() -> Vec<i32> {
     out
 }
 
-/// Whether `pid` is in one of this session's run groups (any hierarchy).
+/// Whether `pid` is in one of this session's run groups in a hierarchy whose group is what a
+/// run's kill empties: v1 `cpuacct`, or the v2 unified tree. (Being left in another v1
+/// hierarchy's run group — `cpuset` when the run is pinned — does not keep a process alive.)
 fn in_a_run_group(pid: i32) -> bool {
     let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
         return true; // gone, or not ours to judge
     };
     let mark = format!("/tare-{}-", super::cgroup::lease::session_id());
-    text.lines().any(|l| l.contains(&mark))
+    text.lines().any(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, controllers, path) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or(""));
+        let counted = controllers.is_empty() || controllers.split(',').any(|c| c == "cpuacct");
+        counted && path.contains(&mark)
+    })
 }
 
 /// Whether `pid` is a zombie or exiting (`PF_EXITING` in its flags).

@@ -54,8 +54,17 @@ pub struct RunRecord {
     /// files written before tare recorded it.
     #[serde(default)]
     pub method: String,
+    /// Processes of the run left its cgroups and were found outside them at its end (tare is
+    /// their subreaper, `exec::reaper`): how many were killed. Its CPU time and peak memory
+    /// then miss what ran outside. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub orphans_killed: usize,
     /// Unix time (seconds) the run finished.
     pub finished_at: f64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Appends records, one JSON object per line, flushed after each.
@@ -201,6 +210,7 @@ mod tests {
             withheld: vec![],
             isolated: true,
             method: "cgroup-v1".into(),
+            orphans_killed: 0,
             finished_at: 1.0,
         }
     }

@@ -399,6 +399,7 @@ impl Worker {
             withheld,
             isolated: self.isolation.is_some(),
             method: executor.backend().kind().as_str().into(),
+            orphans_killed: m.as_ref().map_or(0, |m| m.orphans_killed),
             finished_at: SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),
