@@ -6,8 +6,8 @@
 # Suites: github.com/cespare/xxhash/v2 (Go, sub-benchmarks; /run/tare-ci/go-xxhash.path, made
 # by .ci/services.d/45-go.sh) and pyperformance 1.14.0's bm_richards (pyperf; its script taken
 # from the wheel `pip download` fetches into $CACHE). Each is given twice (-n a -n b) in K
-# sessions (default 8; --quick: 3), run back to back with tare's default adaptive invocations
-# and --time-budget $GO_BUDGET / $PY_BUDGET (defaults 40s / 45s; --quick 25s / 30s). Prints
+# sessions (default 6; --quick: 3), run back to back with tare's default adaptive invocations
+# and --time-budget $GO_BUDGET / $PY_BUDGET (defaults 40s / 60s; --quick 25s / 30s). Prints
 #
 #  (a) A/A verdicts: comparisons of a suite against itself that end "faster" or "slower", as a
 #      fraction of all, against alpha (0.05); the withheld ones and why;
@@ -30,7 +30,7 @@ if [ "${1:-}" = --quick ]; then QUICK=yes; shift; fi
 if [ $QUICK = yes ]; then
   K=${1:-3} GO_BUDGET=${GO_BUDGET:-25s} PY_BUDGET=${PY_BUDGET:-30s}
 else
-  K=${1:-8} GO_BUDGET=${GO_BUDGET:-40s} PY_BUDGET=${PY_BUDGET:-45s}
+  K=${1:-6} GO_BUDGET=${GO_BUDGET:-40s} PY_BUDGET=${PY_BUDGET:-60s}
 fi
 GO_FILTER=${GO_FILTER:-'^(Sum64/4B|Sum64/4KB|DigestString/100B)$'}
 cd "$(dirname "$0")/.."
@@ -254,4 +254,4 @@ for name, label in (("slow-go", "go (sum of 2300 against 2000)"),
         print(f"    {label}: {found}: {c['verdict']} {c['ratio']:.3f}x "
               f"[{c['ratio_ci_low']:.3f}, {c['ratio_ci_high']:.3f}], {n[0]}/{n[1]} invocations, {secs:.0f} s")
 PY
-echo "total: $(( $(date +%s) - t_all )) s"
+echo "total: $(( $(date +%s) - t_all )) s; load at the end $(cut -d" " -f1-3 /proc/loadavg)"
