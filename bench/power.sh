@@ -14,8 +14,9 @@
 #
 #   bench/power.sh [R] [N]      R trials per change (default 10); N the loop count (default
 #                               60000000, ~20 ms on a 3 GHz core)
-# TARE names the binary (default target/debug/tare, built). Needs hyperfine, python3 with
-# pyperf and scipy; a tool that is missing is skipped and said.
+# TARE names the binary (default target/debug/tare, built); TOOLS picks tools (tare_run
+# tare_compare hyperfine_t pyperf_cmp), CHANGES the changes in percent (0 3 10). Needs hyperfine, python3 with pyperf and scipy; a
+# tool that is missing is skipped and said.
 set -euo pipefail
 R=${1:-10}
 N=${2:-60000000}
@@ -54,8 +55,9 @@ print({"slower": "slower", "faster": "faster"}.get(c, "none"), runs)
 EOF
 }
 tare_compare() {
-  "$TARE" run --style none --export-json "$tmp/a.json" "$W $N" >/dev/null 2>&1 || true
-  "$TARE" run --style none --export-json "$tmp/b.json" "$W $1" >/dev/null 2>&1 || true
+  # One name on both sides: compare matches benchmarks by name (the commands differ).
+  "$TARE" run --style none -n work --export-json "$tmp/a.json" "$W $N" >/dev/null 2>&1 || true
+  "$TARE" run --style none -n work --export-json "$tmp/b.json" "$W $1" >/dev/null 2>&1 || true
   local out
   out=$("$TARE" compare "$tmp/a.json" "$tmp/b.json" 2>&1 || true)
   local runs
@@ -83,7 +85,7 @@ pyperf_cmp() {
   local out
   out=$(python3 -m pyperf compare_to "$tmp/pa.json" "$tmp/pb.json" 2>&1 || true)
   # 20 worker processes a side by default.
-  if grep -q "Not significant" <<<"$out"; then echo none 20
+  if grep -qi "not significant" <<<"$out"; then echo none 20
   elif grep -q "slower" <<<"$out"; then echo slower 20
   elif grep -q "faster" <<<"$out"; then echo faster 20
   else echo none 20; fi
@@ -92,12 +94,12 @@ pyperf_cmp() {
 printf 'work: a C loop of %s iterations (%s); %s trials per change; load average at start: %s\n' \
   "$N" "$(/usr/bin/time -f '%e s' "$W" "$N" 2>&1)" "$R" "$(cut -d' ' -f1 /proc/loadavg)"
 printf '%-13s %-7s %9s %13s %10s\n' tool change verdicts "processes/side" "s/trial"
-for tool in tare_run tare_compare hyperfine_t pyperf_cmp; do
+for tool in ${TOOLS:-tare_run tare_compare hyperfine_t pyperf_cmp}; do
   case $tool in
     hyperfine_t) [ "$have_hf" = 1 ] && [ "$have_sp" = 1 ] || { echo "hyperfine: skipped (hyperfine or scipy missing)"; continue; } ;;
     pyperf_cmp) [ "$have_pp" = 1 ] || { echo "pyperf: skipped (pyperf missing)"; continue; } ;;
   esac
-  for pct in 0 3 10; do
+  for pct in ${CHANGES:-0 3 10}; do
     new=$((N + N * pct / 100))
     hits=0 runs=0
     start=$(date +%s.%N)
