@@ -7,6 +7,15 @@ use common::tare;
 
 use serde_json::Value;
 use std::process::{Child, Command};
+use std::sync::Mutex;
+
+/// The tests of this file run one at a time: `tare machine` and tune read and write on the very
+/// cores the interference test watches, and their work would be other work on a quiet core.
+static ALONE: Mutex<()> = Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A busy loop pinned to one CPU, killed when dropped.
 struct Busy(Child);
@@ -91,6 +100,7 @@ fn environments(args: &[&str]) -> Vec<Value> {
 
 #[test]
 fn background_load_on_the_runs_core_is_flagged_and_quiet_core_is_not() {
+    let _alone = alone();
     if online_cpus() < 2 || Command::new("taskset").arg("-V").output().is_err() {
         return skip::skip(
             "2 CPUs and taskset",
@@ -105,16 +115,31 @@ fn background_load_on_the_runs_core_is_flagged_and_quiet_core_is_not() {
         assert!(e["other_cpu_time"].as_f64().unwrap() > 0.1, "{e}");
         assert_eq!(e["cores"], serde_json::json!([1]));
     }
-    // The same load on the other core: the run's own core is quiet, so most runs (other
-    // processes may still land there now and then) must be clean. Checked only when CPU 0 is
-    // in fact idle, which a busy shared machine cannot promise.
-    if cpu_busy_share(0) < 0.2 {
+    // The same load on the other core: the run's own core is quiet, so most runs must be clean.
+    // Other processes of a shared machine (CI's own I/O, a daemon waking) may still land on
+    // CPU 0 for a while, so a session is tried up to three times, each only when CPU 0 was idle
+    // just before it; one clean session shows the flag is not raised on a quiet core. A tare
+    // that flagged the runs of a quiet core fails every session it tried (two at least).
+    let mut tried = Vec::new();
+    for _ in 0..3 {
+        if cpu_busy_share(0) >= 0.2 {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            continue;
+        }
         let quiet = environments(&["--cores", "0", "--runs", "5", "sleep 0.2"]);
         let clean = quiet.iter().filter(|e| e["interfered"] == false).count();
-        assert!(clean >= 3, "{quiet:?}");
-    } else {
-        eprintln!("not checking the quiet core: CPU 0 is busy with other work");
+        tried.push((clean, quiet));
+        if clean >= 3 {
+            break;
+        }
     }
+    if tried.is_empty() {
+        eprintln!("not checking the quiet core: CPU 0 was busy with other work");
+    }
+    assert!(
+        tried.len() < 2 || tried.iter().any(|(clean, _)| *clean >= 3),
+        "most runs on the quiet core were flagged in every session: {tried:?}"
+    );
 
     // --exclude-interfered keeps such runs out of the statistics, marked.
     let dir = tempfile::tempdir().unwrap();
@@ -157,6 +182,7 @@ fn background_load_on_the_runs_core_is_flagged_and_quiet_core_is_not() {
 
 #[test]
 fn machine_report_is_truthful_here() {
+    let _alone = alone();
     let out = tare().args(["machine", "--json"]).output().unwrap();
     assert!(out.status.success());
     let inv: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -179,6 +205,7 @@ fn machine_report_is_truthful_here() {
 
 #[test]
 fn tune_says_what_it_cannot_do_and_fails_without_cpufreq() {
+    let _alone = alone();
     if std::path::Path::new("/sys/devices/system/cpu/cpu0/cpufreq").exists() {
         return skip::skip(
             "a machine without cpufreq",
