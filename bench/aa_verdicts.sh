@@ -99,7 +99,7 @@ JS=$(examples/kernels/blur/js/build.sh --print-command 2>/dev/null || true)
 KPROGS=()
 for p in "$C" "$PY" "$JS"; do [ -n "$p" ] && KPROGS+=("$p"); done
 make_kernels() {
-  "$TARE" kernels "${KPROGS[@]}" --filter '^blur$' -L size 32 -i 6 --max-samples 10 \
+  "$TARE" kernels "${KPROGS[@]}" --filter '^blur$' -L size 32 -r 6 --max-samples 10 \
     --sample-time 2ms --export-json "$1/$2.json" -q >/dev/null 2>&1
 }
 

@@ -126,14 +126,14 @@ else:
     print("nan")
 ' "$1" "$2" 2>/dev/null || echo nan
   }
-  if "$TARE" kernels "$C_WORKER" "$CPP_WORKER" -n c -n cpp --filter '^empty$' -i 3 -q \
+  if "$TARE" kernels "$C_WORKER" "$CPP_WORKER" -n c -n cpp --filter '^empty$' -r 3 -q \
       --export-json "$out/tare_empty.json" >/dev/null 2>&1; then
     TK_C_EMPTY=$(read_tk "$out/tare_empty.json" c)
     TK_CPP_EMPTY=$(read_tk "$out/tare_empty.json" cpp)
   else
     echo "tare kernels failed on the empty kernel (rerun by hand to see why)" >&2
   fi
-  if "$TARE" kernels "$CPP_WORKER" -n cpp --filter '^blur$' -L size 256 -i 3 -q \
+  if "$TARE" kernels "$CPP_WORKER" -n cpp --filter '^blur$' -L size 256 -r 3 -q \
       --export-json "$out/tare_blur.json" >/dev/null 2>&1; then
     TK_CPP_BLUR=$(read_tk "$out/tare_blur.json" cpp)
   else

@@ -173,7 +173,7 @@ fn flags_what_cannot_be_measured() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("k.json");
     let out = tare()
-        .args(["kernels", FAKE, "--filter", "vanished|jit", "-i", "3"])
+        .args(["kernels", FAKE, "--filter", "vanished|jit", "-r", "3"])
         .args([
             "--steady-state",
             "on",
@@ -231,7 +231,7 @@ fn flags_what_cannot_be_measured() {
 fn fails(mode: &str, extra: &[&str]) -> (String, Duration) {
     let t = Instant::now();
     let out = tare()
-        .args(["kernels", FAKE, "--filter", "spin", "-i", "2"])
+        .args(["kernels", FAKE, "--filter", "spin", "-r", "2"])
         .args(QUICK)
         .args(extra)
         .env("FAKE_MODE", mode)
@@ -309,7 +309,7 @@ fn user_errors_are_one_line_before_any_measurement() {
 #[test]
 fn a_kernel_that_fails_in_the_worker() {
     let out = tare()
-        .args(["kernels", FAKE, "--filter", "failing|empty", "-i", "1"])
+        .args(["kernels", FAKE, "--filter", "failing|empty", "-r", "1"])
         .args(QUICK)
         .output()
         .unwrap();
@@ -360,7 +360,7 @@ fn randomized_invocations_and_a_plan_over_levels() {
             FAKE,
             "--filter",
             "^spin$",
-            "-i",
+            "-r",
             "4",
             "--randomize",
             "env,cwd,argv0",
@@ -422,7 +422,7 @@ fn actions_and_meters_at_their_stages() {
             FAKE,
             "--filter",
             "^(spin|empty)$",
-            "-i",
+            "-r",
             "2",
             "--warmup",
             "0",
@@ -454,7 +454,7 @@ fn actions_and_meters_at_their_stages() {
     assert_eq!(inv["meters"]["count.end"], 41.0);
     assert_eq!(inv["meters"]["count.delta"], 0.0);
     let out = tare()
-        .args(["kernels", FAKE, "--filter", "^spin$", "-i", "1"])
+        .args(["kernels", FAKE, "--filter", "^spin$", "-r", "1"])
         .args(QUICK)
         .args(["--action", "after-benchmark:shell:exit 5"])
         .output()
@@ -599,7 +599,7 @@ fn invocations_adapt_to_the_spread_of_processes() {
         "{why}"
     );
     // A count given is kept.
-    let (n, _, _) = run("d", &["-i", "2"]);
+    let (n, _, _) = run("d", &["-r", "2"]);
     assert_eq!(n, 2);
     // Bad values are one line each.
     for (flag, value) in [("--precision", "0"), ("--time-budget", "soon")] {
@@ -682,7 +682,7 @@ fn no_verdict_from_fewer_than_five_invocations() {
                 &prog(&format!("{tag}a"), "1"),
                 &prog(&format!("{tag}b"), "2"),
             ])
-            .args(["-n", "one", "-n", "two", "--filter", "^levels$", "-i", i])
+            .args(["-n", "one", "-n", "two", "--filter", "^levels$", "-r", i])
             .args(["--stop", "runs >= 5", "--sample-time", "1ms", "--seed", "2"])
             .args(["--export-json", j.to_str().unwrap()])
             .output()

@@ -193,7 +193,7 @@ fn an_optimized_away_kernel_is_flagged() {
         .args([
             "--filter",
             "^(empty|vanished)$",
-            "-i",
+            "-r",
             "1",
             "--stop",
             "runs >= 5",

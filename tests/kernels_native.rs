@@ -31,7 +31,7 @@ fn go_benchmarks_measured_with_tares_policy() {
         .args([
             "kernels",
             &worker,
-            "-i",
+            "-r",
             "2",
             "--stop",
             "runs >= 5",
@@ -134,7 +134,7 @@ fn go_test_binary_is_built_once_per_session() {
     let worker = format!("{} native-worker go {pkg}", env!("CARGO_BIN_EXE_tare"));
     let j = dir.path().join("go.json");
     let out = tare()
-        .args(["kernels", &worker, "-i", "3", "--stop", "runs >= 3"])
+        .args(["kernels", &worker, "-r", "3", "--stop", "runs >= 3"])
         .args(["--filter", "^Sum$", "--sample-time", "1ms", "--seed", "2"])
         .args(["--export-json", j.to_str().unwrap()])
         .env("PATH", &path)
@@ -190,7 +190,7 @@ fn pyperf_benchmarks_measured_with_tares_policy() {
     );
     let j = dir.path().join("py.json");
     let out = tare()
-        .args(["kernels", &worker, "-i", "2", "--stop", "runs >= 5"])
+        .args(["kernels", &worker, "-r", "2", "--stop", "runs >= 5"])
         .args(["--sample-time", "2ms", "--seed", "5"])
         .args(["--export-json", j.to_str().unwrap()])
         .env_remove("TARE_TEST_PYPERF_RAISE")
@@ -242,7 +242,7 @@ fn pyperf_script_that_raises_is_one_line_and_leaves_nothing() {
     );
     let kernels = |raise: &str| {
         tare()
-            .args(["kernels", &worker, "-i", "1", "--stop", "runs >= 3"])
+            .args(["kernels", &worker, "-r", "1", "--stop", "runs >= 3"])
             .args(["--sample-time", "1ms"])
             .env("TARE_TEST_PYPERF_RAISE", raise)
             .output()
@@ -332,7 +332,7 @@ fn a_real_go_suite_with_sub_benchmarks() {
             &worker,
             "--filter",
             "^Sum64/(4B|100B)$",
-            "-i",
+            "-r",
             "2",
         ])
         .args(["--stop", "runs >= 3", "--sample-time", "2ms", "--seed", "3"])
@@ -379,7 +379,7 @@ fn pyperf_interpreter_is_named_and_recorded() {
     );
     let j = dir.path().join("py.json");
     let out = tare()
-        .args(["kernels", &worker, "-i", "1", "--stop", "runs >= 3"])
+        .args(["kernels", &worker, "-r", "1", "--stop", "runs >= 3"])
         .args(["--filter", "^sum$", "--sample-time", "1ms"])
         .args(["--export-json", j.to_str().unwrap()])
         .env_remove("TARE_TEST_PYPERF_RAISE")
@@ -415,7 +415,7 @@ fn pyperf_interpreter_is_named_and_recorded() {
         venvless.display()
     );
     let out = tare()
-        .args(["kernels", &worker, "-i", "1", "-q"])
+        .args(["kernels", &worker, "-r", "1", "-q"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3));

@@ -19,7 +19,7 @@ fn the_quickstart_measures_what_builds_and_names_what_it_skipped() {
         .map(String::from)
         .collect();
     let out = Command::new(root.join("examples/kernels/blur/run.sh"))
-        .args(["-i", "2"])
+        .args(["-r", "2"])
         .env("LANGS", "c python go")
         .env("PATH", path.join(":"))
         .env("TARE", env!("CARGO_BIN_EXE_tare"))

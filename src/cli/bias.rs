@@ -7,19 +7,20 @@
 
 use crate::conclude::setups::{self, SweepAnalysis};
 use crate::error::{exit, usage};
-use crate::exec::{self, Executor, Input, Limits, Preference, Priority, Sink};
+use crate::exec::{self, Executor, Input, Limits, Priority, Sink};
 use crate::machine::probe::InterferenceThresholds;
 use crate::machine::{self, sysfs::SysRoot};
 use crate::method::{self, Observer, Outcome};
 use crate::plan::stop::{Cmp, Metric, StopRule};
 use crate::plan::{Analysis, BenchmarkPlan, Countermeasures, Order, Plan};
+use crate::report::Style;
 use crate::results::export::{self, Export, Format};
 use crate::results::{Benchmark, LimitsRecord, Session, SCHEMA_VERSION};
 use crate::setup::{Factor, Setup};
 use crate::units;
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Most levels in one sweep.
 const MAX_LEVELS: usize = 1000;
@@ -54,21 +55,18 @@ pub struct BiasArgs {
     /// Do not repeat the sweep with ASLR on.
     #[arg(long)]
     no_intervention: bool,
-    /// Pin runs to these logical CPUs (e.g. 1), with cpuset.
-    #[arg(long, value_name = "LIST")]
-    cores: Option<String>,
+    #[command(flatten)]
+    cores: super::opts::CoreArgs,
     /// Seed for the order of levels in each round; recorded. Random by default.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
     /// Write every run, the table and the test as JSON (`extra.bias`).
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
-    /// Output style: full, basic, none.
-    #[arg(long, value_enum, default_value_t = StyleArg::Full)]
-    style: StyleArg,
-    /// Measurement backend (for testing): auto, v1, v2 or rusage.
-    #[arg(long, value_name = "BACKEND", hide = true)]
-    backend: Option<String>,
+    #[command(flatten)]
+    style: super::opts::StyleArgs,
+    #[command(flatten)]
+    backend: super::opts::BackendArgs,
     /// The command, as separate words after `--`.
     #[arg(last = true, value_name = "ARGV", required = true)]
     argv: Vec<String>,
@@ -80,13 +78,6 @@ enum MetricArg {
     Wall,
     /// CPU time (user + system) of the whole tree.
     Cpu,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum StyleArg {
-    Full,
-    Basic,
-    None,
 }
 
 /// One level of the sweep.
@@ -247,30 +238,16 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
     super::run::aslr_usable()?;
     let intervene = factor != Factor::Aslr && !a.no_intervention;
     let root = SysRoot::from_env();
-    let cores = match &a.cores {
-        Some(list) => Some(
-            machine::topology::parse_cpu_list(list)
-                .map_err(|e| usage(format!("--cores '{list}': {e}")))?,
-        ),
-        None => None,
-    };
+    let (chosen, _pinned) = a.cores.resolve(&root, "tare bias")?;
+    let cores = chosen.run;
     if let Some(p) = &a.export_json {
         crate::results::fsio::check(p)?;
     }
-    let pref: Preference = match a
-        .backend
-        .clone()
-        .or_else(|| std::env::var("TARE_BACKEND").ok())
-    {
-        Some(s) => s.parse().map_err(usage)?,
-        None => Preference::Auto,
-    };
     let needs = exec::Needs {
         cpuset: cores.is_some(),
         pids: false,
     };
-    let (backend, _) = exec::detect(pref, &needs, Path::new("/"))
-        .map_err(|e| usage(format!("measurement backend is not usable: {e}")))?;
+    let backend = a.backend.detect(&needs)?;
     let command_text = shell_words::join(&a.argv);
     let mut plans: Vec<BenchmarkPlan> = Vec::new();
     let passes: &[bool] = if intervene { &[false, true] } else { &[false] };
@@ -331,8 +308,8 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
         isolation: None,
         meters: Default::default(),
     };
-    let style = a.style;
-    if style != StyleArg::None {
+    let style = a.style.style();
+    if style != Style::None {
         eprintln!(
             "tare bias: {} levels of {}{} × {} runs{}; levels interleaved in shuffled rounds",
             lv.len(),
@@ -369,7 +346,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
     let cancel = crate::output::install_stop_signals()?;
     let executor = Executor::new(backend);
     let mut counter = Counter {
-        show: style == StyleArg::Full && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        show: style == Style::Full && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         done: 0,
         total: plan.benchmarks.len() * (a.repeat + a.warmup),
     };
@@ -405,7 +382,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
             "conclusion": conclusion,
         }),
     );
-    if style != StyleArg::None {
+    if style != Style::None {
         print!(
             "{}",
             table(factor, a.metric, main.as_ref(), control.as_ref())

@@ -36,16 +36,8 @@ pub struct CompareArgs {
     /// Exit 1 when a benchmark is significantly slower by more than this (e.g. 5%).
     #[arg(long, value_name = "PCT")]
     fail_if_slower: Option<String>,
-    /// Significance level (Holm-corrected across benchmarks).
-    #[arg(long, default_value_t = 0.05)]
-    alpha: f64,
-    /// A change smaller than this is not called a difference; a whole 95% CI within ± this
-    /// is "equal within noise".
-    #[arg(long, value_name = "PCT", default_value = "1%")]
-    noise_threshold: String,
-    /// Test on the per-process medians.
-    #[arg(long, value_enum, default_value_t = TestArg::MannWhitney)]
-    test: TestArg,
+    #[command(flatten)]
+    verdict: super::opts::VerdictArgs,
     /// Same as --test welch (kept for old scripts).
     #[arg(long, hide = true)]
     welch: bool,
@@ -53,14 +45,10 @@ pub struct CompareArgs {
     #[arg(long)]
     allow_missing: bool,
     /// Seed of the bootstrap.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0)]
     seed: u64,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum TestArg {
-    MannWhitney,
-    Welch,
+    #[command(flatten)]
+    style: super::opts::StyleArgs,
 }
 
 /// Reads a results file; errors name the file, what it is and what to do.
@@ -205,14 +193,9 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|s| units::parse_fraction(s).map_err(|e| usage(format!("--fail-if-slower: {e}"))))
         .transpose()?;
-    let noise = units::parse_fraction(&a.noise_threshold)
-        .map_err(|e| usage(format!("--noise-threshold: {e}")))?;
-    if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        return Err(usage(format!(
-            "--alpha {} must be between 0 and 1",
-            a.alpha
-        )));
-    }
+    let noise = a.verdict.noise()?;
+    let alpha = a.verdict.alpha()?;
+    let show = a.style.style() != crate::report::Style::None;
     let old = Side::load(&old_paths, "old")?;
     let new = Side::load(&new_paths, "new")?;
     // A gate never passes on nothing: a side without one counted run is an error.
@@ -260,14 +243,14 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             }
         )));
     }
-    let test = if a.welch || a.test == TestArg::Welch {
+    let test = if a.welch {
         Test::Welch
     } else {
-        Test::MannWhitney
+        a.verdict.test.test()
     };
     let settings = levels::Settings {
         test,
-        alpha: a.alpha,
+        alpha,
         noise,
         confidence: 0.95,
         resamples: 10_000,
@@ -313,14 +296,16 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         .max()
         .unwrap_or(9)
         .max(9);
-    println!("model: {}", levels::model_line(&units_seen, &records, test));
-    for line in levels::session_lines(&records) {
-        println!("sessions: {line}");
+    if show {
+        println!("model: {}", levels::model_line(&units_seen, &records, test));
+        for line in levels::session_lines(&records) {
+            println!("sessions: {line}");
+        }
+        println!(
+            "{:<width$} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
+            "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)"
+        );
     }
-    println!(
-        "{:<width$} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
-        "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)"
-    );
     let mut regression = false;
     for (c, name) in records.iter().zip(&names) {
         let marker = match c.outcome {
@@ -344,6 +329,9 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
                 (hi - 1.0) * 100.0
             )
         });
+        if !show {
+            continue;
+        }
         println!(
             "{:<width$} {:>12} {:>12} {:>+8.2}% {:>17} {:>9}  {marker}: {}",
             name,
@@ -355,7 +343,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             c.words
         );
     }
-    for m in &missing {
+    for m in missing.iter().filter(|_| show) {
         eprintln!("tare: note: {m} (not compared: --allow-missing)");
     }
     if regression {

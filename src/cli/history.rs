@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tare run --store --export-json r.json './prog'\n  tare history add results/*.json --commit v1.2\n  tare history show --last 15\n  tare history check            # exit 1 on new regression alerts\n  tare history report --html history.html --markdown summary.md"
+    after_help = "Examples:\n  tare run --store default --export-json r.json './prog'\n  tare history add results/*.json --commit v1.2\n  tare history show --last 15\n  tare history check            # exit 1 on new regression alerts\n  tare history report --export-html history.html --export-markdown summary.md"
 )]
 pub struct HistoryArgs {
     /// The store: an SQLite file or postgresql://user:pass@host:port/db (default: TARE_STORE,
     /// else .tare/history.sqlite in the git repository, else $XDG_DATA_HOME/tare/history.sqlite).
-    #[arg(long, global = true, value_name = "URL|PATH")]
+    #[arg(long, global = true, value_name = "URL|PATH|default")]
     store: Option<String>,
     #[command(subcommand)]
     command: HistoryCommand,
@@ -80,7 +80,7 @@ struct SelectArgs {
 #[derive(Args, Debug, Clone)]
 struct DetectArgs {
     /// Largest permutation p-value at which a change point is kept.
-    #[arg(long, value_name = "P", default_value_t = 0.01)]
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.01)]
     alpha: f64,
     /// Permutations per change-point test.
     #[arg(long, value_name = "N", default_value_t = 199)]
@@ -114,7 +114,7 @@ struct CheckArgs {
     #[command(flatten)]
     detect: DetectArgs,
     /// Also write the Markdown summary here (`-` for standard output).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "export-markdown", alias = "markdown", value_name = "FILE")]
     markdown: Option<PathBuf>,
 }
 
@@ -125,10 +125,10 @@ struct ReportArgs {
     #[command(flatten)]
     detect: DetectArgs,
     /// Write the self-contained HTML dashboard here.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "export-html", alias = "html", value_name = "FILE")]
     html: Option<PathBuf>,
     /// Write the Markdown summary here (`-` for standard output).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "export-markdown", alias = "markdown", value_name = "FILE")]
     markdown: Option<PathBuf>,
     /// Raise alerts as `check` does, and exit 1 when new regression alerts were raised.
     #[arg(long)]
@@ -165,10 +165,10 @@ pub struct BuildRunArgs {
     #[arg(long = "run", value_name = "CMD")]
     run_cmd: String,
     /// Runs per commit (interleaved rounds).
-    #[arg(long, value_name = "N", default_value_t = 15)]
+    #[arg(short = 'r', long, value_name = "N", default_value_t = 15)]
     runs: usize,
     /// Warm-up runs per commit.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(short = 'w', long, value_name = "N", default_value_t = 1)]
     warmup: usize,
     /// Metric compared: wall_time, or cpu_time (steadier on a machine shared with other work).
     #[arg(long, value_name = "METRIC", default_value = "wall_time")]
@@ -230,7 +230,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
         HistoryCommand::Report(x) => {
             if x.html.is_none() && x.markdown.is_none() {
                 return Err(usage(
-                    "tare history report: say what to write: --html FILE and/or --markdown FILE",
+                    "tare history report: say what to write: --export-html FILE and/or --export-markdown FILE",
                 ));
             }
             let mut st = open(&spec)?;

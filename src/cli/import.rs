@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
                   directory), pytest-benchmark (--benchmark-json), pyperf (-o).\n\
                   Every sample becomes a run whose wall time is the time of one iteration; \
                   extra.loops and extra.elapsed keep the batch. See docs/import.md.\n\
-                  Examples:\n  tare import hyperfine.json -o results.json\n  \
-                  tare import target/criterion -o criterion.json\n  \
-                  tare import --format go bench.txt -o go.json"
+                  Examples:\n  tare import hyperfine.json --export-json results.json\n  \
+                  tare import target/criterion --export-json criterion.json\n  \
+                  tare import --format go bench.txt --export-json go.json"
 )]
 pub struct ImportArgs {
     /// Files written by another harness (Criterion: its target/criterion directory).
@@ -30,7 +30,12 @@ pub struct ImportArgs {
     #[arg(long, value_enum, value_name = "F")]
     format: Option<Format>,
     /// Write the imported results (tare results JSON) here.
-    #[arg(short = 'o', long, value_name = "OUT.json")]
+    #[arg(
+        long = "export-json",
+        short_alias = 'o',
+        alias = "output",
+        value_name = "FILE"
+    )]
     output: Option<PathBuf>,
 }
 

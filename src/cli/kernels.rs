@@ -7,17 +7,16 @@
 //! program), hands the plan to `method::kernels`, concludes (`conclude::kernels`), prints and
 //! exports. No policy of its own.
 
-use crate::conclude::analysis::{CompareSettings, Test};
+use crate::conclude::analysis::CompareSettings;
 use crate::conclude::kernels as ck;
 use crate::error::{exit, usage, UserError};
-use crate::exec::{self, Executor, Preference, RunSpec, Sink};
+use crate::exec::{self, Executor, RunSpec};
+use crate::machine;
 use crate::machine::sysfs::SysRoot;
-use crate::machine::{self, pinned, topology};
 use crate::method::kernels::{self as mk, Discovered, KernelsOutcome, KernelsPlan, Program};
-use crate::plan::command::{self, Parameter};
+use crate::plan::command;
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
-use crate::results::export::{Export, Format};
-use crate::results::logger::Logger;
+use crate::report::Style;
 use crate::results::{LimitsRecord, Session, SCHEMA_VERSION};
 use crate::units;
 use clap::{Args, ValueEnum};
@@ -47,22 +46,16 @@ pub struct KernelsArgs {
     /// Only kernels whose name matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     filter: Option<String>,
-    /// A parameter's values, comma-separated (e.g. -L size 64,256); crossed with the others.
-    #[arg(short = 'L', long, num_args = 2, value_names = ["NAME", "VALUES"], action = clap::ArgAction::Append)]
-    parameter_list: Vec<String>,
-    /// A numeric parameter scanned from MIN to MAX in steps of --parameter-step.
-    #[arg(short = 'P', long, num_args = 3, value_names = ["NAME", "MIN", "MAX"], action = clap::ArgAction::Append)]
-    parameter_scan: Vec<String>,
-    /// Step of --parameter-scan.
-    #[arg(short = 'D', long, default_value = "1", value_name = "DELTA")]
-    parameter_step: String,
-    /// Fresh processes per program (the invocation level), fixed; with --invocation-stop, the
-    /// fewest. Without it they adapt: at least 5, more while a kernel's process-level interval
-    /// is wider than --precision, within --time-budget and --max-invocations.
-    #[arg(short = 'i', long, value_name = "N")]
+    #[command(flatten)]
+    params: super::opts::ParamArgs,
+    /// Fresh processes per program (the invocation level, as `tare run`'s runs), fixed; with
+    /// --invocation-stop, the fewest. Without it they adapt: at least 5, more while a kernel's
+    /// process-level interval is wider than --precision, within --time-budget and
+    /// --max-invocations.
+    #[arg(short = 'r', long, visible_alias = "runs", value_name = "N")]
     invocations: Option<usize>,
     /// Most invocations [default: 100; 20 with --invocation-stop].
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'M', long, visible_alias = "max-runs", value_name = "N")]
     max_invocations: Option<usize>,
     /// Adaptive invocations stop once every kernel's 95% interval over its processes is within
     /// ± this of its value.
@@ -100,12 +93,8 @@ pub struct KernelsArgs {
     /// Wall limit on a worker's start (until its `hello`), e.g. for a JVM.
     #[arg(long, default_value = "60s", value_name = "DURATION")]
     start_timeout: String,
-    /// Pin the workers to N whole cores chosen by tare (as in `tare run --cpus`).
-    #[arg(long, value_name = "N")]
-    cpus: Option<usize>,
-    /// Pin the workers to these logical CPUs (e.g. 2,3 or 2-3).
-    #[arg(long, value_name = "LIST", conflicts_with = "cpus")]
-    cores: Option<String>,
+    #[command(flatten)]
+    cores: super::opts::CoreArgs,
     /// Randomize each invocation's setup (as `tare run --randomize`): env (environment size),
     /// aslr, cwd (working-directory path length), argv0 (program path length), or all; a new
     /// setup per process, recorded with its invocation.
@@ -123,36 +112,27 @@ pub struct KernelsArgs {
     /// start and end (e.g. an energy counter), recorded as NAME.delta and NAME.end.
     #[arg(long = "meter", value_name = "NAME=FILE")]
     meters: Vec<String>,
-    /// Go on after a failed invocation (recorded) instead of stopping.
-    #[arg(long)]
+    /// Go on after a failed invocation (recorded) instead of stopping (as `tare run -i`).
+    #[arg(short = 'i', long)]
     ignore_failure: bool,
-    /// Where the workers' stdout/stderr go: null (default), inherit, or a file (appended).
-    #[arg(long, default_value = "null", value_name = "WHERE")]
-    output: String,
-    /// Significance level of the comparisons (Holm-corrected).
-    #[arg(long, default_value_t = 0.05)]
-    alpha: f64,
-    /// A difference whose whole 95% CI lies within ± this is "equal within noise".
-    #[arg(long, default_value = "1%", value_name = "PCT")]
-    noise_threshold: String,
-    /// Measurement backend: auto, v1, v2, rusage.
-    #[arg(long, value_name = "BACKEND")]
-    backend: Option<String>,
-    /// Results as JSON (schema 2: samples, invocations), readable by tare report and compare.
-    #[arg(long, value_name = "FILE")]
-    export_json: Option<PathBuf>,
-    /// One row per sample (tidy CSV).
-    #[arg(long, value_name = "FILE")]
-    export_csv: Option<PathBuf>,
-    /// The summary as a Markdown table.
-    #[arg(long, value_name = "FILE")]
-    export_markdown: Option<PathBuf>,
-    /// An HTML page with SVG plots (as `tare report` makes).
-    #[arg(long, value_name = "FILE")]
-    export_html: Option<PathBuf>,
-    /// Print nothing but errors.
-    #[arg(short = 'q', long)]
-    quiet: bool,
+    #[command(flatten)]
+    command_output: super::opts::CommandOutputArgs,
+    /// The implementation others are compared with: its name or its 1-based position (default:
+    /// the first program).
+    #[arg(long, value_name = "NAME|INDEX")]
+    reference: Option<String>,
+    #[command(flatten)]
+    verdict: super::opts::VerdictArgs,
+    #[command(flatten)]
+    backend: super::opts::BackendArgs,
+    #[command(flatten)]
+    exports: super::opts::ExportArgs,
+    /// Add the finished session to the history store: --store PATH, --store postgresql://…, or
+    /// --store default (as `tare run --store`).
+    #[arg(long, value_name = "URL|PATH|default")]
+    store: Option<String>,
+    #[command(flatten)]
+    style: super::opts::StyleArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -168,44 +148,6 @@ fn duration(flag: &str, s: &str) -> anyhow::Result<Duration> {
 
 fn rule(flag: &str, s: &str) -> anyhow::Result<StopRule> {
     stop::parse(s).map_err(|e| usage(format!("--{flag} '{s}': {e}")))
-}
-
-fn parameters(a: &KernelsArgs) -> anyhow::Result<Vec<Parameter>> {
-    let mut out: Vec<Parameter> = Vec::new();
-    for pair in a.parameter_list.chunks(2) {
-        command::check_name(&pair[0]).map_err(usage)?;
-        out.push(Parameter {
-            name: pair[0].clone(),
-            values: command::list_values(&pair[0], &pair[1]).map_err(usage)?,
-        });
-    }
-    let step: f64 = a.parameter_step.parse().map_err(|_| {
-        usage(format!(
-            "invalid --parameter-step '{}': expected a number",
-            a.parameter_step
-        ))
-    })?;
-    for t in a.parameter_scan.chunks(3) {
-        command::check_name(&t[0]).map_err(usage)?;
-        let num = |s: &str| -> anyhow::Result<f64> {
-            s.parse().map_err(|_| {
-                usage(format!(
-                    "invalid --parameter-scan {}: '{s}' is not a number",
-                    t[0]
-                ))
-            })
-        };
-        out.push(Parameter {
-            name: t[0].clone(),
-            values: command::scan_values(&t[0], num(&t[1])?, num(&t[2])?, step).map_err(usage)?,
-        });
-    }
-    for (i, p) in out.iter().enumerate() {
-        if out[..i].iter().any(|q| q.name == p.name) {
-            return Err(usage(format!("parameter '{}' is given twice", p.name)));
-        }
-    }
-    Ok(out)
 }
 
 /// A randomizer over `factors`: each invocation gets `Setup::draw(seed)` realized in `ws`.
@@ -291,6 +233,13 @@ impl mk::KernelsObserver for Progress {
 
 /// `tare kernels`.
 pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
+    if a.ignore_failure && a.programs.len() > 1 && a.programs[0].parse::<u64>().is_ok() {
+        // `-i N` meant --invocations N before -i became --ignore-failure (as in `tare run`).
+        return Err(usage(format!(
+            "-i is --ignore-failure (as in tare run and hyperfine), so '{}' was read as a program: give the number of invocations with -r {} (--invocations)",
+            a.programs[0], a.programs[0]
+        )));
+    }
     let root = SysRoot::from_env();
     if !a.names.is_empty() && a.names.len() != a.programs.len() {
         return Err(usage(format!(
@@ -319,7 +268,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|f| regex::Regex::new(f).map_err(|e| usage(format!("--filter '{f}': {e}"))))
         .transpose()?;
-    let params = parameters(&a)?;
+    let params = a.params.parameters()?;
     let mut actions = crate::method::stages::Actions::default();
     for spec in &a.actions {
         actions.at.push(
@@ -392,64 +341,24 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             }),
         ),
     };
-    let noise = units::parse_fraction(&a.noise_threshold)
-        .map_err(|e| usage(format!("--noise-threshold: {e}")))?;
-    let output = match a.output.as_str() {
-        "null" => Sink::Null,
-        "inherit" => Sink::Inherit,
-        path => {
-            crate::results::fsio::check_append(Path::new(path))
-                .map_err(|e| usage(format!("--output: {e}")))?;
-            Sink::File(PathBuf::from(path))
-        }
+    let noise = a.verdict.noise()?;
+    let alpha = a.verdict.alpha()?;
+    let output = a.command_output.sink()?;
+    let _claims = a.exports.check()?;
+    let style = a.style.style();
+    // The store is opened (created, migrated) before the first invocation: a bad URL stops here.
+    let mut history = match &a.store {
+        Some(spec) => Some(super::history::open_for_run(Some(spec.as_str()))?),
+        None => None,
     };
-    let exports: Vec<Export> = [
-        (&a.export_json, Format::Json),
-        (&a.export_csv, Format::Csv),
-        (&a.export_markdown, Format::Markdown),
-    ]
-    .into_iter()
-    .filter_map(|(p, format)| {
-        p.as_ref().map(|p| Export {
-            format,
-            path: p.clone(),
-        })
-    })
-    .collect();
-    let _claims = crate::results::export::check_all(&exports, a.export_html.as_deref())?;
     // Cores: as `tare run` chooses them, registered so other sessions avoid them.
-    let run_cores: Option<Vec<usize>> = match (&a.cores, a.cpus) {
-        (Some(list), _) => Some(
-            topology::parse_cpu_list(list).map_err(|e| usage(format!("--cores '{list}': {e}")))?,
-        ),
-        (None, Some(n)) => {
-            let topo = topology::read_topology(&root)
-                .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
-            let busy = pinned::cpus_of(&pinned::others());
-            let choice = topology::choose_cores(&pinned::without(&topo, &busy), n)
-                .or_else(|_| topology::choose_cores(&topo, n))
-                .map_err(|e| usage(format!("--cpus: {e}")))?;
-            Some(choice.run_cores)
-        }
-        (None, None) => None,
-    };
-    let _pinned = run_cores
-        .as_ref()
-        .and_then(|c| pinned::register(c, "tare kernels"));
-    let pref: Preference = match a
-        .backend
-        .clone()
-        .or_else(|| std::env::var("TARE_BACKEND").ok())
-    {
-        Some(s) => s.parse().map_err(usage)?,
-        None => Preference::Auto,
-    };
+    let (cores, _pinned) = a.cores.resolve(&root, "tare kernels")?;
+    let run_cores = cores.run;
     let needs = exec::Needs {
         cpuset: run_cores.is_some(),
         pids: false,
     };
-    let (backend, _) = exec::detect(pref, &needs, Path::new("/"))
-        .map_err(|e| usage(format!("measurement backend is not usable: {e}")))?;
+    let backend = a.backend.detect(&needs)?;
     let method_record = backend.method();
     let executor = Executor::new(backend);
     let cancel = crate::output::install_stop_signals()?;
@@ -482,7 +391,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             command: a.programs[i].clone(),
             argv: argv.clone(),
         };
-        let waiting = (!a.quiet).then(|| Waiting::start(&a.programs[i]));
+        let waiting = (style != Style::None).then(|| Waiting::start(&a.programs[i]));
         let d = mk::discover(&executor, &spec, &program, timeout, start_timeout, &cancel);
         drop(waiting);
         let d = d.map_err(|e| {
@@ -496,6 +405,15 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         programs.push(program);
     }
     label_programs(&mut programs, &found, &a.names);
+    // --reference: that implementation goes first, and every comparison is against the first.
+    let labels: Vec<String> = programs.iter().map(|p| p.label.clone()).collect();
+    let reference = super::opts::reference_index(a.reference.as_deref(), &labels)?;
+    if reference > 0 {
+        let p = programs.remove(reference);
+        programs.insert(0, p);
+        let d = found.remove(reference);
+        found.insert(0, d);
+    }
     if a.list {
         for (p, d) in programs.iter().zip(&found) {
             println!(
@@ -552,7 +470,9 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         randomize,
     };
     let mut benches = mk::empty_benchmarks(&plan, &found);
-    let mut observer = Progress { quiet: a.quiet };
+    let mut observer = Progress {
+        quiet: style == Style::None,
+    };
     let outcome = mk::execute(
         &plan,
         &executor,
@@ -605,25 +525,26 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         &mut session,
         &CompareSettings {
             reference: 0,
-            test: Test::MannWhitney,
-            alpha: a.alpha,
+            test: a.verdict.test.test(),
+            alpha,
             noise,
             paired: false,
             resamples: 10_000,
             seed,
         },
     );
-    if !a.quiet {
+    if style != Style::None {
         print!("{}", summary(&session));
     }
-    let mut loggers: Vec<Box<dyn Logger>> = exports
-        .into_iter()
-        .map(|e| Box::new(e) as Box<dyn Logger>)
-        .collect();
-    if let Some(p) = &a.export_html {
-        loggers.push(Box::new(crate::report::HtmlLogger { path: p.clone() }));
+    let mut failures = crate::results::logger::log_all(&a.exports.loggers(), &session, None);
+    if let Some(st) = history.as_mut() {
+        if matches!(outcome, KernelsOutcome::Complete) {
+            let json = a.exports.export_json.as_deref();
+            if let Err(e) = super::history::store_session(st, &session, json) {
+                failures.push(format!("{e:#}"));
+            }
+        }
     }
-    let failures = crate::results::logger::log_all(&loggers, &session);
     let tail = if failures.is_empty() {
         String::new()
     } else {

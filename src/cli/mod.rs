@@ -10,6 +10,7 @@ mod kernels;
 mod machine;
 mod meters;
 mod native;
+mod opts;
 mod plan_cmd;
 mod remote;
 mod report;

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tare report results.json --html report.html\n  \
-                  tare report before.json after.json --html compare.html\n  \
+    after_help = "Examples:\n  tare report results.json --export-html report.html\n  \
+                  tare report before.json after.json --export-html compare.html\n  \
                   tare report results.json --export-svg plots/\n  tare report --terminal results.json"
 )]
 pub struct ReportArgs {
@@ -23,21 +23,20 @@ pub struct ReportArgs {
     #[arg(value_name = "RESULTS.json", required = true)]
     files: Vec<PathBuf>,
     /// Write one self-contained HTML report (tables and SVG plots; no network needed).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "export-html", alias = "html", value_name = "FILE")]
     html: Option<PathBuf>,
     /// Write each plot as its own standalone SVG file into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
     export_svg: Option<PathBuf>,
-    /// Print the summary with text histograms and sparklines (the default when no --html or
+    /// Print the summary with text histograms and sparklines (the default when no --export-html or
     /// --export-svg is given).
     #[arg(long)]
     terminal: bool,
     /// The metric the HTML report and SVG plots show.
     #[arg(long, value_enum, default_value_t = MetricArg::WallTime)]
     metric: MetricArg,
-    /// Output style of the terminal report: full (colors on a terminal) or basic (plain).
-    #[arg(long, value_enum, default_value_t = StyleArg::Full)]
-    style: StyleArg,
+    #[command(flatten)]
+    style: super::opts::StyleArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,12 +58,6 @@ impl MetricArg {
             MetricArg::PeakMemory => Metric::PeakMemory,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum StyleArg {
-    Full,
-    Basic,
 }
 
 /// Reads one results file; every failure is one line naming the file and what to do.
@@ -139,11 +132,9 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
         }
         eprintln!("tare: wrote {} SVG plots to {}", files.len(), dir.display());
     }
-    if args.terminal || (args.html.is_none() && args.export_svg.is_none()) {
-        let style = match args.style {
-            StyleArg::Full => Style::Full,
-            StyleArg::Basic => Style::Basic,
-        };
+    let style = args.style.style();
+    if style != Style::None && (args.terminal || (args.html.is_none() && args.export_svg.is_none()))
+    {
         print!("{}", text_plots::report(&sessions, style.color()));
     }
     Ok(crate::error::exit::OK)

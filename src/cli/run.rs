@@ -2,19 +2,19 @@
 //! the summary and the exports.
 
 use crate::error::{exit, usage, UserError};
-use crate::exec::{self, Executor, Input, Limits, Needs, Preference, Priority, Sink};
+use crate::exec::{self, Executor, Input, Limits, Needs, Priority};
 use crate::machine::cooldown::CoolDown;
 use crate::machine::extra_keys;
 use crate::machine::inventory::{self, InventoryOptions};
 use crate::machine::probe::InterferenceThresholds;
-use crate::machine::{self, pinned, sysfs::SysRoot, topology};
+use crate::machine::{self, sysfs::SysRoot, topology};
 use crate::method::{self, Observer, Outcome};
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
 use crate::plan::{Analysis, BenchmarkPlan, Countermeasures, Order, Plan};
 use crate::report::progress::{Progress, Targets};
 use crate::report::{terminal, Style};
-use crate::results::export::{self, Export, Format};
+use crate::results::export::{self, Format};
 use crate::results::journal::{self, Journal};
 use crate::results::{Benchmark, LimitsRecord, Session, SCHEMA_VERSION};
 use crate::setup::{self, Factor, Mode, SetupPlan};
@@ -92,15 +92,8 @@ pub struct RunArgs {
     /// The benchmark others are compared with: its name or its 1-based position (default: the first).
     #[arg(long, value_name = "NAME|INDEX")]
     reference: Option<String>,
-    /// Test behind the comparison p-values.
-    #[arg(long, value_enum, default_value_t = TestArg::MannWhitney)]
-    test: TestArg,
-    /// Significance level of the comparisons (Holm-corrected across them).
-    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
-    alpha: f64,
-    /// A difference whose whole 95% CI lies within ± this is reported as "equal within noise".
-    #[arg(long, value_name = "PCT", default_value = "1%")]
-    noise_threshold: String,
+    #[command(flatten)]
+    verdict: super::opts::VerdictArgs,
     /// Drop runs beyond Tukey's fences from the statistics (they stay in the results, marked).
     #[arg(long)]
     discard_outliers: bool,
@@ -126,33 +119,14 @@ pub struct RunArgs {
     /// File given to every run as standard input (default: nothing).
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
-    /// Where the commands' output goes: null (discarded), pipe (read through a pipe and
-    /// discarded), inherit (the terminal), or a file (appended; ./NAME for a file named like
-    /// one of those words).
-    #[arg(long, value_name = "WHERE", default_value = "null")]
-    output: String,
-    /// Show the commands' output (same as --output inherit).
-    #[arg(long, conflicts_with = "output")]
-    show_output: bool,
+    #[command(flatten)]
+    command_output: super::opts::CommandOutputArgs,
     /// Keep going when a run exits non-zero (it is counted) or hits a limit (it is recorded, not counted).
     #[arg(short = 'i', long)]
     ignore_failure: bool,
 
-    /// A parameter with a list of values: {NAME} in commands is replaced (repeatable; cross product).
-    #[arg(short = 'L', long, num_args = 2, value_names = ["NAME", "VALUES"], action = clap::ArgAction::Append)]
-    parameter_list: Vec<String>,
-    /// A numeric parameter scanned from MIN to MAX (see --parameter-step-size).
-    #[arg(short = 'P', long, num_args = 3, value_names = ["NAME", "MIN", "MAX"], action = clap::ArgAction::Append)]
-    parameter_scan: Vec<String>,
-    /// Step of --parameter-scan.
-    #[arg(
-        short = 'D',
-        long = "parameter-step-size",
-        visible_alias = "parameter-step",
-        value_name = "STEP",
-        default_value = "1"
-    )]
-    parameter_step: String,
+    #[command(flatten)]
+    params: super::opts::ParamArgs,
 
     /// CPU time limit of each run's whole process tree (seconds, or with a unit).
     #[arg(long, value_name = "SECONDS")]
@@ -166,12 +140,8 @@ pub struct RunArgs {
     /// Most tasks (processes + threads) alive at once in a run: stops fork bombs.
     #[arg(long, value_name = "N")]
     pids_limit: Option<u64>,
-    /// Pin runs to these logical CPUs (e.g. 2,3 or 4-7), with cpuset.
-    #[arg(long, value_name = "LIST", conflicts_with = "cpus")]
-    cores: Option<String>,
-    /// Pin runs to N CPUs chosen from the topology (whole cores; tare kept apart when possible).
-    #[arg(long, value_name = "N")]
-    cpus: Option<usize>,
+    #[command(flatten)]
+    cores: super::opts::CoreArgs,
 
     /// Before each run, wait until the hottest CPU thermal zone is below TEMP °C (5 °C
     /// hysteresis), at most MAX_WAIT (default 60s), e.g. 60 or 55:2m.
@@ -230,24 +200,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "MIN:MAX", default_value = "0:4096")]
     env_pad_range: String,
 
-    /// Write every run and the summary as JSON.
-    #[arg(long, value_name = "FILE")]
-    export_json: Option<PathBuf>,
-    /// Write one CSV row per run.
-    #[arg(long, value_name = "FILE")]
-    export_csv: Option<PathBuf>,
-    /// Write the summary table as Markdown.
-    #[arg(long, value_name = "FILE")]
-    export_markdown: Option<PathBuf>,
-    /// Write the summary table as AsciiDoc.
-    #[arg(long, value_name = "FILE")]
-    export_asciidoc: Option<PathBuf>,
-    /// Write the summary table as an Emacs Org-mode table.
-    #[arg(long, value_name = "FILE")]
-    export_orgmode: Option<PathBuf>,
-    /// Write a self-contained HTML report with plots (same as `tare report --html`).
-    #[arg(long, value_name = "FILE")]
-    export_html: Option<PathBuf>,
+    #[command(flatten)]
+    exports: super::opts::ExportArgs,
     /// Add the finished session to the history store: --store PATH, --store postgresql://…, or
     /// --store default (TARE_STORE, else .tare/history.sqlite in the git repository, see `tare
     /// history --help`); the commit is read from git in the current directory.
@@ -260,9 +214,8 @@ pub struct RunArgs {
     /// that did not finish, discarding them (default: refuse; keep them with `tare recover`).
     #[arg(long)]
     overwrite_journal: bool,
-    /// Output style: full (colors, progress bar), basic (plain), none (errors only). NO_COLOR is respected.
-    #[arg(long, value_enum, default_value_t = StyleArg::Full)]
-    style: StyleArg,
+    #[command(flatten)]
+    style: super::opts::StyleArgs,
     /// Unit of times on the terminal and in the summary tables (default: chosen per benchmark).
     #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
     time_unit: Option<TimeUnitArg>,
@@ -273,9 +226,8 @@ pub struct RunArgs {
     /// Print the full measurement method after the summary (always in the exports).
     #[arg(short = 'v', long)]
     verbose: bool,
-    /// Measurement backend: auto (cgroup v1, then v2, then rusage), v1, v2 or rusage. Also TARE_BACKEND.
-    #[arg(long, value_name = "BACKEND")]
-    backend: Option<String>,
+    #[command(flatten)]
+    backend: super::opts::BackendArgs,
 
     /// Isolate every run: own user, mount, PID, IPC, UTS and network namespaces, read-only
     /// file system, private /tmp, no capabilities (see docs/isolation.md).
@@ -333,97 +285,14 @@ enum PriorityArg {
     Realtime,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum TestArg {
-    MannWhitney,
-    Welch,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum StyleArg {
-    Full,
-    Basic,
-    None,
-}
-
 #[derive(Args, Debug)]
 pub struct RecoverArgs {
     /// The journal left beside an export file (FILE.journal).
     journal: PathBuf,
-    /// Write the recovered runs and summary as JSON.
-    #[arg(long, value_name = "FILE")]
-    export_json: Option<PathBuf>,
-    /// Write one CSV row per recovered run.
-    #[arg(long, value_name = "FILE")]
-    export_csv: Option<PathBuf>,
-    /// Write the recovered summary table as Markdown.
-    #[arg(long, value_name = "FILE")]
-    export_markdown: Option<PathBuf>,
-    /// Write the recovered summary table as AsciiDoc.
-    #[arg(long, value_name = "FILE")]
-    export_asciidoc: Option<PathBuf>,
-    /// Write the recovered summary table as an Emacs Org-mode table.
-    #[arg(long, value_name = "FILE")]
-    export_orgmode: Option<PathBuf>,
-}
-
-fn exports_of(list: &[(&Option<PathBuf>, Format)]) -> Vec<Export> {
-    let mut v = Vec::new();
-    for &(p, format) in list {
-        if let Some(path) = p {
-            v.push(Export {
-                format,
-                path: path.clone(),
-            });
-        }
-    }
-    v
-}
-
-/// Parameters from -L and -P, checked.
-fn parameters(a: &RunArgs) -> anyhow::Result<Vec<Parameter>> {
-    let mut out: Vec<Parameter> = Vec::new();
-    for pair in a.parameter_list.chunks(2) {
-        let (name, list) = (&pair[0], &pair[1]);
-        command::check_name(name).map_err(usage)?;
-        out.push(Parameter {
-            name: name.clone(),
-            values: command::list_values(name, list).map_err(usage)?,
-        });
-    }
-    let step: f64 = a.parameter_step.parse().map_err(|_| {
-        usage(format!(
-            "invalid --parameter-step '{}': expected a number",
-            a.parameter_step
-        ))
-    })?;
-    for t in a.parameter_scan.chunks(3) {
-        let name = &t[0];
-        command::check_name(name).map_err(usage)?;
-        let num = |s: &str| -> anyhow::Result<f64> {
-            s.parse().map_err(|_| {
-                usage(format!(
-                    "invalid --parameter-scan {name}: '{s}' is not a number"
-                ))
-            })
-        };
-        let values = command::scan_values(name, num(&t[1])?, num(&t[2])?, step).map_err(usage)?;
-        out.push(Parameter {
-            name: name.clone(),
-            values,
-        });
-    }
-    command::check_combinations(&out).map_err(usage)?;
-    let mut seen = std::collections::HashSet::new();
-    for p in &out {
-        if !seen.insert(p.name.clone()) {
-            return Err(usage(format!(
-                "parameter '{}' is given twice; give each name once",
-                p.name
-            )));
-        }
-    }
-    Ok(out)
+    #[command(flatten)]
+    exports: super::opts::ExportArgs,
+    #[command(flatten)]
+    style: super::opts::StyleArgs,
 }
 
 /// Finds `program` like execvp would; errors are one line with what to do.
@@ -585,33 +454,14 @@ pub(crate) fn shell_syntax(text: &str) -> Option<&'static str> {
 
 /// Reference, test, α and noise threshold for the comparisons.
 fn analysis_settings(a: &RunArgs, plans: &[BenchmarkPlan]) -> anyhow::Result<Analysis> {
-    let reference = match &a.reference {
-        None => 0,
-        Some(r) => match plans.iter().position(|b| &b.name == r) {
-            Some(i) => i,
-            None => match r.parse::<usize>() {
-                Ok(i) if i >= 1 && i <= plans.len() => i - 1,
-                _ => {
-                    return Err(usage(format!(
-                        "--reference '{r}' names no benchmark: give a benchmark's name or a position from 1 to {}",
-                        plans.len()
-                    )))
-                }
-            },
-        },
-    };
-    if !(a.alpha > 0.0 && a.alpha < 1.0) {
-        return Err(usage(format!(
-            "--alpha {} must be between 0 and 1, e.g. 0.05",
-            a.alpha
-        )));
-    }
-    let noise = units::parse_fraction(&a.noise_threshold)
-        .map_err(|e| usage(format!("--noise-threshold: {e}")))?;
+    let names: Vec<String> = plans.iter().map(|b| b.name.clone()).collect();
+    let reference = super::opts::reference_index(a.reference.as_deref(), &names)?;
+    let alpha = a.verdict.alpha()?;
+    let noise = a.verdict.noise()?;
     Ok(Analysis {
         reference,
-        welch: a.test == TestArg::Welch,
-        alpha: a.alpha,
+        welch: a.verdict.test == super::opts::TestArg::Welch,
+        alpha,
         noise,
         discard_outliers: a.discard_outliers,
         compare: true,
@@ -928,139 +778,6 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
     Ok((rule, targets))
 }
 
-/// Cores chosen for the runs and, with --cpus, for tare itself, with notes on compromises.
-struct Cores {
-    run: Option<Vec<usize>>,
-    tare: Vec<usize>,
-    notes: Vec<String>,
-    choice: Option<topology::CoreChoice>,
-}
-
-/// [`choose_cores`], then the run's CPUs registered for other sessions to see (see
-/// `machine::pinned`), with a note when they overlap another live session's.
-fn cores(a: &RunArgs, root: &SysRoot) -> anyhow::Result<(Cores, Option<pinned::Registration>)> {
-    let registry = pinned::lock_registry();
-    let others = pinned::others();
-    let busy = pinned::cpus_of(&others);
-    let mut c = choose_cores(a, root, &busy)?;
-    let Some(run) = &c.run else {
-        return Ok((c, None));
-    };
-    let shared: std::collections::BTreeSet<usize> =
-        run.iter().copied().filter(|id| busy.contains(id)).collect();
-    if !shared.is_empty() {
-        c.notes.push(format!(
-            "runs share cores with other tare sessions, which disturbs both measurements: {}",
-            pinned::describe(&others, &shared)
-        ));
-    } else if a.cpus.is_some() && !busy.is_empty() {
-        c.notes.push(format!(
-            "avoiding cores pinned by other tare sessions: {}",
-            pinned::describe(&others, &busy)
-        ));
-    }
-    let reg = pinned::register(run, "tare run");
-    drop(registry);
-    Ok((c, reg))
-}
-
-fn choose_cores(
-    a: &RunArgs,
-    root: &SysRoot,
-    busy: &std::collections::BTreeSet<usize>,
-) -> anyhow::Result<Cores> {
-    if let Some(list) = &a.cores {
-        let cores =
-            topology::parse_cpu_list(list).map_err(|e| usage(format!("--cores '{list}': {e}")))?;
-        let online = topology::read_topology(root)
-            .map(|t| t.cpus.iter().map(|c| c.id).collect::<Vec<_>>())
-            .unwrap_or_default();
-        if let Some(bad) = cores
-            .iter()
-            .find(|c| !online.is_empty() && !online.contains(c))
-        {
-            return Err(usage(format!(
-                "--cores: CPU {bad} is not online here (online: {})",
-                topology::format_cpu_list(&online)
-            )));
-        }
-        return Ok(Cores {
-            run: Some(cores),
-            tare: Vec::new(),
-            notes: Vec::new(),
-            choice: None,
-        });
-    }
-    if let Some(n) = a.cpus {
-        let topo = topology::read_topology(root)
-            .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
-        // Cores other sessions have pinned are avoided while enough others are left.
-        let choice = match topology::choose_cores(&pinned::without(&topo, busy), n) {
-            Ok(c) if !busy.is_empty() => c,
-            _ => topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?,
-        };
-        return Ok(Cores {
-            run: Some(choice.run_cores.clone()),
-            tare: choice.tare_cores.clone(),
-            notes: choice.notes.clone(),
-            choice: Some(choice),
-        });
-    }
-    Ok(Cores {
-        run: None,
-        tare: Vec::new(),
-        notes: Vec::new(),
-        choice: None,
-    })
-}
-
-fn sink(a: &RunArgs) -> anyhow::Result<Sink> {
-    if a.show_output {
-        return Ok(Sink::Inherit);
-    }
-    Ok(match a.output.as_str() {
-        "null" => Sink::Null,
-        "inherit" => Sink::Inherit,
-        "pipe" => Sink::File(drained_pipe()?),
-        word if !word.contains('/')
-            && !word.contains('.')
-            && !Path::new(word).exists()
-            && ["nul", "none", "devnull", "dev-null", "discard", "pipes", "inherited", "stdout"]
-                .contains(&word.to_ascii_lowercase().as_str()) =>
-        {
-            return Err(usage(format!(
-                "--output '{word}' is not one of null, pipe, inherit; to write to a file of that name, give ./{word}"
-            )))
-        }
-        path => {
-            crate::results::fsio::check_append(Path::new(path))
-                .map_err(|e| usage(format!("--output: {e}")))?;
-            Sink::File(PathBuf::from(path))
-        }
-    })
-}
-
-/// A pipe whose read end a thread drains and discards, named by a path the runs' output can be
-/// opened at (`/proc/self/fd/N` of its write end): `--output pipe`, as hyperfine has it.
-fn drained_pipe() -> anyhow::Result<PathBuf> {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 writes two file descriptors into the array it is given, of length 2.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(anyhow::anyhow!(
-            "--output pipe: cannot create a pipe: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    use std::os::fd::FromRawFd;
-    // SAFETY: fds[0] is a fresh descriptor owned by nothing else.
-    let mut reader = unsafe { std::fs::File::from_raw_fd(fds[0]) };
-    std::thread::spawn(move || {
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    // The write end stays open for the whole session; runs reopen it through /proc.
-    Ok(PathBuf::from(format!("/proc/self/fd/{}", fds[1])))
-}
-
 /// Journal + progress bar, fed by the method layer.
 struct Watch {
     journal: Option<Journal>,
@@ -1094,29 +811,15 @@ impl Observer for Watch {
     }
 }
 
-fn style_of(s: StyleArg) -> Style {
-    match s {
-        StyleArg::Full => Style::Full,
-        StyleArg::Basic => Style::Basic,
-        StyleArg::None => Style::None,
-    }
-}
-
 /// `tare run`.
 pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     if a.remote.host.is_some() {
         // Measured by tare on the other machine; the arguments go there as given.
         let args = crate::remote::host::own_args(2)?;
-        let style = style_of(a.style);
+        let style = a.style.style();
         let local = crate::remote::host::Local {
-            exports: exports_of(&[
-                (&a.export_json, Format::Json),
-                (&a.export_csv, Format::Csv),
-                (&a.export_markdown, Format::Markdown),
-                (&a.export_asciidoc, Format::AsciiDoc),
-                (&a.export_orgmode, Format::OrgMode),
-            ]),
-            html: a.export_html.clone(),
+            exports: a.exports.exports(),
+            html: a.exports.export_html.clone(),
             summary: style != Style::None,
             color: style.color(),
             verbose: a.verbose,
@@ -1146,7 +849,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     let root = SysRoot::from_env();
     let chosen = chosen_shell(&a);
     let shell = chosen.clone().unwrap_or_else(|| "/bin/sh".to_string());
-    let params = parameters(&a)?;
+    let params = a.params.parameters()?;
     let plans = benchmarks(&a, &params, chosen.as_deref())?;
     let (plans, meter_plan) = a.meters.plan(plans, a.input.as_ref())?;
     let cwd: Option<PathBuf> = None;
@@ -1202,48 +905,29 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         }
         None => Input::Null,
     };
-    let output = sink(&a)?;
+    let output = a.command_output.sink()?;
     let (
-        Cores {
+        super::opts::Cores {
             run: run_cores,
             tare: tare_cores,
             notes: core_notes,
             choice: core_choice,
         },
         _pinned,
-    ) = cores(&a, &root)?;
-    let exports = exports_of(&[
-        (&a.export_json, Format::Json),
-        (&a.export_csv, Format::Csv),
-        (&a.export_markdown, Format::Markdown),
-        (&a.export_asciidoc, Format::AsciiDoc),
-        (&a.export_orgmode, Format::OrgMode),
-    ]);
-    let _claims = export::check_all(&exports, a.export_html.as_deref())?;
+    ) = a.cores.resolve(&root, "tare run")?;
+    let exports = a.exports.exports();
+    let _claims = a.exports.check()?;
     // The store is opened (created, migrated) before the first run: a bad URL stops here.
     let mut history = match &a.store {
         Some(spec) => Some(super::history::open_for_run(Some(spec.as_str()))?),
         None => None,
     };
-    let pref: Preference = match a
-        .backend
-        .clone()
-        .or_else(|| std::env::var("TARE_BACKEND").ok())
-    {
-        Some(s) => s.parse().map_err(usage)?,
-        None => Preference::Auto,
-    };
     let needs = Needs {
         cpuset: run_cores.is_some(),
         pids: limits.pids.is_some(),
     };
-    let (backend, _reasons) = exec::detect(pref, &needs, Path::new("/")).map_err(|e| {
-        usage(format!(
-            "measurement backend '{}' is not usable: {e}",
-            a.backend.as_deref().unwrap_or("auto")
-        ))
-    })?;
-    let style = style_of(a.style);
+    let backend = a.backend.detect(&needs)?;
+    let style = a.style.style();
     let color = style.color();
     let method_record = backend.method();
     super::meters::check_backend(&meter_plan, backend.kind())?;
@@ -1443,11 +1127,10 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         print!("{}", terminal::summary_with(&session, color, a.verbose));
     }
     let journal = watch.journal.take();
-    let mut failures = write_exports(
-        &exports,
-        a.export_html.as_deref(),
+    let mut failures = crate::results::logger::log_all(
+        &a.exports.loggers(),
         &session,
-        journal.as_ref(),
+        journal.as_ref().map(|j| j.path()),
     );
     if let Some(st) = history.as_mut() {
         if session.complete {
@@ -1467,51 +1150,6 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         }
     }
     finish(outcome, failures, &session)
-}
-
-/// Writes every export it can, each independently: one that cannot be written (a full disk)
-/// does not stop the others. A JSON export that fails is written to the temporary directory
-/// instead, when it can be. Returns one line per failure; no temporary file is left behind.
-fn write_exports(
-    exports: &[Export],
-    html: Option<&Path>,
-    session: &Session,
-    journal: Option<&Journal>,
-) -> Vec<String> {
-    let mut failures = Vec::new();
-    for e in exports {
-        if let Err(err) = export::write(e, session) {
-            let mut line = format!("{err:#}");
-            if e.format == Format::Json {
-                let rescue = std::env::temp_dir().join(format!("tare-{}.json", std::process::id()));
-                let to = Export {
-                    format: Format::Json,
-                    path: rescue.clone(),
-                };
-                if export::write(&to, session).is_ok() {
-                    line.push_str(&format!(
-                        "; the JSON results were written to {} instead",
-                        rescue.display()
-                    ));
-                }
-            }
-            if let Some(j) = journal {
-                line.push_str(&format!("; journal {} kept", j.path().display()));
-            }
-            failures.push(line);
-        }
-    }
-    if let Some(p) = html {
-        let label = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tare".into());
-        let page = crate::report::html::render_html(&[(label, session.clone())]);
-        if let Err(err) = crate::results::fsio::write(p, page.as_bytes()) {
-            failures.push(format!("{err:#}"));
-        }
-    }
-    failures
 }
 
 /// The exit of a session once its exports are written: the outcome's, then export failures
@@ -1565,14 +1203,7 @@ fn finish(outcome: Outcome, mut failures: Vec<String>, session: &Session) -> any
 /// `tare recover`: rebuild results from a journal. Once a JSON export holds its runs, the
 /// journal is removed (a new session may then use the path); otherwise it is kept.
 pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
-    let exports = exports_of(&[
-        (&a.export_json, Format::Json),
-        (&a.export_csv, Format::Csv),
-        (&a.export_markdown, Format::Markdown),
-        (&a.export_asciidoc, Format::AsciiDoc),
-        (&a.export_orgmode, Format::OrgMode),
-    ]);
-    let _claims = export::check_all(&exports, None)?;
+    let _claims = a.exports.check()?;
     let recovering = journal::open_for_recovery(&a.journal)?;
     let mut session = recovering.recovered.session.clone();
     let skipped = &recovering.recovered.skipped;
@@ -1589,13 +1220,16 @@ pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
             b.stop_reason = "recovered from a journal: the session did not finish".into();
         }
     }
-    print!("{}", terminal::summary(&session, Style::Full.color()));
-    for e in &exports {
-        export::write(e, &session).map_err(|err| {
-            UserError::run_failed(format!("{err:#}; journal {} kept", a.journal.display()))
-        })?;
+    let style = a.style.style();
+    if style != Style::None {
+        print!("{}", terminal::summary(&session, style.color()));
     }
-    if a.export_json.is_some() {
+    let failures =
+        crate::results::logger::log_all(&a.exports.loggers(), &session, Some(&a.journal));
+    if !failures.is_empty() {
+        return Err(UserError::run_failed(failures.join("; ")).into());
+    }
+    if a.exports.export_json.is_some() {
         recovering.remove()?;
     }
     Ok(exit::OK)

@@ -3,10 +3,10 @@
 
 use crate::error::{exit, usage, UserError};
 use crate::exec::isolate::Isolation;
-use crate::exec::{self, Executor, Needs, Preference, RunSpec, Sink};
+use crate::exec::{self, Executor, Needs, RunSpec, Sink};
 use crate::machine::pinned;
 use crate::machine::sysfs::SysRoot;
-use crate::machine::topology::{parse_cpu_list, read_topology};
+use crate::machine::topology::read_topology;
 use crate::suite::{alloc, def, plan, runner};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -152,12 +152,10 @@ struct RunArgs {
     no_isolation: bool,
     #[command(flatten)]
     isolation: IsolationArgs,
-    /// Measurement backend (for testing): auto, v1, v2 or rusage. Also TARE_BACKEND.
-    #[arg(long, hide = true)]
-    backend: Option<String>,
-    /// No progress on stderr.
-    #[arg(long, short = 'q')]
-    quiet: bool,
+    #[command(flatten)]
+    backend: super::opts::BackendArgs,
+    #[command(flatten)]
+    style: super::opts::StyleArgs,
     /// Run only part I of N (1-based): inputs dealt round-robin, every configuration and
     /// repetition of an input in the same part; results go to OUTPUT/shard-I-of-N/.
     #[arg(long, value_name = "I/N")]
@@ -192,16 +190,15 @@ struct ExecArgs {
     #[command(flatten)]
     isolation: IsolationArgs,
     /// How many times to run the command.
-    #[arg(long, default_value_t = 1)]
+    #[arg(short = 'r', long, value_name = "N", default_value_t = 1)]
     runs: usize,
-    /// Logical CPUs to pin to, e.g. 1 or 0-1.
-    #[arg(long, value_name = "LIST")]
-    cores: Option<String>,
-    /// Show the command's output (default: discarded).
+    #[command(flatten)]
+    cores: super::opts::CoreArgs,
+    /// Show the measured command's output (default: discarded).
     #[arg(long)]
     show_output: bool,
-    #[arg(long, hide = true)]
-    backend: Option<String>,
+    #[command(flatten)]
+    backend: super::opts::BackendArgs,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     command: Vec<String>,
@@ -212,13 +209,6 @@ pub fn run(args: SuiteArgs) -> anyhow::Result<i32> {
         SuiteCommand::Run(a) => run_suite(*a),
         SuiteCommand::Check(a) => check(a),
         SuiteCommand::Exec(a) => exec_cmd(a),
-    }
-}
-
-fn backend_pref(flag: &Option<String>) -> anyhow::Result<Preference> {
-    match flag.clone().or_else(|| std::env::var("TARE_BACKEND").ok()) {
-        Some(s) => s.parse().map_err(usage),
-        None => Ok(Preference::Auto),
     }
 }
 
@@ -295,6 +285,7 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
 }
 
 fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
+    let quiet = a.style.style() == crate::report::Style::None;
     if a.remote.host.is_some() {
         return super::remote::suite_on_host(&a.remote, a.slurm.slurm, &flags(&a)?);
     }
@@ -328,7 +319,7 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         .collect();
     let _pinned = pinned::register(&cpus, &format!("tare suite run {}", p.name));
     drop(registry);
-    if !a.quiet {
+    if !quiet {
         for w in &alloc.warnings {
             eprintln!("tare: warning: {w}");
         }
@@ -356,9 +347,9 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     };
     // Inside a Slurm job: how runs are measured there, said and recorded.
     let notes = super::remote::slurm_job_notes(
-        backend_pref(&a.backend)?,
+        a.backend.preference()?,
         p.limits.pids.is_some(),
-        a.quiet,
+        quiet,
         &mut meta,
     );
     let cancel = crate::output::install_stop_signals()?;
@@ -366,8 +357,8 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
     let opts = runner::RunOptions {
         output_dir: output_dir.clone(),
         resume: a.resume,
-        backend: backend_pref(&a.backend)?,
-        quiet: a.quiet,
+        backend: a.backend.preference()?,
+        quiet,
         meta,
         notes,
         stream: a.stream_results,
@@ -390,9 +381,9 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         }
         .into());
     }
-    if !a.quiet {
+    if !quiet {
         eprintln!(
-            "tare: results in {}; make a table with: tare table {} --html table.html",
+            "tare: results in {}; make a table with: tare table {} --export-html table.html",
             output_dir.display(),
             output_dir.display()
         );
@@ -407,7 +398,7 @@ fn flags(a: &RunArgs) -> anyhow::Result<super::remote::SuiteFlags<'_>> {
         pass.push("--no-isolation".to_string());
     }
     pass.extend(a.isolation.to_flags()?);
-    if let Some(b) = &a.backend {
+    if let Some(b) = &a.backend.backend {
         pass.push(format!("--backend={b}"));
     }
     if let Some(o) = &a.output_limit {
@@ -418,7 +409,7 @@ fn flags(a: &RunArgs) -> anyhow::Result<super::remote::SuiteFlags<'_>> {
         output_dir: a.output_dir.as_deref(),
         parallel: a.parallel,
         resume: a.resume,
-        quiet: a.quiet,
+        quiet: a.style.style() == crate::report::Style::None,
         shard: a.shard.as_deref(),
         pass,
     })
@@ -466,11 +457,9 @@ fn check(a: CheckArgs) -> anyhow::Result<i32> {
 }
 
 fn exec_cmd(a: ExecArgs) -> anyhow::Result<i32> {
-    let pref = backend_pref(&a.backend)?;
-    let cores = match &a.cores {
-        Some(c) => Some(parse_cpu_list(c).map_err(|e| usage(format!("--cores: {e}")))?),
-        None => None,
-    };
+    let pref = a.backend.preference()?;
+    let (chosen, _pinned) = a.cores.resolve(&SysRoot::from_env(), "tare suite exec")?;
+    let cores = chosen.run;
     let needs = Needs {
         cpuset: cores.is_some(),
         pids: false,

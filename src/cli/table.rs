@@ -15,11 +15,11 @@ pub struct TableArgs {
     /// Suite output directories or results.jsonl files.
     #[arg(required = true)]
     results: Vec<PathBuf>,
-    /// Write the HTML page here.
-    #[arg(long, value_name = "OUT")]
+    /// Write the HTML page (tables and plots) here.
+    #[arg(long = "export-html", alias = "html", value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Write CSV here ("-" for stdout).
-    #[arg(long, value_name = "OUT")]
+    /// Write one CSV row per run here ("-" for stdout).
+    #[arg(long = "export-csv", alias = "csv", value_name = "FILE")]
     csv: Option<PathBuf>,
     /// Print counts, scores and regressions as lines for CI; exit 1 when there are regressions.
     #[arg(long)]
@@ -81,7 +81,7 @@ pub fn run(mut a: TableArgs) -> anyhow::Result<i32> {
     a.results = prepared.paths.clone();
     if a.html.is_none() && a.csv.is_none() && !a.dump {
         return Err(usage(
-            "nothing to write: give --html OUT, --csv OUT or --dump",
+            "nothing to write: give --export-html FILE, --export-csv FILE or --dump",
         ));
     }
     let metric: Metric = a.metric.parse().map_err(usage)?;

@@ -2,11 +2,11 @@
 # The kernels quickstart in one command: builds the blur worker of every language whose
 # toolchain is here (C, C++, Python, Rust, Go, Java, JavaScript), says which it skipped and why,
 # and measures the `blur` kernel of all that built head to head with `tare kernels`. Arguments
-# go to `tare kernels` (e.g. `-i 2 --export-html blur.html`). TARE names the tare binary
+# go to `tare kernels` (e.g. `-r 2 --export-html blur.html`). TARE names the tare binary
 # (default: `tare` on PATH, else this checkout's target/release or target/debug build);
 # LANGS picks languages (default: all seven).
 #
-#     examples/kernels/blur/run.sh -i 2 --export-html blur.html
+#     examples/kernels/blur/run.sh -r 2 --export-html blur.html
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"

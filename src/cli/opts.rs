@@ -1,0 +1,456 @@
+//! Option groups several subcommands share, each declared once (clap `flatten`) with one long
+//! name, one short name and one value set, and resolved here into the typed values the
+//! commands pass on: output style, exports, parameters, cores, the measured command's output,
+//! the measurement backend, the comparison test. `tests/cli_help.rs` walks every subcommand's
+//! `--help` and fails when a shared option is missing or spelled differently.
+//!
+//! Old spellings stay accepted as hidden aliases for a release (`--html`, `--csv`,
+//! `--parameter-step`, kernels' `--invocations`).
+
+use crate::error::usage;
+use crate::exec::{self, Backend, Needs, Preference, Sink};
+use crate::machine::{pinned, sysfs::SysRoot, topology};
+use crate::plan::command::{self, Parameter};
+use crate::report::Style;
+use crate::results::export::{self, Export, Format};
+use crate::results::logger::Logger;
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+
+/// `--style` values.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StyleArg {
+    #[default]
+    Full,
+    Basic,
+    None,
+}
+
+/// `--style` and `-q`: what tare prints on the terminal.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct StyleArgs {
+    /// Output style: full (colors and progress on a terminal), basic (plain text, no progress),
+    /// none (errors only). NO_COLOR is respected.
+    #[arg(long, value_enum, value_name = "STYLE", default_value_t = StyleArg::Full)]
+    style: StyleArg,
+    /// Print errors only (same as --style none).
+    #[arg(short = 'q', long)]
+    quiet: bool,
+}
+
+impl StyleArgs {
+    pub(crate) fn style(&self) -> Style {
+        if self.quiet {
+            return Style::None;
+        }
+        match self.style {
+            StyleArg::Full => Style::Full,
+            StyleArg::Basic => Style::Basic,
+            StyleArg::None => Style::None,
+        }
+    }
+}
+
+/// The results exports, one option per format.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ExportArgs {
+    /// Write every run and the summary as JSON (tare's results format).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_json: Option<PathBuf>,
+    /// Write one CSV row per run.
+    #[arg(long, value_name = "FILE")]
+    export_csv: Option<PathBuf>,
+    /// Write the summary table as Markdown.
+    #[arg(long, value_name = "FILE")]
+    export_markdown: Option<PathBuf>,
+    /// Write the summary table as AsciiDoc.
+    #[arg(long, value_name = "FILE")]
+    export_asciidoc: Option<PathBuf>,
+    /// Write the summary table as an Emacs Org-mode table.
+    #[arg(long, value_name = "FILE")]
+    export_orgmode: Option<PathBuf>,
+    /// Write a self-contained HTML report with plots (as `tare report --export-html`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_html: Option<PathBuf>,
+}
+
+impl ExportArgs {
+    /// The file exports asked for (HTML apart: it is a report, see [`ExportArgs::loggers`]).
+    pub(crate) fn exports(&self) -> Vec<Export> {
+        [
+            (&self.export_json, Format::Json),
+            (&self.export_csv, Format::Csv),
+            (&self.export_markdown, Format::Markdown),
+            (&self.export_asciidoc, Format::AsciiDoc),
+            (&self.export_orgmode, Format::OrgMode),
+        ]
+        .into_iter()
+        .filter_map(|(p, format)| {
+            p.as_ref().map(|p| Export {
+                format,
+                path: p.clone(),
+            })
+        })
+        .collect()
+    }
+
+    pub(crate) fn html(&self) -> Option<&Path> {
+        self.export_html.as_deref()
+    }
+
+    /// Checks every destination before the first run (distinct, writable, not another user's
+    /// link) and claims them for the session.
+    pub(crate) fn check(&self) -> anyhow::Result<crate::results::fsio::Claims> {
+        export::check_all(&self.exports(), self.html())
+    }
+
+    /// Every export as a logger, the HTML report last.
+    pub(crate) fn loggers(&self) -> Vec<Box<dyn Logger>> {
+        let mut v: Vec<Box<dyn Logger>> = self
+            .exports()
+            .into_iter()
+            .map(|e| Box::new(e) as Box<dyn Logger>)
+            .collect();
+        if let Some(p) = &self.export_html {
+            v.push(Box::new(crate::report::HtmlLogger { path: p.clone() }));
+        }
+        v
+    }
+}
+
+/// Parameters: `{NAME}` in commands (or a kernel's parameters) replaced by each value.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ParamArgs {
+    /// A parameter with a list of values: {NAME} in commands is replaced (repeatable; cross product).
+    #[arg(short = 'L', long, num_args = 2, value_names = ["NAME", "VALUES"], action = clap::ArgAction::Append)]
+    parameter_list: Vec<String>,
+    /// A numeric parameter scanned from MIN to MAX (see --parameter-step-size).
+    #[arg(short = 'P', long, num_args = 3, value_names = ["NAME", "MIN", "MAX"], action = clap::ArgAction::Append)]
+    parameter_scan: Vec<String>,
+    /// Step of --parameter-scan.
+    #[arg(
+        short = 'D',
+        long = "parameter-step-size",
+        alias = "parameter-step",
+        value_name = "STEP",
+        default_value = "1"
+    )]
+    parameter_step: String,
+}
+
+impl ParamArgs {
+    /// The parameters, checked: names, values, combinations, each name once.
+    pub(crate) fn parameters(&self) -> anyhow::Result<Vec<Parameter>> {
+        let mut out: Vec<Parameter> = Vec::new();
+        for pair in self.parameter_list.chunks(2) {
+            let (name, list) = (&pair[0], &pair[1]);
+            command::check_name(name).map_err(usage)?;
+            out.push(Parameter {
+                name: name.clone(),
+                values: command::list_values(name, list).map_err(usage)?,
+            });
+        }
+        let step: f64 = self.parameter_step.parse().map_err(|_| {
+            usage(format!(
+                "invalid --parameter-step-size '{}': expected a number",
+                self.parameter_step
+            ))
+        })?;
+        for t in self.parameter_scan.chunks(3) {
+            let name = &t[0];
+            command::check_name(name).map_err(usage)?;
+            let num = |s: &str| -> anyhow::Result<f64> {
+                s.parse().map_err(|_| {
+                    usage(format!(
+                        "invalid --parameter-scan {name}: '{s}' is not a number"
+                    ))
+                })
+            };
+            let values =
+                command::scan_values(name, num(&t[1])?, num(&t[2])?, step).map_err(usage)?;
+            out.push(Parameter {
+                name: name.clone(),
+                values,
+            });
+        }
+        command::check_combinations(&out).map_err(usage)?;
+        for (i, p) in out.iter().enumerate() {
+            if out[..i].iter().any(|q| q.name == p.name) {
+                return Err(usage(format!(
+                    "parameter '{}' is given twice; give each name once",
+                    p.name
+                )));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `--cores` / `--cpus`: where the measured processes run.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct CoreArgs {
+    /// Pin the measured processes to these logical CPUs (e.g. 2,3 or 4-7), with cpuset.
+    #[arg(long, value_name = "LIST", conflicts_with = "cpus")]
+    pub(crate) cores: Option<String>,
+    /// Pin the measured processes to N CPUs chosen from the topology (whole cores; tare kept
+    /// apart when possible; cores other tare sessions pinned avoided).
+    #[arg(long, value_name = "N")]
+    pub(crate) cpus: Option<usize>,
+}
+
+/// Cores chosen for the runs and, with --cpus, for tare itself, with notes on compromises.
+pub(crate) struct Cores {
+    pub(crate) run: Option<Vec<usize>>,
+    pub(crate) tare: Vec<usize>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) choice: Option<topology::CoreChoice>,
+}
+
+impl CoreArgs {
+    /// The cores, registered for other sessions to see (see `machine::pinned`) as `who`, with
+    /// a note when they overlap another live session's. Keep the registration alive for the
+    /// session.
+    pub(crate) fn resolve(
+        &self,
+        root: &SysRoot,
+        who: &str,
+    ) -> anyhow::Result<(Cores, Option<pinned::Registration>)> {
+        let registry = pinned::lock_registry();
+        let others = pinned::others();
+        let busy = pinned::cpus_of(&others);
+        let mut c = self.choose(root, &busy)?;
+        let Some(run) = &c.run else {
+            return Ok((c, None));
+        };
+        let shared: std::collections::BTreeSet<usize> =
+            run.iter().copied().filter(|id| busy.contains(id)).collect();
+        if !shared.is_empty() {
+            c.notes.push(format!(
+                "runs share cores with other tare sessions, which disturbs both measurements: {}",
+                pinned::describe(&others, &shared)
+            ));
+        } else if self.cpus.is_some() && !busy.is_empty() {
+            c.notes.push(format!(
+                "avoiding cores pinned by other tare sessions: {}",
+                pinned::describe(&others, &busy)
+            ));
+        }
+        let reg = pinned::register(run, who);
+        drop(registry);
+        Ok((c, reg))
+    }
+
+    fn choose(
+        &self,
+        root: &SysRoot,
+        busy: &std::collections::BTreeSet<usize>,
+    ) -> anyhow::Result<Cores> {
+        let none = Cores {
+            run: None,
+            tare: Vec::new(),
+            notes: Vec::new(),
+            choice: None,
+        };
+        if let Some(list) = &self.cores {
+            let cores = topology::parse_cpu_list(list)
+                .map_err(|e| usage(format!("--cores '{list}': {e}")))?;
+            let online = topology::read_topology(root)
+                .map(|t| t.cpus.iter().map(|c| c.id).collect::<Vec<_>>())
+                .unwrap_or_default();
+            if let Some(bad) = cores
+                .iter()
+                .find(|c| !online.is_empty() && !online.contains(c))
+            {
+                return Err(usage(format!(
+                    "--cores: CPU {bad} is not online here (online: {})",
+                    topology::format_cpu_list(&online)
+                )));
+            }
+            return Ok(Cores {
+                run: Some(cores),
+                ..none
+            });
+        }
+        if let Some(n) = self.cpus {
+            let topo = topology::read_topology(root)
+                .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
+            // Cores other sessions have pinned are avoided while enough others are left.
+            let choice = match topology::choose_cores(&pinned::without(&topo, busy), n) {
+                Ok(c) if !busy.is_empty() => c,
+                _ => topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?,
+            };
+            return Ok(Cores {
+                run: Some(choice.run_cores.clone()),
+                tare: choice.tare_cores.clone(),
+                notes: choice.notes.clone(),
+                choice: Some(choice),
+            });
+        }
+        Ok(none)
+    }
+}
+
+/// Where the measured command's (or worker's) own output goes.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct CommandOutputArgs {
+    /// Where the measured commands' output goes: null (discarded), pipe (read through a pipe
+    /// and discarded), inherit (the terminal), or a file (appended; ./NAME for a file named
+    /// like one of those words).
+    #[arg(long, value_name = "WHERE", default_value = "null")]
+    output: String,
+    /// Show the measured commands' output (same as --output inherit).
+    #[arg(long, conflicts_with = "output")]
+    show_output: bool,
+}
+
+impl CommandOutputArgs {
+    pub(crate) fn sink(&self) -> anyhow::Result<Sink> {
+        if self.show_output {
+            return Ok(Sink::Inherit);
+        }
+        Ok(match self.output.as_str() {
+            "null" => Sink::Null,
+            "inherit" => Sink::Inherit,
+            "pipe" => Sink::File(drained_pipe()?),
+            word if !word.contains('/')
+                && !word.contains('.')
+                && !Path::new(word).exists()
+                && ["nul", "none", "devnull", "dev-null", "discard", "pipes", "inherited", "stdout"]
+                    .contains(&word.to_ascii_lowercase().as_str()) =>
+            {
+                return Err(usage(format!(
+                    "--output '{word}' is not one of null, pipe, inherit; to write to a file of that name, give ./{word}"
+                )))
+            }
+            path => {
+                crate::results::fsio::check_append(Path::new(path))
+                    .map_err(|e| usage(format!("--output: {e}")))?;
+                Sink::File(PathBuf::from(path))
+            }
+        })
+    }
+}
+
+/// A pipe whose read end a thread drains and discards, named by a path the runs' output can be
+/// opened at (`/proc/self/fd/N` of its write end): `--output pipe`, as hyperfine has it.
+fn drained_pipe() -> anyhow::Result<PathBuf> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 writes two file descriptors into the array it is given, of length 2.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(anyhow::anyhow!(
+            "--output pipe: cannot create a pipe: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: fds[0] is a fresh descriptor owned by nothing else.
+    let mut reader = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    // The write end stays open for the whole session; runs reopen it through /proc.
+    Ok(PathBuf::from(format!("/proc/self/fd/{}", fds[1])))
+}
+
+/// `--backend`: how runs are measured.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct BackendArgs {
+    /// Measurement backend: auto (cgroup v1, then v2, then rusage), v1, v2 or rusage. Also TARE_BACKEND.
+    #[arg(long, value_name = "BACKEND")]
+    pub(crate) backend: Option<String>,
+}
+
+impl BackendArgs {
+    pub(crate) fn preference(&self) -> anyhow::Result<Preference> {
+        match self
+            .backend
+            .clone()
+            .or_else(|| std::env::var("TARE_BACKEND").ok())
+        {
+            Some(s) => s.parse().map_err(usage),
+            None => Ok(Preference::Auto),
+        }
+    }
+
+    /// The backend that measures this session, or one line naming the one asked for and why
+    /// it cannot.
+    pub(crate) fn detect(&self, needs: &Needs) -> anyhow::Result<Box<dyn Backend>> {
+        let (backend, _reasons) =
+            exec::detect(self.preference()?, needs, Path::new("/")).map_err(|e| {
+                usage(format!(
+                    "measurement backend '{}' is not usable: {e}",
+                    self.backend.as_deref().unwrap_or("auto")
+                ))
+            })?;
+        Ok(backend)
+    }
+}
+
+/// `--test` values.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TestArg {
+    #[default]
+    MannWhitney,
+    Welch,
+}
+
+impl TestArg {
+    pub(crate) fn test(self) -> crate::conclude::analysis::Test {
+        match self {
+            TestArg::MannWhitney => crate::conclude::analysis::Test::MannWhitney,
+            TestArg::Welch => crate::conclude::analysis::Test::Welch,
+        }
+    }
+}
+
+/// How a difference is judged: the test, its level, the noise band.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct VerdictArgs {
+    /// Test behind the comparison p-values (over processes: each run or invocation is one unit).
+    #[arg(long, value_enum, value_name = "TEST", default_value_t = TestArg::MannWhitney)]
+    pub(crate) test: TestArg,
+    /// Significance level of the comparisons (Holm-corrected across them).
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    pub(crate) alpha: f64,
+    /// A difference whose whole 95% CI lies within ± this is reported as "equal within noise".
+    #[arg(long, value_name = "PCT", default_value = "1%")]
+    noise_threshold: String,
+}
+
+impl VerdictArgs {
+    /// The noise band as a fraction, checked.
+    pub(crate) fn noise(&self) -> anyhow::Result<f64> {
+        crate::units::parse_fraction(&self.noise_threshold)
+            .map_err(|e| usage(format!("--noise-threshold '{}': {e}", self.noise_threshold)))
+    }
+
+    /// The significance level, checked.
+    pub(crate) fn alpha(&self) -> anyhow::Result<f64> {
+        if self.alpha > 0.0 && self.alpha < 1.0 {
+            Ok(self.alpha)
+        } else {
+            Err(usage(format!(
+                "--alpha {}: expected a level between 0 and 1, e.g. 0.05",
+                self.alpha
+            )))
+        }
+    }
+}
+
+/// `--reference`: the benchmark others are compared with, by name or 1-based position.
+pub(crate) fn reference_index(spec: Option<&str>, names: &[String]) -> anyhow::Result<usize> {
+    let Some(spec) = spec else {
+        return Ok(0);
+    };
+    if let Some(i) = names.iter().position(|n| n == spec) {
+        return Ok(i);
+    }
+    match spec.parse::<usize>() {
+        Ok(i) if i >= 1 && i <= names.len() => Ok(i - 1),
+        _ => Err(usage(format!(
+            "--reference '{spec}': no such benchmark; give a name ({}) or a position 1-{}",
+            names.join(", "),
+            names.len()
+        ))),
+    }
+}
