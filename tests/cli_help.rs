@@ -383,3 +383,28 @@ fn quiet_prints_nothing_on_stdout() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn one_benchmark_reads_in_a_few_lines() {
+    // hyperfine prints 4 lines for one command; tare's default is as dense: the header, wall
+    // time (median, CI, range, runs), CPU time with peak memory, the method; warnings apart.
+    let out = tare()
+        .args(["run", "--style", "basic", "--runs", "5", "true"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("warning:"))
+        .collect();
+    assert!(lines.len() <= 4, "{text}");
+    assert!(
+        lines[1].contains("wall time") && lines[1].contains("5 runs"),
+        "{text}"
+    );
+}

@@ -209,7 +209,7 @@ fn values_mean_what_they_look_like() {
     ]);
     // --max-runs below the default minimum lowers the minimum.
     let (out, _) = ok(&["run", "--style", "basic", "--max-runs", "3", "true"]);
-    assert!(out.contains("3 counted"), "{out}");
+    assert!(out.contains("3 runs"), "{out}");
     let err = usage_error(&["run", "--min-runs", "5", "--max-runs", "3", "true"]);
     assert!(err.contains("--min-runs (5)"), "{err}");
 }
@@ -301,7 +301,7 @@ fn hyperfine_names_and_exports() {
 #[test]
 fn output_reads_once() {
     let (out, _) = ok(&["run", "--style", "basic", "--runs", "1", "true"]);
-    assert!(out.contains("1 counted"), "{out}");
+    assert!(out.contains("1 run"), "{out}");
     // The method in one line; in full with --verbose.
     let method: Vec<&str> = out
         .lines()
@@ -483,6 +483,7 @@ fn every_stop_rule_has_a_cap_unless_removed() {
         "25",
         "--stop",
         "ci(median) < 0.0001%",
+        "--verbose",
         "true",
     ]);
     assert!(
@@ -516,7 +517,7 @@ fn every_stop_rule_has_a_cap_unless_removed() {
         "runs >= 12",
         "true",
     ]);
-    assert!(out.contains("12 counted"), "{out}");
+    assert!(out.contains("12 runs"), "{out}");
     let o = run(&["run", "--no-cap", "true"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).1.contains("--stop <RULE>"));

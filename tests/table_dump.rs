@@ -208,7 +208,7 @@ fn errors_are_one_line() {
     assert_eq!(e.lines().count(), 1, "{e}");
     let o = tare().args(["table", "x"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--html"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--export-html"));
     let o = tare()
         .args(["table", "x", "--dump", "--category", "nope"])
         .output()

@@ -1,11 +1,15 @@
-//! The summary printed after a session: per benchmark, wall time (median with its 95% CI,
-//! mean ± σ, range, quartiles), CPU time (user + system), peak memory, runs and why measuring
-//! stopped, then how the numbers were measured. Digits follow precision (seed 003 §7.2).
+//! The summary printed after a session. By default close to hyperfine's density, per benchmark:
+//! wall time (median with its 95% CI, range, runs) and CPU time with peak memory, then the
+//! warnings, one comparison line per benchmark and how the numbers were measured in one line.
+//! `--verbose` adds mean ± σ, CV, quartiles, p5/p95, the runs' accounting and why measuring
+//! stopped. Each line has one unit (the one that suits its largest value) and its values three
+//! significant digits of the line's first value (the median), so `4.40 ms [4.10 ms … 6.80 ms]`
+//! never rounds to `4 ms [4 ms … 7 ms]`.
 
 use crate::results::{
     Benchmark, MeasurementMethod, MethodKind, MetricSummary, Session, Termination,
 };
-use crate::units::{self, format_bytes, format_scaled, time_scale};
+use crate::units::{self, time_scale};
 use std::fmt::Write;
 
 struct Paint {
@@ -52,10 +56,64 @@ pub fn unit_for(session_unit: Option<&str>, seconds: f64) -> (f64, &'static str)
     }
 }
 
+/// Significant digits of a line's first value; the line's other values get as many decimals.
+const SIGNIFICANT: i32 = 3;
+
+/// Decimals that show `value` (already scaled) with [`SIGNIFICANT`] significant digits.
+fn decimals(value: f64) -> usize {
+    let mag = if value.abs() > 0.0 && value.is_finite() {
+        value.abs().log10().floor() as i32
+    } else {
+        0
+    };
+    (SIGNIFICANT - 1 - mag).clamp(0, 9) as usize
+}
+
+/// A formatter of times in one unit with the decimals that give `head` three significant digits.
+fn line_format(unit: Option<&str>, largest: f64, head: f64) -> impl Fn(f64) -> String {
+    let (scale, name) = unit_for(unit, largest);
+    let d = decimals(head * scale);
+    move |v: f64| {
+        if v.is_finite() {
+            format!("{:.d$} {name}", v * scale)
+        } else {
+            "n/a".to_string()
+        }
+    }
+}
+
+/// Bytes with three significant digits (kB, MB, GB).
+fn bytes3(bytes: f64) -> String {
+    let (scale, unit) = units::bytes_scale(bytes);
+    if unit == "B" {
+        return format!("{bytes:.0} B");
+    }
+    let v = bytes * scale;
+    format!("{v:.d$} {unit}", d = decimals(v))
+}
+
+/// The default wall-time line: median, its 95% CI, range and runs, in one unit.
+fn time_line(out: &mut String, p: &Paint, m: &MetricSummary, unit: Option<&str>, runs: usize) {
+    let f = line_format(unit, m.max.max(m.median), m.median);
+    let ci = if m.median_ci_exact {
+        format!("[{} … {}]", f(m.median_ci_low), f(m.median_ci_high))
+    } else {
+        "[too few runs for a 95% CI]".to_string()
+    };
+    let _ = writeln!(
+        out,
+        "  {:<14}{}  {}   range {} … {}   {}",
+        "wall time",
+        p.green(&p.bold(&f(m.median))),
+        ci,
+        f(m.min),
+        f(m.max),
+        units::plural(runs, "run")
+    );
+}
+
 fn time_block(out: &mut String, p: &Paint, label: &str, m: &MetricSummary, unit: Option<&str>) {
-    let (scale, unit_name) = unit_for(unit, m.median);
-    let res = resolution(m);
-    let f = |v: f64| format_scaled(v, scale, unit_name, res);
+    let f = line_format(unit, m.median.max(m.mean), m.median);
     let ci = if m.median_ci_exact {
         format!("[{} … {}]", f(m.median_ci_low), f(m.median_ci_high))
     } else {
@@ -67,12 +125,11 @@ fn time_block(out: &mut String, p: &Paint, label: &str, m: &MetricSummary, unit:
         p.green(&p.bold(&f(m.median))),
         ci,
         f(m.mean),
-        format_scaled(m.stddev, scale, unit_name, None),
+        f(m.stddev),
         units::format_percent(m.cv)
     );
     // The spread line in one unit that suits its largest value.
-    let (scale, unit_name) = unit_for(unit, m.max.max(m.median));
-    let f = |v: f64| format_scaled(v, scale, unit_name, res);
+    let f = line_format(unit, m.max.max(m.median), m.median);
     let _ = writeln!(
         out,
         "  {:<14}{} … {}   quartiles {} … {}   p5 … p95 {} … {}",
@@ -127,7 +184,19 @@ pub fn benchmark_block(b: &Benchmark, index: usize, color: bool) -> String {
 
 /// [`benchmark_block`] with times in `unit` ("s", "ms", "µs", "ns") when given.
 pub fn benchmark_block_in(b: &Benchmark, index: usize, color: bool, unit: Option<&str>) -> String {
+    benchmark_block_with(b, index, color, unit, true)
+}
+
+/// One benchmark's block: the default lines, or every detail when `verbose`.
+pub fn benchmark_block_with(
+    b: &Benchmark,
+    index: usize,
+    color: bool,
+    unit: Option<&str>,
+    verbose: bool,
+) -> String {
     let p = Paint { on: color };
+    let counted = b.runs.iter().filter(|r| r.counted).count();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -144,7 +213,8 @@ pub fn benchmark_block_in(b: &Benchmark, index: usize, color: bool, unit: Option
         let _ = writeln!(out, "  {:<14}{}", "parameters", ps.join(" "));
     }
     match &b.summary.wall_time {
-        Some(w) => time_block(&mut out, &p, "wall time", w, unit),
+        Some(w) if verbose => time_block(&mut out, &p, "wall time", w, unit),
+        Some(w) => time_line(&mut out, &p, w, unit, counted),
         None => {
             let _ = writeln!(
                 out,
@@ -153,36 +223,47 @@ pub fn benchmark_block_in(b: &Benchmark, index: usize, color: bool, unit: Option
             );
         }
     }
-    if let (Some(c), Some(u), Some(s)) = (
+    let cpu = match (
         &b.summary.cpu_time,
         &b.summary.user_time,
         &b.summary.system_time,
     ) {
-        // One unit for the whole line.
-        let (scale, name) = unit_for(unit, c.median.max(c.mean));
-        let f = |v: f64, r: Option<f64>| format_scaled(v, scale, name, r);
-        let _ = writeln!(
-            out,
-            "  {:<14}{} median = {} user + {} system   (mean {})",
-            "CPU time",
-            f(c.median, resolution(c)),
-            f(u.median, resolution(c)),
-            f(s.median, resolution(c)),
-            f(c.mean, resolution(c)),
-        );
-    }
-    match &b.summary.peak_memory {
-        Some(m) => {
+        (Some(c), Some(u), Some(s)) => Some((c, u, s)),
+        _ => None,
+    };
+    let memory = match &b.summary.peak_memory {
+        Some(m) if verbose => format!("{} median   (max {})", bytes3(m.median), bytes3(m.max)),
+        Some(m) => bytes3(m.median),
+        None => p.dim("not measured"),
+    };
+    match cpu {
+        Some((c, u, s)) if verbose => {
+            // One unit for the whole line.
+            let f = line_format(unit, c.median.max(c.mean), c.median);
             let _ = writeln!(
                 out,
-                "  {:<14}{} median   (max {})",
-                "peak memory",
-                format_bytes(m.median, None),
-                format_bytes(m.max, None)
+                "  {:<14}{} median = {} user + {} system   (mean {})",
+                "CPU time",
+                f(c.median),
+                f(u.median),
+                f(s.median),
+                f(c.mean),
+            );
+            let _ = writeln!(out, "  {:<14}{memory}", "peak memory");
+        }
+        Some((c, u, s)) => {
+            let f = line_format(unit, c.median, c.median);
+            let _ = writeln!(
+                out,
+                "  {:<14}{}  (user {} + system {})   peak memory {memory}",
+                "CPU time",
+                f(c.median),
+                f(u.median),
+                f(s.median),
             );
         }
         None => {
-            let _ = writeln!(out, "  {:<14}{}", "peak memory", p.dim("not measured"));
+            let _ = writeln!(out, "  {:<14}{memory}", "peak memory");
         }
     }
     let (meter_lines, meter_warnings) = super::meters::terminal_lines(b);
@@ -201,12 +282,13 @@ pub fn benchmark_block_in(b: &Benchmark, index: usize, color: bool, unit: Option
             counters.join("   ")
         );
     }
-    let counted = b.runs.iter().filter(|r| r.counted).count();
     let warm = b.runs.iter().filter(|r| r.warmup).count();
     let mut runs = format!("{counted} counted");
     if warm > 0 {
         let _ = write!(runs, ", {warm} warm-up (excluded)");
     }
+    // What the default block shows of the runs' accounting: only what went wrong.
+    let plain = runs.len();
     for t in [
         Termination::Cpu,
         Termination::Wall,
@@ -247,8 +329,20 @@ pub fn benchmark_block_in(b: &Benchmark, index: usize, color: bool, unit: Option
             ))
         );
     }
-    let _ = writeln!(out, "  {:<14}{runs}", "runs");
-    if !b.stop_reason.is_empty() {
+    if verbose {
+        let _ = writeln!(out, "  {:<14}{runs}", "runs");
+    } else if runs.len() > plain {
+        let _ = writeln!(
+            out,
+            "  {:<14}{}",
+            "runs",
+            runs[plain..].trim_start_matches(", ")
+        );
+    }
+    // By default why measuring stopped is said when it was not the usual end: the time budget
+    // (the precision asked for was not reached), or runs that failed or counted nothing.
+    let unusual = b.stop_reason.contains("time >=") || runs.len() > plain || counted == 0;
+    if !b.stop_reason.is_empty() && (verbose || unusual) {
         let _ = writeln!(out, "  {:<14}{}", "stopped", p.dim(&b.stop_reason));
     }
     for d in &b.diagnostics {
@@ -361,7 +455,13 @@ pub fn summary_with(session: &Session, color: bool, verbose: bool) -> String {
     let unit = session.extra.get("time_unit").and_then(|v| v.as_str());
     let mut out = String::new();
     for i in display_order(session) {
-        out.push_str(&benchmark_block_in(&session.benchmarks[i], i, color, unit));
+        out.push_str(&benchmark_block_with(
+            &session.benchmarks[i],
+            i,
+            color,
+            unit,
+            verbose,
+        ));
         out.push('\n');
     }
     if !session.comparisons.is_empty() {
@@ -447,6 +547,55 @@ mod tests {
         for l in out.lines() {
             assert_eq!(units_of(l).into_iter().collect::<Vec<_>>(), ["ms"], "{out}");
         }
+    }
+
+    #[test]
+    fn the_default_block_is_dense_with_three_significant_digits() {
+        let mut b = Benchmark {
+            name: "work".into(),
+            command: "work".into(),
+            argv: vec!["work".into()],
+            parameters: Default::default(),
+            summary: Default::default(),
+            stop_reason: String::new(),
+            runs: Vec::new(),
+            diagnostics: Vec::new(),
+            extra: Default::default(),
+        };
+        let mut w = summary(4.4e-3, 4.0e-3, 7.2e-3);
+        w.median_ci_low = 4.1e-3;
+        w.median_ci_high = 6.8e-3;
+        b.summary.wall_time = Some(w);
+        let mut c = summary(1.7e-3, 1.6e-3, 1.9e-3);
+        c.mean = 2.837e-3;
+        b.summary.cpu_time = Some(c.clone());
+        b.summary.user_time = Some(summary(1.6e-3, 1.5e-3, 1.8e-3));
+        b.summary.system_time = Some(summary(0.1e-3, 0.0, 0.2e-3));
+        b.summary.peak_memory = Some(summary(262_144.0, 262_144.0, 270_000.0));
+        b.stop_reason = "runs >= 10 (now 10)".into();
+        let short = benchmark_block_with(&b, 0, false, None, false);
+        let lines: Vec<&str> = short.lines().collect();
+        // Header, wall time, CPU time with peak memory: hyperfine's three lines.
+        assert_eq!(lines.len(), 3, "{short}");
+        assert!(
+            lines[1].contains("4.40 ms  [4.10 ms … 6.80 ms]   range 4.00 ms … 7.20 ms"),
+            "{short}"
+        );
+        assert!(
+            lines[2].contains("1.70 ms") && lines[2].contains("262 kB"),
+            "{short}"
+        );
+        for l in &lines {
+            assert!(units_of(l).len() <= 1, "two units in one line: {l}");
+        }
+        // --verbose: mean ± σ, the spread, the runs and why measuring stopped.
+        let long = benchmark_block_with(&b, 0, false, None, true);
+        assert!(long.contains("± σ") && long.contains("quartiles"), "{long}");
+        assert!(
+            long.contains("stopped") && long.contains("runs >= 10"),
+            "{long}"
+        );
+        assert!(long.contains("mean 2.84 ms"), "{long}");
     }
 
     #[test]

@@ -1,299 +1,26 @@
-//! `tare run` (and `tare recover`): from arguments to a validated plan, then the session,
-//! the summary and the exports.
+//! `tare run`'s arguments resolved once, before the first run, into a [`Prepared`] session:
+//! the plan the method layer follows and the session record it fills. Every check that can
+//! fail on bad input fails here, with one line naming the option.
 
-use crate::error::{exit, usage, UserError};
-use crate::exec::{self, Executor, Input, Limits, Needs, Priority};
+use super::args::*;
+use crate::error::usage;
+use crate::exec::{self, Input, Limits, Needs, Priority};
 use crate::machine::cooldown::CoolDown;
 use crate::machine::extra_keys;
 use crate::machine::inventory::{self, InventoryOptions};
 use crate::machine::probe::InterferenceThresholds;
 use crate::machine::{self, sysfs::SysRoot, topology};
-use crate::method::{self, Observer, Outcome};
+use crate::method::{self};
 use crate::plan::command::{self, Parameter};
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
 use crate::plan::{Analysis, BenchmarkPlan, Countermeasures, Order, Plan};
-use crate::report::progress::{Progress, Targets};
-use crate::report::{terminal, Style};
-use crate::results::export::{self, Format};
-use crate::results::journal::{self, Journal};
-use crate::results::{Benchmark, LimitsRecord, Session, SCHEMA_VERSION};
+use crate::report::progress::Targets;
+use crate::report::Style;
+use crate::results::{LimitsRecord, Session, SCHEMA_VERSION};
 use crate::setup::{self, Factor, Mode, SetupPlan};
 use crate::units;
-use clap::{Args, ValueEnum};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-#[derive(Args, Debug)]
-#[command(
-    after_help = "Examples:\n  tare run 'sleep 0.1'\n  tare run --runs 20 'gzip -k -f data' 'zstd -f data'\n  \
-                  tare run --export-json out.json -L count 10,20 'seq {count}'\n  tare run --memory-limit 512MB --wall-limit 10s -- ./solver input.cnf"
-)]
-pub struct RunArgs {
-    /// Commands to benchmark, each one string split into words like a shell would (no shell is
-    /// started unless --shell). After `--`, one command given as separate words.
-    #[arg(value_name = "COMMAND")]
-    commands: Vec<String>,
-    /// One command as argv, after `--` (e.g. `tare run -- prog arg1 arg2`).
-    #[arg(last = true, value_name = "ARGV")]
-    argv: Vec<String>,
-
-    /// Name of a command in the output (repeat once per command, in order; {PARAM} allowed).
-    #[arg(
-        short = 'n',
-        long = "name",
-        visible_alias = "command-name",
-        value_name = "NAME"
-    )]
-    names: Vec<String>,
-    /// Run commands through this shell: --shell=bash, or --shell alone for /bin/sh;
-    /// --shell=none runs them without one (the default: split into words, no shell).
-    #[arg(long, value_name = "SHELL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "/bin/sh", conflicts_with_all = ["shell_short", "no_shell"])]
-    shell: Option<String>,
-    /// Run commands through this shell, e.g. -S bash (hyperfine's -S); -S none: no shell.
-    #[arg(short = 'S', value_name = "SHELL", conflicts_with = "no_shell")]
-    shell_short: Option<String>,
-    /// Run commands without a shell (tare's default; hyperfine's -N).
-    #[arg(short = 'N', long = "no-shell")]
-    no_shell: bool,
-
-    /// Runs before measuring each command: measured and kept in the results, excluded from statistics.
-    #[arg(short = 'w', long, value_name = "N", default_value_t = 0)]
-    warmup: usize,
-    /// Exactly N counted runs per command (instead of stopping at the precision target).
-    #[arg(short = 'r', long, value_name = "N", conflicts_with_all = ["min_runs", "max_runs", "stop", "precision"])]
-    runs: Option<usize>,
-    /// Fewest counted runs before the adaptive rule may stop [default: 10, or --max-runs if lower].
-    #[arg(short = 'm', long, value_name = "N")]
-    min_runs: Option<usize>,
-    /// Most counted runs per command.
-    #[arg(short = 'M', long, value_name = "N", default_value_t = 10_000)]
-    max_runs: usize,
-    /// Stop once the 95% CI of the median wall time is within ± this of the median.
-    #[arg(long, value_name = "PCT", default_value = "1%")]
-    precision: String,
-    /// Stop measuring a command after this much time (e.g. 30s, 2m).
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
-    time_budget: String,
-    /// A stop rule, e.g. "runs >= 20 and ci(median) < 1%"; see docs/statistics.md. It is
-    /// capped by --max-runs and --time-budget unless --no-cap.
-    #[arg(long, value_name = "RULE")]
-    stop: Option<String>,
-    /// Let a --stop rule run without the --max-runs / --time-budget caps (until it holds or Ctrl-C).
-    #[arg(long, requires = "stop")]
-    no_cap: bool,
-    /// Order of runs with several commands: interleaved rounds (shuffled each round) or sequential.
-    #[arg(long, value_enum, default_value_t = OrderArg::Interleaved)]
-    order: OrderArg,
-    /// Seed for the run order (and resampling); recorded in the results. Random by default.
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-
-    /// The benchmark others are compared with: its name or its 1-based position (default: the first).
-    #[arg(long, value_name = "NAME|INDEX")]
-    reference: Option<String>,
-    #[command(flatten)]
-    verdict: super::opts::VerdictArgs,
-    /// Drop runs beyond Tukey's fences from the statistics (they stay in the results, marked).
-    #[arg(long)]
-    discard_outliers: bool,
-
-    /// Shell command run before every run (untimed).
-    #[arg(short = 'p', long, value_name = "CMD")]
-    prepare: Option<String>,
-    /// Shell command run after every run (untimed).
-    #[arg(short = 'C', long, value_name = "CMD")]
-    conclude: Option<String>,
-    /// Shell command run once before each command's runs.
-    #[arg(short = 's', long, value_name = "CMD")]
-    setup: Option<String>,
-    /// Shell command run once after each command's runs.
-    #[arg(short = 'c', long, value_name = "CMD")]
-    cleanup: Option<String>,
-    /// Wall-time limit of each --setup/--cleanup/--prepare/--conclude action (default 10min; "none" for no limit).
-    #[arg(long, value_name = "DURATION")]
-    action_timeout: Option<String>,
-    /// Leave what actions start in the background running (e.g. a server started by --setup); by default it is killed when the action ends.
-    #[arg(long)]
-    keep_action_daemons: bool,
-    /// File given to every run as standard input (default: nothing).
-    #[arg(long, value_name = "FILE")]
-    input: Option<PathBuf>,
-    #[command(flatten)]
-    command_output: super::opts::CommandOutputArgs,
-    /// Keep going when a run exits non-zero (it is counted) or hits a limit (it is recorded, not counted).
-    #[arg(short = 'i', long)]
-    ignore_failure: bool,
-
-    #[command(flatten)]
-    params: super::opts::ParamArgs,
-
-    /// CPU time limit of each run's whole process tree (seconds, or with a unit).
-    #[arg(long, value_name = "SECONDS")]
-    cpu_limit: Option<String>,
-    /// Wall time limit of each run.
-    #[arg(long, value_name = "SECONDS")]
-    wall_limit: Option<String>,
-    /// Memory + swap limit of each run's whole tree, with a unit (e.g. 512MB, 2GiB).
-    #[arg(long, value_name = "BYTES")]
-    memory_limit: Option<String>,
-    /// Most tasks (processes + threads) alive at once in a run: stops fork bombs.
-    #[arg(long, value_name = "N")]
-    pids_limit: Option<u64>,
-    #[command(flatten)]
-    cores: super::opts::CoreArgs,
-
-    /// Before each run, wait until the hottest CPU thermal zone is below TEMP °C (5 °C
-    /// hysteresis), at most MAX_WAIT (default 60s), e.g. 60 or 55:2m.
-    #[arg(long, value_name = "TEMP[:MAX_WAIT]")]
-    cool_down: Option<String>,
-    /// Before each run, spin on the run's cores until they report maximum frequency, at most
-    /// MAX (default 10s): for machines whose governor cannot be set.
-    #[arg(long, value_name = "MAX", num_args = 0..=1, require_equals = true, default_missing_value = "10s")]
-    heat_up: Option<String>,
-    /// Pause between runs (e.g. 500ms; 0 for none).
-    #[arg(long, value_name = "DURATION")]
-    sleep_between: Option<String>,
-    /// Scheduling priority of runs: normal, high (nice -20) or realtime (SCHED_FIFO, capped
-    /// at --cpu-limit or 60 s of CPU without blocking); high and realtime need root.
-    #[arg(long, value_enum, default_value_t = PriorityArg::Normal)]
-    priority: PriorityArg,
-    /// Runs during which other processes used more than this share of the run's CPUs (or the
-    /// hypervisor stole it) are flagged as interfered.
-    #[arg(long, value_name = "PCT", default_value = "5%")]
-    interference_threshold: String,
-    /// Interfered runs do not count in the statistics (they stay in the results, marked).
-    #[arg(long)]
-    exclude_interfered: bool,
-
-    /// Run each run (or block of --randomize-every runs; rounds when interleaved) in a freshly
-    /// drawn setup: comma list of env (padding variable TARE_PAD), aslr (on/off), cwd (path
-    /// length/depth), argv0 (program path length), or all. Each run records its setup and seed.
-    #[arg(long, value_name = "FACTORS")]
-    randomize: Option<String>,
-    /// A new setup every N runs (rounds when interleaved).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    randomize_every: usize,
-    /// Draw N setups up front and rotate through them (repeated runs per setup).
-    #[arg(long, value_name = "N", conflicts_with = "replay_setup")]
-    setups: Option<usize>,
-    /// Run every run in one recorded setup: RESULTS.json:SEED takes the factors and ranges from
-    /// those results; a bare SEED (a run's `setup.seed`) needs the --randomize it was drawn with.
-    #[arg(long, value_name = "[RESULTS.json:]SEED")]
-    replay_setup: Option<String>,
-    /// Follow a plan written by `tare plan --output`: its setups × runs per setup, its factors.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "stop", "setups", "replay_setup"])]
-    plan: Option<PathBuf>,
-    /// Count events per run with perf stat (e.g. cycles,instructions or task-clock,page-faults);
-    /// checked before the first run. perf's start-up is then inside the measured times.
-    #[arg(long, value_name = "EVENTS")]
-    counters: Option<String>,
-    /// Build-time setups: a shell command run once per variant before measuring, with {seed}
-    /// (1…N) and {out} (a fresh output path); {out} in the commands is the run's variant
-    /// (e.g. --build 'make SEED={seed} OUT={out}' '{out} input'). Variants rotate with setups.
-    #[arg(long, value_name = "CMD")]
-    build: Option<String>,
-    /// Number of build variants.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    build_variants: usize,
-    /// Size range of the TARE_PAD variable for --randomize env, in bytes.
-    #[arg(long, value_name = "MIN:MAX", default_value = "0:4096")]
-    env_pad_range: String,
-
-    #[command(flatten)]
-    exports: super::opts::ExportArgs,
-    /// Add the finished session to the history store: --store PATH, --store postgresql://…, or
-    /// --store default (TARE_STORE, else .tare/history.sqlite in the git repository, see `tare
-    /// history --help`); the commit is read from git in the current directory.
-    #[arg(long, value_name = "URL|PATH|default")]
-    store: Option<String>,
-    /// Record environment variable values in the results (names only by default).
-    #[arg(long)]
-    record_env_values: bool,
-    /// Start even when the journal beside the export (FILE.journal) holds the runs of a session
-    /// that did not finish, discarding them (default: refuse; keep them with `tare recover`).
-    #[arg(long)]
-    overwrite_journal: bool,
-    #[command(flatten)]
-    style: super::opts::StyleArgs,
-    /// Unit of times on the terminal and in the summary tables (default: chosen per benchmark).
-    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
-    time_unit: Option<TimeUnitArg>,
-    /// Order of benchmarks on the terminal and in the summary tables: auto/command (as given)
-    /// or median-time (fastest first; hyperfine's mean-time is accepted).
-    #[arg(long, value_enum, value_name = "METHOD", default_value_t = SortArg::Auto)]
-    sort: SortArg,
-    /// Print the full measurement method after the summary (always in the exports).
-    #[arg(short = 'v', long)]
-    verbose: bool,
-    #[command(flatten)]
-    backend: super::opts::BackendArgs,
-
-    /// Isolate every run: own user, mount, PID, IPC, UTS and network namespaces, read-only
-    /// file system, private /tmp, no capabilities (see docs/isolation.md).
-    #[arg(long)]
-    isolate: bool,
-    #[command(flatten)]
-    isolation: super::suite::IsolationArgs,
-    #[command(flatten)]
-    meters: super::meters::MeterArgs,
-    #[command(flatten)]
-    remote: super::remote::HostArgs,
-    /// Print the session and each finished run as journal lines on stdout, and the results at
-    /// the end, instead of the summary (what `--host` reads over the connection).
-    #[arg(long, hide = true)]
-    stream_journal: bool,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum TimeUnitArg {
-    Second,
-    Millisecond,
-    Microsecond,
-    Nanosecond,
-}
-
-impl TimeUnitArg {
-    fn scale(self) -> (f64, &'static str) {
-        match self {
-            TimeUnitArg::Second => (1.0, "s"),
-            TimeUnitArg::Millisecond => (1e3, "ms"),
-            TimeUnitArg::Microsecond => (1e6, "µs"),
-            TimeUnitArg::Nanosecond => (1e9, "ns"),
-        }
-    }
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum SortArg {
-    Auto,
-    Command,
-    #[value(alias = "mean-time")]
-    MedianTime,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum OrderArg {
-    Interleaved,
-    Sequential,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum PriorityArg {
-    Normal,
-    High,
-    Realtime,
-}
-
-#[derive(Args, Debug)]
-pub struct RecoverArgs {
-    /// The journal left beside an export file (FILE.journal).
-    journal: PathBuf,
-    #[command(flatten)]
-    exports: super::opts::ExportArgs,
-    #[command(flatten)]
-    style: super::opts::StyleArgs,
-}
 
 /// Finds `program` like execvp would; errors are one line with what to do.
 pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result<()> {
@@ -455,12 +182,12 @@ pub(crate) fn shell_syntax(text: &str) -> Option<&'static str> {
 /// Reference, test, α and noise threshold for the comparisons.
 fn analysis_settings(a: &RunArgs, plans: &[BenchmarkPlan]) -> anyhow::Result<Analysis> {
     let names: Vec<String> = plans.iter().map(|b| b.name.clone()).collect();
-    let reference = super::opts::reference_index(a.reference.as_deref(), &names)?;
+    let reference = crate::cli::opts::reference_index(a.reference.as_deref(), &names)?;
     let alpha = a.verdict.alpha()?;
     let noise = a.verdict.noise()?;
     Ok(Analysis {
         reference,
-        welch: a.verdict.test == super::opts::TestArg::Welch,
+        welch: a.verdict.test == crate::cli::opts::TestArg::Welch,
         alpha,
         noise,
         discard_outliers: a.discard_outliers,
@@ -778,57 +505,31 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
     Ok((rule, targets))
 }
 
-/// Journal + progress bar, fed by the method layer.
-struct Watch {
-    journal: Option<Journal>,
-    /// `--stream-journal`: journal lines on stdout as well.
-    stream: bool,
-    progress: Progress,
-    current: Option<usize>,
+/// Everything `tare run` resolved from its arguments before the first run: the plan, the
+/// session record it fills, where results go, how to present them, and the guards that must
+/// live as long as the session (claimed export paths, registered cores).
+pub(super) struct Prepared {
+    pub(super) plan: Plan,
+    pub(super) session: Session,
+    pub(super) backend: Box<dyn exec::Backend>,
+    pub(super) targets: Targets,
+    pub(super) exports: crate::cli::opts::ExportArgs,
+    pub(super) history: Option<crate::store::Store>,
+    pub(super) style: Style,
+    pub(super) verbose: bool,
+    pub(super) overwrite_journal: bool,
+    pub(super) keep_action_daemons: bool,
+    pub(super) stream_journal: bool,
+    pub(super) _claims: crate::results::fsio::Claims,
+    pub(super) _pinned: Option<crate::machine::pinned::Registration>,
 }
 
-impl Observer for Watch {
-    fn started(&mut self, benches: &[Benchmark], current: Option<usize>) {
-        self.current = current;
-        self.progress.update(benches, current);
-    }
-    fn run_finished(&mut self, benches: &[Benchmark], index: usize) -> anyhow::Result<()> {
-        if let Some(j) = &mut self.journal {
-            if let Some(run) = benches[index].runs.last() {
-                j.append(index, run)?;
-            }
-        }
-        if self.stream {
-            if let Some(run) = benches[index].runs.last() {
-                crate::remote::host::stream_run(index, run)?;
-            }
-        }
-        self.progress.update(benches, self.current);
-        Ok(())
-    }
-    fn finished(&mut self, benches: &[Benchmark], _current: Option<usize>) {
-        self.progress.update(benches, self.current);
-    }
-}
-
-/// `tare run`.
-pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
-    if a.remote.host.is_some() {
-        // Measured by tare on the other machine; the arguments go there as given.
-        let args = crate::remote::host::own_args(2)?;
-        let style = a.style.style();
-        let local = crate::remote::host::Local {
-            exports: a.exports.exports(),
-            html: a.exports.export_html.clone(),
-            summary: style != Style::None,
-            color: style.color(),
-            verbose: a.verbose,
-            overwrite_journal: a.overwrite_journal,
-        };
-        return crate::remote::host::run_command(&a.remote.options(), &args, &local);
-    }
+/// Resolves `tare run`'s arguments once, into a checked plan and an empty session: programs
+/// found, parameters expanded, limits, stop rule, setups, cores, backend and export paths
+/// checked; the machine's warnings said. Nothing has run yet.
+pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     if let Some(path) = a.plan.clone() {
-        let p = super::plan_cmd::read_plan(&path)?;
+        let p = crate::cli::plan_cmd::read_plan(&path)?;
         a.runs = Some(p.setups * p.runs_per_setup);
         a.setups = Some(p.setups);
         if a.randomize.is_none() {
@@ -907,7 +608,7 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     };
     let output = a.command_output.sink()?;
     let (
-        super::opts::Cores {
+        crate::cli::opts::Cores {
             run: run_cores,
             tare: tare_cores,
             notes: core_notes,
@@ -915,11 +616,11 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
         },
         _pinned,
     ) = a.cores.resolve(&root, "tare run")?;
-    let exports = a.exports.exports();
+    let _exports = a.exports.exports();
     let _claims = a.exports.check()?;
     // The store is opened (created, migrated) before the first run: a bad URL stops here.
-    let mut history = match &a.store {
-        Some(spec) => Some(super::history::open_for_run(Some(spec.as_str()))?),
+    let history = match &a.store {
+        Some(spec) => Some(crate::cli::history::open_for_run(Some(spec.as_str()))?),
         None => None,
     };
     let needs = Needs {
@@ -928,9 +629,9 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
     };
     let backend = a.backend.detect(&needs)?;
     let style = a.style.style();
-    let color = style.color();
+    let _color = style.color();
     let method_record = backend.method();
-    super::meters::check_backend(&meter_plan, backend.kind())?;
+    crate::cli::meters::check_backend(&meter_plan, backend.kind())?;
     if style != Style::None && chosen.is_none() && a.argv.is_empty() {
         for c in &a.commands {
             if let Some(syntax) = shell_syntax(c) {
@@ -1090,149 +791,26 @@ pub fn run(mut a: RunArgs) -> anyhow::Result<i32> {
             .insert("sort".into(), serde_json::json!("median-time"));
     }
     if history.is_some() {
-        if let Some(c) = super::history::current_commit() {
+        if let Some(c) = crate::cli::history::current_commit() {
             session.extra.insert("git".into(), serde_json::json!(c));
         }
     }
-    let journal = match export::journal_beside(&exports) {
-        Some(e) => Some(Journal::create(
-            journal::path_for(&e.path),
-            &session,
-            a.overwrite_journal,
-        )?),
-        None => None,
-    };
-    let cancel = crate::output::install_stop_signals()?;
-    if !a.keep_action_daemons {
-        // What leaves a run's groups and is orphaned comes to tare, to be killed at the run's end.
-        crate::exec::reaper::become_subreaper();
-    }
-    let executor = Executor::new(backend);
-    if a.stream_journal {
-        crate::remote::host::stream_session(&session)?;
-    }
-    let mut watch = Watch {
-        journal,
-        stream: a.stream_journal,
-        progress: Progress::new(style == Style::Full, targets),
-        current: None,
-    };
-    let outcome = method::execute(&plan, &executor, &mut session, &mut watch, &cancel);
-    watch.progress.clear();
-    drop(executor);
-    session.complete = matches!(outcome, Outcome::Complete);
-    if a.stream_journal {
-        crate::remote::host::stream_results(&session)?;
-    } else if style != Style::None {
-        print!("{}", terminal::summary_with(&session, color, a.verbose));
-    }
-    let journal = watch.journal.take();
-    let mut failures = crate::results::logger::log_all(
-        &a.exports.loggers(),
-        &session,
-        journal.as_ref().map(|j| j.path()),
-    );
-    if let Some(st) = history.as_mut() {
-        if session.complete {
-            let json = exports
-                .iter()
-                .find(|e| e.format == Format::Json)
-                .map(|e| e.path.as_path());
-            if let Err(e) = super::history::store_session(st, &session, json) {
-                failures.push(format!("{e:#}"));
-            }
-        }
-    }
-    if let Some(j) = journal {
-        if failures.is_empty() {
-            j.finish()
-                .map_err(|e| UserError::run_failed(format!("{e:#}")))?;
-        }
-    }
-    finish(outcome, failures, &session)
-}
 
-/// The exit of a session once its exports are written: the outcome's, then export failures
-/// (exit 3: runs have started), then a benchmark without a counted run (exit 3).
-fn finish(outcome: Outcome, mut failures: Vec<String>, session: &Session) -> anyhow::Result<i32> {
-    if let Some(e) = crate::output::stdout_error() {
-        failures.push(format!(
-            "the summary could not be written to standard output ({e})"
-        ));
-    }
-    let after_start = |e: anyhow::Error| -> anyhow::Error {
-        if e.downcast_ref::<UserError>().is_some() {
-            e
-        } else {
-            UserError::run_failed(format!("{e:#}")).into()
-        }
-    };
-    let with_failures = |e: anyhow::Error| -> anyhow::Error {
-        if failures.is_empty() {
-            return e;
-        }
-        let code = crate::error::exit_code_of(&e);
-        UserError {
-            code,
-            message: format!("{e:#}; {}", failures.join("; ")),
-        }
-        .into()
-    };
-    match outcome {
-        Outcome::Complete => {}
-        Outcome::Interrupted => return Err(with_failures(UserError::interrupted().into())),
-        Outcome::Failed(e) => return Err(with_failures(after_start(e))),
-    }
-    if !failures.is_empty() {
-        return Err(UserError::run_failed(failures.join("; ")).into());
-    }
-    if let Some(b) = session
-        .benchmarks
-        .iter()
-        .find(|b| !b.runs.iter().any(|r| r.counted))
-    {
-        return Err(UserError::run_failed(format!(
-            "'{}' has no counted run: every run failed, hit a limit or was excluded (see the results); fix the command, raise the limits or stop what interferes",
-            b.name
-        ))
-        .into());
-    }
-    Ok(exit::OK)
-}
-
-/// `tare recover`: rebuild results from a journal. Once a JSON export holds its runs, the
-/// journal is removed (a new session may then use the path); otherwise it is kept.
-pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
-    let _claims = a.exports.check()?;
-    let recovering = journal::open_for_recovery(&a.journal)?;
-    let mut session = recovering.recovered.session.clone();
-    let skipped = &recovering.recovered.skipped;
-    if skipped.total() > 0 {
-        eprintln!(
-            "tare: warning: {}: {}; every valid run was kept",
-            a.journal.display(),
-            skipped.describe()
-        );
-    }
-    for b in &mut session.benchmarks {
-        b.summary = crate::conclude::summary::summarize(b);
-        if b.stop_reason.is_empty() {
-            b.stop_reason = "recovered from a journal: the session did not finish".into();
-        }
-    }
-    let style = a.style.style();
-    if style != Style::None {
-        print!("{}", terminal::summary(&session, style.color()));
-    }
-    let failures =
-        crate::results::logger::log_all(&a.exports.loggers(), &session, Some(&a.journal));
-    if !failures.is_empty() {
-        return Err(UserError::run_failed(failures.join("; ")).into());
-    }
-    if a.exports.export_json.is_some() {
-        recovering.remove()?;
-    }
-    Ok(exit::OK)
+    Ok(Prepared {
+        plan,
+        session,
+        backend,
+        targets,
+        exports: a.exports.clone(),
+        history,
+        style,
+        verbose: a.verbose,
+        overwrite_journal: a.overwrite_journal,
+        keep_action_daemons: a.keep_action_daemons,
+        stream_journal: a.stream_journal,
+        _claims,
+        _pinned,
+    })
 }
 
 #[cfg(test)]

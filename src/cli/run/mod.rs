@@ -1,0 +1,74 @@
+//! `tare run` (and `tare recover`): parse (`args`) → resolve once into a checked plan
+//! (`options::prepare`) → execute and present (`session::execute`). Where the runs happen is
+//! chosen first: here, or by tare on another machine (`--host`, `remote::host`), which then
+//! gets the arguments as given.
+
+mod args;
+mod options;
+mod session;
+
+pub use args::{RecoverArgs, RunArgs};
+pub(crate) use options::{aslr_usable, check_program};
+
+use crate::error::{exit, UserError};
+use crate::report::{terminal, Style};
+use crate::results::journal::{self};
+
+/// `tare run`.
+pub fn run(a: RunArgs) -> anyhow::Result<i32> {
+    if a.remote.host.is_some() {
+        return on_host(&a);
+    }
+    session::execute(options::prepare(a)?)
+}
+
+/// Measured by tare on the other machine; the arguments go there as given, and what comes
+/// back is journalled, summarized and exported here.
+fn on_host(a: &RunArgs) -> anyhow::Result<i32> {
+    let args = crate::remote::host::own_args(2)?;
+    let style = a.style.style();
+    let local = crate::remote::host::Local {
+        exports: a.exports.exports(),
+        html: a.exports.export_html.clone(),
+        summary: style != Style::None,
+        color: style.color(),
+        verbose: a.verbose,
+        overwrite_journal: a.overwrite_journal,
+    };
+    crate::remote::host::run_command(&a.remote.options(), &args, &local)
+}
+
+/// `tare recover`: rebuild results from a journal. Once a JSON export holds its runs, the
+/// journal is removed (a new session may then use the path); otherwise it is kept.
+pub fn recover(a: RecoverArgs) -> anyhow::Result<i32> {
+    let _claims = a.exports.check()?;
+    let recovering = journal::open_for_recovery(&a.journal)?;
+    let mut session = recovering.recovered.session.clone();
+    let skipped = &recovering.recovered.skipped;
+    if skipped.total() > 0 {
+        eprintln!(
+            "tare: warning: {}: {}; every valid run was kept",
+            a.journal.display(),
+            skipped.describe()
+        );
+    }
+    for b in &mut session.benchmarks {
+        b.summary = crate::conclude::summary::summarize(b);
+        if b.stop_reason.is_empty() {
+            b.stop_reason = "recovered from a journal: the session did not finish".into();
+        }
+    }
+    let style = a.style.style();
+    if style != Style::None {
+        print!("{}", terminal::summary(&session, style.color()));
+    }
+    let failures =
+        crate::results::logger::log_all(&a.exports.loggers(), &session, Some(&a.journal));
+    if !failures.is_empty() {
+        return Err(UserError::run_failed(failures.join("; ")).into());
+    }
+    if a.exports.export_json.is_some() {
+        recovering.remove()?;
+    }
+    Ok(exit::OK)
+}
