@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+pub mod escape;
+
 /// The built `tare` binary, without colors.
 pub fn tare() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tare"));
