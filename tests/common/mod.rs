@@ -4,6 +4,7 @@
 use std::process::Command;
 
 pub mod escape;
+pub mod nodes;
 
 /// The built `tare` binary, without colors.
 pub fn tare() -> Command {
