@@ -3,6 +3,7 @@
 mod common;
 #[path = "common/skip.rs"]
 mod skip;
+use common::escape::{kill_survivors, EscapeGroups};
 use common::{is_root, survivors, tare};
 
 use serde_json::Value;
@@ -18,6 +19,23 @@ fn run_ok(args: &[&str]) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// `tare run --style STYLE --runs RUNS --export-json JSON -- sh -c SCRIPT`, which must succeed.
+fn run_sh(style: &str, runs: u32, json: &Path, script: &str) -> Output {
+    run_ok(&[
+        "run",
+        "--style",
+        style,
+        "--runs",
+        &runs.to_string(),
+        "--export-json",
+        json.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ])
 }
 
 fn json(path: &Path) -> Value {
@@ -129,19 +147,12 @@ fn cpu_of_killed_unwaited_child_is_counted() {
         s = sign.display()
     );
     let direct = dir.path().join("d.json");
-    run_ok(&[
-        "run",
-        "--style",
+    run_sh(
         "none",
-        "--runs",
-        "3",
-        "--export-json",
-        direct.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
+        3,
+        &direct,
         "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done",
-    ]);
+    );
     // The least of three: the same loop's CPU time varies with what runs beside it on a
     // shared VM (one direct run read 0.41 s where the killed child's run read 0.23 s, with
     // the other tests of this file running in parallel).
@@ -149,19 +160,7 @@ fn cpu_of_killed_unwaited_child_is_counted() {
         .iter()
         .map(|r| r["cpu_time"].as_f64().unwrap())
         .fold(f64::INFINITY, f64::min);
-    run_ok(&[
-        "run",
-        "--style",
-        "none",
-        "--runs",
-        "2",
-        "--export-json",
-        j.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+    run_sh("none", 2, &j, &script);
     for r in runs(&json(&j), 0) {
         let cpu = r["cpu_time"].as_f64().unwrap();
         assert!(
@@ -183,19 +182,7 @@ fn peak_memory_of_child_300mb() {
     let j = dir.path().join("r.json");
     let alloc =
         "python3 -c 'x = bytearray(300 * 1024 * 1024); x[::4096] = b\"a\" * len(x[::4096])'";
-    run_ok(&[
-        "run",
-        "--style",
-        "none",
-        "--runs",
-        "2",
-        "--export-json",
-        j.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        alloc,
-    ]);
+    run_sh("none", 2, &j, alloc);
     for r in runs(&json(&j), 0) {
         let peak = r["peak_memory"].as_u64().unwrap();
         assert!(
@@ -761,51 +748,17 @@ fn an_orphan_that_left_the_runs_cgroups_is_killed_at_the_runs_end() {
             "run the tests as root (sudo -E cargo test)",
         );
     }
-    let name = format!("tare-test-escape-{}", std::process::id());
-    let groups: Vec<std::path::PathBuf> = ["cpuacct", "memory"]
-        .iter()
-        .map(|c| Path::new("/sys/fs/cgroup").join(c).join(&name))
-        .collect();
-    if !groups
-        .iter()
-        .all(|g| g.parent().unwrap().join("cgroup.procs").exists())
-    {
+    let Some(groups) = EscapeGroups::make("tare-test-escape") else {
         return skip::skip("cgroup v1 cpuacct and memory", "no v1 cpuacct/memory here");
-    }
-    for g in &groups {
-        std::fs::create_dir_all(g).unwrap();
-    }
+    };
     let marker = format!("302.{}", std::process::id());
-    let moves: String = groups
-        .iter()
-        .map(|g| format!("echo $$ > {}/cgroup.procs; ", g.display()))
-        .collect();
+    let moves = groups.moves();
     let script = format!("(setsid sh -c '{moves}exec sleep {marker}' &); sleep 0.3");
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
-    let out = run_ok(&[
-        "run",
-        "--style",
-        "none",
-        "--runs",
-        "2",
-        "--export-json",
-        j.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    let left = survivors(&format!("sleep {marker}"));
-    for p in &left {
-        let pid: i32 = p.split(':').next().unwrap().parse().unwrap();
-        // SAFETY: kill(2) with a pid of a process this test's command started.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    std::thread::sleep(Duration::from_millis(200));
-    for g in &groups {
-        let _ = std::fs::remove_dir(g);
-    }
+    let out = run_sh("none", 2, &j, &script);
+    let left = kill_survivors(&format!("sleep {marker}"));
+    drop(groups);
     assert!(left.is_empty(), "survivors after tare exited: {left:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("were killed at the run's end"), "{err}");
@@ -832,19 +785,7 @@ fn escaped_run_is_marked_and_warned() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
     let script = format!("echo $$ > {root}; i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done");
-    let out = run_ok(&[
-        "run",
-        "--style",
-        "basic",
-        "--runs",
-        "2",
-        "--export-json",
-        j.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
+    let out = run_sh("basic", 2, &j, &script);
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(
         summary.contains("2 left their cgroups (CPU time and peak memory incomplete)"),

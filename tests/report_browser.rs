@@ -3,8 +3,9 @@
 //! file://, offline) and checks that the summary table and every plot render, that there are no
 //! console errors, that sorting and filtering work, and that the screenshot is not blank.
 //!
-//! Skips with a message when chromium is missing and `CI` is unset (set `TARE_BROWSER_INSTALL=1`
-//! to let run.sh install it); with `CI` set it must run.
+//! Needs no network: `.ci/services.d/40-browser.sh` installs chromium, node and the npm packages
+//! beforehand. Skips (naming that script) when something is missing and `CI` is unset; with `CI`
+//! set it must run.
 
 #[path = "common/skip.rs"]
 mod skip;
@@ -70,12 +71,10 @@ fn report_renders_in_chromium() {
             !in_ci,
             "browser test skipped in CI, where it must run:\n{stdout}{stderr}"
         );
+        let line = stdout.trim();
         skip::skip(
-            "chromium, node and npm",
-            &format!(
-                "run with CI=true or TARE_BROWSER_INSTALL=1 ({})",
-                stdout.trim()
-            ),
+            "chromium, node and tests/browser/node_modules",
+            line.strip_prefix("SKIP: ").unwrap_or(line),
         );
         return;
     }

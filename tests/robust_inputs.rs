@@ -201,10 +201,7 @@ fn zero_device(dir: &Path) -> Option<PathBuf> {
         return None;
     }
     let p = dir.join("zero");
-    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: `c` is a NUL-terminated path that outlives the call.
-    let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 5)) };
-    (r == 0).then_some(p)
+    common::nodes::mknod_char(&p, 1, 5).ok().map(|()| p)
 }
 
 fn results_file(dir: &Path) -> PathBuf {
@@ -263,9 +260,7 @@ fn an_endless_device_is_refused_at_the_input_limit_by_every_reader() {
 fn an_endless_fifo_is_refused_at_the_input_limit() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("endless");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: `c` is a NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    common::nodes::mkfifo(&fifo);
     // An endless writer: stops when the reader goes away (EPIPE; Rust ignores SIGPIPE).
     let writer = {
         let p = fifo.clone();

@@ -380,9 +380,7 @@ fn a_journal_path_holding_a_link_a_fifo_or_a_foreign_file_is_refused_untouched()
     // A FIFO: refused at once (not opened and waited on), and stays a FIFO.
     let b = dir.path().join("b.json");
     let fifo = dir.path().join("b.json.journal");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: `c` is a NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    common::nodes::mkfifo(&fifo);
     let (code, err) = run(&b, true);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("a FIFO, not a journal"), "{err}");

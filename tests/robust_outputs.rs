@@ -10,8 +10,8 @@ mod common;
 #[path = "common/skip.rs"]
 mod skip;
 
+use common::nodes::{mkfifo, mknod_char};
 use common::{is_root, tare};
-use std::ffi::CString;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::process::Output;
@@ -35,20 +35,6 @@ fn run_with(option: &str, path: &Path) -> Output {
         .unwrap()
 }
 
-fn mknod_char(path: &Path, major: u32, minor: u32) {
-    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    let dev = libc::makedev(major, minor);
-    // SAFETY: `c` is a NUL-terminated path that outlives the call.
-    let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, dev) };
-    assert_eq!(r, 0, "mknod {}", path.display());
-}
-
-fn mkfifo(path: &Path) {
-    let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: `c` is a NUL-terminated path that outlives the call.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -60,7 +46,7 @@ fn a_null_device_stays_a_device_in_every_format() {
     }
     let d = tempfile::tempdir().unwrap();
     let null = d.path().join("null");
-    mknod_char(&null, 1, 3);
+    mknod_char(&null, 1, 3).expect("mknod");
     for option in FORMATS {
         let o = run_with(option, &null);
         assert_eq!(o.status.code(), Some(0), "{option}: {}", stderr(&o));
@@ -82,7 +68,7 @@ fn a_full_device_stays_a_device_and_the_session_exits_3_naming_it() {
     }
     let d = tempfile::tempdir().unwrap();
     let full = d.path().join("full");
-    mknod_char(&full, 1, 7);
+    mknod_char(&full, 1, 7).expect("mknod");
     for option in FORMATS {
         let o = run_with(option, &full);
         let err = stderr(&o);
@@ -301,7 +287,7 @@ fn a_summary_lost_to_a_full_stdout_is_not_exit_0() {
     }
     let d = tempfile::tempdir().unwrap();
     let full = d.path().join("full");
-    mknod_char(&full, 1, 7);
+    mknod_char(&full, 1, 7).expect("mknod");
     let json = d.path().join("r.json");
     let o = tare()
         .args(["run", "--runs", "2", "--warmup", "0", "--export-json"])
@@ -484,7 +470,7 @@ fn an_output_device_or_fifo_is_written_in_place_and_a_fifo_without_reader_is_not
     }
     // Not named `null`, which --output reads as "discard".
     let null = d.path().join("zero");
-    mknod_char(&null, 1, 3);
+    mknod_char(&null, 1, 3).expect("mknod");
     let o = run_output(d.path(), "zero", 2, "echo HELLO", 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let m = std::fs::symlink_metadata(&null).unwrap();

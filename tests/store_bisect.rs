@@ -219,14 +219,22 @@ fn confirm_measures_two_commits_interleaved() {
         err.starts_with("tare: error: 'nope' is not a commit"),
         "{err}"
     );
-    // A build that fails names the commit: exit 3.
+    // A build that fails names the commit and ends with the last lines of its stderr: exit 3.
+    let build = "echo first >&2; echo; echo cc: not found >&2; exit 1";
     let o = tare(
         d,
         &[
-            "history", "confirm", &h[2], &h[3], "--build", "false", "--run", "./prog",
+            "history", "confirm", &h[2], &h[3], "--build", build, "--run", "./prog",
         ],
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(3), "{err}");
-    assert!(err.contains("--build 'false' failed for commit"), "{err}");
+    assert!(
+        err.contains(&format!("--build '{build}' failed for commit")),
+        "{err}"
+    );
+    assert!(
+        err.trim_end().ends_with("): first / cc: not found"),
+        "{err}"
+    );
 }

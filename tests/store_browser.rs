@@ -4,7 +4,9 @@
 //! trend plots, both change points marked, a point's link leads to its row of runs, no console
 //! errors, no external request, a screenshot that is not blank.
 //!
-//! Skips with a message when chromium is missing and `CI` is unset; with `CI` set it must run.
+//! Needs no network: `.ci/services.d/40-browser.sh` installs chromium, node and the npm packages
+//! beforehand. Skips (naming that script) when something is missing and `CI` is unset; with `CI`
+//! set it must run.
 
 mod store_support;
 use store_support::skip;
@@ -78,12 +80,10 @@ fn dashboard_renders_in_chromium() {
             !in_ci,
             "browser test skipped in CI, where it must run:\n{stdout}{stderr}"
         );
+        let line = stdout.trim();
         skip::skip(
-            "chromium, node and npm",
-            &format!(
-                "run with CI=true or TARE_BROWSER_INSTALL=1 ({})",
-                stdout.trim()
-            ),
+            "chromium, node and tests/browser/node_modules",
+            line.strip_prefix("SKIP: ").unwrap_or(line),
         );
         return;
     }

@@ -2,22 +2,14 @@
 //! a missing program an error result, and Ctrl-C keeps every finished run for `--resume`.
 //! Needs root (cgroups, namespaces); skipped with a message otherwise.
 
+mod common;
 #[path = "common/skip.rs"]
 mod skip;
+use common::escape::{kill_survivors, EscapeGroups};
+use common::is_root;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(2) == Some("0"))
-        })
-        .unwrap_or(false)
-}
 
 fn dir(name: &str) -> PathBuf {
     let d =
@@ -25,6 +17,15 @@ fn dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(d.join("in")).unwrap();
     d
+}
+
+/// `tare suite run -q --output-dir DIR/out DIR/s.toml`.
+fn suite_run(d: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tare"));
+    c.args(["suite", "run", "-q", "--output-dir"])
+        .arg(d.join("out"))
+        .arg(d.join("s.toml"));
+    c
 }
 
 fn records(out: &Path) -> Vec<serde_json::Value> {
@@ -37,7 +38,7 @@ fn records(out: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn limits_and_failures_are_classified() {
-    if !root() {
+    if !is_root() {
         skip::skip(
             "root (cgroups, namespaces)",
             "run the tests as root (sudo -E cargo test)",
@@ -73,12 +74,7 @@ expected = "ok"
     )
     .unwrap();
     let out = d.join("out");
-    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
-        .args(["suite", "run", "-q", "--output-dir"])
-        .arg(&out)
-        .arg(d.join("s.toml"))
-        .status()
-        .unwrap();
+    let st = suite_run(&d).status().unwrap();
     assert!(st.success());
     let recs = records(&out);
     let get = |tool: &str| {
@@ -99,7 +95,7 @@ expected = "ok"
 
 #[test]
 fn interrupt_keeps_finished_runs_and_resume_completes() {
-    if !root() {
+    if !is_root() {
         skip::skip(
             "root (cgroups, namespaces)",
             "run the tests as root (sudo -E cargo test)",
@@ -127,13 +123,7 @@ output = "^done$"
     )
     .unwrap();
     let out = d.join("out");
-    let child = Command::new(env!("CARGO_BIN_EXE_tare"))
-        .args(["suite", "run", "-q", "--output-dir"])
-        .arg(&out)
-        .arg(d.join("s.toml"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = suite_run(&d).stderr(Stdio::piped()).spawn().unwrap();
     // Wait until at least two runs are recorded, then press Ctrl-C.
     let t0 = Instant::now();
     while records(&out).len() < 2 && t0.elapsed() < Duration::from_secs(20) {
@@ -172,7 +162,7 @@ output = "^done$"
 
 #[test]
 fn suite_below_tmp_sees_its_inputs_under_isolation() {
-    if !root() {
+    if !is_root() {
         skip::skip(
             "root (cgroups, namespaces)",
             "run the tests as root (sudo -E cargo test)",
@@ -199,12 +189,7 @@ output = "^hello"
     )
     .unwrap();
     let out = d.path().join("out");
-    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
-        .args(["suite", "run", "-q", "--output-dir"])
-        .arg(&out)
-        .arg(d.path().join("s.toml"))
-        .status()
-        .unwrap();
+    let st = suite_run(d.path()).status().unwrap();
     assert!(st.success());
     let recs = records(&out);
     assert_eq!(recs.len(), 1);
@@ -213,7 +198,7 @@ output = "^hello"
 
 #[test]
 fn a_second_writer_of_an_output_directory_is_refused_at_once() {
-    if !root() {
+    if !is_root() {
         skip::skip(
             "root (cgroups, namespaces)",
             "run the tests as root (sudo -E cargo test)",
@@ -287,7 +272,7 @@ fn bytes_under(dir: &Path) -> u64 {
 
 #[test]
 fn a_tool_writing_without_end_never_has_more_than_the_output_limit_on_disk() {
-    if !root() {
+    if !is_root() {
         skip::skip(
             "root (cgroups, namespaces)",
             "run the tests as root (sudo -E cargo test)",
@@ -317,12 +302,7 @@ files = ["in/*.txt"]
         )
         .unwrap();
         let out = d.join("out");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tare"))
-            .args(["suite", "run", "-q", "--output-dir"])
-            .arg(&out)
-            .arg(d.join("s.toml"))
-            .spawn()
-            .unwrap();
+        let mut child = suite_run(&d).spawn().unwrap();
         // Watched while the run writes: `yes` alone writes far more than 1 MB in 3 s.
         let mut most = 0;
         let t0 = Instant::now();
@@ -363,33 +343,19 @@ files = ["in/*.txt"]
 
 #[test]
 fn a_suite_tools_orphan_that_left_its_cgroups_is_killed_and_recorded() {
-    if !root() {
+    if !is_root() {
         skip::skip(
             "root (cgroups)",
             "run the tests as root (sudo -E cargo test)",
         );
         return;
     }
-    let name = format!("tare-test-suite-escape-{}", std::process::id());
-    let groups: Vec<PathBuf> = ["cpuacct", "memory"]
-        .iter()
-        .map(|c| Path::new("/sys/fs/cgroup").join(c).join(&name))
-        .collect();
-    if !groups
-        .iter()
-        .all(|g| g.parent().unwrap().join("cgroup.procs").exists())
-    {
+    let Some(groups) = EscapeGroups::make("tare-test-suite-escape") else {
         skip::skip("cgroup v1 cpuacct and memory", "no v1 cpuacct/memory here");
         return;
-    }
-    for g in &groups {
-        std::fs::create_dir_all(g).unwrap();
-    }
+    };
     let marker = format!("303.{}", std::process::id());
-    let moves: String = groups
-        .iter()
-        .map(|g| format!("echo $$ > {}/cgroup.procs; ", g.display()))
-        .collect();
+    let moves = groups.moves();
     let d = dir("escape");
     std::fs::write(d.join("in/a.txt"), "a").unwrap();
     std::fs::write(
@@ -409,32 +375,9 @@ files = ["in/*.txt"]
     )
     .unwrap();
     let out = d.join("out");
-    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
-        .args(["suite", "run", "-q", "--output-dir"])
-        .arg(&out)
-        .arg(d.join("s.toml"))
-        .status()
-        .unwrap();
-    // Survivors: processes whose command line holds the marker.
-    let mut left = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmd).contains(&marker) {
-            if let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() {
-                left.push(pid);
-            }
-        }
-    }
-    for &pid in &left {
-        // SAFETY: kill(2) with the pid of a process this test's suite started.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    std::thread::sleep(Duration::from_millis(200));
-    for g in &groups {
-        let _ = std::fs::remove_dir(g);
-    }
+    let st = suite_run(&d).status().unwrap();
+    let left = kill_survivors(&format!("sleep {marker}"));
+    drop(groups);
     assert!(st.success());
     assert!(left.is_empty(), "survivors after tare exited: {left:?}");
     let recs = records(&out);

@@ -691,13 +691,11 @@ fn build_in(wt: &Worktree, hash: &str, build: &str) -> Result<()> {
         .output()
         .map_err(|e| usage(format!("--build: cannot start /bin/sh: {e}")))?;
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(3).collect();
         return Err(UserError::run_failed(format!(
             "--build '{build}' failed for commit {} ({}): {}",
             &hash[..10.min(hash.len())],
             out.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+            crate::exec::capture::last_lines(&out.stderr, 3)
         ))
         .into());
     }

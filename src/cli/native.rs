@@ -70,16 +70,10 @@ trait Harness {
 
 /// The last non-empty line of a failed process's stderr, else of its stdout: its reason.
 fn last_line(out: &std::process::Output) -> String {
-    let pick = |b: &[u8]| {
-        String::from_utf8_lossy(b)
-            .lines()
-            .rev()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .map(str::to_string)
-    };
-    pick(&out.stderr)
-        .or_else(|| pick(&out.stdout))
+    [&out.stderr, &out.stdout]
+        .into_iter()
+        .map(|b| crate::exec::capture::last_lines(b, 1))
+        .find(|l| !l.is_empty())
         .unwrap_or_else(|| "no output".into())
 }
 

@@ -191,6 +191,44 @@ fn note(left_out: u64, written: u64, limit: u64) -> String {
     )
 }
 
+/// How many characters of one line [`last_lines`] keeps.
+const LINE_CHARS: usize = 200;
+/// How much of a file's end [`last_lines_of_file`] reads.
+const FILE_TAIL: u64 = 4096;
+
+/// The last `n` non-empty lines of some output, for a one-line error ("what did it say before it
+/// failed"): each trimmed and cut to 200 characters, joined with " / "; empty when there are
+/// none. Bytes that are not UTF-8 are replaced, not refused.
+pub fn last_lines(output: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(output);
+    let mut tail: Vec<String> = text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(n)
+        .map(|l| l.chars().take(LINE_CHARS).collect())
+        .collect();
+    tail.reverse();
+    tail.join(" / ")
+}
+
+/// [`last_lines`] of a file's last 4 KiB (the file may be large, or still growing: only its end
+/// is read); `None` when it cannot be read or is not a regular file.
+pub fn last_lines_of_file(path: &Path, n: usize) -> Option<String> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path).ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    f.seek(SeekFrom::Start(meta.len().saturating_sub(FILE_TAIL)))
+        .ok()?;
+    let mut buf = Vec::new();
+    f.take(FILE_TAIL).read_to_end(&mut buf).ok()?;
+    Some(last_lines(&buf, n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +283,52 @@ mod tests {
         );
         assert!(text.contains("bytes of output left out here"), "no note");
         assert!(text.contains(&format!("the run wrote {} bytes", c.written)));
+    }
+
+    #[test]
+    fn last_lines_keeps_the_last_non_empty_lines_in_order() {
+        let out = b"first\n\n  second  \nthird\n\n   \n";
+        assert_eq!(last_lines(out, 2), "second / third");
+        assert_eq!(last_lines(out, 1), "third");
+        assert_eq!(last_lines(out, 9), "first / second / third");
+        assert_eq!(last_lines(out, 0), "");
+        assert_eq!(last_lines(b"", 3), "");
+        assert_eq!(last_lines(b"\n \n\t\n", 3), "");
+        // CRLF and no final newline.
+        assert_eq!(last_lines(b"a\r\nb", 2), "a / b");
+    }
+
+    #[test]
+    fn last_lines_cuts_long_lines_and_replaces_bad_bytes() {
+        let long = "é".repeat(300);
+        let got = last_lines(format!("x\n{long}\n").as_bytes(), 1);
+        assert_eq!(got.chars().count(), 200);
+        assert!(got.chars().all(|c| c == 'é'));
+        assert_eq!(
+            last_lines(b"ok\n\xff\xfeend\n", 2),
+            "ok / \u{fffd}\u{fffd}end"
+        );
+    }
+
+    #[test]
+    fn last_lines_of_file_reads_only_the_end() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big.log");
+        let mut text = String::from("EARLY\n");
+        for i in 0..10_000 {
+            text.push_str(&format!("line {i}\n"));
+        }
+        text.push_str("Error: the cause\n\n");
+        std::fs::write(&p, &text).unwrap();
+        assert_eq!(
+            last_lines_of_file(&p, 3).as_deref(),
+            Some("line 9998 / line 9999 / Error: the cause")
+        );
+        // Only the last 4 KiB is read: the first line is out of reach.
+        assert!(!last_lines_of_file(&p, 10_000).unwrap().contains("EARLY"));
+        std::fs::write(&p, "").unwrap();
+        assert_eq!(last_lines_of_file(&p, 3).as_deref(), Some(""));
+        assert_eq!(last_lines_of_file(&d.path().join("none"), 3), None);
+        assert_eq!(last_lines_of_file(d.path(), 3), None);
     }
 }

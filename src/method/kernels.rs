@@ -240,7 +240,7 @@ pub fn discover(
     let d = r.map_err(|e| {
         let said = captured
             .as_ref()
-            .and_then(|(_, p)| super::tail_lines(p, 3))
+            .and_then(|(_, p)| crate::exec::capture::last_lines_of_file(p, 3))
             .filter(|t| !t.is_empty())
             .map_or(String::new(), |t| format!(" (its stderr ends: {t})"));
         format!("{}{said}", explain(e, &m))

@@ -791,38 +791,11 @@ fn output_cause(sink: &crate::exec::Sink) -> String {
     match sink {
         crate::exec::Sink::Null => " (its output was discarded: --show-output shows it)".into(),
         crate::exec::Sink::Inherit => String::new(),
-        crate::exec::Sink::File(path) => match tail_lines(path, 3) {
+        crate::exec::Sink::File(path) => match crate::exec::capture::last_lines_of_file(path, 3) {
             Some(t) if !t.is_empty() => format!(" (its output ends: {t})"),
             _ => String::new(),
         },
     }
-}
-
-/// The last `n` non-empty lines of a file, joined with " / ", from its last 4 KiB (the file
-/// may be large, or still growing: only its end is read).
-pub(crate) fn tail_lines(path: &std::path::Path, n: usize) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
-    let mut buf = Vec::new();
-    f.take(4096).read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf);
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let tail = &lines[lines.len().saturating_sub(n)..];
-    Some(
-        tail.iter()
-            .map(|l| l.chars().take(200).collect::<String>())
-            .collect::<Vec<_>>()
-            .join(" / "),
-    )
 }
 
 /// One line saying which run failed how, and what to do.

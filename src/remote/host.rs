@@ -141,15 +141,6 @@ pub fn remote_args(args: &[String]) -> Vec<String> {
     out
 }
 
-fn last_line(b: &[u8]) -> String {
-    String::from_utf8_lossy(b)
-        .lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty())
-        .unwrap_or("")
-        .to_string()
-}
-
 /// The argv that runs `tare args…` over there (in `dir` when given).
 fn tare_argv(o: &HostOptions, args: &[String]) -> Vec<String> {
     let mut v = Vec::new();
@@ -185,7 +176,7 @@ pub fn check_remote(o: &HostOptions) -> anyhow::Result<String> {
                 usage(format!("cannot run ssh: {e}"))
             }
         })?;
-    let err = last_line(&out.stderr);
+    let err = crate::exec::capture::last_lines(&out.stderr, 1);
     let mine = format!("tare {}", env!("CARGO_PKG_VERSION"));
     match out.status.code() {
         Some(0) => {

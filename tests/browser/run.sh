@@ -1,41 +1,27 @@
 #!/usr/bin/env bash
-# Browser test of the HTML report: makes sure Debian's chromium and the npm packages are there,
-# then runs check.js on a report.
+# Browser test of the HTML report: runs check.js (or TARE_BROWSER_CHECK) on a report in
+# Debian's chromium, driven by playwright-core from tests/browser/node_modules. Installs
+# nothing and needs no network: `.ci/services.d/40-browser.sh` (run as root; scripts/test.sh
+# runs it) installs chromium, node and npm and runs `npm ci` here.
 #
 # Usage: tests/browser/run.sh REPORT.html SCREENSHOT.png [check.js options]
-# Exit: 0 passed; 77 skipped (no chromium and not in CI; set CI=true or TARE_BROWSER_INSTALL=1
-# to install it); anything else failed.
-#
-# Never downloads a browser build: playwright-core drives /usr/bin/chromium from apt.
+# Exit: 0 passed; 77 skipped (something is missing: one line on stdout names it and the setup
+# command); anything else failed.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 chromium="${CHROMIUM:-/usr/bin/chromium}"
-want_install=""
-if [ -n "${CI:-}" ] || [ "${TARE_BROWSER_INSTALL:-}" = "1" ]; then want_install=1; fi
-
-if [ ! -x "$chromium" ]; then
-  if [ -z "$want_install" ]; then
-    echo "SKIP: $chromium is not installed (set CI=true or TARE_BROWSER_INSTALL=1 to apt-get install it)"
-    exit 77
-  fi
-  echo "installing chromium with apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq chromium >/dev/null
+setup="run .ci/services.d/40-browser.sh as root"
+missing=()
+[ -x "$chromium" ] || missing+=("$chromium")
+command -v node >/dev/null || missing+=(node)
+if [ ! -d "$here/node_modules/playwright-core" ] || [ ! -d "$here/node_modules/pngjs" ]; then
+  missing+=("$here/node_modules")
+elif [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
+  missing+=("$here/node_modules matching package-lock.json")
 fi
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  if [ -z "$want_install" ]; then
-    echo "SKIP: node and npm are needed for the browser test"
-    exit 77
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq nodejs npm >/dev/null
-fi
-
-if [ ! -d "$here/node_modules/playwright-core" ] || [ ! -d "$here/node_modules/pngjs" ] \
-   || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
-  (cd "$here" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "SKIP: missing ${missing[*]}: $setup"
+  exit 77
 fi
 # Paths in the arguments stay relative to the caller's directory.
 # TARE_BROWSER_CHECK picks another check script of this directory (check_history.js).

@@ -3,6 +3,9 @@
 
 use std::process::Command;
 
+pub mod escape;
+pub mod nodes;
+
 /// The built `tare` binary, without colors.
 pub fn tare() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tare"));
