@@ -21,16 +21,23 @@ use std::path::{Path, PathBuf};
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub(crate) enum StyleArg {
     #[default]
+    #[value(alias = "auto")]
     Full,
     Basic,
     None,
+    // hyperfine's: colors without progress.
+    Color,
+    // hyperfine's: progress without colors.
+    #[value(name = "nocolor")]
+    NoColor,
 }
 
 /// `--style` and `-q`: what tare prints on the terminal.
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct StyleArgs {
     /// Output style: full (colors and progress on a terminal), basic (plain text, no progress),
-    /// none (errors only). NO_COLOR is respected.
+    /// none (errors only), color (colors, no progress), nocolor (progress, no colors), as
+    /// hyperfine has them (auto is full). NO_COLOR is respected.
     #[arg(long, value_enum, value_name = "STYLE", default_value_t = StyleArg::Full)]
     style: StyleArg,
     /// Print errors only (same as --style none).
@@ -47,6 +54,8 @@ impl StyleArgs {
             StyleArg::Full => Style::Full,
             StyleArg::Basic => Style::Basic,
             StyleArg::None => Style::None,
+            StyleArg::Color => Style::Color,
+            StyleArg::NoColor => Style::NoColor,
         }
     }
 }
@@ -69,6 +78,10 @@ pub(crate) struct ExportArgs {
     /// Write the summary table as an Emacs Org-mode table.
     #[arg(long, value_name = "FILE")]
     export_orgmode: Option<PathBuf>,
+    /// Write the runs in hyperfine's JSON shape (results[]: command, mean, stddev, median, user,
+    /// system, min, max, times, exit_codes, parameters), for scripts written for hyperfine.
+    #[arg(long, value_name = "FILE")]
+    export_json_hyperfine: Option<PathBuf>,
     /// Write a self-contained HTML report with plots (as `tare report --export-html`).
     #[arg(long, value_name = "FILE")]
     pub(crate) export_html: Option<PathBuf>,
@@ -83,6 +96,7 @@ impl ExportArgs {
             (&self.export_markdown, Format::Markdown),
             (&self.export_asciidoc, Format::AsciiDoc),
             (&self.export_orgmode, Format::OrgMode),
+            (&self.export_json_hyperfine, Format::Hyperfine),
         ]
         .into_iter()
         .filter_map(|(p, format)| {

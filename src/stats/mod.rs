@@ -21,6 +21,7 @@ pub mod bootstrap;
 pub mod changepoint;
 pub mod compare;
 pub mod describe;
+pub mod geomean;
 pub mod hypothesis;
 pub mod modality;
 pub mod outliers;

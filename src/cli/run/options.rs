@@ -469,6 +469,19 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         precision,
         time_budget: (a.runs.is_none() && !a.no_cap).then_some(budget.as_secs_f64()),
     };
+    let at_least = match &a.min_benchmarking_time {
+        Some(t) => Some(
+            units::parse_duration(t)
+                .map_err(|e| usage(format!("--min-benchmarking-time: {e}")))?
+                .as_secs_f64(),
+        ),
+        None => None,
+    };
+    // The precision (or --stop) part of a rule holds only after --min-benchmarking-time.
+    let long_enough = |r: StopRule| match at_least {
+        Some(t) => r.and(StopRule::Cond(Metric::Time, Cmp::Ge, t)),
+        None => r,
+    };
     let rule = if let Some(n) = a.runs {
         if n == 0 {
             return Err(usage("--runs must be at least 1"));
@@ -476,7 +489,7 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         targets.runs = Some(n);
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
-        let rule = stop::parse(text).map_err(usage)?;
+        let rule = long_enough(stop::parse(text).map_err(usage)?);
         if a.no_cap {
             rule
         } else {
@@ -489,13 +502,20 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         } else {
             Metric::CiMedian
         };
-        StopRule::default_rule(
-            min_runs,
-            a.max_runs,
-            metric,
-            precision,
-            budget.as_secs_f64(),
-        )
+        match at_least {
+            None => StopRule::default_rule(
+                min_runs,
+                a.max_runs,
+                metric,
+                precision,
+                budget.as_secs_f64(),
+            ),
+            Some(_) => StopRule::Cond(Metric::Runs, Cmp::Ge, min_runs as f64).and(
+                long_enough(StopRule::Cond(metric, Cmp::Le, precision))
+                    .or(StopRule::Cond(Metric::Runs, Cmp::Ge, a.max_runs as f64))
+                    .or(StopRule::Cond(Metric::Time, Cmp::Ge, budget.as_secs_f64())),
+            ),
+        }
     };
     if rule.uses_ratio() && !comparing {
         return Err(usage(

@@ -50,7 +50,7 @@ pub(super) fn execute(p: Prepared) -> anyhow::Result<i32> {
     let mut watch = Watch {
         journal,
         stream: stream_journal,
-        progress: Progress::new(style == Style::Full, targets),
+        progress: Progress::new(style.progress(), targets),
         current: None,
     };
     let outcome = method::execute(&plan, &executor, &mut session, &mut watch, &cancel);
