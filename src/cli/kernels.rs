@@ -95,6 +95,8 @@ pub struct KernelsArgs {
     start_timeout: String,
     #[command(flatten)]
     cores: super::opts::CoreArgs,
+    #[command(flatten)]
+    idle: super::opts::IdleArgs,
     /// Randomize each invocation's setup (as `tare run --randomize`): env (environment size),
     /// aslr, cwd (working-directory path length), argv0 (program path length), or all; a new
     /// setup per process, recorded with its invocation.
@@ -353,6 +355,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     };
     // Cores: as `tare run` chooses them, registered so other sessions avoid them.
     let (cores, _pinned) = a.cores.resolve(&root, "tare kernels")?;
+    let idle = a.idle.hold(&root)?;
     let run_cores = cores.run;
     let needs = exec::Needs {
         cpuset: run_cores.is_some(),
@@ -508,6 +511,9 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     session
         .extra
         .insert("time_per".into(), "loop (kernel iteration)".into());
+    if let Some((_, record)) = &idle {
+        session.extra.insert("idle".into(), record.clone());
+    }
     session.extra.insert(
         "kernels".into(),
         serde_json::json!(plan

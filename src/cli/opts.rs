@@ -468,3 +468,42 @@ pub(crate) fn reference_index(spec: Option<&str>, names: &[String]) -> anyhow::R
         ))),
     }
 }
+
+/// `--idle` values.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum IdleArg {
+    #[default]
+    Default,
+    Shallow,
+}
+
+/// `--idle`: the CPUs' idle states during the session.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct IdleArgs {
+    /// CPU idle states while measuring: default (as the machine has them) or shallow (no deep
+    /// state on any CPU: a 0 µs request held on /dev/cpu_dma_latency until tare exits, kill -9
+    /// included; needs root). Recorded in the results.
+    #[arg(long, value_enum, value_name = "STATES", default_value_t = IdleArg::Default)]
+    idle: IdleArg,
+}
+
+impl IdleArgs {
+    /// The request, held for as long as the value lives, and its record for the results.
+    pub(crate) fn hold(
+        &self,
+        root: &SysRoot,
+    ) -> anyhow::Result<Option<(crate::machine::idle::LatencyHold, serde_json::Value)>> {
+        if self.idle == IdleArg::Default {
+            return Ok(None);
+        }
+        let hold = crate::machine::idle::LatencyHold::request(root, 0)
+            .map_err(|e| usage(format!("{e:#}")))?;
+        let record = serde_json::json!({
+            "states": "shallow",
+            "cpu_dma_latency_us": hold.requested_us,
+            "previous_us": hold.previous_us,
+            "via": "/dev/cpu_dma_latency held open for the session",
+        });
+        Ok(Some((hold, record)))
+    }
+}

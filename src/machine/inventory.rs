@@ -92,6 +92,9 @@ pub struct Facts {
     /// /proc/pressure/{cpu,io,memory}.
     pub psi: BTreeMap<String, Psi>,
     pub perf_event_paranoid: Option<i64>,
+    /// cpuidle: the driver and each online CPU's idle states.
+    #[serde(default)]
+    pub idle: super::idle::Idle,
 }
 
 impl Facts {
@@ -231,6 +234,7 @@ pub fn read_facts(root: &SysRoot, opts: &InventoryOptions) -> Facts {
         steal_sample_seconds,
         psi,
         perf_event_paranoid: root.opt_i64("/proc/sys/kernel/perf_event_paranoid"),
+        idle: super::idle::read(root, &cpus),
         topology,
     }
 }
@@ -297,6 +301,91 @@ impl Items {
             value: value.into(),
             verdict: v,
             advice: advice.map(String::from),
+        });
+    }
+}
+
+/// One line per distinct set of idle states (CPUs that share one are named together), and a
+/// warning when a deep state is enabled.
+fn idle_items(it: &mut Items, f: &Facts) {
+    use super::idle::DEEP_US;
+    if f.idle.cpus.is_empty() {
+        it.push(
+            "idle",
+            "idle states",
+            "none (no cpuidle in sysfs): the CPUs idle as the kernel's default idle loop does",
+            Verdict::Unknown,
+            None,
+        );
+        return;
+    }
+    let describe = |c: &super::idle::CpuIdle| -> String {
+        c.states
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} (exit {} µs, residency {} µs{}; entered {} times, {:.1} s)",
+                    s.name,
+                    s.exit_latency_us,
+                    s.target_residency_us,
+                    if s.disabled { ", disabled" } else { "" },
+                    s.usage,
+                    s.time_us as f64 / 1e6
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    // Group CPUs by the shape of their states (names, latencies, disabled), not the counters.
+    let mut groups: Vec<(Vec<usize>, &super::idle::CpuIdle)> = Vec::new();
+    let shape = |c: &super::idle::CpuIdle| {
+        c.states
+            .iter()
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    s.exit_latency_us,
+                    s.target_residency_us,
+                    s.disabled,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for c in &f.idle.cpus {
+        match groups.iter_mut().find(|(_, g)| shape(g) == shape(c)) {
+            Some((cpus, _)) => cpus.push(c.cpu),
+            None => groups.push((vec![c.cpu], c)),
+        }
+    }
+    let driver = f.idle.driver.as_deref().unwrap_or("unknown driver");
+    for (cpus, c) in &groups {
+        let deep: Vec<&str> = c
+            .states
+            .iter()
+            .filter(|s| !s.disabled && s.exit_latency_us > DEEP_US)
+            .map(|s| s.name.as_str())
+            .collect();
+        let (verdict, advice) = if deep.is_empty() {
+            (Verdict::Ok, None)
+        } else {
+            (
+                Verdict::Warn,
+                Some(format!(
+                    "{} can add up to {} µs of wake-up latency to runs that sleep or wait: --idle shallow holds every CPU out of them for a session",
+                    deep.join(", "),
+                    c.states.iter().map(|s| s.exit_latency_us).max().unwrap_or(0)
+                )),
+            )
+        };
+        it.0.push(Item {
+            section: "idle".into(),
+            name: format!(
+                "idle states (CPU {}, {driver})",
+                super::topology::format_cpu_list(cpus)
+            ),
+            value: describe(c),
+            verdict,
+            advice,
         });
     }
 }
@@ -547,6 +636,9 @@ fn derive_items(root: &SysRoot, f: &Facts) -> Vec<Item> {
                 Some("with turbo the frequency depends on load and temperature; `sudo tare machine tune` turns it off"));
         }
     }
+
+    // --- idle states
+    idle_items(&mut it, f);
 
     // --- thermal
     if f.thermal.is_empty() {

@@ -128,6 +128,8 @@ pub struct RunArgs {
     pub(super) pids_limit: Option<u64>,
     #[command(flatten)]
     pub(super) cores: crate::cli::opts::CoreArgs,
+    #[command(flatten)]
+    pub(super) idle: crate::cli::opts::IdleArgs,
 
     /// Before each run, wait until the hottest CPU thermal zone is below TEMP °C (5 °C
     /// hysteresis), at most MAX_WAIT (default 60s), e.g. 60 or 55:2m.

@@ -542,6 +542,7 @@ pub(super) struct Prepared {
     pub(super) stream_journal: bool,
     pub(super) _claims: crate::results::fsio::Claims,
     pub(super) _pinned: Option<crate::machine::pinned::Registration>,
+    pub(super) _idle: Option<crate::machine::idle::LatencyHold>,
 }
 
 /// Resolves `tare run`'s arguments once, into a checked plan and an empty session: programs
@@ -636,6 +637,10 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
         },
         _pinned,
     ) = a.cores.resolve(&root, "tare run")?;
+    let (_idle, idle_record) = match a.idle.hold(&root)? {
+        Some((h, r)) => (Some(h), Some(r)),
+        None => (None, None),
+    };
     let _exports = a.exports.exports();
     let _claims = a.exports.check()?;
     // The store is opened (created, migrated) before the first run: a bad URL stops here.
@@ -779,6 +784,9 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
             .extra
             .insert(extra_keys::SESSION_CORES.into(), serde_json::json!(choice));
     }
+    if let Some(r) = idle_record {
+        session.extra.insert("idle".into(), r);
+    }
     session.extra.insert(
         "stop_rule".into(),
         serde_json::Value::String(plan.stop.to_string()),
@@ -830,6 +838,7 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
         stream_journal: a.stream_journal,
         _claims,
         _pinned,
+        _idle,
     })
 }
 

@@ -27,6 +27,7 @@ pub(super) fn execute(p: Prepared) -> anyhow::Result<i32> {
         stream_journal,
         _claims,
         _pinned,
+        _idle,
     } = p;
     let color = style.color();
     let exports = export_args.exports();
