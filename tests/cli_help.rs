@@ -219,6 +219,7 @@ const SHARED: &[(&str, &[&str])] = &[
     ("--seed", &["run", "kernels", "bias", "compare"]),
     ("--randomize", &["run", "kernels"]),
     ("--idle", &["run", "kernels"]),
+    ("--quiesce", &["run", "kernels"]),
     ("--name", &["run", "kernels"]),
 ];
 

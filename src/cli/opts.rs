@@ -507,3 +507,47 @@ impl IdleArgs {
         Ok(Some((hold, record)))
     }
 }
+
+/// `--quiesce`: background work stopped for the session.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct QuiesceArgs {
+    /// Stop background work while measuring and resume it on every exit path: a regular
+    /// expression matched against process names and command lines (SIGSTOP), or a cgroup
+    /// directory (frozen); repeatable. Never tare, its ancestors or PID 1. After a kill -9 the
+    /// next tare resumes them. Recorded in the results.
+    #[arg(long, value_name = "PATTERN|CGROUP")]
+    quiesce: Vec<String>,
+}
+
+impl QuiesceArgs {
+    /// First resumes what a killed session left stopped (a note each), then stops what this
+    /// session asks for; the guard resumes it when dropped.
+    pub(crate) fn apply(
+        &self,
+        quiet: bool,
+    ) -> anyhow::Result<Option<(crate::machine::quiesce::Quiesced, serde_json::Value)>> {
+        for n in crate::machine::quiesce::resume_leftovers() {
+            if !quiet {
+                eprintln!("tare: note: {n}");
+            }
+        }
+        if self.quiesce.is_empty() {
+            return Ok(None);
+        }
+        let targets = self
+            .quiesce
+            .iter()
+            .map(|s| {
+                crate::machine::quiesce::Target::parse(s)
+                    .map_err(|e| usage(format!("--quiesce: {e}")))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let q = crate::machine::quiesce::quiesce(&targets).map_err(|e| usage(format!("{e:#}")))?;
+        let record = serde_json::json!({
+            "asked": self.quiesce,
+            "stopped": q.record.stopped.iter().map(|s| serde_json::json!({"pid": s.pid, "comm": s.comm})).collect::<Vec<_>>(),
+            "frozen": q.record.frozen.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>(),
+        });
+        Ok(Some((q, record)))
+    }
+}

@@ -33,6 +33,7 @@ pub mod inventory;
 pub mod pinned;
 pub mod probe;
 pub mod procfs;
+pub mod quiesce;
 pub mod sysfs;
 pub mod thermal;
 pub mod topology;

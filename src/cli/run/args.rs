@@ -130,6 +130,8 @@ pub struct RunArgs {
     pub(super) cores: crate::cli::opts::CoreArgs,
     #[command(flatten)]
     pub(super) idle: crate::cli::opts::IdleArgs,
+    #[command(flatten)]
+    pub(super) quiesce: crate::cli::opts::QuiesceArgs,
 
     /// Before each run, wait until the hottest CPU thermal zone is below TEMP °C (5 °C
     /// hysteresis), at most MAX_WAIT (default 60s), e.g. 60 or 55:2m.

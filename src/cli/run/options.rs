@@ -543,6 +543,7 @@ pub(super) struct Prepared {
     pub(super) _claims: crate::results::fsio::Claims,
     pub(super) _pinned: Option<crate::machine::pinned::Registration>,
     pub(super) _idle: Option<crate::machine::idle::LatencyHold>,
+    pub(super) _quiesced: Option<crate::machine::quiesce::Quiesced>,
 }
 
 /// Resolves `tare run`'s arguments once, into a checked plan and an empty session: programs
@@ -639,6 +640,10 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     ) = a.cores.resolve(&root, "tare run")?;
     let (_idle, idle_record) = match a.idle.hold(&root)? {
         Some((h, r)) => (Some(h), Some(r)),
+        None => (None, None),
+    };
+    let (_quiesced, quiesce_record) = match a.quiesce.apply(a.style.style() == Style::None)? {
+        Some((q, r)) => (Some(q), Some(r)),
         None => (None, None),
     };
     let _exports = a.exports.exports();
@@ -787,6 +792,9 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     if let Some(r) = idle_record {
         session.extra.insert("idle".into(), r);
     }
+    if let Some(r) = quiesce_record {
+        session.extra.insert("quiesced".into(), r);
+    }
     session.extra.insert(
         "stop_rule".into(),
         serde_json::Value::String(plan.stop.to_string()),
@@ -839,6 +847,7 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
         _claims,
         _pinned,
         _idle,
+        _quiesced,
     })
 }
 

@@ -28,6 +28,7 @@ pub(super) fn execute(p: Prepared) -> anyhow::Result<i32> {
         _claims,
         _pinned,
         _idle,
+        _quiesced,
     } = p;
     let color = style.color();
     let exports = export_args.exports();
