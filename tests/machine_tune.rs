@@ -84,17 +84,11 @@ fn intel_tune_then_reset_is_byte_exact() {
     assert!(rep.complete, "{rep:?}");
     assert_eq!(rep.changed.len(), 9 + 16);
     assert_eq!(
-        read(
-            &root,
-            "/sys/devices/system/cpu/cpu3/cpuidle/state3/disable"
-        ),
+        read(&root, "/sys/devices/system/cpu/cpu3/cpuidle/state3/disable"),
         "1"
     );
     assert_eq!(
-        read(
-            &root,
-            "/sys/devices/system/cpu/cpu3/cpuidle/state1/disable"
-        ),
+        read(&root, "/sys/devices/system/cpu/cpu3/cpuidle/state1/disable"),
         "0",
         "C1 (1 µs) is left enabled"
     );

@@ -95,6 +95,9 @@ pub struct Facts {
     /// cpuidle: the driver and each online CPU's idle states.
     #[serde(default)]
     pub idle: super::idle::Idle,
+    /// NVIDIA GPUs (NVML), empty where there are none.
+    #[serde(default)]
+    pub gpus: Vec<super::gpu::GpuReading>,
 }
 
 impl Facts {
@@ -235,6 +238,9 @@ pub fn read_facts(root: &SysRoot, opts: &InventoryOptions) -> Facts {
         psi,
         perf_event_paranoid: root.opt_i64("/proc/sys/kernel/perf_event_paranoid"),
         idle: super::idle::read(root, &cpus),
+        gpus: super::gpu::Nvml::load()
+            .map(|n| n.read())
+            .unwrap_or_default(),
         topology,
     }
 }
@@ -639,6 +645,28 @@ fn derive_items(root: &SysRoot, f: &Facts) -> Vec<Item> {
 
     // --- idle states
     idle_items(&mut it, f);
+
+    // --- gpu
+    for g in &f.gpus {
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+        it.push(
+            "gpu",
+            format!("GPU {} ({})", g.index, g.name),
+            format!(
+                "SM clock {} MHz, memory clock {} MHz, {} °C, {} W, energy counter {}",
+                opt(g.sm_clock_mhz.map(|v| v.to_string())),
+                opt(g.mem_clock_mhz.map(|v| v.to_string())),
+                opt(g.temperature_c.map(|v| v.to_string())),
+                opt(g.power_w.map(|v| format!("{v:.1}"))),
+                match g.energy_j {
+                    Some(j) => format!("{j:.1} J"),
+                    None => "none (runs record no GPU energy)".into(),
+                }
+            ),
+            Verdict::Ok,
+            None,
+        );
+    }
 
     // --- thermal
     if f.thermal.is_empty() {

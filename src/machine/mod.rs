@@ -27,6 +27,7 @@ pub mod blockdev;
 pub mod cooldown;
 pub mod energy;
 pub mod freq;
+pub mod gpu;
 pub mod idle;
 pub mod info;
 pub mod inventory;

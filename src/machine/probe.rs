@@ -88,6 +88,10 @@ pub struct RunEnvironment {
     /// `machine::idle`); empty when the run was not pinned or the kernel has no cpuidle.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub idle: BTreeMap<String, super::idle::StateDelta>,
+    /// Each NVIDIA GPU's clocks and temperature before and after, and the energy it used
+    /// (NVML, `machine::gpu`); empty where there is no GPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu: Vec<super::gpu::GpuDelta>,
     pub interfered: bool,
     /// Why, in words, when `interfered`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,6 +107,7 @@ pub struct ProbeStart {
     temp: Option<f64>,
     psi: [Option<Psi>; 3],
     idle: BTreeMap<String, (u64, u64)>,
+    gpu: Vec<super::gpu::GpuReading>,
 }
 
 /// Session-long prober for one set of cores; reuse it for every run. Keeps its files open.
@@ -121,6 +126,8 @@ pub struct RunProbe {
     reuse_within: std::time::Duration,
     /// Where to read the pinned cores' idle-state counters (none when not pinned or no cpuidle).
     idle_root: Option<SysRoot>,
+    /// NVML where the machine has NVIDIA GPUs.
+    nvml: Option<super::gpu::Nvml>,
 }
 
 /// A `finish` snapshot this recent stands in for the next run's `start` snapshot: back to back,
@@ -159,7 +166,12 @@ impl RunProbe {
             reuse_within: REUSE_WITHIN,
             idle_root: (!cores.is_empty() && !super::idle::cpu_states(root, cores[0]).is_empty())
                 .then(|| root.clone()),
+            nvml: super::gpu::Nvml::load(),
         }
+    }
+
+    fn read_gpu(&self) -> Vec<super::gpu::GpuReading> {
+        self.nvml.as_ref().map(|n| n.read()).unwrap_or_default()
     }
 
     fn read_idle(&self) -> BTreeMap<String, (u64, u64)> {
@@ -235,6 +247,7 @@ impl RunProbe {
         let temp = self.read_temp();
         let psi = self.read_psi();
         let idle = self.read_idle();
+        let gpu = self.read_gpu();
         let ticks = self.read_ticks().map(|(t, _)| t);
         ProbeStart {
             at: Instant::now(),
@@ -243,6 +256,7 @@ impl RunProbe {
             temp,
             psi,
             idle,
+            gpu,
         }
     }
 
@@ -263,6 +277,8 @@ impl RunProbe {
         let psi = self.read_psi();
         let idle = self.read_idle();
         let idle_delta = super::idle::delta(&start.idle, &idle);
+        let gpu = self.read_gpu();
+        let gpu_delta = super::gpu::delta(&start.gpu, &gpu);
         self.last = Some(ProbeStart {
             at: Instant::now(),
             ticks,
@@ -270,6 +286,7 @@ impl RunProbe {
             temp,
             psi,
             idle,
+            gpu,
         });
 
         let hz = self.ticks_per_sec as f64;
@@ -342,6 +359,7 @@ impl RunProbe {
             iowait_time,
             psi: psi_d,
             idle: idle_delta,
+            gpu: gpu_delta,
             interfered,
             interference_reason: if reasons.is_empty() {
                 None
