@@ -531,7 +531,7 @@ fn a_verdict_must_hold_across_invocations() {
     );
     assert_eq!(
         v["extra"]["comparison_unit"],
-        "invocation (process-level medians)"
+        "invocation (ratio of means of per-invocation medians)"
     );
 }
 

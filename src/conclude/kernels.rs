@@ -233,10 +233,13 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     }
     // Samples of one process are not independent of each other (Kalibera & Jones): the
     // verdict, its interval and its test come from the one process-level model
-    // (`levels::compare`: each invocation's median a replicate, a bootstrap interval over them,
-    // the test on them, Holm across kernels), so the printed interval is the one the verdict
-    // used. Where a side has fewer than two processes the sample-level numbers stay, and the
-    // words say why there is no verdict.
+    // (`levels::compare`: each invocation's median a replicate, a bootstrap interval of the
+    // ratio of their means, the test on them, Holm across kernels), so the printed interval is
+    // the one the verdict used, and the ratio is of the values each kernel's line prints (the
+    // mean of its processes' medians, `process_spread`). Welch's t, a test of means, is the
+    // test that agrees with that interval (scripts/levels_simulation.py: the expanded interval
+    // and Welch call the same trials). Where a side has fewer than two processes the
+    // sample-level numbers stay, and the words say why there is no verdict.
     let groups: Vec<(super::levels::Groups, super::levels::Groups)> = session
         .comparisons
         .iter()
@@ -250,7 +253,7 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     let model = super::levels::compare(
         &groups,
         &super::levels::Settings {
-            test: s.test,
+            test: super::analysis::Test::Welch,
             alpha: s.alpha,
             noise: s.noise,
             confidence: 0.95,
@@ -279,7 +282,7 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     }
     session.extra.insert(
         "comparison_unit".into(),
-        json!("invocation (process-level medians)"),
+        json!("invocation (ratio of means of per-invocation medians)"),
     );
     session.extra.insert("hierarchical_ratio".into(), json!(h));
     let advice = Advice {
