@@ -8,10 +8,10 @@
 
 use super::analysis::{self, Advice, CompareSettings};
 use super::summary;
-use crate::results::{
-    Benchmark, ComparisonRecord, Diagnostic, InvocationRecord, KernelRecord, Run, SampleRecord,
-    Session, INVOCATIONS_KEY, KERNEL_KEY, SAMPLE_KEY,
-};
+use crate::results::{Benchmark, ComparisonRecord, Diagnostic, SampleRecord, Session};
+// The readers of kernel records live in `results::kernels` (levels reads them too); here for
+// the callers that reach them through the kernel conclusions.
+pub use crate::results::kernels::{invocations, is_kernels, kernel_record, pairs, sample_of};
 use crate::stats;
 use serde_json::json;
 
@@ -129,50 +129,6 @@ pub fn inconclusive(s: &ProcessSpread, precision: f64, why: &str) -> String {
 
 /// Relative tolerance of user metrics that must agree across implementations.
 pub const METRIC_TOLERANCE: f64 = 1e-9;
-
-/// The kernel record of a benchmark (`None` for `tare run` results).
-pub fn kernel_record(b: &Benchmark) -> Option<KernelRecord> {
-    serde_json::from_value(b.extra.get(KERNEL_KEY)?.clone()).ok()
-}
-
-/// The invocations of a kernel benchmark.
-pub fn invocations(b: &Benchmark) -> Vec<InvocationRecord> {
-    b.extra
-        .get(INVOCATIONS_KEY)
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
-}
-
-/// The raw sample behind a run of a kernel benchmark.
-pub fn sample_of(r: &Run) -> Option<SampleRecord> {
-    serde_json::from_value(r.extra.get(SAMPLE_KEY)?.clone()).ok()
-}
-
-/// Whether a session holds kernel results.
-pub fn is_kernels(s: &Session) -> bool {
-    s.benchmarks
-        .iter()
-        .any(|b| b.extra.contains_key(KERNEL_KEY))
-}
-
-/// Pairs (reference, candidate) of benchmarks that are the same kernel with the same
-/// parameters in different programs; the reference is the first such benchmark (the first
-/// program that has the kernel).
-pub fn pairs(benches: &[Benchmark]) -> Vec<(usize, usize)> {
-    let key = |b: &Benchmark| {
-        (
-            kernel_record(b).map(|k| k.kernel).unwrap_or_default(),
-            b.parameters.clone(),
-        )
-    };
-    let mut out = Vec::new();
-    for (i, b) in benches.iter().enumerate() {
-        if let Some(r) = (0..i).find(|&r| key(&benches[r]) == key(b)) {
-            out.push((r, i));
-        }
-    }
-    out
-}
 
 /// Invocations that gave counted samples.
 pub fn invocations_counted(b: &Benchmark) -> usize {

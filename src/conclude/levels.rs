@@ -5,9 +5,10 @@
 //! Jones): the process is the unit of replication. So a comparison
 //!
 //! 1. groups the counted samples of each side by process ([`groups`]): a `tare run` run is a
-//!    process; a `tare kernels` sample belongs to its invocation; an imported sample to the
-//!    process its harness records (`Run.extra["process"]`: hyperfine run, JMH fork, pyperf
-//!    worker, go test binary run) or, where the format records none, to its file;
+//!    process; a `tare kernels` sample belongs to its invocation (none of a failed one); an
+//!    imported sample to the process its harness records (`Run.extra["process"]`: hyperfine
+//!    run, JMH fork, pyperf worker, go test binary run) or, where the format records none, to
+//!    its file;
 //! 2. takes each process's median, and compares the two sides' MEANS of those medians: a
 //!    bootstrap CI over processes for the ratio new/old (percentile, expanded for few
 //!    processes: [`stats::bootstrap_ratio_of_means`]), and a test (Mann–Whitney or Welch) on
@@ -20,7 +21,7 @@
 //! Pure: takes samples grouped by process (or benchmarks), returns records; never prints.
 
 use super::analysis::Test;
-use super::kernels;
+use crate::results::kernels;
 use crate::results::{
     Benchmark, MethodKind, ProcessLevel, Session, PROCESS_KEY, PROCESS_LEVEL_KEY,
 };
@@ -69,13 +70,21 @@ pub fn unit(b: &Benchmark, origin: Origin) -> String {
 /// Counted wall times of a benchmark keyed by (source, process): numbers sort as numbers.
 fn keyed(b: &Benchmark, origin: Origin) -> BTreeMap<(u64, u64, String), Vec<f64>> {
     let mut by: BTreeMap<(u64, u64, String), Vec<f64>> = BTreeMap::new();
+    // A failed invocation's samples are no value of the kernel (its line and its stop rule
+    // leave it out too).
+    let failed = match origin {
+        Origin::Kernels => kernels::failed_invocations(b),
+        _ => Default::default(),
+    };
     for r in b.runs.iter().filter(|r| r.counted) {
         let source = r.extra.get("source").and_then(|v| v.as_u64()).unwrap_or(0);
         let key = match origin {
             Origin::Run => (source, r.index as u64, String::new()),
             Origin::Kernels => match kernels::sample_of(r) {
-                Some(s) => (source, s.invocation as u64, String::new()),
-                None => continue,
+                Some(s) if !failed.contains(&s.invocation) => {
+                    (source, s.invocation as u64, String::new())
+                }
+                _ => continue,
             },
             Origin::Imported => match r.extra.get(PROCESS_KEY) {
                 Some(v) => match v.as_u64() {
@@ -203,7 +212,7 @@ fn median(xs: &[f64]) -> f64 {
 /// (10% of processes 1.5× slower: a 5% change at 79 processes found by the mean in 49% of
 /// trials, by the 20%-trimmed mean in 96%), but such processes only widen the mean's interval,
 /// they make no false verdicts; and the mean is the value each kernel's line prints
-/// (`kernels::process_spread`) and the stop rule uses, so the printed ratio is the ratio of the
+/// (`conclude::kernels::process_spread`) and the stop rule uses, so the printed ratio is the ratio of the
 /// printed values.
 fn mean(xs: &[f64]) -> f64 {
     let v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
@@ -1109,6 +1118,35 @@ mod tests {
             plain.low,
             plain.high
         );
+    }
+
+    #[test]
+    fn a_failed_invocation_is_no_process_of_a_kernel() {
+        // Three invocations of a kernel, 2 samples each; the second failed: its samples are
+        // left out, as the kernel's line and stop rule leave it out.
+        let run = |i: usize, inv: usize, t: f64| {
+            serde_json::json!({"index": i, "warmup": false, "start_offset": 0.0, "wall_time": t,
+                "user_time": 0.0, "system_time": 0.0, "cpu_time": 0.0, "peak_memory": null,
+                "exit_code": null, "signal": null, "termination": "exit", "counted": true,
+                "extra": {"sample": {"invocation": inv, "position": i % 2, "loops": 1, "ns": 1}}})
+        };
+        let inv = |i: usize, error: Option<&str>| {
+            serde_json::json!({"index": i, "round": i, "wall_time": 1.0, "cpu_time": 1.0,
+                "samples": 2, "counted": 2, "median": 1.0, "error": error})
+        };
+        let b: Benchmark = serde_json::from_value(serde_json::json!({
+            "name": "k", "command": "", "argv": [], "summary": {}, "stop_reason": "",
+            "runs": [run(0, 0, 1.0), run(1, 0, 1.0), run(2, 1, 9.0), run(3, 1, 9.0),
+                     run(4, 2, 2.0), run(5, 2, 2.0)],
+            "extra": {"kernel": {}, "invocations": [inv(0, None), inv(1, Some("died")), inv(2, None)]}
+        }))
+        .unwrap();
+        assert_eq!(
+            groups(&b, Origin::Kernels),
+            vec![vec![1.0, 1.0], vec![2.0, 2.0]]
+        );
+        // Not a kernel benchmark: a run is a process, whatever it holds.
+        assert_eq!(groups(&b, Origin::Run).len(), 6);
     }
 
     #[test]
