@@ -206,10 +206,11 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
             )
         })
         .collect();
+    let process_test = super::analysis::Test::Welch;
     let model = super::levels::compare(
         &groups,
         &super::levels::Settings {
-            test: super::analysis::Test::Welch,
+            test: process_test,
             alpha: s.alpha,
             noise: s.noise,
             confidence: 0.95,
@@ -218,7 +219,7 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
         },
     );
     for (c, m) in session.comparisons.iter_mut().zip(model) {
-        apply_process_level(c, &m);
+        apply_process_level(c, &m, process_test);
     }
     // Too few processes to know their spread: no verdict whatever the samples say.
     for c in &mut session.comparisons {
@@ -266,7 +267,11 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
 /// Puts the process-level comparison `m` into the record `c`: ratio, interval, p-values,
 /// verdict and words. Without an interval (a side with one process) the ratio and interval stay
 /// the samples' and the verdict is none.
-fn apply_process_level(c: &mut ComparisonRecord, m: &super::levels::Comparison) {
+fn apply_process_level(
+    c: &mut ComparisonRecord,
+    m: &super::levels::Comparison,
+    test: super::analysis::Test,
+) {
     use super::levels::Outcome;
     if let Some((low, high)) = m.ci {
         c.ratio = m.ratio;
@@ -278,6 +283,7 @@ fn apply_process_level(c: &mut ComparisonRecord, m: &super::levels::Comparison) 
     if let (Some(p), Some(q)) = (m.p_value, m.p_adjusted) {
         c.p_value = p;
         c.p_adjusted = q;
+        c.test = test.name().to_string();
     }
     let names = format!("{} vs {}", c.candidate_name, c.reference_name);
     (c.verdict, c.words) = match m.outcome {
