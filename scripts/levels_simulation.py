@@ -41,8 +41,8 @@ def excludes_one(x, y, kind):
     else:
         bx, by = x[ix].mean(1), y[iy].mean(1)
         if kind == "mean+":
-            bx = x.mean() + c_n(len(x)) * (bx - x.mean())
-            by = y.mean() + c_n(len(y)) * (by - y.mean())
+            bx = x.mean() * (bx / x.mean()) ** c_n(len(x))
+            by = y.mean() * (by / y.mean()) ** c_n(len(y))
     lo, hi = np.quantile(by / bx, [0.025, 0.975])
     return lo > 1 or hi < 1
 

@@ -15,7 +15,9 @@
 //! (Hesterberg 2015, "What teachers should know about the bootstrap", §4.4) widens each side's
 //! resampled mean about its sample mean by `√(n/(n−1)) · t(n−1) / z` at the interval's level
 //! (1.58× at n = 5, 1.06× at n = 20, 1.01× at n = 80), which brings it to about the coverage,
-//! and the verdicts, of Welch's t on the same values.
+//! and the verdicts, of Welch's t on the same values. It widens on the log scale
+//! (m · (m*/m)^c), so a resampled mean of positive values stays positive: with 3 processes (c =
+//! 2.7) a linear widening gave a ratio interval from −0.04.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -44,8 +46,9 @@ pub fn expansion(n: usize, confidence: f64) -> Option<f64> {
 /// resample draws `n_ref` values from `reference` and, independently, `n_cand` from
 /// `candidate`, with replacement (seeded `ChaCha8Rng`); the percentile interval (type-7
 /// quantiles, as `scipy.stats.bootstrap(method="percentile")`) of the resampled ratios. With
-/// `expanded`, each side's resampled mean m* is first moved to `m + c·(m* − m)`, c =
-/// [`expansion`] of that side (see the module docs). `estimate` is the ratio of the sample
+/// `expanded`, each side's resampled mean m* is first moved to `m · (m*/m)^c`, c =
+/// [`expansion`] of that side (see the module docs); a side whose values are not all positive
+/// is then not expandable, and the result `None`. `estimate` is the ratio of the sample
 /// means. NaN values are dropped.
 ///
 /// `None` with fewer than 2 usable values a side, a confidence outside (0, 1), no resamples, a
@@ -69,6 +72,9 @@ pub fn bootstrap_ratio_of_means(
         return None;
     }
     let (ca, cb) = if expanded {
+        if a.iter().chain(&b).any(|x| *x <= 0.0) {
+            return None;
+        }
         (
             expansion(a.len(), confidence)?,
             expansion(b.len(), confidence)?,
@@ -76,6 +82,7 @@ pub fn bootstrap_ratio_of_means(
     } else {
         (1.0, 1.0)
     };
+    let widen = |m: f64, r: f64, c: f64| if c == 1.0 { r } else { m * (r / m).powf(c) };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut draw = |xs: &[f64]| -> f64 {
         use rand::Rng;
@@ -86,8 +93,8 @@ pub fn bootstrap_ratio_of_means(
     };
     let mut stats = Vec::with_capacity(resamples);
     for _ in 0..resamples {
-        let ra = ma + ca * (draw(&a) - ma);
-        let rb = mb + cb * (draw(&b) - mb);
+        let ra = widen(ma, draw(&a), ca);
+        let rb = widen(mb, draw(&b), cb);
         let r = rb / ra;
         if ra > 0.0 && r.is_finite() {
             stats.push(r);
@@ -121,6 +128,11 @@ mod tests {
         let iv = bootstrap_ratio_of_means(&[2.0, 2.0, f64::NAN], &[3.0, 3.0], 0.95, 50, 1, true)
             .unwrap();
         assert_eq!((iv.estimate, iv.low, iv.high), (1.5, 1.5, 1.5));
+        // Three values a side, widely spread: expanded, the bounds stay positive.
+        let iv = bootstrap_ratio_of_means(&[1.0, 5.0, 9.0], &[1.0, 6.0, 2.0], 0.95, 2000, 1, true)
+            .unwrap();
+        assert!(iv.low > 0.0 && iv.high.is_finite(), "{iv:?}");
+        assert!(bootstrap_ratio_of_means(&[0.0, 1.0], &[1.0, 2.0], 0.95, 10, 1, true).is_none());
     }
 
     #[test]
