@@ -10,7 +10,8 @@
 #
 # Prints, per benchmark, the harness's value, tare's value (the mean of its processes' medians),
 # tare's "±" and next-session interval as printed, and whether the harness's value lies inside
-# them. Measures, does not assert. TARE names the binary (default target/debug/tare).
+# them. Measures, does not assert. TARE names the binary (default target/debug/tare). Output:
+# bench/harness_values.out.txt.
 #
 #   bench/harness_values.sh
 set -euo pipefail

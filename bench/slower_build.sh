@@ -10,7 +10,8 @@
 # the stop reasons, and — on the same processes — the interval of the statistic before issue
 # 34's change (a bootstrap of the ratio of MEDIANS of per-process medians, scipy) beside the
 # ratio of means tare now uses. OUT=dir keeps the session's JSON. Not a test: a default session takes up to the 2 minute budget, and on a
-# loaded machine whether 15% is found is the measurement itself. Needs go.
+# loaded machine whether 15% is found is the measurement itself. Needs go. Output of three runs:
+# bench/slower_build.out.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARE=${TARE:-target/debug/tare}
