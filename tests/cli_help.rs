@@ -205,7 +205,7 @@ const SHARED: &[(&str, &[&str])] = &[
     ("--show-output", &["run", "kernels", "suite exec"]),
     ("--ignore-failure", &["run", "kernels"]),
     ("--reference", &["run", "kernels"]),
-    ("--test", &["run", "kernels", "compare"]),
+    ("--test", &["run", "compare"]),
     ("--alpha", &["run", "kernels", "compare", "bias"]),
     ("--noise-threshold", &["run", "kernels", "compare"]),
     ("--precision", &["run", "kernels", "plan"]),

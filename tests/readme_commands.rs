@@ -101,7 +101,7 @@ fn reports_and_comparisons_as_written() {
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
-            stdout.contains("old median") && stdout.contains("gz"),
+            stdout.contains("old mean") && stdout.contains("gz"),
             "{stdout}"
         );
     }

@@ -324,7 +324,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         }
         println!(
             "{:<width$} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
-            "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)"
+            "benchmark", "old mean", "new mean", "change", "95% CI", "p (Holm)"
         );
     }
     let mut rows = Vec::new();

@@ -126,7 +126,7 @@ pub struct KernelsArgs {
     #[arg(long, value_name = "NAME|INDEX")]
     reference: Option<String>,
     #[command(flatten)]
-    verdict: super::opts::VerdictArgs,
+    verdict: super::opts::LevelArgs,
     #[command(flatten)]
     backend: super::opts::BackendArgs,
     #[command(flatten)]
@@ -537,7 +537,8 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         &mut session,
         &CompareSettings {
             reference: 0,
-            test: a.verdict.test.test(),
+            // The samples' test; the verdict is Welch's t over processes (conclude::kernels).
+            test: crate::conclude::analysis::Test::MannWhitney,
             alpha,
             noise,
             paired: false,

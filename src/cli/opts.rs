@@ -417,12 +417,29 @@ impl TestArg {
     }
 }
 
-/// How a difference is judged: the test, its level, the noise band.
+/// How a difference is judged: the test, and its level and noise band.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct VerdictArgs {
     /// Test behind the comparison p-values (over processes: each run or invocation is one unit).
     #[arg(long, value_enum, value_name = "TEST", default_value_t = TestArg::MannWhitney)]
     pub(crate) test: TestArg,
+    #[command(flatten)]
+    pub(crate) level: LevelArgs,
+}
+
+impl VerdictArgs {
+    pub(crate) fn noise(&self) -> anyhow::Result<f64> {
+        self.level.noise()
+    }
+    pub(crate) fn alpha(&self) -> anyhow::Result<f64> {
+        self.level.alpha()
+    }
+}
+
+/// The significance level and the noise band of comparisons (`tare kernels` has its own test:
+/// Welch's t over processes, the test that agrees with its interval of a ratio of means).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct LevelArgs {
     /// Significance level of the comparisons (Holm-corrected across them).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
     pub(crate) alpha: f64,
@@ -431,7 +448,7 @@ pub(crate) struct VerdictArgs {
     noise_threshold: String,
 }
 
-impl VerdictArgs {
+impl LevelArgs {
     /// The noise band as a fraction, checked.
     pub(crate) fn noise(&self) -> anyhow::Result<f64> {
         crate::units::parse_fraction(&self.noise_threshold)

@@ -130,8 +130,8 @@ pub fn json(rows: &[Row], cx: &Context) -> serde_json::Value {
             json!({
                 "benchmark": r.name,
                 "parameters": r.parameters,
-                "old_median": c.old_median,
-                "new_median": c.new_median,
+                "old_mean": c.old_median,
+                "new_mean": c.new_median,
                 "ratio": c.ratio,
                 "ci": c.ci.map(|(lo, hi)| [lo, hi]),
                 "confidence": c.confidence,
