@@ -218,8 +218,8 @@ const SHARED: &[(&str, &[&str])] = &[
     ("--runs", &["run", "history confirm", "bisect"]),
     ("--seed", &["run", "kernels", "bias", "compare"]),
     ("--randomize", &["run", "kernels"]),
-    ("--idle", &["run", "kernels"]),
-    ("--quiesce", &["run", "kernels"]),
+    ("--idle", &["run", "kernels", "suite run"]),
+    ("--quiesce", &["run", "kernels", "suite run"]),
     ("--name", &["run", "kernels"]),
 ];
 

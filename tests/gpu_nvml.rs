@@ -79,3 +79,54 @@ fn a_gpu_is_reported_and_each_run_records_it() {
     let inv: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(inv["facts"]["gpus"], serde_json::json!([]));
 }
+
+#[test]
+fn tune_locks_application_clocks_and_reset_restores_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = fake(dir.path()) else {
+        return skip::skip("a C compiler", "apt-get install gcc");
+    };
+    let clocks = dir.path().join("clocks");
+    let state = dir.path().join("tune-state.json");
+    let run = |args: &[&str]| {
+        tare()
+            .args(args)
+            .arg("--state-file")
+            .arg(&state)
+            .env("TARE_NVML_LIB", &lib)
+            .env("FAKE_NVML_STATE", &clocks)
+            .output()
+            .unwrap()
+    };
+    let dry = run(&["machine", "tune", "--dry-run"]);
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        text.contains("nvml:gpu0/applications_clocks") && text.contains("2619,1980"),
+        "{text}"
+    );
+    // On this VM the tune is incomplete (no cpufreq), but the GPU step is made and saved.
+    let out = run(&["machine", "tune"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        std::fs::read_to_string(&clocks).unwrap().trim(),
+        "2619,1980",
+        "{text}"
+    );
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert!(saved["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["path"] == "nvml:gpu0/applications_clocks" && e["previous"] == "1593,1410\n"));
+    let out = run(&["machine", "reset"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&clocks).unwrap().trim(),
+        "1593,1410"
+    );
+    assert!(!state.exists());
+}

@@ -184,3 +184,38 @@ fn a_pinned_run_records_the_idle_states_its_cores_entered() {
     let s = all.start();
     assert!(all.finish(s, 0.0, 0.01).idle.is_empty());
 }
+
+#[test]
+fn a_suite_holds_the_request_for_all_its_runs_and_records_it() {
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    if !usable() {
+        return;
+    }
+    let before = latency();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("in")).unwrap();
+    std::fs::write(dir.path().join("in/a.txt"), "x").unwrap();
+    let f = dir.path().join("s.toml");
+    std::fs::write(
+        &f,
+        "name = \"idle\"\n[isolation]\nenabled = false\n[[tool]]\nname = \"t\"\ncommand = \"sh -c 'sleep 0.5' {input}\"\n[[inputs]]\nname = \"i\"\nfiles = [\"in/*.txt\"]\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let mut child = tare()
+        .args(["suite", "run", "-q", "--idle", "shallow", "--output-dir"])
+        .arg(&out_dir)
+        .arg(&f)
+        .spawn()
+        .unwrap();
+    assert!(
+        reaches(0, Duration::from_secs(10)),
+        "never 0 while the suite ran"
+    );
+    assert!(child.wait().unwrap().success());
+    assert_eq!(latency(), before);
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("suite.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["idle"]["states"], "shallow", "{meta}");
+}

@@ -505,6 +505,14 @@ pub(crate) struct IdleArgs {
 }
 
 impl IdleArgs {
+    /// The same choice as arguments for a tare elsewhere (`--host`, `--slurm`).
+    pub(crate) fn to_flags(&self) -> Vec<String> {
+        match self.idle {
+            IdleArg::Default => Vec::new(),
+            IdleArg::Shallow => vec!["--idle=shallow".into()],
+        }
+    }
+
     /// The request, held for as long as the value lives, and its record for the results.
     pub(crate) fn hold(
         &self,
@@ -537,6 +545,14 @@ pub(crate) struct QuiesceArgs {
 }
 
 impl QuiesceArgs {
+    /// The same targets as arguments for a tare elsewhere (`--host`, `--slurm`).
+    pub(crate) fn to_flags(&self) -> Vec<String> {
+        self.quiesce
+            .iter()
+            .map(|q| format!("--quiesce={q}"))
+            .collect()
+    }
+
     /// First resumes what a killed session left stopped (a note each), then stops what this
     /// session asks for; the guard resumes it when dropped.
     pub(crate) fn apply(

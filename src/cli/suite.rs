@@ -156,6 +156,10 @@ struct RunArgs {
     backend: super::opts::BackendArgs,
     #[command(flatten)]
     style: super::opts::StyleArgs,
+    #[command(flatten)]
+    idle: super::opts::IdleArgs,
+    #[command(flatten)]
+    quiesce: super::opts::QuiesceArgs,
     /// Run only part I of N (1-based): inputs dealt round-robin, every configuration and
     /// repetition of an input in the same part; results go to OUTPUT/shard-I-of-N/.
     #[arg(long, value_name = "I/N")]
@@ -345,6 +349,15 @@ fn run_suite(a: RunArgs) -> anyhow::Result<i32> {
         Some(s) => (s.dir(&base_dir), s.other_counts(&base_dir)),
         None => (base_dir, Vec::new()),
     };
+    // Idle states and background work held for the whole suite, recorded in suite.json.
+    let idle = a.idle.hold(&crate::machine::sysfs::SysRoot::from_env())?;
+    if let Some((_, r)) = &idle {
+        meta.insert("idle".into(), r.clone());
+    }
+    let quiesced = a.quiesce.apply(quiet)?;
+    if let Some((_, r)) = &quiesced {
+        meta.insert("quiesced".into(), r.clone());
+    }
     // Inside a Slurm job: how runs are measured there, said and recorded.
     let notes = super::remote::slurm_job_notes(
         a.backend.preference()?,
@@ -404,6 +417,8 @@ fn flags(a: &RunArgs) -> anyhow::Result<super::remote::SuiteFlags<'_>> {
     if let Some(o) = &a.output_limit {
         pass.push(format!("--output-limit={o}"));
     }
+    pass.extend(a.idle.to_flags());
+    pass.extend(a.quiesce.to_flags());
     Ok(super::remote::SuiteFlags {
         file: &a.file,
         output_dir: a.output_dir.as_deref(),

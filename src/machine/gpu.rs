@@ -160,6 +160,48 @@ impl Nvml {
         (r == NVML_SUCCESS).then_some(v)
     }
 
+    /// Clocks of a kind (`NVML_CLOCK_MEM`, `NVML_CLOCK_SM`) by getter, as (memory, SM) MHz.
+    fn clock_pair(&self, sym: &[u8], index: u32) -> Option<(u32, u32)> {
+        let d = self.device(index)?;
+        Some((
+            self.get_u32(sym, d, Some(NVML_CLOCK_MEM))?,
+            self.get_u32(sym, d, Some(NVML_CLOCK_SM))?,
+        ))
+    }
+
+    /// The application clocks a GPU runs kernels at, (memory, SM) MHz.
+    pub fn applications_clocks(&self, index: u32) -> Option<(u32, u32)> {
+        self.clock_pair(b"nvmlDeviceGetApplicationsClock", index)
+    }
+
+    /// The highest clocks a GPU supports, (memory, SM) MHz.
+    pub fn max_clocks(&self, index: u32) -> Option<(u32, u32)> {
+        self.clock_pair(b"nvmlDeviceGetMaxClockInfo", index)
+    }
+
+    /// Sets a GPU's application clocks (root; the driver checks the pair is supported).
+    pub fn set_applications_clocks(&self, index: u32, mem: u32, sm: u32) -> Result<(), String> {
+        let d = self
+            .device(index)
+            .ok_or_else(|| format!("no GPU {index}"))?;
+        // SAFETY: nvmlDeviceSetApplicationsClocks(nvmlDevice_t, unsigned int memClockMHz,
+        // unsigned int graphicsClockMHz) takes values only.
+        let r = unsafe {
+            self.lib
+                .get::<unsafe extern "C" fn(Device, u32, u32) -> Ret>(
+                    b"nvmlDeviceSetApplicationsClocks",
+                )
+                .map_err(|e| e.to_string())?(d, mem, sm)
+        };
+        if r == NVML_SUCCESS {
+            Ok(())
+        } else {
+            Err(format!(
+                "NVML error {r} setting application clocks {mem},{sm} MHz"
+            ))
+        }
+    }
+
     /// Every GPU now.
     pub fn read(&self) -> Vec<GpuReading> {
         (0..self.count())

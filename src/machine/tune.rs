@@ -119,6 +119,53 @@ pub struct SavedValue {
     pub previous: String,
 }
 
+/// A tune target outside sysfs: a GPU's application clocks through NVML, written as
+/// `nvml:gpuN/applications_clocks` with the value `MEM,SM` (MHz).
+const NVML_TARGET: &str = "nvml:gpu";
+
+fn gpu_target(path: &str) -> Option<u32> {
+    path.strip_prefix(NVML_TARGET)?
+        .strip_suffix("/applications_clocks")?
+        .parse()
+        .ok()
+}
+
+fn nvml_error(path: &str, op: &'static str, msg: String) -> super::sysfs::SysError {
+    super::sysfs::SysError {
+        path: PathBuf::from(path),
+        op,
+        source: std::io::Error::other(msg),
+    }
+}
+
+/// A target's current value: a sysfs file's bytes, or a GPU's `MEM,SM` application clocks.
+fn read_value(root: &SysRoot, path: &str) -> Result<String, super::sysfs::SysError> {
+    let Some(i) = gpu_target(path) else {
+        return root.read_raw(path);
+    };
+    let nvml = super::gpu::Nvml::load()
+        .ok_or_else(|| nvml_error(path, "read", "NVML is not available".into()))?;
+    let (mem, sm) = nvml
+        .applications_clocks(i)
+        .ok_or_else(|| nvml_error(path, "read", format!("GPU {i}: no application clocks")))?;
+    Ok(format!("{mem},{sm}\n"))
+}
+
+fn write_value(root: &SysRoot, path: &str, value: &str) -> Result<(), super::sysfs::SysError> {
+    let Some(i) = gpu_target(path) else {
+        return root.write(path, value);
+    };
+    let (mem, sm) = value
+        .trim()
+        .split_once(',')
+        .and_then(|(m, s)| Some((m.parse().ok()?, s.parse().ok()?)))
+        .ok_or_else(|| nvml_error(path, "write", format!("not MEM,SM: {value:?}")))?;
+    let nvml = super::gpu::Nvml::load()
+        .ok_or_else(|| nvml_error(path, "write", "NVML is not available".into()))?;
+    nvml.set_applications_clocks(i, mem, sm)
+        .map_err(|e| nvml_error(path, "write", e))
+}
+
 /// Plans a tune of this machine. Reads only.
 pub fn plan_tune(root: &SysRoot) -> TunePlan {
     let mut plan = TunePlan {
@@ -275,6 +322,30 @@ pub fn plan_tune(root: &SysRoot) -> TunePlan {
             }
         }
     }
+    // NVIDIA GPUs: application clocks at their maximum, so a kernel's clock does not follow load.
+    if let Some(nvml) = super::gpu::Nvml::load() {
+        for g in nvml.read() {
+            match (nvml.applications_clocks(g.index), nvml.max_clocks(g.index)) {
+                (Some(cur), Some(max)) if cur == max => plan.already.push(format!(
+                    "GPU {} ({}): application clocks already at the maximum ({},{} MHz)",
+                    g.index, g.name, max.0, max.1
+                )),
+                (Some(cur), Some(max)) => plan.steps.push(TuneStep {
+                    path: format!("{NVML_TARGET}{}/applications_clocks", g.index),
+                    value: format!("{},{}", max.0, max.1),
+                    current: format!("{},{}", cur.0, cur.1),
+                    why: format!(
+                        "GPU {} ({}): lock application clocks (memory, SM MHz) at the maximum",
+                        g.index, g.name
+                    ),
+                }),
+                _ => plan.not_possible.push(format!(
+                    "GPU {} ({}): NVML gives no application or maximum clocks",
+                    g.index, g.name
+                )),
+            }
+        }
+    }
     if shallow_only {
         plan.already.push(format!(
             "idle states: none deeper than {} µs exit latency (or no cpuidle)",
@@ -356,7 +427,7 @@ pub fn apply(root: &SysRoot, plan: &TunePlan, state_file: &Path) -> Result<TuneR
     let mut saved = Vec::new();
     let mut to_write = Vec::new();
     for s in &plan.steps {
-        match root.read_raw(&s.path) {
+        match read_value(root, &s.path) {
             Ok(prev) => {
                 saved.push(SavedValue {
                     path: s.path.clone(),
@@ -386,7 +457,7 @@ pub fn apply(root: &SysRoot, plan: &TunePlan, state_file: &Path) -> Result<TuneR
         write_state(state_file, &state).context("tune aborted before changing anything")?;
         let mut kept = Vec::new();
         for (s, sv) in to_write.iter().zip(state.entries.iter()) {
-            match root.write(&s.path, &format!("{}\n", s.value)) {
+            match write_value(root, &s.path, &format!("{}\n", s.value)) {
                 Err(e) => failed.push(Failure {
                     path: s.path.clone(),
                     wanted: s.value.clone(),
@@ -395,7 +466,9 @@ pub fn apply(root: &SysRoot, plan: &TunePlan, state_file: &Path) -> Result<TuneR
                 }),
                 Ok(()) => {
                     kept.push(sv.clone());
-                    let now = root.read_string(&s.path).unwrap_or_default();
+                    let now = read_value(root, &s.path)
+                        .map(|v| v.trim().to_string())
+                        .unwrap_or_default();
                     if now != s.value {
                         failed.push(Failure {
                             path: s.path.clone(),
@@ -465,8 +538,8 @@ pub fn reset(root: &SysRoot, state_file: &Path) -> Result<ResetReport> {
     let mut failed = Vec::new();
     let mut remaining = Vec::new();
     for sv in state.entries.iter().rev() {
-        let now = root.read_raw(&sv.path).unwrap_or_default();
-        match root.write(&sv.path, &sv.previous) {
+        let now = read_value(root, &sv.path).unwrap_or_default();
+        match write_value(root, &sv.path, &sv.previous) {
             Ok(()) => restored.push(Change {
                 path: sv.path.clone(),
                 from: now,
