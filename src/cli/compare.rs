@@ -366,8 +366,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             c.words
         );
     }
-    let ratios: Vec<f64> = records.iter().map(|c| c.ratio).collect();
-    let geomean = crate::stats::geomean::geomean(&ratios, 0.95);
+    let items: Vec<(f64, Option<(f64, f64)>)> = records.iter().map(|c| (c.ratio, c.ci)).collect();
+    let geomean = crate::stats::geomean::geomean(&items, 0.95);
     if show && rows.len() > 1 {
         if let Some(g) = &geomean {
             println!("{}", comparison::geomean_line(g));

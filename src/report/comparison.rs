@@ -35,14 +35,15 @@ fn change(ratio: f64) -> String {
     format!("{:+.2}%", (ratio - 1.0) * 100.0)
 }
 
-/// The geometric-mean line: `geometric mean: +2.31% (95% CI -0.20% … +4.88%, 12 benchmarks)`.
+/// The geometric-mean line: `geometric mean: +2.31% (95% CI -0.20% … +4.88%, over 12
+/// benchmarks)`; without an interval where a benchmark's comparison has none.
 pub fn geomean_line(g: &GeoMean) -> String {
     let ci = match g.ci {
         Some((lo, hi)) => format!("95% CI {} … {}, ", change(lo), change(hi)),
-        None => String::new(),
+        None => "no interval: a benchmark's comparison has none, ".to_string(),
     };
     format!(
-        "geometric mean: {} ({ci}{} over the benchmarks compared)",
+        "geometric mean: {} ({ci}over {})",
         change(g.value),
         units::plural(g.n, "benchmark")
     )
