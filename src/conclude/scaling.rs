@@ -13,12 +13,10 @@
 
 use super::levels::{self, Origin};
 use crate::results::{Benchmark, Session};
-use crate::stats::scaling::{self as fit, PowerModel, Scaling};
-use serde::{Deserialize, Serialize};
+pub use crate::results::{ScanRecord, SCALING_KEY as EXTRA_KEY};
+use crate::stats::scaling::{self as fit, PowerModel};
 use std::collections::BTreeMap;
 
-/// Key of the scans in `Session.extra`.
-pub const EXTRA_KEY: &str = "scaling";
 /// Fewest distinct values of a parameter that make a scan.
 pub const MIN_VALUES: usize = 3;
 /// Smallest ratio of the largest to the smallest value.
@@ -27,24 +25,6 @@ pub const MIN_SPAN: f64 = 4.0;
 pub const RESAMPLES: usize = 2000;
 /// Confidence of the intervals.
 pub const CONFIDENCE: f64 = 0.95;
-
-/// One scan and its fit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScanRecord {
-    /// The parameter scanned.
-    pub parameter: String,
-    /// What is scanned: the kernel and implementation, or the first benchmark's name.
-    pub label: String,
-    /// The other parameters, fixed along the scan.
-    pub fixed: BTreeMap<String, String>,
-    /// Indices of the benchmarks, in increasing parameter value.
-    pub benchmarks: Vec<usize>,
-    /// What one process is ("run", "invocation").
-    pub unit: String,
-    pub fit: Scaling,
-    /// The line people read.
-    pub line: String,
-}
 
 fn numeric(v: &str) -> Option<f64> {
     v.trim()
@@ -215,11 +195,7 @@ pub fn record(session: &mut Session) {
 
 /// The scans recorded in a session (empty when none or unreadable).
 pub fn recorded(session: &Session) -> Vec<ScanRecord> {
-    session
-        .extra
-        .get(EXTRA_KEY)
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
+    ScanRecord::of(session)
 }
 
 #[cfg(test)]

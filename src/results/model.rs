@@ -488,3 +488,35 @@ pub struct ComparisonRecord {
     /// The verdict in words, e.g. "B is 1.12× faster than A (95% CI 1.10–1.14)".
     pub words: String,
 }
+
+/// Key of the parameter scans' scaling fits in `Session.extra` (`conclude::scaling`).
+pub const SCALING_KEY: &str = "scaling";
+
+/// One parameter scan of a session and how time grows along it (`conclude::scaling`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanRecord {
+    /// The parameter scanned.
+    pub parameter: String,
+    /// What is scanned: `kernel/implementation`, or the command with the value as `{NAME}`.
+    pub label: String,
+    /// The other parameters, fixed along the scan.
+    pub fixed: BTreeMap<String, String>,
+    /// Indices of the benchmarks, in increasing parameter value.
+    pub benchmarks: Vec<usize>,
+    /// What one process is ("run", "invocation").
+    pub unit: String,
+    pub fit: crate::stats::scaling::Scaling,
+    /// The line people read.
+    pub line: String,
+}
+
+impl ScanRecord {
+    /// The scans recorded in a session (empty when none or unreadable).
+    pub fn of(session: &Session) -> Vec<ScanRecord> {
+        session
+            .extra
+            .get(SCALING_KEY)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+}
