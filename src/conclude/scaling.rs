@@ -14,7 +14,7 @@
 use super::levels::{self, Origin};
 use crate::results::{Benchmark, Session};
 pub use crate::results::{ScanRecord, SCALING_KEY as EXTRA_KEY};
-use crate::stats::scaling::{self as fit, PowerModel};
+use crate::stats::scaling::{self as fit, PowerModel, Scaling};
 use std::collections::BTreeMap;
 
 /// Fewest distinct values of a parameter that make a scan.
@@ -124,6 +124,19 @@ pub fn analyse(s: &Session) -> Vec<ScanRecord> {
         let Some(fit) = fit::scaling(&groups, CONFIDENCE, RESAMPLES, s.seed) else {
             continue;
         };
+        let cpu_fit = if origin == Origin::Run {
+            let cpu: Vec<(f64, Vec<f64>)> = idx
+                .iter()
+                .zip(&groups)
+                .map(|(&i, (n, _))| {
+                    let runs = super::summary::counted(&s.benchmarks[i].runs);
+                    (*n, runs.map(|r| r.cpu_time).filter(|t| *t > 0.0).collect())
+                })
+                .collect();
+            fit::scaling(&cpu, CONFIDENCE, RESAMPLES, s.seed)
+        } else {
+            None
+        };
         let b0 = &s.benchmarks[idx[0]];
         let label = match super::kernels::kernel_record(b0) {
             Some(k) => format!("{}/{}", k.kernel, k.implementation),
@@ -137,17 +150,24 @@ pub fn analyse(s: &Session) -> Vec<ScanRecord> {
             unit: levels::unit(b0, origin),
             fit,
             line: String::new(),
+            cpu_fit,
+            cpu_line: None,
         };
-        rec.line = line(&rec, per_parameter[p.as_str()] > 1 || !fixed.is_empty());
+        let named = per_parameter[p.as_str()] > 1 || !fixed.is_empty();
+        rec.line = line(&rec, &rec.fit, named, None);
+        rec.cpu_line = rec
+            .cpu_fit
+            .as_ref()
+            .map(|f| line(&rec, f, named, Some("CPU time")));
         out.push(rec);
     }
     out
 }
 
 /// `scaling in size: O(n), time ∝ n^1.02 [0.97, 1.06] above 612 µs (O(n) fit error 2.1%)`.
-/// `named`: say which scan (several scans of one parameter, or other parameters fixed).
-pub fn line(r: &ScanRecord, named: bool) -> String {
-    let f = &r.fit;
+/// `named`: say which scan (several scans of one parameter, or other parameters fixed);
+/// `metric`: the metric when not wall time ("CPU time").
+pub fn line(r: &ScanRecord, f: &Scaling, named: bool, metric: Option<&str>) -> String {
     let mut s = format!("scaling in {}", r.parameter);
     if named {
         let mut what = r.label.clone();
@@ -155,6 +175,9 @@ pub fn line(r: &ScanRecord, named: bool) -> String {
             what.push_str(&format!(", {k}={v}"));
         }
         s.push_str(&format!(" ({what})"));
+    }
+    if let Some(m) = metric {
+        s.push_str(&format!(", {m}"));
     }
     s.push_str(&format!(
         ": {}, time ∝ n^{:.2}",

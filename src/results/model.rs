@@ -505,9 +505,16 @@ pub struct ScanRecord {
     pub benchmarks: Vec<usize>,
     /// What one process is ("run", "invocation").
     pub unit: String,
+    /// The fit of wall time (per process: a run's, or an invocation's median).
     pub fit: crate::stats::scaling::Scaling,
     /// The line people read.
     pub line: String,
+    /// `tare run` only: the same fit of each run's CPU time (user + system), steadier than
+    /// wall time on a loaded machine, where long runs share the CPU more than short ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_fit: Option<crate::stats::scaling::Scaling>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_line: Option<String>,
 }
 
 impl ScanRecord {

@@ -10,9 +10,10 @@
 //! * a bootstrap percentile interval of `k` that resamples processes within each value;
 //! * the best of the complexity classes O(1), O(log n), O(n), O(n log n), O(n²), O(n³):
 //!   `t = a + c·f(n)` with `a, c ≥ 0` by least squares (Google Benchmark's fit plus a constant
-//!   term), the class with the smallest RMS; its RMS relative to the mean time is the fit
-//!   error. A class other than O(1) is kept only when an F-test against O(1) finds growth
-//!   (p < 0.05).
+//!   term); its RMS relative to the mean time is the fit error. O(1) unless an F-test of the
+//!   least-RMS class against O(1) finds growth (p < 0.05); then the simplest class whose
+//!   growth exponent over the scan lies in the interval of `k` ([`consistent_class`]), else
+//!   the least-RMS class (Google Benchmark's rule).
 //!
 //! Pure; reference values from numpy/scipy (`scripts/scaling_reference.py`).
 
@@ -259,6 +260,30 @@ pub fn best_class(ns: &[f64], ts: &[f64]) -> Option<(ClassFit, Vec<ClassFit>, f6
     Some((chosen, fits, p))
 }
 
+/// How fast a class grows over the scan's values: the log–log slope of `f(n)` (0 for O(1),
+/// about 1.09 for O(n log n) over 10⁴…10⁶).
+pub fn class_exponent(ns: &[f64], class: Class) -> Option<f64> {
+    let f: Vec<f64> = ns.iter().map(|&n| class.f(n)).collect();
+    log_log(ns, &f).map(|(k, _)| k)
+}
+
+/// The simplest growing class whose exponent over the scan ([`class_exponent`]) lies in the
+/// interval of `k`, with its fit; None without an interval or when no class does. Classes that
+/// a noisy scan cannot tell apart (O(n) and O(n log n) differ by ~0.09 in exponent over two
+/// decades) resolve to the simpler one; the least RMS alone flips between them with the noise
+/// of the largest values.
+pub fn consistent_class(
+    ns: &[f64],
+    fits: &[ClassFit],
+    exponent_ci: Option<(f64, f64)>,
+) -> Option<ClassFit> {
+    let (lo, hi) = exponent_ci?;
+    fits.iter()
+        .filter(|f| f.class != Class::Constant)
+        .find(|f| class_exponent(ns, f.class).is_some_and(|e| lo <= e && e <= hi))
+        .copied()
+}
+
 /// Non-negative `(a, c)` and the relative sum of squares for a fixed exponent.
 fn offset_at(ns: &[f64], ts: &[f64], w: &[f64], k: f64) -> (f64, f64, f64) {
     let f: Vec<f64> = ns.iter().map(|n| n.powf(k)).collect();
@@ -351,7 +376,7 @@ pub fn scaling(
     if ns.iter().chain(&ts).any(|v| v.is_nan() || *v <= 0.0) {
         return None;
     }
-    let (class, classes, growth_p) = best_class(&ns, &ts)?;
+    let (least_rms, classes, growth_p) = best_class(&ns, &ts)?;
     let model = if gs.len() >= 4 && growth_p < GROWTH_ALPHA {
         PowerModel::Offset
     } else {
@@ -383,6 +408,11 @@ pub fn scaling(
         }
     } else {
         None
+    };
+    let class = if least_rms.class == Class::Constant {
+        least_rms
+    } else {
+        consistent_class(&ns, &classes, exponent_ci).unwrap_or(least_rms)
     };
     let points = gs
         .iter()
@@ -542,6 +572,67 @@ mod tests {
             assert!(lo <= s.power.exponent && s.power.exponent <= hi, "{name}");
             assert_eq!(scaling(&groups, 0.95, 2000, 1).unwrap(), s);
         }
+    }
+
+    #[test]
+    fn chosen_class_is_the_truth_of_each_reference_scan() {
+        let truth = [
+            ("linear-no-offset", Class::Linear),
+            ("linear-offset", Class::Linear),
+            ("quadratic-offset", Class::Square),
+            ("nlogn", Class::NLogN),
+            ("cubic", Class::Cube),
+            ("constant", Class::Constant),
+            ("log", Class::Log),
+        ];
+        for c in reference()["cases"].as_array().unwrap() {
+            let name = c["name"].as_str().unwrap();
+            let Some((_, want)) = truth.iter().find(|t| t.0 == name) else {
+                continue;
+            };
+            let groups: Vec<(f64, Vec<f64>)> = floats(&c["ns"])
+                .into_iter()
+                .zip(c["groups"].as_array().unwrap())
+                .map(|(n, g)| (n, floats(g)))
+                .collect();
+            let s = scaling(&groups, 0.95, 500, 3).unwrap();
+            assert_eq!(s.class.class, *want, "{name}: {:?}", s.exponent_ci);
+        }
+    }
+
+    #[test]
+    fn class_exponents_and_the_simpler_consistent_class() {
+        let ns = [1e4, 1e5, 1e6];
+        close(
+            class_exponent(&ns, Class::Linear).unwrap(),
+            1.0,
+            1e-12,
+            0.0,
+            "n",
+        );
+        close(
+            class_exponent(&ns, Class::Square).unwrap(),
+            2.0,
+            1e-12,
+            0.0,
+            "n²",
+        );
+        let nlogn = class_exponent(&ns, Class::NLogN).unwrap();
+        assert!(nlogn > 1.05 && nlogn < 1.1, "{nlogn}");
+        let fits: Vec<ClassFit> = Class::ALL
+            .iter()
+            .map(|&class| ClassFit {
+                class,
+                constant: 0.0,
+                coefficient: 1.0,
+                rms: 0.1,
+            })
+            .collect();
+        let pick = |ci| consistent_class(&ns, &fits, ci).map(|f| f.class);
+        assert_eq!(pick(Some((0.93, 1.08))), Some(Class::Linear));
+        assert_eq!(pick(Some((1.04, 1.12))), Some(Class::NLogN));
+        assert_eq!(pick(Some((1.3, 1.6))), None);
+        assert_eq!(pick(None), None);
     }
 
     #[test]

@@ -428,6 +428,9 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
         let _ = write!(out, r#"<h3 id="f{fi}-scaling">Scaling</h3><ul>"#);
         for r in &scans {
             let _ = write!(out, r#"<li class="scaling-line">{}</li>"#, esc(&r.line));
+            if let Some(l) = &r.cpu_line {
+                let _ = write!(out, r#"<li class="scaling-line muted">{}</li>"#, esc(l));
+            }
         }
         out.push_str("</ul>");
         out.push_str(r#"<p class="muted">Median wall time per parameter value (95% interval over processes) on log–log axes; the line is the fitted power law, a constant plus c·n^k.</p>"#);
