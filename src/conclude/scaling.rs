@@ -205,7 +205,7 @@ pub fn line(r: &ScanRecord, f: &Scaling, named: bool, metric: Option<&str>) -> S
 }
 
 /// Stores the scans in `session.extra["scaling"]` (nothing when there is none). Called at the
-/// end of `tare run` (`method::analyse`); `tare kernels` calls it after
+/// end of `tare run` (`method::analyse`); for `tare kernels`, call it after
 /// `conclude::kernels::conclude`.
 pub fn record(session: &mut Session) {
     let scans = analyse(session);
@@ -332,6 +332,63 @@ mod tests {
         assert_eq!(sq.fit.class.class, fit::Class::Square);
         let (lo, hi) = sq.fit.exponent_ci.unwrap();
         assert!(lo < 2.0 && 2.0 < hi, "{lo} {hi}");
+    }
+
+    /// A kernel benchmark: `invocations` processes of 5 samples each, per-loop times `t(n)`
+    /// with a per-invocation offset (samples of one process share it).
+    fn kernel_bench(imp: &str, n: &str, t: f64) -> Benchmark {
+        let mut b = bench(&format!("sum/{imp}"), &[("size", n)], &[]);
+        let k = crate::results::KernelRecord {
+            kernel: "sum".into(),
+            implementation: imp.into(),
+            ..Default::default()
+        };
+        b.extra.insert(
+            crate::results::KERNEL_KEY.into(),
+            serde_json::to_value(k).unwrap(),
+        );
+        for inv in 0..6usize {
+            for pos in 0..5usize {
+                let w = t * (1.0 + 0.02 * (inv as f64 - 2.5) + 0.001 * pos as f64);
+                let mut r = run(inv * 5 + pos, w);
+                r.extra.insert(
+                    crate::results::SAMPLE_KEY.into(),
+                    serde_json::json!({"invocation": inv, "position": pos, "loops": 1, "ns": 1}),
+                );
+                b.runs.push(r);
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn kernel_scans_group_samples_by_invocation() {
+        let mut bs = Vec::new();
+        for imp in ["c", "py"] {
+            for n in ["64", "256", "1024", "4096"] {
+                let nf: f64 = n.parse().unwrap();
+                let t = if imp == "c" {
+                    1e-9 * nf
+                } else {
+                    1e-7 * nf * nf
+                };
+                bs.push(kernel_bench(imp, n, t));
+            }
+        }
+        let scans = analyse(&session(bs));
+        assert_eq!(scans.len(), 2, "{scans:?}");
+        assert_eq!(scans[0].label, "sum/c");
+        assert_eq!(scans[0].unit, "invocation");
+        // Six invocations per value: the processes, not the 30 samples.
+        assert!(scans[0].fit.points.iter().all(|p| p.processes == 6));
+        assert_eq!(scans[0].fit.class.class, fit::Class::Linear);
+        assert_eq!(scans[1].fit.class.class, fit::Class::Square);
+        assert!(
+            scans[1].line.starts_with("scaling in size (sum/py): O(n²)"),
+            "{}",
+            scans[1].line
+        );
+        assert!(scans[0].cpu_fit.is_none());
     }
 
     #[test]
