@@ -11,7 +11,8 @@
 //! * the best of the complexity classes O(1), O(log n), O(n), O(n log n), O(n²), O(n³):
 //!   `t = a + c·f(n)` with `a, c ≥ 0` by least squares (Google Benchmark's fit plus a constant
 //!   term); its RMS relative to the mean time is the fit error. O(1) unless an F-test of the
-//!   least-RMS class against O(1) finds growth (p < 0.05); then the simplest class whose
+//!   least-RMS class against O(1) finds growth (p < 0.05) or the interval of `k` lies above 0;
+//!   then the simplest class whose
 //!   growth exponent over the scan lies in the interval of `k` ([`consistent_class`]), else
 //!   the least-RMS class (Google Benchmark's rule).
 //!
@@ -376,7 +377,7 @@ pub fn scaling(
     if ns.iter().chain(&ts).any(|v| v.is_nan() || *v <= 0.0) {
         return None;
     }
-    let (least_rms, classes, growth_p) = best_class(&ns, &ts)?;
+    let (_, classes, growth_p) = best_class(&ns, &ts)?;
     let model = if gs.len() >= 4 && growth_p < GROWTH_ALPHA {
         PowerModel::Offset
     } else {
@@ -409,10 +410,17 @@ pub fn scaling(
     } else {
         None
     };
-    let class = if least_rms.class == Class::Constant {
-        least_rms
-    } else {
-        consistent_class(&ns, &classes, exponent_ci).unwrap_or(least_rms)
+    // Growth: the F-test, or an interval of k above 0 (the F-test has 1 degree of freedom
+    // with 3 values).
+    let grows = growth_p < GROWTH_ALPHA || exponent_ci.is_some_and(|(lo, _)| lo > 0.0);
+    let growing = classes
+        .iter()
+        .filter(|f| f.class != Class::Constant)
+        .min_by(|a, b| a.rms.total_cmp(&b.rms))
+        .copied();
+    let class = match growing {
+        Some(least) if grows => consistent_class(&ns, &classes, exponent_ci).unwrap_or(least),
+        _ => classes[0],
     };
     let points = gs
         .iter()
