@@ -218,6 +218,8 @@ const SHARED: &[(&str, &[&str])] = &[
     ("--runs", &["run", "history confirm", "bisect"]),
     ("--seed", &["run", "kernels", "bias", "compare"]),
     ("--randomize", &["run", "kernels"]),
+    ("--idle", &["run", "kernels"]),
+    ("--quiesce", &["run", "kernels"]),
     ("--name", &["run", "kernels"]),
 ];
 

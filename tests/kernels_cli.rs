@@ -515,6 +515,9 @@ fn a_verdict_must_hold_across_invocations() {
         words.contains("includes 1") && words.contains("5 vs 5 processes"),
         "{words}"
     );
+    // The p-value is the process-level test's: Welch on the per-process medians, the test of
+    // the ratio of means the interval is of.
+    assert_eq!(c["test"], "welch", "{c}");
     let (lo, hi) = (
         c["ratio_ci_low"].as_f64().unwrap(),
         c["ratio_ci_high"].as_f64().unwrap(),
@@ -531,7 +534,7 @@ fn a_verdict_must_hold_across_invocations() {
     );
     assert_eq!(
         v["extra"]["comparison_unit"],
-        "invocation (process-level medians)"
+        "invocation (ratio of means of per-invocation medians)"
     );
 }
 

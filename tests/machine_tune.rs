@@ -67,8 +67,11 @@ fn intel_tune_then_reset_is_byte_exact() {
 
     let plan = plan_tune(&root);
     eprintln!("{}", render_plan(&plan));
-    // no_turbo first, then one governor per policy
-    assert_eq!(plan.steps.len(), 9);
+    // no_turbo first, then one governor per policy, then the two deep idle states of each CPU
+    assert_eq!(plan.steps.len(), 9 + 16);
+    assert!(plan.steps[9..]
+        .iter()
+        .all(|s| s.path.ends_with("/disable") && s.value == "1"));
     assert_eq!(
         plan.steps[0].path,
         "/sys/devices/system/cpu/intel_pstate/no_turbo"
@@ -79,7 +82,16 @@ fn intel_tune_then_reset_is_byte_exact() {
     let rep = apply(&root, &plan, &state).unwrap();
     eprintln!("{}", render_report(&rep));
     assert!(rep.complete, "{rep:?}");
-    assert_eq!(rep.changed.len(), 9);
+    assert_eq!(rep.changed.len(), 9 + 16);
+    assert_eq!(
+        read(&root, "/sys/devices/system/cpu/cpu3/cpuidle/state3/disable"),
+        "1"
+    );
+    assert_eq!(
+        read(&root, "/sys/devices/system/cpu/cpu3/cpuidle/state1/disable"),
+        "0",
+        "C1 (1 µs) is left enabled"
+    );
     assert_eq!(
         read(&root, "/sys/devices/system/cpu/intel_pstate/no_turbo"),
         "1"
@@ -111,7 +123,7 @@ fn intel_tune_then_reset_is_byte_exact() {
     assert!(!state.exists());
     assert_eq!(
         rr.restored[0].path,
-        "/sys/devices/system/cpu/cpufreq/policy7/scaling_governor"
+        "/sys/devices/system/cpu/cpu7/cpuidle/state3/disable"
     ); // reverse order
     assert_eq!(snapshot(tree.path()), before);
 
@@ -236,10 +248,11 @@ fn failed_writes_are_reported_and_not_saved() {
         .iter()
         .any(|f| f.kind == FailKind::Missing && f.path.contains("policy3")));
     assert!(rep.failed.iter().any(|f| f.path.contains("policy2")));
-    assert_eq!(rep.changed.len(), 7);
+    // 9 frequency steps less the 2 that failed, and the 16 idle-state steps.
+    assert_eq!(rep.changed.len(), 7 + 16);
     let saved: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&state).unwrap()).unwrap();
-    assert_eq!(saved["entries"].as_array().unwrap().len(), 7);
+    assert_eq!(saved["entries"].as_array().unwrap().len(), 7 + 16);
     let rr = reset(&root, &state).unwrap();
     assert!(rr.failed.is_empty());
     assert_eq!(

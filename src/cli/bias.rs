@@ -346,7 +346,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
     let cancel = crate::output::install_stop_signals()?;
     let executor = Executor::new(backend);
     let mut counter = Counter {
-        show: style == Style::Full && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        show: style.progress() && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         done: 0,
         total: plan.benchmarks.len() * (a.repeat + a.warmup),
     };

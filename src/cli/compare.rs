@@ -9,6 +9,7 @@
 use crate::conclude::analysis::Test;
 use crate::conclude::levels::{self, Origin, Outcome};
 use crate::error::{exit, usage};
+use crate::report::comparison;
 use crate::results::{Benchmark, Session};
 use crate::units;
 use clap::Args;
@@ -47,6 +48,13 @@ pub struct CompareArgs {
     /// Seed of the bootstrap.
     #[arg(long, value_name = "N", default_value_t = 0)]
     seed: u64,
+    /// Write the comparison as a Markdown table (a pull-request comment): each benchmark's
+    /// change, CI, p and verdict, the geometric mean, the model.
+    #[arg(long, value_name = "FILE")]
+    export_markdown: Option<PathBuf>,
+    /// Write the comparison as JSON (for dashboards): the same rows, geometric mean and model.
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
     #[command(flatten)]
     style: super::opts::StyleArgs,
 }
@@ -196,6 +204,17 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     let noise = a.verdict.noise()?;
     let alpha = a.verdict.alpha()?;
     let show = a.style.style() != crate::report::Style::None;
+    let outputs: Vec<(&str, &Path)> = [
+        ("--export-markdown", &a.export_markdown),
+        ("--export-json", &a.export_json),
+    ]
+    .into_iter()
+    .filter_map(|(o, p)| p.as_deref().map(|p| (o, p)))
+    .collect();
+    crate::results::fsio::distinct(&outputs)?;
+    for (_, p) in &outputs {
+        crate::results::fsio::check(p)?;
+    }
     let old = Side::load(&old_paths, "old")?;
     let new = Side::load(&new_paths, "new")?;
     // A gate never passes on nothing: a side without one counted run is an error.
@@ -296,9 +315,11 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         .max()
         .unwrap_or(9)
         .max(9);
+    let model = levels::model_line(&units_seen, &records, test);
+    let session_lines = levels::session_lines(&records);
     if show {
-        println!("model: {}", levels::model_line(&units_seen, &records, test));
-        for line in levels::session_lines(&records) {
+        println!("model: {model}");
+        for line in &session_lines {
             println!("sessions: {line}");
         }
         println!(
@@ -306,22 +327,27 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             "benchmark", "old median", "new median", "change", "95% CI", "p (Holm)"
         );
     }
-    let mut regression = false;
-    for (c, name) in records.iter().zip(&names) {
+    let mut rows = Vec::new();
+    for ((c, name), k) in records.iter().zip(&names).zip(&matched) {
+        let regression =
+            c.outcome == Outcome::Slower && threshold.is_some_and(|t| c.ratio - 1.0 > t);
+        rows.push(comparison::Row {
+            name: name.clone(),
+            parameters: k.1.clone(),
+            comparison: c,
+            regression,
+        });
         let marker = match c.outcome {
-            Outcome::Slower => {
-                if threshold.is_some_and(|t| c.ratio - 1.0 > t) {
-                    regression = true;
-                    "!! slower"
-                } else {
-                    "slower"
-                }
-            }
+            Outcome::Slower if regression => "!! slower",
+            Outcome::Slower => "slower",
             Outcome::Faster => "faster",
             Outcome::EqualWithinNoise => "=",
             Outcome::NoSignificantDifference => "~",
             Outcome::Inconclusive => "?",
         };
+        if !show {
+            continue;
+        }
         let ci = c.ci.map_or("—".to_string(), |(lo, hi)| {
             format!(
                 "{:>+7.2}%…{:>+7.2}%",
@@ -329,9 +355,6 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
                 (hi - 1.0) * 100.0
             )
         });
-        if !show {
-            continue;
-        }
         println!(
             "{:<width$} {:>12} {:>12} {:>+8.2}% {:>17} {:>9}  {marker}: {}",
             name,
@@ -342,6 +365,30 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             c.p_adjusted.map_or("—".to_string(), units::format_p),
             c.words
         );
+    }
+    let ratios: Vec<f64> = records.iter().map(|c| c.ratio).collect();
+    let geomean = crate::stats::geomean::geomean(&ratios, 0.95);
+    if show && rows.len() > 1 {
+        if let Some(g) = &geomean {
+            println!("{}", comparison::geomean_line(g));
+        }
+    }
+    let regression = rows.iter().any(|r| r.regression);
+    let cx = comparison::Context {
+        model: &model,
+        sessions: &session_lines,
+        geomean,
+        fail_if_slower: threshold,
+        alpha,
+        missing: &missing,
+    };
+    if let Some(p) = &a.export_markdown {
+        crate::results::fsio::write(p, comparison::markdown(&rows, &cx).as_bytes())?;
+    }
+    if let Some(p) = &a.export_json {
+        let mut text = serde_json::to_string_pretty(&comparison::json(&rows, &cx))?;
+        text.push('\n');
+        crate::results::fsio::write(p, text.as_bytes())?;
     }
     for m in missing.iter().filter(|_| show) {
         eprintln!("tare: note: {m} (not compared: --allow-missing)");

@@ -21,16 +21,23 @@ use std::path::{Path, PathBuf};
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub(crate) enum StyleArg {
     #[default]
+    #[value(alias = "auto")]
     Full,
     Basic,
     None,
+    // hyperfine's: colors without progress.
+    Color,
+    // hyperfine's: progress without colors.
+    #[value(name = "nocolor")]
+    NoColor,
 }
 
 /// `--style` and `-q`: what tare prints on the terminal.
 #[derive(Args, Debug, Clone, Default)]
 pub(crate) struct StyleArgs {
     /// Output style: full (colors and progress on a terminal), basic (plain text, no progress),
-    /// none (errors only). NO_COLOR is respected.
+    /// none (errors only), color (colors, no progress), nocolor (progress, no colors), as
+    /// hyperfine has them (auto is full). NO_COLOR is respected.
     #[arg(long, value_enum, value_name = "STYLE", default_value_t = StyleArg::Full)]
     style: StyleArg,
     /// Print errors only (same as --style none).
@@ -47,6 +54,8 @@ impl StyleArgs {
             StyleArg::Full => Style::Full,
             StyleArg::Basic => Style::Basic,
             StyleArg::None => Style::None,
+            StyleArg::Color => Style::Color,
+            StyleArg::NoColor => Style::NoColor,
         }
     }
 }
@@ -69,6 +78,10 @@ pub(crate) struct ExportArgs {
     /// Write the summary table as an Emacs Org-mode table.
     #[arg(long, value_name = "FILE")]
     export_orgmode: Option<PathBuf>,
+    /// Write the runs in hyperfine's JSON shape (results[]: command, mean, stddev, median, user,
+    /// system, min, max, times, exit_codes, parameters), for scripts written for hyperfine.
+    #[arg(long, value_name = "FILE")]
+    export_json_hyperfine: Option<PathBuf>,
     /// Write a self-contained HTML report with plots (as `tare report --export-html`).
     #[arg(long, value_name = "FILE")]
     pub(crate) export_html: Option<PathBuf>,
@@ -83,6 +96,7 @@ impl ExportArgs {
             (&self.export_markdown, Format::Markdown),
             (&self.export_asciidoc, Format::AsciiDoc),
             (&self.export_orgmode, Format::OrgMode),
+            (&self.export_json_hyperfine, Format::Hyperfine),
         ]
         .into_iter()
         .filter_map(|(p, format)| {
@@ -452,5 +466,88 @@ pub(crate) fn reference_index(spec: Option<&str>, names: &[String]) -> anyhow::R
             names.join(", "),
             names.len()
         ))),
+    }
+}
+
+/// `--idle` values.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum IdleArg {
+    #[default]
+    Default,
+    Shallow,
+}
+
+/// `--idle`: the CPUs' idle states during the session.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct IdleArgs {
+    /// CPU idle states while measuring: default (as the machine has them) or shallow (no deep
+    /// state on any CPU: a 0 µs request held on /dev/cpu_dma_latency until tare exits, kill -9
+    /// included; needs root). Recorded in the results.
+    #[arg(long, value_enum, value_name = "STATES", default_value_t = IdleArg::Default)]
+    idle: IdleArg,
+}
+
+impl IdleArgs {
+    /// The request, held for as long as the value lives, and its record for the results.
+    pub(crate) fn hold(
+        &self,
+        root: &SysRoot,
+    ) -> anyhow::Result<Option<(crate::machine::idle::LatencyHold, serde_json::Value)>> {
+        if self.idle == IdleArg::Default {
+            return Ok(None);
+        }
+        let hold = crate::machine::idle::LatencyHold::request(root, 0)
+            .map_err(|e| usage(format!("{e:#}")))?;
+        let record = serde_json::json!({
+            "states": "shallow",
+            "cpu_dma_latency_us": hold.requested_us,
+            "previous_us": hold.previous_us,
+            "via": "/dev/cpu_dma_latency held open for the session",
+        });
+        Ok(Some((hold, record)))
+    }
+}
+
+/// `--quiesce`: background work stopped for the session.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct QuiesceArgs {
+    /// Stop background work while measuring and resume it on every exit path: a regular
+    /// expression matched against process names and command lines (SIGSTOP), or a cgroup
+    /// directory (frozen); repeatable. Never tare, its ancestors or PID 1. After a kill -9 the
+    /// next tare resumes them. Recorded in the results.
+    #[arg(long, value_name = "PATTERN|CGROUP")]
+    quiesce: Vec<String>,
+}
+
+impl QuiesceArgs {
+    /// First resumes what a killed session left stopped (a note each), then stops what this
+    /// session asks for; the guard resumes it when dropped.
+    pub(crate) fn apply(
+        &self,
+        quiet: bool,
+    ) -> anyhow::Result<Option<(crate::machine::quiesce::Quiesced, serde_json::Value)>> {
+        for n in crate::machine::quiesce::resume_leftovers() {
+            if !quiet {
+                eprintln!("tare: note: {n}");
+            }
+        }
+        if self.quiesce.is_empty() {
+            return Ok(None);
+        }
+        let targets = self
+            .quiesce
+            .iter()
+            .map(|s| {
+                crate::machine::quiesce::Target::parse(s)
+                    .map_err(|e| usage(format!("--quiesce: {e}")))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let q = crate::machine::quiesce::quiesce(&targets).map_err(|e| usage(format!("{e:#}")))?;
+        let record = serde_json::json!({
+            "asked": self.quiesce,
+            "stopped": q.record.stopped.iter().map(|s| serde_json::json!({"pid": s.pid, "comm": s.comm})).collect::<Vec<_>>(),
+            "frozen": q.record.frozen.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>(),
+        });
+        Ok(Some((q, record)))
     }
 }

@@ -8,10 +8,10 @@
 
 use super::analysis::{self, Advice, CompareSettings};
 use super::summary;
-use crate::results::{
-    Benchmark, ComparisonRecord, Diagnostic, InvocationRecord, KernelRecord, Run, SampleRecord,
-    Session, INVOCATIONS_KEY, KERNEL_KEY, SAMPLE_KEY,
-};
+use crate::results::{Benchmark, ComparisonRecord, Diagnostic, SampleRecord, Session};
+// The readers of kernel records live in `results::kernels` (levels reads them too); here for
+// the callers that reach them through the kernel conclusions.
+pub use crate::results::kernels::{invocations, is_kernels, kernel_record, pairs, sample_of};
 use crate::stats;
 use serde_json::json;
 
@@ -130,50 +130,6 @@ pub fn inconclusive(s: &ProcessSpread, precision: f64, why: &str) -> String {
 /// Relative tolerance of user metrics that must agree across implementations.
 pub const METRIC_TOLERANCE: f64 = 1e-9;
 
-/// The kernel record of a benchmark (`None` for `tare run` results).
-pub fn kernel_record(b: &Benchmark) -> Option<KernelRecord> {
-    serde_json::from_value(b.extra.get(KERNEL_KEY)?.clone()).ok()
-}
-
-/// The invocations of a kernel benchmark.
-pub fn invocations(b: &Benchmark) -> Vec<InvocationRecord> {
-    b.extra
-        .get(INVOCATIONS_KEY)
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
-}
-
-/// The raw sample behind a run of a kernel benchmark.
-pub fn sample_of(r: &Run) -> Option<SampleRecord> {
-    serde_json::from_value(r.extra.get(SAMPLE_KEY)?.clone()).ok()
-}
-
-/// Whether a session holds kernel results.
-pub fn is_kernels(s: &Session) -> bool {
-    s.benchmarks
-        .iter()
-        .any(|b| b.extra.contains_key(KERNEL_KEY))
-}
-
-/// Pairs (reference, candidate) of benchmarks that are the same kernel with the same
-/// parameters in different programs; the reference is the first such benchmark (the first
-/// program that has the kernel).
-pub fn pairs(benches: &[Benchmark]) -> Vec<(usize, usize)> {
-    let key = |b: &Benchmark| {
-        (
-            kernel_record(b).map(|k| k.kernel).unwrap_or_default(),
-            b.parameters.clone(),
-        )
-    };
-    let mut out = Vec::new();
-    for (i, b) in benches.iter().enumerate() {
-        if let Some(r) = (0..i).find(|&r| key(&benches[r]) == key(b)) {
-            out.push((r, i));
-        }
-    }
-    out
-}
-
 /// Invocations that gave counted samples.
 pub fn invocations_counted(b: &Benchmark) -> usize {
     by_invocation(b).len()
@@ -233,10 +189,13 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     }
     // Samples of one process are not independent of each other (Kalibera & Jones): the
     // verdict, its interval and its test come from the one process-level model
-    // (`levels::compare`: each invocation's median a replicate, a bootstrap interval over them,
-    // the test on them, Holm across kernels), so the printed interval is the one the verdict
-    // used. Where a side has fewer than two processes the sample-level numbers stay, and the
-    // words say why there is no verdict.
+    // (`levels::compare`: each invocation's median a replicate, a bootstrap interval of the
+    // ratio of their means, the test on them, Holm across kernels), so the printed interval is
+    // the one the verdict used, and the ratio is of the values each kernel's line prints (the
+    // mean of its processes' medians, `process_spread`). Welch's t, a test of means, is the
+    // test that agrees with that interval (scripts/levels_simulation.py: the expanded interval
+    // and Welch call the same trials). Where a side has fewer than two processes the
+    // sample-level numbers stay, and the words say why there is no verdict.
     let groups: Vec<(super::levels::Groups, super::levels::Groups)> = session
         .comparisons
         .iter()
@@ -247,10 +206,11 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
             )
         })
         .collect();
+    let process_test = super::analysis::Test::Welch;
     let model = super::levels::compare(
         &groups,
         &super::levels::Settings {
-            test: s.test,
+            test: process_test,
             alpha: s.alpha,
             noise: s.noise,
             confidence: 0.95,
@@ -259,7 +219,7 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
         },
     );
     for (c, m) in session.comparisons.iter_mut().zip(model) {
-        apply_process_level(c, &m);
+        apply_process_level(c, &m, process_test);
     }
     // Too few processes to know their spread: no verdict whatever the samples say.
     for c in &mut session.comparisons {
@@ -279,7 +239,7 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     }
     session.extra.insert(
         "comparison_unit".into(),
-        json!("invocation (process-level medians)"),
+        json!("invocation (ratio of means of per-invocation medians)"),
     );
     session.extra.insert("hierarchical_ratio".into(), json!(h));
     let advice = Advice {
@@ -307,7 +267,11 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
 /// Puts the process-level comparison `m` into the record `c`: ratio, interval, p-values,
 /// verdict and words. Without an interval (a side with one process) the ratio and interval stay
 /// the samples' and the verdict is none.
-fn apply_process_level(c: &mut ComparisonRecord, m: &super::levels::Comparison) {
+fn apply_process_level(
+    c: &mut ComparisonRecord,
+    m: &super::levels::Comparison,
+    test: super::analysis::Test,
+) {
     use super::levels::Outcome;
     if let Some((low, high)) = m.ci {
         c.ratio = m.ratio;
@@ -319,6 +283,7 @@ fn apply_process_level(c: &mut ComparisonRecord, m: &super::levels::Comparison) 
     if let (Some(p), Some(q)) = (m.p_value, m.p_adjusted) {
         c.p_value = p;
         c.p_adjusted = q;
+        c.test = test.name().to_string();
     }
     let names = format!("{} vs {}", c.candidate_name, c.reference_name);
     (c.verdict, c.words) = match m.outcome {

@@ -92,6 +92,12 @@ pub struct Facts {
     /// /proc/pressure/{cpu,io,memory}.
     pub psi: BTreeMap<String, Psi>,
     pub perf_event_paranoid: Option<i64>,
+    /// cpuidle: the driver and each online CPU's idle states.
+    #[serde(default)]
+    pub idle: super::idle::Idle,
+    /// NVIDIA GPUs (NVML), empty where there are none.
+    #[serde(default)]
+    pub gpus: Vec<super::gpu::GpuReading>,
 }
 
 impl Facts {
@@ -231,6 +237,10 @@ pub fn read_facts(root: &SysRoot, opts: &InventoryOptions) -> Facts {
         steal_sample_seconds,
         psi,
         perf_event_paranoid: root.opt_i64("/proc/sys/kernel/perf_event_paranoid"),
+        idle: super::idle::read(root, &cpus),
+        gpus: super::gpu::Nvml::load()
+            .map(|n| n.read())
+            .unwrap_or_default(),
         topology,
     }
 }
@@ -297,6 +307,91 @@ impl Items {
             value: value.into(),
             verdict: v,
             advice: advice.map(String::from),
+        });
+    }
+}
+
+/// One line per distinct set of idle states (CPUs that share one are named together), and a
+/// warning when a deep state is enabled.
+fn idle_items(it: &mut Items, f: &Facts) {
+    use super::idle::DEEP_US;
+    if f.idle.cpus.is_empty() {
+        it.push(
+            "idle",
+            "idle states",
+            "none (no cpuidle in sysfs): the CPUs idle as the kernel's default idle loop does",
+            Verdict::Unknown,
+            None,
+        );
+        return;
+    }
+    let describe = |c: &super::idle::CpuIdle| -> String {
+        c.states
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} (exit {} µs, residency {} µs{}; entered {} times, {:.1} s)",
+                    s.name,
+                    s.exit_latency_us,
+                    s.target_residency_us,
+                    if s.disabled { ", disabled" } else { "" },
+                    s.usage,
+                    s.time_us as f64 / 1e6
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    // Group CPUs by the shape of their states (names, latencies, disabled), not the counters.
+    let mut groups: Vec<(Vec<usize>, &super::idle::CpuIdle)> = Vec::new();
+    let shape = |c: &super::idle::CpuIdle| {
+        c.states
+            .iter()
+            .map(|s| {
+                (
+                    s.name.clone(),
+                    s.exit_latency_us,
+                    s.target_residency_us,
+                    s.disabled,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for c in &f.idle.cpus {
+        match groups.iter_mut().find(|(_, g)| shape(g) == shape(c)) {
+            Some((cpus, _)) => cpus.push(c.cpu),
+            None => groups.push((vec![c.cpu], c)),
+        }
+    }
+    let driver = f.idle.driver.as_deref().unwrap_or("unknown driver");
+    for (cpus, c) in &groups {
+        let deep: Vec<&str> = c
+            .states
+            .iter()
+            .filter(|s| !s.disabled && s.exit_latency_us > DEEP_US)
+            .map(|s| s.name.as_str())
+            .collect();
+        let (verdict, advice) = if deep.is_empty() {
+            (Verdict::Ok, None)
+        } else {
+            (
+                Verdict::Warn,
+                Some(format!(
+                    "{} can add up to {} µs of wake-up latency to runs that sleep or wait: --idle shallow holds every CPU out of them for a session",
+                    deep.join(", "),
+                    c.states.iter().map(|s| s.exit_latency_us).max().unwrap_or(0)
+                )),
+            )
+        };
+        it.0.push(Item {
+            section: "idle".into(),
+            name: format!(
+                "idle states (CPU {}, {driver})",
+                super::topology::format_cpu_list(cpus)
+            ),
+            value: describe(c),
+            verdict,
+            advice,
         });
     }
 }
@@ -546,6 +641,31 @@ fn derive_items(root: &SysRoot, f: &Facts) -> Vec<Item> {
             it.push("frequency", "turbo/boost", format!("on ({}{more})", desc(on[0])), Warn,
                 Some("with turbo the frequency depends on load and temperature; `sudo tare machine tune` turns it off"));
         }
+    }
+
+    // --- idle states
+    idle_items(&mut it, f);
+
+    // --- gpu
+    for g in &f.gpus {
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+        it.push(
+            "gpu",
+            format!("GPU {} ({})", g.index, g.name),
+            format!(
+                "SM clock {} MHz, memory clock {} MHz, {} °C, {} W, energy counter {}",
+                opt(g.sm_clock_mhz.map(|v| v.to_string())),
+                opt(g.mem_clock_mhz.map(|v| v.to_string())),
+                opt(g.temperature_c.map(|v| v.to_string())),
+                opt(g.power_w.map(|v| format!("{v:.1}"))),
+                match g.energy_j {
+                    Some(j) => format!("{j:.1} J"),
+                    None => "none (runs record no GPU energy)".into(),
+                }
+            ),
+            Verdict::Ok,
+            None,
+        );
     }
 
     // --- thermal

@@ -21,6 +21,7 @@ use super::procfs::{clock_ticks_per_second, parse_psi, sum_cpu_ticks, CpuTicks, 
 use super::sysfs::{KernelFile, SysRoot};
 use super::thermal::{parse_millicelsius, relevant_temp_paths};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// When a run counts as interfered with. Compared against the probe window (from the first
@@ -83,6 +84,14 @@ pub struct RunEnvironment {
     /// Idle time with I/O outstanding on the watched cores.
     pub iowait_time: f64,
     pub psi: PsiDelta,
+    /// Idle states entered on the run's pinned cores during the window, by state name (see
+    /// `machine::idle`); empty when the run was not pinned or the kernel has no cpuidle.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub idle: BTreeMap<String, super::idle::StateDelta>,
+    /// Each NVIDIA GPU's clocks and temperature before and after, and the energy it used
+    /// (NVML, `machine::gpu`); empty where there is no GPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu: Vec<super::gpu::GpuDelta>,
     pub interfered: bool,
     /// Why, in words, when `interfered`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +106,8 @@ pub struct ProbeStart {
     freqs: Vec<Option<u64>>,
     temp: Option<f64>,
     psi: [Option<Psi>; 3],
+    idle: BTreeMap<String, (u64, u64)>,
+    gpu: Vec<super::gpu::GpuReading>,
 }
 
 /// Session-long prober for one set of cores; reuse it for every run. Keeps its files open.
@@ -113,6 +124,10 @@ pub struct RunProbe {
     /// The snapshot `finish` took last, offered to the next `start` (see [`REUSE_WITHIN`]).
     last: Option<ProbeStart>,
     reuse_within: std::time::Duration,
+    /// Where to read the pinned cores' idle-state counters (none when not pinned or no cpuidle).
+    idle_root: Option<SysRoot>,
+    /// NVML where the machine has NVIDIA GPUs.
+    nvml: Option<super::gpu::Nvml>,
 }
 
 /// A `finish` snapshot this recent stands in for the next run's `start` snapshot: back to back,
@@ -149,6 +164,20 @@ impl RunProbe {
             buf: String::with_capacity(16 * 1024),
             last: None,
             reuse_within: REUSE_WITHIN,
+            idle_root: (!cores.is_empty() && !super::idle::cpu_states(root, cores[0]).is_empty())
+                .then(|| root.clone()),
+            nvml: super::gpu::Nvml::load(),
+        }
+    }
+
+    fn read_gpu(&self) -> Vec<super::gpu::GpuReading> {
+        self.nvml.as_ref().map(|n| n.read()).unwrap_or_default()
+    }
+
+    fn read_idle(&self) -> BTreeMap<String, (u64, u64)> {
+        match &self.idle_root {
+            Some(root) => super::idle::usage(root, &self.cores),
+            None => BTreeMap::new(),
         }
     }
 
@@ -217,6 +246,8 @@ impl RunProbe {
         let freqs = self.read_freqs();
         let temp = self.read_temp();
         let psi = self.read_psi();
+        let idle = self.read_idle();
+        let gpu = self.read_gpu();
         let ticks = self.read_ticks().map(|(t, _)| t);
         ProbeStart {
             at: Instant::now(),
@@ -224,6 +255,8 @@ impl RunProbe {
             freqs,
             temp,
             psi,
+            idle,
+            gpu,
         }
     }
 
@@ -242,12 +275,18 @@ impl RunProbe {
         let freqs = self.read_freqs();
         let temp = self.read_temp();
         let psi = self.read_psi();
+        let idle = self.read_idle();
+        let idle_delta = super::idle::delta(&start.idle, &idle);
+        let gpu = self.read_gpu();
+        let gpu_delta = super::gpu::delta(&start.gpu, &gpu);
         self.last = Some(ProbeStart {
             at: Instant::now(),
             ticks,
             freqs: freqs.clone(),
             temp,
             psi,
+            idle,
+            gpu,
         });
 
         let hz = self.ticks_per_sec as f64;
@@ -319,6 +358,8 @@ impl RunProbe {
             steal_time,
             iowait_time,
             psi: psi_d,
+            idle: idle_delta,
+            gpu: gpu_delta,
             interfered,
             interference_reason: if reasons.is_empty() {
                 None

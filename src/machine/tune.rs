@@ -249,6 +249,38 @@ pub fn plan_tune(root: &SysRoot) -> TunePlan {
         plan.not_possible
             .push("turbo/boost: no cpufreq, no control to turn it off".into());
     }
+
+    // Deep idle states: disabled, so a run that sleeps or waits does not pay their wake-up.
+    let mut shallow_only = true;
+    for (cpu, _) in root.list_numbered(CPU_DIR, "cpu") {
+        for st in super::idle::cpu_states(root, cpu) {
+            if st.exit_latency_us <= super::idle::DEEP_US {
+                continue;
+            }
+            shallow_only = false;
+            let path = format!("{CPU_DIR}/cpu{cpu}/cpuidle/state{}/disable", st.index);
+            if st.disabled {
+                plan.already
+                    .push(format!("cpu{cpu}: idle state {} already disabled", st.name));
+            } else {
+                plan.steps.push(TuneStep {
+                    path,
+                    value: "1".into(),
+                    current: "0".into(),
+                    why: format!(
+                        "disable idle state {} (exit latency {} µs): its wake-up adds to runs that sleep or wait",
+                        st.name, st.exit_latency_us
+                    ),
+                });
+            }
+        }
+    }
+    if shallow_only {
+        plan.already.push(format!(
+            "idle states: none deeper than {} µs exit latency (or no cpuidle)",
+            super::idle::DEEP_US
+        ));
+    }
     plan
 }
 

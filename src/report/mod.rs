@@ -2,6 +2,7 @@
 //!
 //! Reads results; never measures. Colors follow `--style` and `NO_COLOR`.
 
+pub mod comparison;
 pub mod history;
 pub mod html;
 pub mod meters;
@@ -18,15 +19,25 @@ pub enum Style {
     Basic,
     /// Nothing but errors.
     None,
+    /// Colors without the progress bar (hyperfine's `color`).
+    Color,
+    /// The progress bar without colors (hyperfine's `nocolor`).
+    NoColor,
 }
 
 impl Style {
-    /// Whether to color output on stdout: `Full`, stdout a terminal, and NO_COLOR unset/empty.
+    /// Whether to color output on stdout: `Full` or `Color`, stdout a terminal, and NO_COLOR
+    /// unset/empty.
     pub fn color(self) -> bool {
         use std::io::IsTerminal;
-        self == Style::Full
+        matches!(self, Style::Full | Style::Color)
             && std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    }
+
+    /// Whether to show progress while measuring (on a terminal): `Full` or `NoColor`.
+    pub fn progress(self) -> bool {
+        matches!(self, Style::Full | Style::NoColor)
     }
 }
 

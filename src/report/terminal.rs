@@ -341,7 +341,8 @@ pub fn benchmark_block_with(
     }
     // By default why measuring stopped is said when it was not the usual end: the time budget
     // (the precision asked for was not reached), or runs that failed or counted nothing.
-    let unusual = b.stop_reason.contains("time >=") || runs.len() > plain || counted == 0;
+    let unusual =
+        b.stop_reason.contains("time >=") || runs.len() > plain || b.summary.wall_time.is_none();
     if !b.stop_reason.is_empty() && (verbose || unusual) {
         let _ = writeln!(out, "  {:<14}{}", "stopped", p.dim(&b.stop_reason));
     }

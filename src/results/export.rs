@@ -15,6 +15,8 @@ pub enum Format {
     Markdown,
     AsciiDoc,
     OrgMode,
+    /// hyperfine's `--export-json` shape, for the scripts hyperfine users have.
+    Hyperfine,
 }
 
 impl Format {
@@ -26,6 +28,7 @@ impl Format {
             Format::Markdown => "--export-markdown",
             Format::AsciiDoc => "--export-asciidoc",
             Format::OrgMode => "--export-orgmode",
+            Format::Hyperfine => "--export-json-hyperfine",
         }
     }
 }
@@ -70,6 +73,7 @@ pub fn write(export: &Export, session: &Session) -> anyhow::Result<()> {
         Format::Markdown => to_markdown(session).into_bytes(),
         Format::AsciiDoc => to_table(session, TableSyntax::AsciiDoc).into_bytes(),
         Format::OrgMode => to_table(session, TableSyntax::OrgMode).into_bytes(),
+        Format::Hyperfine => to_hyperfine_json(session)?.into_bytes(),
     };
     super::fsio::write(&export.path, &bytes)
 }
@@ -77,6 +81,45 @@ pub fn write(export: &Export, session: &Session) -> anyhow::Result<()> {
 /// The session as pretty-printed JSON.
 pub fn to_json(session: &Session) -> anyhow::Result<String> {
     let mut s = serde_json::to_string_pretty(session)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// The session in hyperfine's `--export-json` shape (hyperfine 1.x `results[]`: command, mean,
+/// stddev, median, user, system, min, max, times, exit_codes, parameters), so the scripts
+/// written for hyperfine (plot_whisker.py, plot_histogram.py, advanced_statistics.py, …) read
+/// it unchanged. Times are the counted runs' wall times in seconds; user and system are their
+/// means, as hyperfine reports them; stddev is null below two runs, as in hyperfine. What
+/// hyperfine has no field for (CPU time of the whole tree, peak memory, the method) is only
+/// in tare's own JSON.
+pub fn to_hyperfine_json(session: &Session) -> anyhow::Result<String> {
+    let results: Vec<serde_json::Value> = session
+        .benchmarks
+        .iter()
+        .map(|b| {
+            let runs: Vec<&Run> = b.runs.iter().filter(|r| r.counted).collect();
+            let times: Vec<f64> = runs.iter().map(|r| r.wall_time).collect();
+            let d = crate::stats::describe(&times);
+            let mean_of = |f: fn(&Run) -> f64| {
+                (!runs.is_empty())
+                    .then(|| runs.iter().map(|r| f(r)).sum::<f64>() / runs.len() as f64)
+            };
+            serde_json::json!({
+                "command": b.command,
+                "mean": d.as_ref().map(|d| d.mean),
+                "stddev": d.as_ref().filter(|d| d.n >= 2).map(|d| d.stddev),
+                "median": d.as_ref().map(|d| d.median),
+                "user": mean_of(|r| r.user_time),
+                "system": mean_of(|r| r.system_time),
+                "min": d.as_ref().map(|d| d.min),
+                "max": d.as_ref().map(|d| d.max),
+                "times": times,
+                "exit_codes": runs.iter().map(|r| r.exit_code).collect::<Vec<_>>(),
+                "parameters": b.parameters,
+            })
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&serde_json::json!({ "results": results }))?;
     s.push('\n');
     Ok(s)
 }

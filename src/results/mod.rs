@@ -1,5 +1,6 @@
 //! Results: the data model (serde), the crash-safe journal, the exporters (JSON, CSV,
-//! Markdown) and the importers of other harnesses' outputs (`import`). Not for: computing
+//! Markdown), the importers of other harnesses' outputs (`import`) and the readers of kernel
+//! records out of the model (`kernels`). Not for: computing
 //! statistics (see `stats`) or printing to the terminal (`report`).
 
 pub mod export;
@@ -7,6 +8,7 @@ pub mod fsio;
 pub mod import;
 pub mod input;
 pub mod journal;
+pub mod kernels;
 pub mod logger;
 pub mod model;
 pub mod read;

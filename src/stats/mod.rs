@@ -11,6 +11,8 @@
 //! * [`quantile`](mod@quantile) — type-7 quantiles, sorting helpers;
 //! * [`describe`](mod@describe) — one-sample summary and distribution-free median interval;
 //! * [`bootstrap`](mod@bootstrap) — seeded bootstrap interval for a ratio of medians;
+//! * [`mean_ratio`](mod@mean_ratio) — seeded bootstrap interval for a ratio of means (per-process
+//!   values), expanded for small samples;
 //! * [`hypothesis`](mod@hypothesis) — Mann–Whitney, Welch, Kruskal–Wallis, Holm;
 //! * [`compare`](mod@compare) — verdicts ("B is 1.12× faster than A");
 //! * [`scaling`](mod@scaling) — power law and complexity class of a parameter scan;
@@ -22,7 +24,9 @@ pub mod bootstrap;
 pub mod changepoint;
 pub mod compare;
 pub mod describe;
+pub mod geomean;
 pub mod hypothesis;
+pub mod mean_ratio;
 pub mod modality;
 pub mod outliers;
 pub mod quantile;
@@ -43,6 +47,7 @@ pub use hypothesis::{
     holm, kruskal_wallis, mann_whitney_u, mann_whitney_u_with, min_runs_for_significance,
     welch_t_test, MannWhitneyMethod, TestResult,
 };
+pub use mean_ratio::{bootstrap_ratio_of_means, expansion};
 pub use modality::{bimodality_coefficient, gaussian_kde, modes, silverman_bandwidth, Modality};
 pub use outliers::{tukey_outliers, OutlierKind, Outliers};
 pub use quantile::{median, quantile, sorted_without_nan};

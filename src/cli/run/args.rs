@@ -56,6 +56,11 @@ pub struct RunArgs {
     /// Stop measuring a command after this much time (e.g. 30s, 2m).
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub(super) time_budget: String,
+    /// Measure each command at least this long before the precision rule may stop it (e.g. 3s,
+    /// hyperfine's default; tare's is none: it stops once precise). --max-runs and
+    /// --time-budget still cap it.
+    #[arg(long, value_name = "DURATION", conflicts_with = "runs")]
+    pub(super) min_benchmarking_time: Option<String>,
     /// A stop rule, e.g. "runs >= 20 and ci(median) < 1%"; see docs/statistics.md. It is
     /// capped by --max-runs and --time-budget unless --no-cap.
     #[arg(long, value_name = "RULE")]
@@ -123,6 +128,10 @@ pub struct RunArgs {
     pub(super) pids_limit: Option<u64>,
     #[command(flatten)]
     pub(super) cores: crate::cli::opts::CoreArgs,
+    #[command(flatten)]
+    pub(super) idle: crate::cli::opts::IdleArgs,
+    #[command(flatten)]
+    pub(super) quiesce: crate::cli::opts::QuiesceArgs,
 
     /// Before each run, wait until the hottest CPU thermal zone is below TEMP °C (5 °C
     /// hysteresis), at most MAX_WAIT (default 60s), e.g. 60 or 55:2m.

@@ -469,6 +469,19 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         precision,
         time_budget: (a.runs.is_none() && !a.no_cap).then_some(budget.as_secs_f64()),
     };
+    let at_least = match &a.min_benchmarking_time {
+        Some(t) => Some(
+            units::parse_duration(t)
+                .map_err(|e| usage(format!("--min-benchmarking-time: {e}")))?
+                .as_secs_f64(),
+        ),
+        None => None,
+    };
+    // The precision (or --stop) part of a rule holds only after --min-benchmarking-time.
+    let long_enough = |r: StopRule| match at_least {
+        Some(t) => r.and(StopRule::Cond(Metric::Time, Cmp::Ge, t)),
+        None => r,
+    };
     let rule = if let Some(n) = a.runs {
         if n == 0 {
             return Err(usage("--runs must be at least 1"));
@@ -476,7 +489,7 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         targets.runs = Some(n);
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
-        let rule = stop::parse(text).map_err(usage)?;
+        let rule = long_enough(stop::parse(text).map_err(usage)?);
         if a.no_cap {
             rule
         } else {
@@ -489,13 +502,20 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         } else {
             Metric::CiMedian
         };
-        StopRule::default_rule(
-            min_runs,
-            a.max_runs,
-            metric,
-            precision,
-            budget.as_secs_f64(),
-        )
+        match at_least {
+            None => StopRule::default_rule(
+                min_runs,
+                a.max_runs,
+                metric,
+                precision,
+                budget.as_secs_f64(),
+            ),
+            Some(_) => StopRule::Cond(Metric::Runs, Cmp::Ge, min_runs as f64).and(
+                long_enough(StopRule::Cond(metric, Cmp::Le, precision))
+                    .or(StopRule::Cond(Metric::Runs, Cmp::Ge, a.max_runs as f64))
+                    .or(StopRule::Cond(Metric::Time, Cmp::Ge, budget.as_secs_f64())),
+            ),
+        }
     };
     if rule.uses_ratio() && !comparing {
         return Err(usage(
@@ -522,6 +542,8 @@ pub(super) struct Prepared {
     pub(super) stream_journal: bool,
     pub(super) _claims: crate::results::fsio::Claims,
     pub(super) _pinned: Option<crate::machine::pinned::Registration>,
+    pub(super) _idle: Option<crate::machine::idle::LatencyHold>,
+    pub(super) _quiesced: Option<crate::machine::quiesce::Quiesced>,
 }
 
 /// Resolves `tare run`'s arguments once, into a checked plan and an empty session: programs
@@ -616,6 +638,14 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
         },
         _pinned,
     ) = a.cores.resolve(&root, "tare run")?;
+    let (_idle, idle_record) = match a.idle.hold(&root)? {
+        Some((h, r)) => (Some(h), Some(r)),
+        None => (None, None),
+    };
+    let (_quiesced, quiesce_record) = match a.quiesce.apply(a.style.style() == Style::None)? {
+        Some((q, r)) => (Some(q), Some(r)),
+        None => (None, None),
+    };
     let _exports = a.exports.exports();
     let _claims = a.exports.check()?;
     // The store is opened (created, migrated) before the first run: a bad URL stops here.
@@ -759,6 +789,12 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
             .extra
             .insert(extra_keys::SESSION_CORES.into(), serde_json::json!(choice));
     }
+    if let Some(r) = idle_record {
+        session.extra.insert("idle".into(), r);
+    }
+    if let Some(r) = quiesce_record {
+        session.extra.insert("quiesced".into(), r);
+    }
     session.extra.insert(
         "stop_rule".into(),
         serde_json::Value::String(plan.stop.to_string()),
@@ -810,6 +846,8 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
         stream_journal: a.stream_journal,
         _claims,
         _pinned,
+        _idle,
+        _quiesced,
     })
 }
 

@@ -27,6 +27,8 @@ pub(super) fn execute(p: Prepared) -> anyhow::Result<i32> {
         stream_journal,
         _claims,
         _pinned,
+        _idle,
+        _quiesced,
     } = p;
     let color = style.color();
     let exports = export_args.exports();
@@ -50,7 +52,7 @@ pub(super) fn execute(p: Prepared) -> anyhow::Result<i32> {
     let mut watch = Watch {
         journal,
         stream: stream_journal,
-        progress: Progress::new(style == Style::Full, targets),
+        progress: Progress::new(style.progress(), targets),
         current: None,
     };
     let outcome = method::execute(&plan, &executor, &mut session, &mut watch, &cancel);

@@ -1,0 +1,149 @@
+//! `tare compare`'s results for people and programs: a Markdown table ready for a pull-request
+//! comment and a JSON document for dashboards, each with the geometric mean over the matched
+//! benchmarks (benchstat's summary line) and the model the verdicts rest on. The terminal
+//! table is printed by `cli/compare.rs` from the same rows.
+
+use crate::conclude::levels::{Comparison, Outcome};
+use crate::stats::geomean::GeoMean;
+use crate::units;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One compared benchmark.
+pub struct Row<'a> {
+    pub name: String,
+    pub parameters: BTreeMap<String, String>,
+    pub comparison: &'a Comparison,
+    /// Significantly slower by more than `--fail-if-slower`.
+    pub regression: bool,
+}
+
+/// What every output says besides the rows.
+pub struct Context<'a> {
+    pub model: &'a str,
+    pub sessions: &'a [String],
+    pub geomean: Option<GeoMean>,
+    pub fail_if_slower: Option<f64>,
+    pub alpha: f64,
+    /// Benchmarks in one side only (not compared, `--allow-missing`).
+    pub missing: &'a [String],
+}
+
+/// `+5.69%` for a ratio of 1.0569.
+fn change(ratio: f64) -> String {
+    format!("{:+.2}%", (ratio - 1.0) * 100.0)
+}
+
+/// The geometric-mean line: `geometric mean: +2.31% (95% CI -0.20% … +4.88%, 12 benchmarks)`.
+pub fn geomean_line(g: &GeoMean) -> String {
+    let ci = match g.ci {
+        Some((lo, hi)) => format!("95% CI {} … {}, ", change(lo), change(hi)),
+        None => String::new(),
+    };
+    format!(
+        "geometric mean: {} ({ci}{} over the benchmarks compared)",
+        change(g.value),
+        units::plural(g.n, "benchmark")
+    )
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn marker(r: &Row) -> &'static str {
+    match r.comparison.outcome {
+        Outcome::Slower if r.regression => "**slower** :x:",
+        Outcome::Slower => "slower",
+        Outcome::Faster => "faster",
+        Outcome::EqualWithinNoise => "equal within noise",
+        Outcome::NoSignificantDifference => "no significant difference",
+        Outcome::Inconclusive => "inconclusive",
+    }
+}
+
+/// The Markdown table, the geometric mean and the model, for a pull-request comment.
+pub fn markdown(rows: &[Row], cx: &Context) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| benchmark | old | new | change | 95% CI | p (Holm) | verdict |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---|---:|---|");
+    for r in rows {
+        let c = r.comparison;
+        let ci = c.ci.map_or("—".to_string(), |(lo, hi)| {
+            format!("{} … {}", change(lo), change(hi))
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            cell(&r.name),
+            units::format_time(c.old_median, None),
+            units::format_time(c.new_median, None),
+            change(c.ratio),
+            ci,
+            c.p_adjusted.map_or("—".to_string(), units::format_p),
+            marker(r)
+        );
+    }
+    out.push('\n');
+    if let Some(g) = &cx.geomean {
+        let _ = writeln!(out, "**{}**\n", geomean_line(g));
+    }
+    let regressions = rows.iter().filter(|r| r.regression).count();
+    if let Some(t) = cx.fail_if_slower {
+        let _ = writeln!(
+            out,
+            "{} significantly slower by more than {} (α = {}, Holm-corrected).\n",
+            units::plural(regressions, "benchmark"),
+            units::format_percent(t),
+            cx.alpha
+        );
+    }
+    for m in cx.missing {
+        let _ = writeln!(out, "- not compared: {}", cell(m));
+    }
+    let _ = writeln!(out, "<sub>model: {}</sub>", cell(cx.model));
+    for s in cx.sessions {
+        let _ = writeln!(out, "<sub>sessions: {}</sub>", cell(s));
+    }
+    out
+}
+
+/// The comparison as JSON: every row with its numbers and words, the geometric mean, the model.
+pub fn json(rows: &[Row], cx: &Context) -> serde_json::Value {
+    json!({
+        "model": cx.model,
+        "sessions": cx.sessions,
+        "alpha": cx.alpha,
+        "fail_if_slower": cx.fail_if_slower,
+        "regression": rows.iter().any(|r| r.regression),
+        "geometric_mean": cx.geomean.map(|g| json!({
+            "ratio": g.value,
+            "ci": g.ci.map(|(lo, hi)| [lo, hi]),
+            "benchmarks": g.n,
+        })),
+        "comparisons": rows.iter().map(|r| {
+            let c = r.comparison;
+            json!({
+                "benchmark": r.name,
+                "parameters": r.parameters,
+                "old_median": c.old_median,
+                "new_median": c.new_median,
+                "ratio": c.ratio,
+                "ci": c.ci.map(|(lo, hi)| [lo, hi]),
+                "confidence": c.confidence,
+                "p_value": c.p_value,
+                "p_adjusted": c.p_adjusted,
+                "old_processes": c.old_processes,
+                "new_processes": c.new_processes,
+                "verdict": c.outcome.as_str(),
+                "words": c.words,
+                "regression": r.regression,
+            })
+        }).collect::<Vec<_>>(),
+        "not_compared": cx.missing,
+    })
+}
