@@ -295,13 +295,25 @@ fn offset_at(ns: &[f64], ts: &[f64], w: &[f64], k: f64) -> (f64, f64, f64) {
 /// a grid over `k` (step 0.02), then golden-section search between the best point's
 /// neighbours. `None` with a non-positive time or value.
 pub fn offset_power_law(ns: &[f64], ts: &[f64]) -> Option<PowerLaw> {
+    offset_search(ns, ts, (K_MIN, K_MAX), 0.02, 1e-10).map(|(p, _)| p)
+}
+
+/// The search of [`offset_power_law`] over `range` with a grid `step` and golden-section
+/// tolerance `tol`; also whether the grid's best point was at an end of the range.
+fn offset_search(
+    ns: &[f64],
+    ts: &[f64],
+    range: (f64, f64),
+    step: f64,
+    tol: f64,
+) -> Option<(PowerLaw, bool)> {
     if ns.len() != ts.len() || ns.len() < 2 || ns.iter().chain(ts).any(|v| v.is_nan() || *v <= 0.0)
     {
         return None;
     }
     let w: Vec<f64> = ts.iter().map(|t| 1.0 / (t * t)).collect();
-    let steps = ((K_MAX - K_MIN) / 0.02).round() as usize;
-    let grid = |i: usize| K_MIN + (K_MAX - K_MIN) * i as f64 / steps as f64;
+    let steps = (((range.1 - range.0) / step).round() as usize).max(2);
+    let grid = |i: usize| range.0 + (range.1 - range.0) * i as f64 / steps as f64;
     let best = (0..=steps)
         .map(|i| (i, offset_at(ns, ts, &w, grid(i)).2))
         .min_by(|a, b| a.1.total_cmp(&b.1))?
@@ -311,7 +323,7 @@ pub fn offset_power_law(ns: &[f64], ts: &[f64]) -> Option<PowerLaw> {
     let obj = |k: f64| offset_at(ns, ts, &w, k).2;
     let (mut x1, mut x2) = (hi - g * (hi - lo), lo + g * (hi - lo));
     let (mut f1, mut f2) = (obj(x1), obj(x2));
-    while hi - lo > 1e-10 {
+    while hi - lo > tol {
         if f1 <= f2 {
             hi = x2;
             x2 = x1;
@@ -332,12 +344,26 @@ pub fn offset_power_law(ns: &[f64], ts: &[f64]) -> Option<PowerLaw> {
         k = grid(best);
     }
     let (a, c, _) = offset_at(ns, ts, &w, k);
-    Some(PowerLaw {
+    let law = PowerLaw {
         model: PowerModel::Offset,
         exponent: k,
         constant: a,
         coefficient: c,
-    })
+    };
+    Some((law, best == 0 || best == steps))
+}
+
+/// A bootstrap refit: the offset law searched within ±1.5 of the estimate `k0` (grid 0.05,
+/// tolerance 1e-6), over the whole range when the best point is at an end of that window.
+fn refit(ns: &[f64], ts: &[f64], model: PowerModel, k0: f64) -> Option<PowerLaw> {
+    if model == PowerModel::LogLog {
+        return power_law(ns, ts, model);
+    }
+    let range = ((k0 - 1.5).max(K_MIN), (k0 + 1.5).min(K_MAX));
+    match offset_search(ns, ts, range, 0.05, 1e-6)? {
+        (_, true) => offset_search(ns, ts, (K_MIN, K_MAX), 0.02, 1e-6).map(|(p, _)| p),
+        (p, false) => Some(p),
+    }
 }
 
 fn power_law(ns: &[f64], ts: &[f64], model: PowerModel) -> Option<PowerLaw> {
@@ -396,7 +422,7 @@ pub fn scaling(
                 buf.sort_unstable_by(f64::total_cmp);
                 *m = median(&buf).unwrap_or(f64::NAN);
             }
-            if let Some(p) = power_law(&ns, &meds, model) {
+            if let Some(p) = refit(&ns, &meds, model, power.exponent) {
                 ks.push(p.exponent);
             }
         }
