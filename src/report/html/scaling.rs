@@ -100,7 +100,8 @@ fn draw(r: &ScanRecord) -> Canvas {
     for v in log_ticks(yd.0, yd.1) {
         let py = map(v, yd, yr);
         c.line(LEFT, py, W - RIGHT, py, color::GRID, 1.0);
-        let label = crate::units::format_time(v, None);
+        let (scale, unit) = crate::units::time_scale(v);
+        let label = format!("{} {unit}", number(v * scale));
         c.text(
             LEFT - 6.0,
             py + 4.0,
@@ -121,7 +122,7 @@ fn draw(r: &ScanRecord) -> Canvas {
         color::MUTED,
     );
     c.vtext(
-        14.0,
+        12.0,
         (TOP + H - BOTTOM) / 2.0,
         "median wall time",
         11.0,
