@@ -55,12 +55,80 @@ fn report_renders_in_chromium() {
     let shot = std::env::var_os("TARE_BROWSER_SCREENSHOT")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| dir.path().join("report.png"));
+    if let Some(stdout) = check(&html, &shot, &["--expect".into(), expect.join(",")]) {
+        println!("{stdout}");
+    }
+}
+
+/// A parameter scan (`tare run -L n ...` of an awk loop) gets a scaling plot that renders:
+/// medians left to right, growing, the fitted line across the plot (issue 30).
+#[test]
+fn scaling_plot_renders_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("scan.json");
+    let html = dir.path().join("scan.html");
+    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "5",
+            "-L",
+            "n",
+            "20000,80000,320000",
+        ])
+        .arg("awk 'BEGIN{for(i=0;i<{n};i++)s+=i}'")
+        .arg("--export-json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "tare run failed: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let st = Command::new(env!("CARGO_BIN_EXE_tare"))
+        .arg("report")
+        .arg(&json)
+        .arg("--export-html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(r#"class="scaling-line">scaling in n: "#),
+        "no scaling line"
+    );
+    let shot = dir.path().join("scan.png");
+    let args = [
+        "--expect".into(),
+        "f0-scaling-0".into(),
+        "--scaling".into(),
+        "1".into(),
+    ];
+    if let Some(stdout) = check(&html, &shot, &args) {
+        assert!(
+            stdout.contains("scaling plot f0-scaling-0: fitted line spans"),
+            "{stdout}"
+        );
+        println!("{stdout}");
+    }
+}
+
+/// Runs tests/browser/run.sh on a report; its output, or None when it skipped (not in CI).
+fn check(html: &Path, shot: &Path, args: &[String]) -> Option<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("bash")
         .arg(root.join("tests/browser/run.sh"))
-        .arg(&html)
-        .arg(&shot)
-        .arg("--expect")
-        .arg(expect.join(","))
+        .arg(html)
+        .arg(shot)
+        .args(args)
         .output()
         .expect("bash runs tests/browser/run.sh");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -76,11 +144,11 @@ fn report_renders_in_chromium() {
             "chromium, node and tests/browser/node_modules",
             line.strip_prefix("SKIP: ").unwrap_or(line),
         );
-        return;
+        return None;
     }
     assert!(
         out.status.success(),
         "browser test failed:\n{stdout}\n{stderr}"
     );
-    println!("{stdout}");
+    Some(stdout.into_owned())
 }

@@ -1,6 +1,6 @@
 //! From runs to conclusions: summaries per metric (`summary`), comparisons with the reference and
 //! diagnostics that explain noise (`analysis`), and the analysis of randomized setups and bias
-//! sweeps (`setups`), and the one model of a measurement behind verdicts between versions —
+//! sweeps (`setups`), the scaling of parameter scans (`scaling`), and the one model of a measurement behind verdicts between versions —
 //! samples grouped by process, the process the unit of replication (`levels`).
 //!
 //! Reads results and calls the pure `stats` functions; never measures, never prints. Depends on
@@ -11,5 +11,6 @@ pub mod analysis;
 pub mod kernels;
 pub mod levels;
 pub mod processor;
+pub mod scaling;
 pub mod setups;
 pub mod summary;

@@ -242,7 +242,8 @@ pub fn compare_settings(plan: &Plan) -> analysis::CompareSettings {
     }
 }
 
-/// Outliers, summaries, comparisons and diagnostics over whatever was measured.
+/// Outliers, summaries, comparisons, diagnostics and the scaling of parameter scans over
+/// whatever was measured.
 pub fn analyse(plan: &Plan, session: &mut Session) {
     for b in &mut session.benchmarks {
         analysis::mark_outliers(b, plan.analysis.discard_outliers);
@@ -308,6 +309,7 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
             }
         }
     }
+    crate::conclude::scaling::record(session);
 }
 
 /// Values of one benchmark for its stop rule.

@@ -473,6 +473,14 @@ pub fn summary_with(session: &Session, color: bool, verbose: bool) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    for scan in crate::results::ScanRecord::of(session) {
+        out.push_str(&scan.line);
+        out.push('\n');
+        if let Some(l) = scan.cpu_line.as_ref().filter(|_| verbose) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
     if verbose {
         out.push_str(&method_block(&session.method, color));
     } else {

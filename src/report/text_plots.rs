@@ -115,8 +115,8 @@ fn paint(color: bool, code: &str, s: &str) -> String {
 }
 
 /// The terminal report of one session: each benchmark's summary block with its run-sequence
-/// sparkline and histogram (its diagnostics come with the block), the comparisons, then the
-/// measurement method.
+/// sparkline and histogram (its diagnostics come with the block), the comparisons, each
+/// parameter scan's scaling (`scaling_plot`), then the measurement method.
 pub fn session_report(s: &Session, color: bool) -> String {
     let metric = Metric::WallTime;
     let mut out = String::new();
@@ -158,7 +158,54 @@ pub fn session_report(s: &Session, color: bool) -> String {
         }
         out.push('\n');
     }
+    for scan in crate::results::ScanRecord::of(s) {
+        out.push_str(&scaling_plot(&scan, color));
+        out.push('\n');
+    }
     out.push_str(&terminal::method_block(&s.method, color));
+    out
+}
+
+/// A parameter scan as text: its line, then one row per value — the median, the fitted value
+/// and a bar whose length is the median on a log scale (so a power law climbs evenly).
+pub fn scaling_plot(scan: &crate::results::ScanRecord, color: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", paint(color, "1", &scan.line));
+    let f = &scan.fit;
+    let logs: Vec<f64> = f.points.iter().map(|p| p.median.ln()).collect();
+    let (lo, hi) = logs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
+    let w = f
+        .points
+        .iter()
+        .map(|p| format!("{}", p.n).len())
+        .chain([scan.parameter.chars().count()])
+        .max()
+        .unwrap_or(6);
+    let _ = writeln!(
+        out,
+        "  {:>w$}  {:>10}  {:>10}  {}",
+        scan.parameter,
+        "median",
+        "fit",
+        paint(color, "2", "median, log scale")
+    );
+    for (p, l) in f.points.iter().zip(&logs) {
+        let t = if hi > lo { (l - lo) / (hi - lo) } else { 0.0 };
+        let bar = "█".repeat(1 + (t * 39.0).round() as usize);
+        let fit = f.power.constant + f.power.coefficient * p.n.powf(f.power.exponent);
+        let n = format!("{}", p.n);
+        let _ = writeln!(
+            out,
+            "  {n:>w$}  {:>10}  {:>10}  {}",
+            units::format_time(p.median, None),
+            units::format_time(fit, None),
+            paint(color, "36", &bar)
+        );
+    }
     out
 }
 

@@ -488,3 +488,42 @@ pub struct ComparisonRecord {
     /// The verdict in words, e.g. "B is 1.12× faster than A (95% CI 1.10–1.14)".
     pub words: String,
 }
+
+/// Key of the parameter scans' scaling fits in `Session.extra` (`conclude::scaling`).
+pub const SCALING_KEY: &str = "scaling";
+
+/// One parameter scan of a session and how time grows along it (`conclude::scaling`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanRecord {
+    /// The parameter scanned.
+    pub parameter: String,
+    /// What is scanned: `kernel/implementation`, or the command with the value as `{NAME}`.
+    pub label: String,
+    /// The other parameters, fixed along the scan.
+    pub fixed: BTreeMap<String, String>,
+    /// Indices of the benchmarks, in increasing parameter value.
+    pub benchmarks: Vec<usize>,
+    /// What one process is ("run", "invocation").
+    pub unit: String,
+    /// The fit of wall time (per process: a run's, or an invocation's median).
+    pub fit: crate::stats::scaling::Scaling,
+    /// The line people read.
+    pub line: String,
+    /// `tare run` only: the same fit of each run's CPU time (user + system), steadier than
+    /// wall time on a loaded machine, where long runs share the CPU more than short ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_fit: Option<crate::stats::scaling::Scaling>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_line: Option<String>,
+}
+
+impl ScanRecord {
+    /// The scans recorded in a session (empty when none or unreadable).
+    pub fn of(session: &Session) -> Vec<ScanRecord> {
+        session
+            .extra
+            .get(SCALING_KEY)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+}

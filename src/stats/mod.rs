@@ -15,6 +15,7 @@
 //!   values), expanded for small samples;
 //! * [`hypothesis`](mod@hypothesis) — Mann–Whitney, Welch, Kruskal–Wallis, Holm;
 //! * [`compare`](mod@compare) — verdicts ("B is 1.12× faster than A");
+//! * [`scaling`](mod@scaling) — power law and complexity class of a parameter scan;
 //! * [`outliers`](mod@outliers), [`trend`], [`autocorr`], [`warmup`], [`modality`] — diagnostics.
 
 pub mod autocorr;
@@ -30,6 +31,7 @@ pub mod modality;
 pub mod outliers;
 pub mod quantile;
 mod rank;
+pub mod scaling;
 pub mod trend;
 pub mod variance;
 pub mod warmup;

@@ -1,10 +1,11 @@
 // Opens a tare HTML report in Debian's chromium (headless, from file://, no network, fresh
 // profile) and checks that it renders: the summary table and every expected plot have a
 // non-zero box, no console errors, no request leaves file://, sorting by a header works, the
-// filter hides rows. Saves a screenshot and checks it is not blank.
+// filter hides rows, scaling plots (--scaling N of them) show their medians and fit. Saves a
+// screenshot and checks it is not blank.
 //
 // Usage: node check.js REPORT.html SCREENSHOT.png [--expect id1,id2,...] [--clip HEIGHT]
-//                      [--width PX]
+//                      [--width PX] [--scaling N]
 // Not for: checking numbers (tests/report_html.rs does that from the HTML text).
 'use strict';
 const fs = require('fs');
@@ -72,6 +73,26 @@ function check(ok, what) {
       const b = el && (await el.boundingBox());
       check(!!b && b.width > 50 && b.height > 50, `plot ${id} renders (${b ? Math.round(b.width) + 'x' + Math.round(b.height) : 'missing'})`);
     }
+    // Scaling plots (parameter scans): the medians left to right by parameter value, the
+    // last above the first (time grows), and the fitted line drawn across the plot.
+    const scaling = await page.$$eval('svg.plot-scaling', (ss) => ss.map((s) => {
+      const pts = [...s.querySelectorAll('g.scaling-point circle')].map((c) => {
+        const b = c.getBoundingClientRect();
+        return [b.x + b.width / 2, b.y + b.height / 2];
+      });
+      const fit = s.querySelector('g.scaling-fit path');
+      const fb = fit && fit.getBoundingClientRect();
+      return { id: s.id, pts, fit: fb ? fb.width : 0, svg: s.getBoundingClientRect().width };
+    }));
+    for (const s of scaling) {
+      const p = s.pts;
+      check(p.length >= 3 && p.every((q, i) => i === 0 || q[0] > p[i - 1][0]),
+        `scaling plot ${s.id}: ${p.length} medians left to right`);
+      check(p.length >= 2 && p[p.length - 1][1] < p[0][1], `scaling plot ${s.id}: time grows upward`);
+      check(s.fit > 0.5 * s.svg, `scaling plot ${s.id}: fitted line spans the plot (${Math.round(s.fit)} px)`);
+    }
+    const wantScaling = Number(arg('--scaling', '0'));
+    check(scaling.length >= wantScaling, `${scaling.length} scaling plot(s), ${wantScaling} expected`);
     // Every SVG draws something: at least a few shapes.
     const sparse = await page.$$eval('svg.plot', (ss) => ss.filter((s) => s.querySelectorAll('path,rect,circle,line').length < 5).map((s) => s.id));
     check(sparse.length === 0, `every plot draws shapes ${sparse.join(' ')}`);

@@ -5,11 +5,13 @@
 //! Not for: measuring, computing statistics a results file already holds, or terminal output.
 //!
 //! Modules: [`svg`] draws; [`data`] reads numbers out of results; [`plots`] decides what each
-//! plot shows; [`table`] builds the tables; `page` assembles the page.
+//! plot shows; `scaling` draws the log–log plot of each parameter scan; [`table`] builds the
+//! tables; `page` assembles the page.
 
 pub mod data;
 mod page;
 pub mod plots;
+mod scaling;
 pub mod svg;
 pub mod table;
 
@@ -34,6 +36,7 @@ pub fn all_plots(sessions: &[(String, Session)], metric: Metric) -> Vec<Plot> {
     let mut all = Vec::new();
     for (fi, (_, s)) in sessions.iter().enumerate() {
         all.extend(plots::session_plots(fi, s, metric));
+        all.extend(scaling::plots(fi, s, metric));
         for (bi, b) in s.benchmarks.iter().enumerate() {
             all.extend(plots::benchmark_plots(
                 fi,
@@ -58,7 +61,7 @@ pub fn svg_files(sessions: &[(String, Session)], metric: Metric) -> Vec<(String,
             let stem = stem.strip_suffix(".json").unwrap_or(stem);
             let mut name = slug(stem);
             match (p.kind, p.bench) {
-                (PlotKind::Paired, _) | (PlotKind::Forest, _) => {
+                (PlotKind::Paired, _) | (PlotKind::Forest, _) | (PlotKind::Scaling, _) => {
                     name.push('-');
                     name.push_str(&slug(&p.id));
                 }

@@ -419,6 +419,24 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
         }
     }
 
+    let scans = crate::results::ScanRecord::of(s);
+    let scaling: Vec<&Plot> = all
+        .iter()
+        .filter(|p| p.file == fi && p.kind == PlotKind::Scaling)
+        .collect();
+    if !scans.is_empty() && !scaling.is_empty() {
+        let _ = write!(out, r#"<h3 id="f{fi}-scaling">Scaling</h3><ul>"#);
+        for r in &scans {
+            let _ = write!(out, r#"<li class="scaling-line">{}</li>"#, esc(&r.line));
+            if let Some(l) = &r.cpu_line {
+                let _ = write!(out, r#"<li class="scaling-line muted">{}</li>"#, esc(l));
+            }
+        }
+        out.push_str("</ul>");
+        out.push_str(r#"<p class="muted">Median wall time per parameter value (95% interval over processes) on log–log axes; the line is the fitted power law, a constant plus c·n^k.</p>"#);
+        plot_grid(&mut out, &scaling, "plots");
+    }
+
     for (bi, b) in s.benchmarks.iter().enumerate() {
         let anchor = bench_anchor(fi, bi);
         let _ = write!(

@@ -22,6 +22,8 @@ pub enum PlotKind {
     Setups,
     Forest,
     Paired,
+    /// Median against a scanned parameter with the fitted power law (`scaling.rs`).
+    Scaling,
 }
 
 impl PlotKind {
@@ -34,6 +36,7 @@ impl PlotKind {
             PlotKind::Setups => "setups",
             PlotKind::Forest => "forest",
             PlotKind::Paired => "paired",
+            PlotKind::Scaling => "scaling",
         }
     }
     pub fn class(self) -> String {
