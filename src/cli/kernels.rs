@@ -546,6 +546,8 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             seed,
         },
     );
+    // Parameter scans (a kernel's size over a range): how its cost grows.
+    crate::conclude::scaling::record(&mut session);
     if style != Style::None {
         print!("{}", summary(&session));
     }
@@ -760,6 +762,9 @@ pub fn summary(s: &Session) -> String {
                 );
             }
         }
+    }
+    for scan in crate::results::ScanRecord::of(s) {
+        let _ = writeln!(out, "{}", scan.line);
     }
     out
 }
