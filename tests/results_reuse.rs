@@ -27,9 +27,10 @@ fn session(dir: &Path, file: &str, a: &str, b: &str) {
 #[test]
 fn compare_writes_markdown_and_json_with_a_geometric_mean() {
     let dir = tempfile::tempdir().unwrap();
-    // a doubles, b stays: the geometric mean of the two ratios is about √2.
+    // a takes five times as long, b stays: the geometric mean of the two ratios is about √5,
+    // a change no load on a shared machine hides.
     session(dir.path(), "old.json", "sleep 0.01", "sleep 0.02");
-    session(dir.path(), "new.json", "sleep 0.02", "sleep 0.02");
+    session(dir.path(), "new.json", "sleep 0.05", "sleep 0.02");
     let md = dir.path().join("cmp.md");
     let js = dir.path().join("cmp.json");
     let out = tare()
@@ -42,7 +43,7 @@ fn compare_writes_markdown_and_json_with_a_geometric_mean() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // The gate fails on a (2× slower), and the files are written all the same.
+    // The gate fails on a (5× slower), and the files are written all the same.
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("geometric mean: +"), "{stdout}");
     let m = std::fs::read_to_string(&md).unwrap();
@@ -74,7 +75,7 @@ fn compare_writes_markdown_and_json_with_a_geometric_mean() {
             .unwrap())
     .sqrt();
     assert!((g - expected).abs() < 1e-9 * expected, "{g} vs {expected}");
-    assert!(g > 1.15 && g < 1.8, "{j}");
+    assert!(g > 1.4 && g < 3.5, "{j}");
     assert_eq!(j["geometric_mean"]["benchmarks"], 2);
     assert_eq!(j["geometric_mean"]["ci"].as_array().unwrap().len(), 2);
 }
