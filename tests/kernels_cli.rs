@@ -515,7 +515,7 @@ fn a_verdict_must_hold_across_invocations() {
         words.contains("includes 1") && words.contains("5 vs 5 processes"),
         "{words}"
     );
-    // The p-value is the process-level test's: Welch on the per-process medians, the test of
+    // The p-value is the process-level test's: Welch on the per-process means, the test of
     // the ratio of means the interval is of.
     assert_eq!(c["test"], "welch", "{c}");
     let (lo, hi) = (
@@ -534,7 +534,7 @@ fn a_verdict_must_hold_across_invocations() {
     );
     assert_eq!(
         v["extra"]["comparison_unit"],
-        "invocation (ratio of means of per-invocation medians)"
+        "invocation (ratio of means of per-invocation means)"
     );
 }
 

@@ -626,14 +626,19 @@ fn label_programs(programs: &mut [Program], found: &[Discovered], names: &[Strin
 /// The next-session part of a kernel's "±" (after the interval of the mean).
 fn next_session_words(x: &ck::NextSession) -> String {
     let mut w = format!("; next session ± {}", units::format_percent(x.half));
-    if !x.modes.is_empty() {
+    if x.thirds >= x.half && x.thirds > x.predicted {
+        w.push_str(&format!(
+            ", widened from ± {}: the thirds of this session differ, and `tare compare` against a next session alike would see no change within this",
+            units::format_percent(x.predicted)
+        ));
+    } else if !x.modes.is_empty() {
         let at: Vec<String> = x
             .modes
             .iter()
             .map(|m| units::format_time(*m, None))
             .collect();
         w.push_str(&format!(
-            ", widened from ± {} to reach the {} modes of the processes' medians, at {}: the machine has speed modes",
+            ", widened from ± {} to reach the {} modes of the processes' values, at {}: the machine has speed modes",
             units::format_percent(x.predicted),
             x.modes.len(),
             at.join(", ")
@@ -683,7 +688,7 @@ pub fn summary(s: &Session) -> String {
             let medians: Vec<f64> = invs
                 .iter()
                 .filter(|i| i.error.is_none())
-                .filter_map(|i| i.median)
+                .filter_map(|i| i.mean.or(i.median))
                 .collect();
             let time = match (ck::process_spread(&medians), &b.summary.wall_time) {
                 (Some(p), _) => format!(

@@ -117,7 +117,7 @@ pub fn analyse(s: &Session) -> Vec<ScanRecord> {
                 let b = &s.benchmarks[i];
                 (
                     numeric(&b.parameters[p]).unwrap_or(f64::NAN),
-                    levels::process_medians(&levels::groups(b, origin)),
+                    levels::process_values(&levels::groups(b, origin)),
                 )
             })
             .collect();

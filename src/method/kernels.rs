@@ -411,8 +411,9 @@ pub enum KernelsOutcome {
 struct State {
     loops: Option<u64>,
     linearity_done: bool,
-    /// Per-invocation medians (s/loop) for the invocation-level stop rule.
-    medians: Vec<f64>,
+    /// Per-invocation values (mean s/loop of the counted samples) for the invocation-level
+    /// stop rule.
+    values: Vec<f64>,
     seconds: f64,
     done: bool,
     failed: Option<String>,
@@ -609,8 +610,8 @@ pub fn execute(
                 if s.failed.is_some() {
                     continue;
                 }
-                match process_spread(&s.medians) {
-                    Some(p) if s.medians.len() >= ad.min && p.half <= ad.precision => {
+                match process_spread(&s.values) {
+                    Some(p) if s.values.len() >= ad.min && p.half <= ad.precision => {
                         benches[i].stop_reason = format!(
                             "invocations: ±{:.1}% over {} processes (--precision {:.1}%)",
                             100.0 * p.half,
@@ -652,13 +653,13 @@ pub fn execute(
                     if s.failed.is_some() || settled {
                         continue;
                     }
-                    benches[i].stop_reason = match process_spread(&s.medians) {
-                        Some(p) if s.medians.len() < ad.min => format!(
+                    benches[i].stop_reason = match process_spread(&s.values) {
+                        Some(p) if s.values.len() < ad.min => format!(
                             "inconclusive: {} invocations (fewer than {}; {why})",
                             p.n, ad.min
                         ),
                         Some(p) => inconclusive(&p, ad.precision, &why),
-                        None => format!("inconclusive: {} invocations ({why})", s.medians.len()),
+                        None => format!("inconclusive: {} invocations ({why})", s.values.len()),
                     };
                 }
                 break;
@@ -671,7 +672,7 @@ pub fn execute(
                 continue;
             }
             let ctx = Samples {
-                xs: &s.medians,
+                xs: &s.values,
                 seconds: s.seconds,
             };
             if plan.invocation_stop.holds(&ctx) {
@@ -1038,9 +1039,11 @@ fn record(
             state[i].seconds += got.seconds;
         }
         let median = stats::median(&stats::sorted_without_nan(&counted));
+        let mean =
+            (!counted.is_empty()).then(|| counted.iter().sum::<f64>() / counted.len() as f64);
         let own_error = got.and_then(|g| g.error.clone());
-        if let (Some(m), None, None) = (median, &own_error, error) {
-            state[i].medians.push(m);
+        if let (Some(m), None, None) = (mean, &own_error, error) {
+            state[i].values.push(m);
         }
         if own_error.is_some() && !plan.ignore_failure {
             state[i]
@@ -1056,6 +1059,7 @@ fn record(
             samples: n,
             counted: counted.len(),
             median,
+            mean,
             steady_from: got.map_or(0, |g| g.steady_from),
             error: own_error.or_else(|| error.map(str::to_string)),
             setup: setup.clone(),

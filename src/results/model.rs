@@ -92,6 +92,11 @@ pub struct InvocationRecord {
     /// Median seconds per loop of the counted samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median: Option<f64>,
+    /// Mean seconds per loop of the counted samples: the invocation's value (the process level
+    /// uses it, `conclude::levels::process_values`). Absent in records from before it: the
+    /// median stands in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
     /// Samples excluded at the start as not yet in a steady state (JIT warm-up), if any.
     #[serde(default)]
     pub steady_from: usize,

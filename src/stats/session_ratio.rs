@@ -105,6 +105,20 @@ pub fn thirds_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<Session
     })
 }
 
+/// How far the next session's mean may lie from this one's (relative, above it) before
+/// [`thirds_ratio`] would call the two different, if the next session's thirds spread as this
+/// one's do: `exp(t · √(2v)) − 1`. None where [`thirds_ratio`] would be.
+pub fn next_session_half(values: &[f64], confidence: f64) -> Option<f64> {
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return None;
+    }
+    let (_, v) = side(values)?;
+    let q = StudentsT::new(0.0, 1.0, DF)
+        .ok()?
+        .inverse_cdf((1.0 + confidence) / 2.0);
+    Some((q * (2.0 * v).sqrt()).exp() - 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +169,16 @@ mod tests {
         let even: Vec<f64> = steady.iter().map(|v| v * 1.5).collect();
         let r = thirds_ratio(&even, &steady, 0.95).unwrap();
         assert!(r.high < 1.0 && r.p_value < 0.05, "{r:?}");
+    }
+
+    #[test]
+    fn the_next_session_half_is_where_the_test_turns() {
+        let a: Vec<f64> = (0..12).map(|i| 40.0 + (i % 5) as f64).collect();
+        let h = next_session_half(&a, 0.95).unwrap();
+        let inside: Vec<f64> = a.iter().map(|v| v * (1.0 + 0.99 * h)).collect();
+        let outside: Vec<f64> = a.iter().map(|v| v * (1.0 + 1.01 * h)).collect();
+        assert!(thirds_ratio(&a, &inside, 0.95).unwrap().p_value > 0.05);
+        assert!(thirds_ratio(&a, &outside, 0.95).unwrap().p_value < 0.05);
     }
 
     #[test]
