@@ -16,16 +16,7 @@ use std::process::{Command, Stdio};
 pub const RUN_KEY: &str = "counters";
 
 /// Key of the backend that counted a run (`perf` or `valgrind`) in `Run.extra`.
-pub const BACKEND_KEY: &str = "counters_backend";
-
-/// The backend of a run's counters, if it has any.
-pub fn backend_of(r: &crate::results::Run) -> Option<&str> {
-    match r.extra.get(BACKEND_KEY).and_then(|v| v.as_str()) {
-        Some(b) => Some(b),
-        // Runs counted before there was a choice were counted by perf.
-        None => r.extra.contains_key(RUN_KEY).then_some("perf"),
-    }
-}
+pub use crate::conclude::counts::{backend_of, BACKEND_KEY};
 
 /// One line of `perf stat -x,` output.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

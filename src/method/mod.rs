@@ -248,6 +248,10 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
     for b in &mut session.benchmarks {
         analysis::mark_outliers(b, plan.analysis.discard_outliers);
         b.summary = summary::summarize(b);
+        if let Some(c) = crate::conclude::counts::summary(b) {
+            b.extra
+                .insert(crate::conclude::counts::SUMMARY_KEY.into(), c);
+        }
         if plan.ignore_failure {
             if let Some(r) = success::record(b) {
                 b.extra.insert(success::EXTRA_KEY.into(), r);

@@ -28,6 +28,18 @@ pub struct Context<'a> {
     pub alpha: f64,
     /// Benchmarks in one side only (not compared, `--allow-missing`).
     pub missing: &'a [String],
+    /// What was compared (`--metric`: `time` or a counter's event).
+    pub metric: &'a str,
+    /// The values are counts, not seconds.
+    pub count: bool,
+}
+
+fn value(cx: &Context, v: f64) -> String {
+    if cx.count {
+        units::format_count(v)
+    } else {
+        units::format_time(v, None)
+    }
 }
 
 /// `+5.69%` for a ratio of 1.0569.
@@ -81,8 +93,8 @@ pub fn markdown(rows: &[Row], cx: &Context) -> String {
             out,
             "| {} | {} | {} | {} | {} | {} | {} |",
             cell(&r.name),
-            units::format_time(c.old_median, None),
-            units::format_time(c.new_median, None),
+            value(cx, c.old_median),
+            value(cx, c.new_median),
             change(c.ratio),
             ci,
             c.p_adjusted.map_or("—".to_string(), units::format_p),
@@ -116,6 +128,7 @@ pub fn markdown(rows: &[Row], cx: &Context) -> String {
 /// The comparison as JSON: every row with its numbers and words, the geometric mean, the model.
 pub fn json(rows: &[Row], cx: &Context) -> serde_json::Value {
     json!({
+        "metric": cx.metric,
         "model": cx.model,
         "sessions": cx.sessions,
         "alpha": cx.alpha,

@@ -154,7 +154,7 @@ fn counter_medians(b: &Benchmark) -> (Vec<String>, f64) {
         let Some(list) = r.extra.get("counters").and_then(|v| v.as_array()) else {
             continue;
         };
-        exact |= crate::method::counters::backend_of(r) == Some("valgrind");
+        exact |= crate::conclude::counts::backend_of(r) == Some("valgrind");
         for c in list {
             let (Some(ev), Some(v)) = (c["event"].as_str(), c["value"].as_f64()) else {
                 continue;
@@ -195,7 +195,7 @@ fn counter_medians(b: &Benchmark) -> (Vec<String>, f64) {
 fn under_valgrind(b: &Benchmark) -> bool {
     b.runs
         .iter()
-        .any(|r| crate::method::counters::backend_of(r) == Some("valgrind"))
+        .any(|r| crate::conclude::counts::backend_of(r) == Some("valgrind"))
 }
 
 /// Renders one benchmark's block.
