@@ -433,3 +433,78 @@ fn backends_are_chosen_and_checked() {
     let v = values(&doc, "branches");
     assert!(v[0] > 1000.0, "{v:?}");
 }
+
+/// `tare kernels --counters`: a C kernel whose setup does 100 times its body's work is counted
+/// per loop like the same body with no setup, in every sample (the setup, init, clock reads and
+/// protocol are outside the timed region Callgrind collects).
+#[test]
+fn kernels_count_the_timed_region_only() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let client = root.join("clients/c");
+    let exe = dir.path().join("kern");
+    let built = Command::new("cc")
+        .args(["-std=c11", "-O2", "-I"])
+        .arg(&client)
+        .arg("-o")
+        .arg(&exe)
+        .arg(root.join("tests/fixtures/counters_kernel.c"))
+        .arg(client.join("tare_worker.c"))
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let json = dir.path().join("k.json");
+    let out = tare(&[
+        "kernels",
+        "--counters",
+        "instructions",
+        "--invocations",
+        "2",
+        "--max-samples",
+        "5",
+        "--export-json",
+        json.to_str().unwrap(),
+        exe.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("per loop (timed region, Valgrind): instructions"),
+        "{}",
+        text(&out)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let per_loop = |name: &str| -> Vec<f64> {
+        let b = doc["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"].as_str().unwrap().starts_with(name))
+            .unwrap();
+        b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                assert_eq!(r["extra"]["counters_backend"], "valgrind", "{r}");
+                r["extra"]["counters"][0]["value"].as_f64().unwrap()
+            })
+            .collect()
+    };
+    let (light, heavy) = (per_loop("light"), per_loop("heavy"));
+    // The body: 10000 rounds of a loop of a few instructions.
+    assert!(light[0] > 20_000.0 && light[0] < 200_000.0, "{light:?}");
+    assert!(
+        spread(&light) <= 1e-4 && spread(&heavy) <= 1e-4,
+        "{light:?} {heavy:?}"
+    );
+    // Counting the setup would add 100 bodies to a sample of a few dozen loops at least.
+    let ratio = heavy[0] / light[0];
+    assert!(
+        (ratio - 1.0).abs() < 1e-3,
+        "heavy {heavy:?} vs light {light:?}"
+    );
+}

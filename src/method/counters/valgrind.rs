@@ -91,6 +91,56 @@ fn options(events: &[String], dir: &Path) -> Vec<OsString> {
     v
 }
 
+/// The function of the C client (and the C++ client over it) that holds a kernel's timed
+/// region (`clients/c/tare_worker.h`).
+pub const TIMED_REGION: &str = "tare_timed_region";
+
+/// A `tare kernels` worker's `argv` run under Valgrind counting `events` in its timed region
+/// only: collection on inside [`TIMED_REGION`] (`--toggle-collect`) and one dump at each of its
+/// returns (`--dump-after`), so dump N of the worker holds its Nth repetition's loops and
+/// nothing else (not setup, init, clock reads or the protocol).
+pub fn wrap_kernel(
+    valgrind: &str,
+    argv: &[OsString],
+    events: &[String],
+    dir: &Path,
+) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec![valgrind.into()];
+    v.extend(
+        options(events, dir)
+            .into_iter()
+            .filter(|o| !o.to_string_lossy().contains("-before=")),
+    );
+    v.push("--collect-atstart=no".into());
+    v.push(format!("--toggle-collect={TIMED_REGION}").into());
+    v.push(format!("--dump-after={TIMED_REGION}").into());
+    v.push("--".into());
+    v.extend(argv.iter().cloned());
+    v
+}
+
+/// The totals of dump `n` (`cg.PID.n`) in `dir`; None where there is none, or where several
+/// processes wrote one of that number (which of them is the worker is unknown).
+pub fn dump(dir: &Path, n: u64) -> Option<Vec<(String, u64)>> {
+    let mut found = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((pid, k)) = name
+            .strip_prefix(OUT_PREFIX)
+            .and_then(|rest| rest.split_once('.'))
+        else {
+            continue;
+        };
+        if pid.bytes().all(|b| b.is_ascii_digit()) && k.parse::<u64>().ok() == Some(n) {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(parse_totals(&read_private(&e.path()).ok()?)?);
+        }
+    }
+    found
+}
+
 /// `argv` run under Valgrind counting `events`, its files going into `dir`.
 pub fn wrap(valgrind: &str, argv: &[OsString], events: &[String], dir: &Path) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec![valgrind.into()];
