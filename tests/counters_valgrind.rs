@@ -432,6 +432,22 @@ fn backends_are_chosen_and_checked() {
     assert_eq!(doc["extra"]["counters"]["backend"], "valgrind");
     let v = values(&doc, "branches");
     assert!(v[0] > 1000.0, "{v:?}");
+    // Counts that repeat need few runs: 3 by default where Valgrind counts.
+    let out = tare(&[
+        "run",
+        "--style",
+        "none",
+        "--counters",
+        "instructions",
+        "--counters-backend",
+        "valgrind",
+        "--export-json",
+        j.to_str().unwrap(),
+        "true",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(values(&doc, "instructions").len(), 3);
 }
 
 /// `tare kernels --counters`: a C kernel whose setup does 100 times its body's work is counted

@@ -523,7 +523,12 @@ fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
 
 /// The stop rule: `--runs`, `--stop`, or the default — the median's CI for one benchmark, the
 /// widest ratio CI for an interleaved comparison — with the budget and run bounds.
-fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Targets)> {
+/// Runs of a session whose counts Valgrind simulates, when no --runs, --stop or --min-runs
+/// says otherwise: its counts repeat to the last digit, so there is no spread for more runs to
+/// average (and each run costs 20–100× the command); three show whether they repeat.
+pub const EXACT_RUNS: usize = 3;
+
+fn stop_rule(a: &RunArgs, benchmarks: usize, exact: bool) -> anyhow::Result<(StopRule, Targets)> {
     let comparing = benchmarks > 1 && a.order == OrderArg::Interleaved;
     let precision =
         units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
@@ -563,6 +568,10 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         if n == 0 {
             return Err(usage("--runs must be at least 1"));
         }
+        targets.runs = Some(n);
+        StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
+    } else if exact && a.stop.is_none() && a.min_runs.is_none() {
+        let n = EXACT_RUNS.min(a.max_runs);
         targets.runs = Some(n);
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
@@ -677,16 +686,20 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     {
         check_program(&shell, None)?;
     }
-    let (rule, targets) = stop_rule(&a, plans.len())?;
+    // Counters first: exact counts change the default stop rule.
+    let counters = match &a.counters {
+        None => None,
+        Some(list) => Some(counters(list, a.counters_backend)?),
+    };
+    let exact = counters
+        .as_ref()
+        .is_some_and(|c| c.backend == crate::plan::CounterBackend::Valgrind);
+    let (rule, targets) = stop_rule(&a, plans.len(), exact)?;
     let analysis = analysis_settings(&a, &plans)?;
     let limits = limits(&a)?;
     let countermeasures = countermeasures(&a, &limits)?;
     let seed = a.seed.unwrap_or_else(rand::random);
     let setups = setup_plan(&a, seed)?;
-    let counters = match &a.counters {
-        None => None,
-        Some(list) => Some(counters(list, a.counters_backend)?),
-    };
     let stdin = match &a.input {
         Some(p) => {
             std::fs::File::open(p)
