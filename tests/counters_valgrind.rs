@@ -524,3 +524,86 @@ fn kernels_count_the_timed_region_only() {
         "heavy {heavy:?} vs light {light:?}"
     );
 }
+
+/// The blur example of the C, C++ and Rust clients (each built by its build.sh) under
+/// `tare kernels --counters`: every sample of each has counts of its timed region
+/// (`tare_timed_region` in each client), repeating, and the same implementations agree on
+/// the checksum as without counters. Skips a language whose toolchain is missing.
+#[test]
+fn blur_of_the_c_cpp_and_rust_clients_is_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut commands = Vec::new();
+    for (lang, tool, how) in [
+        ("c", "cc", "apt-get install gcc"),
+        ("cpp", "c++", "apt-get install g++"),
+        ("rust", "cargo", "rustup (https://rustup.rs)"),
+    ] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            skip::skip(&format!("{tool} for the {lang} blur example"), how);
+            continue;
+        }
+        let ex = root.join(format!("examples/kernels/blur/{lang}"));
+        let out = Command::new(ex.join("build.sh"))
+            .arg("--print-command")
+            .current_dir(&ex)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{lang}: {}", text(&out));
+        commands.push((
+            lang,
+            String::from_utf8(out.stdout).unwrap().trim().to_string(),
+        ));
+    }
+    if commands.is_empty() {
+        return;
+    }
+    let json = dir.path().join("blur.json");
+    let mut args: Vec<String> = [
+        "kernels",
+        "--counters",
+        "instructions",
+        "--invocations",
+        "2",
+        "--max-samples",
+        "4",
+        "--filter",
+        "^blur$",
+        "-L",
+        "size",
+        "32",
+        "-L",
+        "radius",
+        "2",
+        "--export-json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(json.to_str().unwrap().into());
+    args.extend(commands.iter().map(|(_, c)| c.clone()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = tare(&refs);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let benches = doc["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), commands.len(), "{}", text(&out));
+    for b in benches {
+        let counts: Vec<f64> = b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["extra"]["counters"][0]["value"]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{} has a sample without counts: {r}", b["name"]))
+            })
+            .collect();
+        // 32×32 pixels, a 5-wide window two ways: thousands of instructions a loop at least.
+        assert!(counts[0] > 10_000.0, "{}: {counts:?}", b["name"]);
+        assert!(spread(&counts) <= 1e-4, "{}: {counts:?}", b["name"]);
+    }
+}

@@ -118,7 +118,7 @@ pub struct KernelsArgs {
     meters: Vec<String>,
     /// Count each sample's timed region under Valgrind's Callgrind (instructions,
     /// cycles-estimate, l1-misses, ll-misses, branches, branch-misses), recorded per loop:
-    /// workers of the C and C++ clients (function tare_timed_region). Invocations run 20–100×
+    /// workers of the C, C++ and Rust clients (function tare_timed_region). Invocations run 20–100×
     /// slower, and their times are Valgrind's. See docs/counters.md.
     #[arg(long, value_name = "EVENTS")]
     counters: Option<String>,

@@ -1020,7 +1020,7 @@ fn read_counts(
     let samples: usize = taken.iter().map(|t| t.samples.len()).sum();
     if !any && samples > 0 {
         eprintln!(
-            "tare: warning: '{program}' gave no counts of its timed region: Valgrind found no function {} in it (workers of the C and C++ clients have it; a stripped binary loses it)",
+            "tare: warning: '{program}' gave no counts of its timed region: Valgrind found no function {} in it (workers of the C, C++ and Rust clients have it; a stripped binary loses it)",
             valgrind::TIMED_REGION
         );
     }

@@ -91,8 +91,8 @@ fn options(events: &[String], dir: &Path) -> Vec<OsString> {
     v
 }
 
-/// The function of the C client (and the C++ client over it) that holds a kernel's timed
-/// region (`clients/c/tare_worker.h`).
+/// The function of the C client (and the C++ client over it) and of the Rust client that holds
+/// a kernel's timed region (`clients/c/tare_worker.h`, `clients/rust/src/lib.rs`).
 pub const TIMED_REGION: &str = "tare_timed_region";
 
 /// A `tare kernels` worker's `argv` run under Valgrind counting `events` in its timed region
