@@ -216,14 +216,23 @@ fn counts_repeat_under_load_and_match_callgrind_by_hand() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let by_hand: f64 = std::fs::read_to_string(&out_file)
-        .unwrap()
+    let file = std::fs::read_to_string(&out_file).unwrap();
+    // Functions' own instructions add up to Callgrind's total: calls are not counted twice.
+    let own: u64 = tare::method::counters::valgrind::function_costs(&file)
+        .iter()
+        .map(|(_, c)| c)
+        .sum();
+    let by_hand: f64 = file
         .lines()
         .find_map(|l| l.strip_prefix("summary:"))
         .unwrap()
         .trim()
         .parse()
         .unwrap();
+    assert_eq!(
+        own as f64, by_hand,
+        "sum of functions' own instructions vs summary"
+    );
     // Only the environment and argv differ (the loader's and libc's start-up read them).
     assert!(
         (ir[0] - by_hand).abs() / by_hand < 1e-4,
@@ -341,6 +350,19 @@ fn one_percent_more_work_fails_the_gate_and_a_a_gives_no_verdict() {
     assert_eq!(r["metric"], "instructions");
     let change = c["ratio"].as_f64().unwrap() - 1.0;
     assert!(change > 0.009 && change < 0.011, "{c}");
+    // The 20,000 more rounds are main's own instructions, and only main's.
+    assert_eq!(c["functions_moved"][0]["function"], "main", "{c}");
+    let moved = c["functions_moved"][0]["instructions"].as_f64().unwrap();
+    let total = c["new_mean"].as_f64().unwrap() - c["old_mean"].as_f64().unwrap();
+    assert!(
+        (moved - total).abs() <= 0.001 * total,
+        "main {moved} of {total}: {c}"
+    );
+    assert!(
+        text(&out).contains("functions that moved most: main +"),
+        "{}",
+        text(&out)
+    );
 
     // A/A: the same program in two sessions.
     let out = gate("old", "again");

@@ -433,11 +433,23 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     for ((c, name), k) in records.iter().zip(&names).zip(&matched) {
         let regression =
             c.outcome == Outcome::Slower && threshold.is_some_and(|t| c.ratio - 1.0 > t);
+        // Where instructions changed, the functions that moved most (Valgrind's runs keep
+        // their busiest functions).
+        let functions = if metric == Metric::Counter("instructions".into())
+            && matches!(c.outcome, Outcome::Slower | Outcome::Faster)
+        {
+            let o: Vec<&Benchmark> = old.parts(k).into_iter().map(|(_, b)| b).collect();
+            let n: Vec<&Benchmark> = new.parts(k).into_iter().map(|(_, b)| b).collect();
+            crate::conclude::counts::functions_moved(&o, &n, 5)
+        } else {
+            Vec::new()
+        };
         rows.push(comparison::Row {
             name: name.clone(),
             parameters: k.1.clone(),
             comparison: c,
             regression,
+            functions: functions.clone(),
         });
         let marker = match c.outcome {
             Outcome::Slower if regression => "!! slower",
@@ -467,6 +479,13 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             c.p_adjusted.map_or("—".to_string(), units::format_p),
             c.words
         );
+        if !functions.is_empty() {
+            println!(
+                "{:<width$} functions that moved most: {}",
+                "",
+                comparison::functions_words(&functions)
+            );
+        }
     }
     let items: Vec<(f64, Option<(f64, f64)>)> = records.iter().map(|c| (c.ratio, c.ci)).collect();
     let geomean = crate::stats::geomean::geomean(&items, 0.95);

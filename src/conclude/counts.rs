@@ -108,6 +108,66 @@ pub fn backend_of(r: &crate::results::Run) -> Option<&str> {
     }
 }
 
+/// Key of a run's busiest functions (Valgrind) in `Run.extra`.
+pub const FUNCTIONS_KEY: &str = "functions";
+
+/// The functions whose instructions moved most between two sides of a benchmark: each side's
+/// per-function counts (the median over its counted runs, a function missing from a run's list
+/// counting 0 there), the `top` largest absolute differences, new − old, largest first. Empty
+/// when a side kept no functions.
+pub fn functions_moved(
+    old: &[&crate::results::Benchmark],
+    new: &[&crate::results::Benchmark],
+    top: usize,
+) -> Vec<(String, f64)> {
+    fn side(bs: &[&crate::results::Benchmark]) -> std::collections::BTreeMap<String, f64> {
+        let runs: Vec<std::collections::BTreeMap<String, f64>> = bs
+            .iter()
+            .flat_map(|b| b.runs.iter().filter(|r| r.counted))
+            .filter_map(|r| r.extra.get(FUNCTIONS_KEY)?.as_array().cloned())
+            .map(|list| {
+                list.iter()
+                    .filter_map(|f| {
+                        Some((
+                            f["function"].as_str()?.to_string(),
+                            f["instructions"].as_f64()?,
+                        ))
+                    })
+                    .collect()
+            })
+            .collect();
+        let names: std::collections::BTreeSet<&String> =
+            runs.iter().flat_map(|r| r.keys()).collect();
+        names
+            .into_iter()
+            .map(|n| {
+                let mut xs: Vec<f64> = runs
+                    .iter()
+                    .map(|r| r.get(n).copied().unwrap_or(0.0))
+                    .collect();
+                xs.sort_by(f64::total_cmp);
+                (n.clone(), crate::stats::median(&xs).unwrap_or(0.0))
+            })
+            .collect()
+    }
+    let (o, n) = (side(old), side(new));
+    if o.is_empty() || n.is_empty() {
+        return Vec::new();
+    }
+    let names: std::collections::BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+    let mut moved: Vec<(String, f64)> = names
+        .into_iter()
+        .map(|f| {
+            let d = n.get(f).copied().unwrap_or(0.0) - o.get(f).copied().unwrap_or(0.0);
+            (f.clone(), d)
+        })
+        .filter(|(_, d)| *d != 0.0)
+        .collect();
+    moved.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then_with(|| a.0.cmp(&b.0)));
+    moved.truncate(top);
+    moved
+}
+
 /// Key of a benchmark's counter summary in `Benchmark.extra`.
 pub const SUMMARY_KEY: &str = "counters";
 

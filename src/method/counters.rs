@@ -18,6 +18,13 @@ pub const RUN_KEY: &str = "counters";
 /// Key of the backend that counted a run (`perf` or `valgrind`) in `Run.extra`.
 pub use crate::conclude::counts::{backend_of, BACKEND_KEY};
 
+/// Key of a Valgrind run's busiest functions in `Run.extra`: `[{function, instructions}]`,
+/// instructions executed in each function itself, most first.
+pub use crate::conclude::counts::FUNCTIONS_KEY;
+
+/// How many functions a run keeps (by instructions executed in them).
+pub const FUNCTIONS_KEPT: usize = 40;
+
 /// One line of `perf stat -x,` output.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CounterValue {

@@ -685,6 +685,16 @@ impl Runner<'_> {
             };
             extra.insert(counters::RUN_KEY.to_string(), json!(values));
             extra.insert(counters::BACKEND_KEY.to_string(), json!(c.backend.as_str()));
+            if c.backend == CounterBackend::Valgrind {
+                let top = counters::valgrind::top_functions(f, counters::FUNCTIONS_KEPT);
+                if !top.is_empty() {
+                    let list: Vec<serde_json::Value> = top
+                        .into_iter()
+                        .map(|(name, ir)| json!({"function": name, "instructions": ir}))
+                        .collect();
+                    extra.insert(counters::FUNCTIONS_KEY.to_string(), json!(list));
+                }
+            }
         }
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
         if !m.join.is_zero() {

@@ -17,6 +17,20 @@ pub struct Row<'a> {
     pub comparison: &'a Comparison,
     /// Significantly slower by more than `--fail-if-slower`.
     pub regression: bool,
+    /// Where instructions changed: the functions whose own instructions moved most (new − old).
+    pub functions: Vec<(String, f64)>,
+}
+
+/// `main +160,000, strtol -12` for the functions that moved.
+pub fn functions_words(functions: &[(String, f64)]) -> String {
+    functions
+        .iter()
+        .map(|(f, d)| {
+            let sign = if *d > 0.0 { "+" } else { "" };
+            format!("{f} {sign}{}", units::format_thousands(d.round()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What every output says besides the rows.
@@ -115,6 +129,14 @@ pub fn markdown(rows: &[Row], cx: &Context) -> String {
             cx.alpha
         );
     }
+    for r in rows.iter().filter(|r| !r.functions.is_empty()) {
+        let _ = writeln!(
+            out,
+            "- {}: functions that moved most: {}",
+            cell(&r.name),
+            cell(&functions_words(&r.functions))
+        );
+    }
     for m in cx.missing {
         let _ = writeln!(out, "- not compared: {}", cell(m));
     }
@@ -156,6 +178,7 @@ pub fn json(rows: &[Row], cx: &Context) -> serde_json::Value {
                 "verdict": c.outcome.as_str(),
                 "words": c.words,
                 "regression": r.regression,
+                "functions_moved": r.functions.iter().map(|(f, d)| json!({"function": f, "instructions": d})).collect::<Vec<_>>(),
             })
         }).collect::<Vec<_>>(),
         "not_compared": cx.missing,

@@ -251,6 +251,78 @@ pub fn parse_totals(text: &str) -> Option<Vec<(String, u64)>> {
     )
 }
 
+/// Instructions executed in each function itself (Callgrind's self cost of its first event,
+/// `Ir`), from one output file: `fn=` starts a function's block (`fn=(ID) NAME` names ID, as
+/// `cfn=` does), a cost line adds to it, except the one after `calls=` (the inclusive cost of
+/// a call, which is the callee's). Names are summed over a function's blocks.
+pub fn function_costs(text: &str) -> Vec<(String, u64)> {
+    let mut names: std::collections::HashMap<String, String> = Default::default();
+    let mut costs: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut current: Option<String> = None;
+    let mut skip_next = false;
+    let mut name_of = |spec: &str| -> String {
+        let spec = spec.trim();
+        match spec.strip_prefix('(').and_then(|r| r.split_once(')')) {
+            Some((id, rest)) => {
+                let rest = rest.trim();
+                if rest.is_empty() {
+                    names.get(id).cloned().unwrap_or_else(|| format!("({id})"))
+                } else {
+                    names.insert(id.to_string(), rest.to_string());
+                    rest.to_string()
+                }
+            }
+            None => spec.to_string(),
+        }
+    };
+    for line in text.lines() {
+        if let Some(spec) = line.strip_prefix("fn=") {
+            current = Some(name_of(spec));
+        } else if let Some(spec) = line.strip_prefix("cfn=") {
+            name_of(spec);
+        } else if line.starts_with("calls=") {
+            skip_next = true;
+        } else if line.starts_with(|c: char| c.is_ascii_digit() || c == '+' || c == '-' || c == '*')
+        {
+            if std::mem::take(&mut skip_next) {
+                continue;
+            }
+            let ir = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+            if let Some(f) = &current {
+                *costs.entry(f.clone()).or_default() += ir;
+            }
+        }
+    }
+    costs.into_iter().collect()
+}
+
+/// The `top` functions by instructions executed in them (self cost), summed over every output
+/// file of the run in `dir` (every process and dump), most first.
+pub fn top_functions(dir: &Path, top: usize) -> Vec<(String, u64)> {
+    let mut sum: std::collections::HashMap<String, u64> = Default::default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    for e in entries.flatten() {
+        if !e.file_name().to_string_lossy().starts_with(OUT_PREFIX) {
+            continue;
+        }
+        if let Ok(text) = read_private(&e.path()) {
+            for (f, c) in function_costs(&text) {
+                *sum.entry(f).or_default() += c;
+            }
+        }
+    }
+    let mut v: Vec<(String, u64)> = sum.into_iter().filter(|(_, c)| *c > 0).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.truncate(top);
+    v
+}
+
 /// tare's events from Valgrind's summed totals (`Ir`, `Dr`, `I1mr`, …).
 pub fn values(totals: &[(String, u64)], events: &[String]) -> Vec<CounterValue> {
     let get = |names: &[&str]| -> Option<u64> {
@@ -364,6 +436,14 @@ mod tests {
         assert_eq!(v[3].value, Some((1465 + 120 + 385) as f64));
         assert_eq!(v[4].value, None);
         assert_eq!(v[4].status, "not-counted");
+    }
+
+    #[test]
+    fn self_costs_leave_out_calls() {
+        let text = "events: Ir\nfn=(1) main\n0 8\ncfn=(2) strtol\ncalls=1 106\n0 201\n+2 5\n\
+                    fn=(2)\n106 201\nfn=(1)\n*  3\n";
+        let f = function_costs(text);
+        assert_eq!(f, vec![("main".into(), 16), ("strtol".into(), 201)]);
     }
 
     #[test]
