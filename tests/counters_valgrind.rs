@@ -435,6 +435,14 @@ fn backends_are_chosen_and_checked() {
         "{}",
         text(&out)
     );
+    // An isolated run has its own /tmp: it could not write the counts where tare reads them.
+    let out = tare(&["run", "--counters", "instructions", "--isolate", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("cannot be combined with --isolate"),
+        "{}",
+        text(&out)
+    );
     // auto: the simulated events go to Valgrind wherever perf is.
     let j = dir.path().join("auto.json");
     let out = tare(&[

@@ -795,6 +795,13 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     let isolation = a.isolation.for_run(a.isolate)?;
+    if isolation.is_some() && counters.is_some() {
+        // perf and Valgrind write the counts from inside the run, into tare's private directory
+        // below TMPDIR, which an isolated run cannot see (its /tmp is its own).
+        return Err(usage(
+            "--counters cannot be combined with --isolate: the isolated run cannot write its counts where tare reads them; drop one of them",
+        ));
+    }
     let plan = Plan {
         benchmarks: plans,
         warmup: a.warmup,
