@@ -340,12 +340,13 @@ fn results_of(dir: &Path, name: &str, tpl: &Value, times: &[f64]) -> PathBuf {
     p
 }
 
-/// Issue 22, the session level: one session a side whose old session drifted 8% over its
-/// course (three steps of three runs); the new session sits 6% above the old one's median,
-/// inside that drift. The process-level test alone called it slower (the gate fired); now
-/// the interval must clear the drift, and the line says so.
+/// Issue 22, the session level: one session a side whose old session moved 8% over its
+/// course (three steps of three runs, as a VM's speed moves in episodes of seconds); the new
+/// session sits 6% above the old one's median. The process-level test alone called it slower
+/// (the gate fired); each session's mean is now as uncertain as one of its thirds', and the
+/// line says what the verdict rests on. A 30% slower session still fires the gate.
 #[test]
-fn one_session_a_side_must_clear_the_drift_it_showed() {
+fn one_session_a_side_is_as_uncertain_as_its_thirds() {
     let dir = tempfile::tempdir().unwrap();
     let tpl = template(dir.path());
     let jitter = |i: usize| 1.0 + 0.001 * (i % 3) as f64;
@@ -359,11 +360,8 @@ fn one_session_a_side_must_clear_the_drift_it_showed() {
     let far = results_of(dir.path(), "far.json", &tpl, &far);
     let (code, out) = compare(&old, &near, &["--fail-if-slower", "5%"]);
     assert_eq!(code, 0, "{out}");
-    assert!(
-        out.contains("the old session drifted 8.0% over its course"),
-        "{out}"
-    );
-    assert!(out.contains("does not clear ±8.0%"), "{out}");
+    assert!(out.contains("as uncertain as one of its thirds'"), "{out}");
+    assert!(out.contains("includes 1"), "{out}");
     assert!(out.contains("9 vs 9 processes in 1 vs 1 sessions"), "{out}");
     let (code, out) = compare(&old, &far, &["--fail-if-slower", "5%"]);
     assert_eq!(code, 1, "{out}");

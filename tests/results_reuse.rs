@@ -221,7 +221,10 @@ fn hyperfines_remaining_spellings_are_accepted() {
         .unwrap()
         .clone();
     let spent = last["start_offset"].as_f64().unwrap() + last["wall_time"].as_f64().unwrap();
-    assert!(spent >= 0.3, "stopped after {spent} s: {rule}");
+    // The rule's clock runs from the first measured run to the stop check, which follows the
+    // last run's bookkeeping: the last run's end may fall a few ms short of 0.3 s (0.2994 once
+    // under load). Stopping at the 10-run minimum would end near 0.01 s.
+    assert!(spent >= 0.25, "stopped after {spent} s: {rule}");
     for style in ["color", "nocolor", "auto"] {
         let out = tare()
             .args(["run", "--style", style, "--runs", "2", "true"])

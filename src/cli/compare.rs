@@ -1,7 +1,7 @@
 //! `tare compare OLD NEW`: saved results of two versions, compared under the one model of a
 //! measurement (`conclude::levels`): samples grouped by session and process, the process the
-//! unit of replication — or the session, where sessions differ; one session a side makes a
-//! verdict only where neither session drifted over its course. Each side may be several results files or a directory of them; benchmarks are
+//! unit of replication — or the session, where sessions differ; with one session a side each
+//! session's mean is as uncertain as one of its thirds'. Each side may be several results files or a directory of them; benchmarks are
 //! matched by name and parameters. `--fail-if-slower PCT` exits 1 on a significant regression
 //! larger than PCT; a side with no counted run, or a benchmark in only one side (unless
 //! `--allow-missing`), exits 2 with the reason — a gate never passes on nothing.

@@ -32,6 +32,7 @@ pub mod outliers;
 pub mod quantile;
 mod rank;
 pub mod scaling;
+pub mod session_ratio;
 pub mod trend;
 pub mod variance;
 pub mod warmup;
