@@ -220,6 +220,29 @@ pub fn format_percent(fraction: f64) -> String {
 
 /// A count for people: 1234 as is, larger ones with an SI prefix and three significant digits
 /// (1.23M, 4.56G); fractions with up to three decimals.
+/// A count with every digit, in groups of three: `80,127,191` (a median of two counts may end
+/// in `.5`).
+pub fn format_thousands(v: f64) -> String {
+    let neg = v < 0.0;
+    let whole = v.abs().trunc() as u128;
+    let digits = whole.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    let frac = v.abs().fract();
+    if frac > 0.0 {
+        out.push_str(&format!("{frac:.1}")[1..]);
+    }
+    if neg {
+        out.insert(0, '-');
+    }
+    out
+}
+
 pub fn format_count(v: f64) -> String {
     let a = v.abs();
     if a >= 1e4 {
@@ -287,6 +310,14 @@ fn sig2(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_keep_every_digit() {
+        assert_eq!(format_thousands(80127191.0), "80,127,191");
+        assert_eq!(format_thousands(999.0), "999");
+        assert_eq!(format_thousands(1000.5), "1,000.5");
+        assert_eq!(format_thousands(-1234.0), "-1,234");
+    }
 
     #[test]
     fn size_limits_without_unit_below_a_mebibyte_are_refused() {

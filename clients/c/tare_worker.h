@@ -82,6 +82,13 @@ int tare_main(int argc, char **argv);
 /* Overrides the client name and language announced in `hello` (the C++ layer uses it). */
 void tare_set_client(const char *client, const char *lang);
 
+/* The timed region of one repetition: the kernel's run, or its body called `loops` times.
+ * Called by the worker loop, never inlined, cloned or renamed: `tare kernels --counters`
+ * counts instructions under Valgrind's Callgrind with --toggle-collect=tare_timed_region and
+ * --dump-after=tare_timed_region, so that each sample's count holds this region only (not
+ * setup, init, the clock reads or the protocol). A stripped worker loses the name. */
+int tare_timed_region(tare_ctx *ctx, uint64_t loops);
+
 /* The clock measurement the `clock` request answers (monotonic clock, bounded to ~10 ms). */
 void tare_clock_measure(double *resolution_ns, double *cost_ns);
 

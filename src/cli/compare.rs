@@ -7,7 +7,7 @@
 //! `--allow-missing`), exits 2 with the reason — a gate never passes on nothing.
 
 use crate::conclude::analysis::Test;
-use crate::conclude::levels::{self, Origin, Outcome};
+use crate::conclude::levels::{self, Metric, Origin, Outcome};
 use crate::error::{exit, usage};
 use crate::report::comparison;
 use crate::results::{Benchmark, Session};
@@ -42,6 +42,11 @@ pub struct CompareArgs {
     /// Same as --test welch (kept for old scripts).
     #[arg(long, hide = true)]
     welch: bool,
+    /// What to compare: `time` (the runs' wall time) or a counter recorded with --counters
+    /// (e.g. instructions, cycles-estimate). Counts that repeat in every run (Valgrind's) need
+    /// no interval: a change of 0.1% or more is a change in work.
+    #[arg(long, value_name = "time|EVENT", default_value = "time")]
+    metric: String,
     /// Compare the benchmarks both sides have when some are in only one (listed, not compared).
     #[arg(long)]
     allow_missing: bool,
@@ -194,6 +199,79 @@ impl Side {
     }
 }
 
+/// Every matched benchmark has the metric on both sides; a time metric compares no runs under
+/// Valgrind with runs outside it (their times are Valgrind's, 20–100× the command's).
+fn check_metric(metric: &Metric, old: &Side, new: &Side, matched: &[Key]) -> anyhow::Result<()> {
+    for (side, name) in [(old, "old"), (new, "new")] {
+        for k in matched {
+            let runs = || {
+                side.parts(k)
+                    .into_iter()
+                    .flat_map(|(_, b)| b.runs.iter().filter(|r| r.counted))
+            };
+            match metric {
+                Metric::Counter(e) if !runs().any(|r| metric.value(r).is_some()) => {
+                    return Err(usage(format!(
+                        "--metric {e}: '{}' in the {name} side ({}) has no run with {e} counted; measure it with `tare run --counters {e}`, or compare --metric time",
+                        full_name(k, None),
+                        side.label
+                    )));
+                }
+                _ => {}
+            }
+        }
+    }
+    if *metric == Metric::WallTime {
+        let valgrind = |side: &Side| {
+            side.sessions
+                .iter()
+                .flat_map(|s| &s.benchmarks)
+                .flat_map(|b| &b.runs)
+                .any(|r| crate::conclude::counts::backend_of(r) == Some("valgrind"))
+        };
+        match (valgrind(old), valgrind(new)) {
+            (true, true) => eprintln!(
+                "tare: note: both sides ran under Valgrind: their times are Valgrind's (20–100× the commands' own); --metric instructions compares their counts"
+            ),
+            (o, n) if o != n => {
+                return Err(usage(format!(
+                    "the {} side ran under Valgrind (--counters-backend valgrind) and the other did not: their times are not comparable; compare --metric instructions (both counted), or measure both alike",
+                    if o { "old" } else { "new" }
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Each pair compared: a counter whose counts repeat on both sides by `conclude::counts`
+/// (no interval needed), the others together under the process-level model (Holm over them).
+fn compare_pairs(
+    pairs: &[(levels::Sessions, levels::Sessions)],
+    metric: &Metric,
+    settings: &levels::Settings,
+) -> Vec<levels::Comparison> {
+    let exact: Vec<Option<levels::Comparison>> = pairs
+        .iter()
+        .map(|(o, n)| match metric {
+            Metric::Counter(e) => crate::conclude::counts::compare(o, n, e),
+            Metric::WallTime => None,
+        })
+        .collect();
+    let rest: Vec<(levels::Sessions, levels::Sessions)> = pairs
+        .iter()
+        .zip(&exact)
+        .filter(|(_, e)| e.is_none())
+        .map(|(p, _)| p.clone())
+        .collect();
+    let mut modelled = levels::compare_sessions(&rest, settings).into_iter();
+    exact
+        .into_iter()
+        .map(|e| e.unwrap_or_else(|| modelled.next().expect("one record per pair")))
+        .collect()
+}
+
 pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     let (old_paths, new_paths) = sides(&a)?;
     let threshold = a
@@ -275,6 +353,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         resamples: 10_000,
         seed: a.seed,
     };
+    let metric = Metric::parse(&a.metric);
+    check_metric(&metric, &old, &new, &matched)?;
     let mut units_seen = Vec::new();
     let pairs: Vec<(levels::Sessions, levels::Sessions)> = matched
         .iter()
@@ -283,10 +363,13 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             for (origin, b) in o.iter().chain(&n) {
                 units_seen.push(levels::unit(b, *origin));
             }
-            (levels::side_sessions(&o), levels::side_sessions(&n))
+            (
+                levels::side_sessions_of(&o, &metric),
+                levels::side_sessions_of(&n, &metric),
+            )
         })
         .collect();
-    let records = levels::compare_sessions(&pairs, &settings);
+    let records = compare_pairs(&pairs, &metric, &settings);
     // Names show the parameters that tell benchmarks apart (Criterion's sort/100 and
     // sort/1000), not those every benchmark shares.
     let varying: Vec<String> = {
@@ -315,12 +398,31 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         .max()
         .unwrap_or(9)
         .max(9);
-    let model = levels::model_line(&units_seen, &records, test);
+    let model = match &metric {
+        Metric::WallTime => levels::model_line(&units_seen, &records, test),
+        Metric::Counter(e) => format!(
+            "{e} per run; where each side's counts repeat within {}%, a change of {}% or more is a change in work (the interval: the range of the ratios of all runs); else {}",
+            crate::conclude::counts::REPEAT * 100.0,
+            crate::conclude::counts::WORK_CHANGE * 100.0,
+            levels::model_line(&units_seen, &records, test)
+        ),
+    };
+    let is_count = metric != Metric::WallTime;
+    let value = |v: f64| {
+        if is_count {
+            units::format_count(v)
+        } else {
+            units::format_time(v, None)
+        }
+    };
     let session_lines = levels::session_lines(&records);
     if show {
         println!("model: {model}");
         for line in &session_lines {
             println!("sessions: {line}");
+        }
+        if is_count {
+            println!("metric: {}", metric.name());
         }
         println!(
             "{:<width$} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
@@ -331,11 +433,23 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     for ((c, name), k) in records.iter().zip(&names).zip(&matched) {
         let regression =
             c.outcome == Outcome::Slower && threshold.is_some_and(|t| c.ratio - 1.0 > t);
+        // Where instructions changed, the functions that moved most (Valgrind's runs keep
+        // their busiest functions).
+        let functions = if metric == Metric::Counter("instructions".into())
+            && matches!(c.outcome, Outcome::Slower | Outcome::Faster)
+        {
+            let o: Vec<&Benchmark> = old.parts(k).into_iter().map(|(_, b)| b).collect();
+            let n: Vec<&Benchmark> = new.parts(k).into_iter().map(|(_, b)| b).collect();
+            crate::conclude::counts::functions_moved(&o, &n, 5)
+        } else {
+            Vec::new()
+        };
         rows.push(comparison::Row {
             name: name.clone(),
             parameters: k.1.clone(),
             comparison: c,
             regression,
+            functions: functions.clone(),
         });
         let marker = match c.outcome {
             Outcome::Slower if regression => "!! slower",
@@ -358,13 +472,20 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         println!(
             "{:<width$} {:>12} {:>12} {:>+8.2}% {:>17} {:>9}  {marker}: {}",
             name,
-            units::format_time(c.old_median, None),
-            units::format_time(c.new_median, None),
+            value(c.old_median),
+            value(c.new_median),
             (c.ratio - 1.0) * 100.0,
             ci,
             c.p_adjusted.map_or("—".to_string(), units::format_p),
             c.words
         );
+        if !functions.is_empty() {
+            println!(
+                "{:<width$} functions that moved most: {}",
+                "",
+                comparison::functions_words(&functions)
+            );
+        }
     }
     let items: Vec<(f64, Option<(f64, f64)>)> = records.iter().map(|c| (c.ratio, c.ci)).collect();
     let geomean = crate::stats::geomean::geomean(&items, 0.95);
@@ -381,6 +502,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         fail_if_slower: threshold,
         alpha,
         missing: &missing,
+        metric: &a.metric,
+        count: is_count,
     };
     if let Some(p) = &a.export_markdown {
         crate::results::fsio::write(p, comparison::markdown(&rows, &cx).as_bytes())?;

@@ -116,6 +116,12 @@ pub struct KernelsArgs {
     /// start and end (e.g. an energy counter), recorded as NAME.delta and NAME.end.
     #[arg(long = "meter", value_name = "NAME=FILE")]
     meters: Vec<String>,
+    /// Count each sample's timed region under Valgrind's Callgrind (instructions,
+    /// cycles-estimate, l1-misses, ll-misses, branches, branch-misses), recorded per loop:
+    /// workers of the C, C++ and Rust clients (function tare_timed_region). Invocations run 20–100×
+    /// slower, and their times are Valgrind's. See docs/counters.md.
+    #[arg(long, value_name = "EVENTS")]
+    counters: Option<String>,
     /// Go on after a failed invocation (recorded) instead of stopping (as `tare run -i`).
     #[arg(short = 'i', long)]
     ignore_failure: bool,
@@ -452,6 +458,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         return Ok(exit::OK);
     }
     let targets = mk::targets(&found, filter.as_ref(), &params).map_err(usage)?;
+    let counters = a.counters.as_deref().map(kernel_counters).transpose()?;
     let seed = a.seed.unwrap_or_else(rand::random);
     let plan = KernelsPlan {
         programs,
@@ -474,6 +481,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         ignore_failure: a.ignore_failure,
         spec,
         randomize,
+        counters,
     };
     let mut benches = mk::empty_benchmarks(&plan, &found);
     let mut observer = Progress {
@@ -739,6 +747,9 @@ pub fn summary(s: &Session) -> String {
                 invs.len(),
                 k.loops,
             );
+            if let Some(line) = counts_line(b) {
+                let _ = writeln!(out, "  {:<10} {line}", "");
+            }
         }
         if let Some(c) = ck::agreed_checksum(&s.benchmarks, g) {
             if g.len() > 1 {
@@ -772,4 +783,62 @@ pub fn summary(s: &Session) -> String {
         let _ = writeln!(out, "{}", scan.line);
     }
     out
+}
+
+/// `--counters EVENTS` of `tare kernels`: counted by Valgrind in each sample's timed region
+/// (perf cannot count one region of a process); checked on `/bin/true` before the first run.
+fn kernel_counters(list: &str) -> anyhow::Result<crate::plan::Counters> {
+    use crate::method::counters::{self, valgrind};
+    let events = counters::parse_events(list).map_err(|e| usage(format!("--counters: {e}")))?;
+    if let Some(e) = events
+        .iter()
+        .find(|e| !valgrind::EVENTS.contains(&e.as_str()))
+    {
+        return Err(usage(format!(
+            "--counters: '{e}' cannot be counted in a kernel's timed region; tare kernels counts {} (with valgrind)",
+            valgrind::EVENTS.join(", ")
+        )));
+    }
+    let program = "valgrind".to_string();
+    super::run::check_program(&program, None).map_err(|_| {
+        usage(
+            "tare kernels --counters needs valgrind in PATH: install it (apt-get install valgrind)",
+        )
+    })?;
+    valgrind::probe(&program, &events).map_err(|e| usage(format!("--counters: {e}")))?;
+    Ok(crate::plan::Counters {
+        backend: crate::plan::CounterBackend::Valgrind,
+        program,
+        events,
+    })
+}
+
+/// The counts of a kernel's timed region per loop (`--counters`), from its summary.
+fn counts_line(b: &crate::results::Benchmark) -> Option<String> {
+    let c = b.extra.get(crate::conclude::counts::SUMMARY_KEY)?;
+    let events = c["events"].as_array()?;
+    let parts: Vec<String> = events
+        .iter()
+        .filter_map(|e| {
+            Some(format!(
+                "{} {}",
+                e["event"].as_str()?,
+                units::format_thousands((e["median"].as_f64()? * 10.0).round() / 10.0)
+            ))
+        })
+        .collect();
+    let repeats = events.iter().all(|e| e["repeats"] == true);
+    let spread = events
+        .iter()
+        .filter_map(|e| e["spread"].as_f64())
+        .fold(0.0, f64::max);
+    Some(format!(
+        "per loop (timed region, Valgrind): {} ({}; times above are under Valgrind)",
+        parts.join("   "),
+        if repeats {
+            format!("samples agree within {:.4}%", spread * 100.0)
+        } else {
+            format!("samples differ by up to {:.3}%", spread * 100.0)
+        }
+    ))
 }

@@ -170,6 +170,9 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     for b in &mut session.benchmarks {
         analysis::mark_outliers(b, false);
         b.summary = summary::summarize(b);
+        if let Some(c) = super::counts::summary(b) {
+            b.extra.insert(super::counts::SUMMARY_KEY.into(), c);
+        }
         let has_cpu = b
             .runs
             .iter()

@@ -67,8 +67,56 @@ pub fn unit(b: &Benchmark, origin: Origin) -> String {
     }
 }
 
+/// What a comparison compares: the runs' wall times, or one of their counters (`--counters`),
+/// by event name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Metric {
+    WallTime,
+    Counter(String),
+}
+
+impl Metric {
+    /// `time` is the wall time; any other name a counter's event.
+    pub fn parse(name: &str) -> Metric {
+        match name {
+            "time" | "wall" | "wall-time" | "wall_time" => Metric::WallTime,
+            e => Metric::Counter(e.to_string()),
+        }
+    }
+
+    /// The run's value of this metric; None for a run that has none (a counter not counted).
+    pub fn value(&self, r: &crate::results::Run) -> Option<f64> {
+        match self {
+            Metric::WallTime => Some(r.wall_time),
+            Metric::Counter(event) => r
+                .extra
+                .get("counters")?
+                .as_array()?
+                .iter()
+                .find(|c| c["event"] == event.as_str())?["value"]
+                .as_f64(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Metric::WallTime => "wall time",
+            Metric::Counter(e) => e,
+        }
+    }
+}
+
 /// Counted wall times of a benchmark keyed by (source, process): numbers sort as numbers.
 fn keyed(b: &Benchmark, origin: Origin) -> BTreeMap<(u64, u64, String), Vec<f64>> {
+    keyed_by(b, origin, &Metric::WallTime)
+}
+
+/// Counted values of `metric` keyed by (source, process); runs without a value are left out.
+fn keyed_by(
+    b: &Benchmark,
+    origin: Origin,
+    metric: &Metric,
+) -> BTreeMap<(u64, u64, String), Vec<f64>> {
     let mut by: BTreeMap<(u64, u64, String), Vec<f64>> = BTreeMap::new();
     // A failed invocation's samples are no value of the kernel (its line and its stop rule
     // leave it out too).
@@ -94,7 +142,9 @@ fn keyed(b: &Benchmark, origin: Origin) -> BTreeMap<(u64, u64, String), Vec<f64>
                 None => (source, 0, String::new()),
             },
         };
-        by.entry(key).or_default().push(r.wall_time);
+        if let Some(v) = metric.value(r) {
+            by.entry(key).or_default().push(v);
+        }
     }
     by
 }
@@ -109,8 +159,13 @@ pub fn groups(b: &Benchmark, origin: Origin) -> Groups {
 /// Counted wall times grouped by session, then process: a results file is one session, and
 /// each source file of a merged import is one of its own (each was a separate harness run).
 pub fn sessions(b: &Benchmark, origin: Origin) -> Sessions {
+    sessions_of(b, origin, &Metric::WallTime)
+}
+
+/// [`sessions`] of any metric.
+pub fn sessions_of(b: &Benchmark, origin: Origin, metric: &Metric) -> Sessions {
     let mut out: Vec<(u64, Groups)> = Vec::new();
-    for ((source, _, _), g) in keyed(b, origin) {
+    for ((source, _, _), g) in keyed_by(b, origin, metric) {
         match out.last_mut() {
             Some((s, gs)) if *s == source => gs.push(g),
             _ => out.push((source, vec![g])),
@@ -127,7 +182,15 @@ pub fn side_groups(parts: &[(Origin, &Benchmark)]) -> Groups {
 
 /// The sessions of one side made of several parts (one or more sessions per file).
 pub fn side_sessions(parts: &[(Origin, &Benchmark)]) -> Sessions {
-    parts.iter().flat_map(|(o, b)| sessions(b, *o)).collect()
+    side_sessions_of(parts, &Metric::WallTime)
+}
+
+/// [`side_sessions`] of any metric.
+pub fn side_sessions_of(parts: &[(Origin, &Benchmark)], metric: &Metric) -> Sessions {
+    parts
+        .iter()
+        .flat_map(|(o, b)| sessions_of(b, *o, metric))
+        .collect()
 }
 
 /// Settings of a comparison.

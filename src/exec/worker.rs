@@ -124,6 +124,9 @@ pub struct Worker<'a> {
     /// Wall limit on each line of a reply (a `sample` line each, in a `run`).
     pub limit: Duration,
     cancel: &'a AtomicBool,
+    /// Samples received so far in this conversation (each is one repetition of the worker:
+    /// under `--counters`, the number of Callgrind's dump of it).
+    pub samples_received: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -135,6 +138,7 @@ impl<'a> Worker<'a> {
             timeout_set: None,
             limit,
             cancel,
+            samples_received: 0,
         }
     }
 
@@ -421,6 +425,7 @@ impl<'a> Worker<'a> {
                             s.loops
                         )));
                     }
+                    self.samples_received += 1;
                     each(&s);
                     samples.push(s);
                 }

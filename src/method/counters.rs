@@ -7,11 +7,23 @@
 //! counters it cannot have. perf's own start-up is inside the measured wall and CPU times of
 //! runs with counters (a few milliseconds); compare runs with counters only with each other.
 
+pub mod valgrind;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Key of a run's counters in `Run.extra`.
 pub const RUN_KEY: &str = "counters";
+
+/// Key of the backend that counted a run (`perf` or `valgrind`) in `Run.extra`.
+pub use crate::conclude::counts::{backend_of, BACKEND_KEY};
+
+/// Key of a Valgrind run's busiest functions in `Run.extra`: `[{function, instructions}]`,
+/// instructions executed in each function itself, most first.
+pub use crate::conclude::counts::FUNCTIONS_KEY;
+
+/// How many functions a run keeps (by instructions executed in them).
+pub const FUNCTIONS_KEPT: usize = 40;
 
 /// One line of `perf stat -x,` output.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -193,6 +193,8 @@ pub struct KernelsPlan {
     pub spec: RunSpec,
     /// Randomized setups (`setup::Setup`), one drawn per invocation.
     pub randomize: Option<Randomizer>,
+    /// Events Valgrind counts in each sample's timed region (`--counters`), if any.
+    pub counters: Option<crate::plan::Counters>,
 }
 
 /// What one program said when asked.
@@ -431,6 +433,10 @@ struct Taken {
     /// Of `seconds`, the calibration and the linearity check: done once per session, so not
     /// the pace of later rounds.
     once_seconds: f64,
+    /// For each sample, the number of the worker's repetition it was (its Callgrind dump).
+    reps: Vec<u64>,
+    /// For each sample, its counts per loop (`--counters`), where Valgrind dumped them.
+    counts: Vec<Option<Vec<crate::method::counters::CounterValue>>>,
 }
 
 struct Samples<'a> {
@@ -528,6 +534,26 @@ pub fn execute(
             for m in meters.iter_mut() {
                 m.start();
             }
+            // Valgrind writes its dumps into a fresh private directory (mode 0700).
+            let count_dir = match &plan.counters {
+                Some(c) => match tempfile::Builder::new().prefix("tare-counters-").tempdir() {
+                    Ok(d) => {
+                        spec.argv = crate::method::counters::valgrind::wrap_kernel(
+                            &c.program,
+                            &spec.argv,
+                            &c.events,
+                            d.path(),
+                        );
+                        Some(d)
+                    }
+                    Err(e) => {
+                        return KernelsOutcome::Failed(format!(
+                            "cannot make a temporary directory for the counts ({e}); check TMPDIR"
+                        ))
+                    }
+                },
+                None => None,
+            };
             let mut taken: Vec<Taken> = Vec::new();
             let result = worker::invoke(exec, &spec, plan.timeout, cancel, |w| {
                 let mut at = At {
@@ -570,6 +596,9 @@ pub fn execute(
                 }
                 Err(e) => (None, Some(format!("{e:#}"))),
             };
+            if let (Some(c), Some(d)) = (&plan.counters, &count_dir) {
+                read_counts(&mut taken, c, d.path(), &plan.programs[p].command);
+            }
             let interrupted = cancel.load(Ordering::Relaxed);
             once += Duration::from_secs_f64(taken.iter().map(|t| t.once_seconds).sum());
             record(
@@ -774,6 +803,8 @@ fn invocation(
             linearity: None,
             seconds: 0.0,
             once_seconds: 0.0,
+            reps: Vec::new(),
+            counts: Vec::new(),
         };
         let name = format!("{}/{}", t.kernel, at.program);
         at.run(Stage::BeforeBenchmark, &name)?;
@@ -886,10 +917,13 @@ fn measure(
     while left > 0 {
         let reps = if per_rep { 1 } else { left };
         at.run(Stage::BeforeRepetition, name)?;
+        let first = w.samples_received + 1;
         match w.run(loops, reps, |_| {})? {
-            Ok(s) => got
-                .samples
-                .extend(s.into_iter().map(|s| (s, Some("warm-up".to_string())))),
+            Ok(s) => {
+                got.reps.extend(first..first + s.len() as u64);
+                got.samples
+                    .extend(s.into_iter().map(|s| (s, Some("warm-up".to_string()))))
+            }
             Err(e) => return Ok(Err(e)),
         }
         at.run(Stage::AfterRepetition, name)?;
@@ -910,10 +944,12 @@ fn measure(
             .min(plan.max_samples.saturating_sub(done) as u64)
             .max(1);
         at.run(Stage::BeforeRepetition, name)?;
+        let first = w.samples_received + 1;
         let batch = match w.run(loops, reps, |_| {})? {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
+        got.reps.extend(first..first + batch.len() as u64);
         at.run(Stage::AfterRepetition, name)?;
         for s in batch {
             let why = ((s.ns as f64) < floor).then(|| "unresolved".to_string());
@@ -953,6 +989,42 @@ fn measure(
         }
     }
     Ok(Ok(()))
+}
+
+/// Each sample's counts per loop from Valgrind's dump of its repetition; a warning when a
+/// program's worker dumped none (its timed region has no name Valgrind can find).
+fn read_counts(
+    taken: &mut [Taken],
+    c: &crate::plan::Counters,
+    dir: &std::path::Path,
+    program: &str,
+) {
+    use crate::method::counters::valgrind;
+    let mut any = false;
+    for t in taken.iter_mut() {
+        t.counts = t
+            .samples
+            .iter()
+            .zip(&t.reps)
+            .map(|((s, _), &n)| {
+                let totals = valgrind::dump(dir, n)?;
+                any = true;
+                let mut v = valgrind::values(&totals, &c.events);
+                for x in &mut v {
+                    x.value = x.value.map(|v| v / s.loops.max(1) as f64);
+                    x.unit = "per loop".into();
+                }
+                Some(v)
+            })
+            .collect();
+    }
+    let samples: usize = taken.iter().map(|t| t.samples.len()).sum();
+    if !any && samples > 0 {
+        eprintln!(
+            "tare: warning: '{program}' gave no counts of its timed region: Valgrind found no function {} in it (workers of the C, C++ and Rust clients have it; a stripped binary loses it)",
+            valgrind::TIMED_REGION
+        );
+    }
 }
 
 /// Appends what one invocation got to the benchmarks and updates their state.
@@ -1014,6 +1086,16 @@ fn record(
                 };
                 let mut extra = BTreeMap::new();
                 extra.insert(SAMPLE_KEY.to_string(), serde_json::json!(sample));
+                if let Some(Some(counts)) = got.counts.get(pos) {
+                    extra.insert(
+                        crate::method::counters::RUN_KEY.to_string(),
+                        serde_json::json!(counts),
+                    );
+                    extra.insert(
+                        crate::method::counters::BACKEND_KEY.to_string(),
+                        serde_json::json!("valgrind"),
+                    );
+                }
                 b.runs.push(Run {
                     index: b.runs.len(),
                     round: None,

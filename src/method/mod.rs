@@ -26,7 +26,7 @@ use crate::machine::probe::RunProbe;
 use crate::machine::sysfs::SysRoot;
 use crate::machine::topology;
 use crate::plan::stop::{Schedule, StopContext};
-use crate::plan::{BenchmarkPlan, Order, Plan};
+use crate::plan::{BenchmarkPlan, CounterBackend, Order, Plan};
 use crate::results::{Benchmark, Run, Session, Termination};
 use crate::setup::build::Builds;
 use crate::setup::realize::Workspace;
@@ -248,6 +248,10 @@ pub fn analyse(plan: &Plan, session: &mut Session) {
     for b in &mut session.benchmarks {
         analysis::mark_outliers(b, plan.analysis.discard_outliers);
         b.summary = summary::summarize(b);
+        if let Some(c) = crate::conclude::counts::summary(b) {
+            b.extra
+                .insert(crate::conclude::counts::SUMMARY_KEY.into(), c);
+        }
         if plan.ignore_failure {
             if let Some(r) = success::record(b) {
                 b.extra.insert(success::EXTRA_KEY.into(), r);
@@ -578,8 +582,9 @@ impl Runner<'_> {
             }
             extra.insert(setups::RUN_KEY.to_string(), record);
         }
-        // perf writes its counts into a fresh private directory (mode 0700): a predictable
-        // name in /tmp could be a FIFO or a link another user planted there beforehand.
+        // perf and Valgrind write their counts into a fresh private directory (mode 0700): a
+        // predictable name in /tmp could be a FIFO or a link another user planted there
+        // beforehand.
         let counter_dir = match &self.plan.counters {
             Some(_) => Some(
                 tempfile::Builder::new()
@@ -593,10 +598,17 @@ impl Runner<'_> {
             .counters
             .as_ref()
             .zip(counter_dir.as_ref())
-            .map(|(c, d)| {
-                let f = d.path().join("counters.csv");
-                spec_argv = counters::wrap(&c.perf, &spec_argv, &c.events, &f);
-                f
+            .map(|(c, d)| match c.backend {
+                CounterBackend::Perf => {
+                    let f = d.path().join("counters.csv");
+                    spec_argv = counters::wrap(&c.program, &spec_argv, &c.events, &f);
+                    f
+                }
+                CounterBackend::Valgrind => {
+                    spec_argv =
+                        counters::valgrind::wrap(&c.program, &spec_argv, &c.events, d.path());
+                    d.path().to_path_buf()
+                }
             });
         if let Some(p) = &bp.prepare {
             run_action(self.plan, self.exec, self.cancel, "--prepare", p)?;
@@ -654,11 +666,35 @@ impl Runner<'_> {
             m.wall.as_secs_f64(),
         );
         let interfered = env.interfered;
-        if let Some(f) = &counter_file {
-            let values = crate::results::input::read(f, "perf's counter file")
-                .map(|t| counters::parse_perf_csv(&String::from_utf8_lossy(&t)))
-                .unwrap_or_default();
+        if let (Some(f), Some(c)) = (&counter_file, &self.plan.counters) {
+            let values = match c.backend {
+                CounterBackend::Perf => crate::results::input::read(f, "perf's counter file")
+                    .map(|t| counters::parse_perf_csv(&String::from_utf8_lossy(&t)))
+                    .unwrap_or_default(),
+                CounterBackend::Valgrind => counters::valgrind::collect(f, &c.events)
+                    .unwrap_or_else(|why| {
+                        if m.termination == Termination::Exit && m.exit_code == Some(0) {
+                            eprintln!(
+                                "tare: warning: run {} of '{}' has no counts: {why}",
+                                benches[i].runs.len() + 1,
+                                benches[i].name
+                            );
+                        }
+                        Vec::new()
+                    }),
+            };
             extra.insert(counters::RUN_KEY.to_string(), json!(values));
+            extra.insert(counters::BACKEND_KEY.to_string(), json!(c.backend.as_str()));
+            if c.backend == CounterBackend::Valgrind {
+                let top = counters::valgrind::top_functions(f, counters::FUNCTIONS_KEPT);
+                if !top.is_empty() {
+                    let list: Vec<serde_json::Value> = top
+                        .into_iter()
+                        .map(|(name, ir)| json!({"function": name, "instructions": ir}))
+                        .collect();
+                    extra.insert(counters::FUNCTIONS_KEY.to_string(), json!(list));
+                }
+            }
         }
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
         if !m.join.is_zero() {

@@ -123,7 +123,7 @@ pub struct Plan {
     pub machine: Countermeasures,
     /// Randomized setups (`--randomize`, `--setups`, `--replay-setup`), if any.
     pub setups: Option<SetupPlan>,
-    /// Event counters per run (`--counters`), counted by `perf stat`.
+    /// Event counters per run (`--counters`), counted by `perf stat` or by Valgrind.
     pub counters: Option<Counters>,
     /// Namespaces and file-system layout of every run (`--isolate`), if any.
     pub isolation: Option<crate::exec::isolate::Isolation>,
@@ -131,10 +131,30 @@ pub struct Plan {
     pub meters: meters::MeterPlan,
 }
 
-/// Which events to count per run, and with which perf.
+/// Which events to count per run, and with what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counters {
-    /// The perf program (looked up in PATH).
-    pub perf: String,
+    pub backend: CounterBackend,
+    /// The program that counts (`perf` or `valgrind`, looked up in PATH).
+    pub program: String,
     pub events: Vec<String>,
+}
+
+/// What counts the events (`--counters-backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterBackend {
+    /// The PMU and the kernel's software events, through `perf stat`.
+    Perf,
+    /// Callgrind's simulation: exact instruction counts, simulated caches and branches; runs
+    /// 20–100× slower, so their times are not the command's.
+    Valgrind,
+}
+
+impl CounterBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CounterBackend::Perf => "perf",
+            CounterBackend::Valgrind => "valgrind",
+        }
+    }
 }

@@ -17,6 +17,20 @@ pub struct Row<'a> {
     pub comparison: &'a Comparison,
     /// Significantly slower by more than `--fail-if-slower`.
     pub regression: bool,
+    /// Where instructions changed: the functions whose own instructions moved most (new − old).
+    pub functions: Vec<(String, f64)>,
+}
+
+/// `main +160,000, strtol -12` for the functions that moved.
+pub fn functions_words(functions: &[(String, f64)]) -> String {
+    functions
+        .iter()
+        .map(|(f, d)| {
+            let sign = if *d > 0.0 { "+" } else { "" };
+            format!("{f} {sign}{}", units::format_thousands(d.round()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// What every output says besides the rows.
@@ -28,6 +42,18 @@ pub struct Context<'a> {
     pub alpha: f64,
     /// Benchmarks in one side only (not compared, `--allow-missing`).
     pub missing: &'a [String],
+    /// What was compared (`--metric`: `time` or a counter's event).
+    pub metric: &'a str,
+    /// The values are counts, not seconds.
+    pub count: bool,
+}
+
+fn value(cx: &Context, v: f64) -> String {
+    if cx.count {
+        units::format_count(v)
+    } else {
+        units::format_time(v, None)
+    }
 }
 
 /// `+5.69%` for a ratio of 1.0569.
@@ -81,8 +107,8 @@ pub fn markdown(rows: &[Row], cx: &Context) -> String {
             out,
             "| {} | {} | {} | {} | {} | {} | {} |",
             cell(&r.name),
-            units::format_time(c.old_median, None),
-            units::format_time(c.new_median, None),
+            value(cx, c.old_median),
+            value(cx, c.new_median),
             change(c.ratio),
             ci,
             c.p_adjusted.map_or("—".to_string(), units::format_p),
@@ -103,6 +129,14 @@ pub fn markdown(rows: &[Row], cx: &Context) -> String {
             cx.alpha
         );
     }
+    for r in rows.iter().filter(|r| !r.functions.is_empty()) {
+        let _ = writeln!(
+            out,
+            "- {}: functions that moved most: {}",
+            cell(&r.name),
+            cell(&functions_words(&r.functions))
+        );
+    }
     for m in cx.missing {
         let _ = writeln!(out, "- not compared: {}", cell(m));
     }
@@ -116,6 +150,7 @@ pub fn markdown(rows: &[Row], cx: &Context) -> String {
 /// The comparison as JSON: every row with its numbers and words, the geometric mean, the model.
 pub fn json(rows: &[Row], cx: &Context) -> serde_json::Value {
     json!({
+        "metric": cx.metric,
         "model": cx.model,
         "sessions": cx.sessions,
         "alpha": cx.alpha,
@@ -143,6 +178,7 @@ pub fn json(rows: &[Row], cx: &Context) -> serde_json::Value {
                 "verdict": c.outcome.as_str(),
                 "words": c.words,
                 "regression": r.regression,
+                "functions_moved": r.functions.iter().map(|(f, d)| json!({"function": f, "instructions": d})).collect::<Vec<_>>(),
             })
         }).collect::<Vec<_>>(),
         "not_compared": cx.missing,

@@ -145,13 +145,16 @@ fn time_block(out: &mut String, p: &Paint, label: &str, m: &MetricSummary, unit:
 
 pub use crate::units::plural;
 
-/// Medians of the counted runs' counters (`--counters`), one `event value` pair each.
-fn counter_medians(b: &Benchmark) -> Vec<String> {
+/// Medians of the counted runs' counters (`--counters`), one `event value` pair each, and the
+/// largest relative spread (max − min over the median) of any event across the runs.
+fn counter_medians(b: &Benchmark) -> (Vec<String>, f64) {
     let mut events: Vec<(String, String, Vec<f64>)> = Vec::new();
+    let mut exact = false;
     for r in b.runs.iter().filter(|r| r.counted) {
         let Some(list) = r.extra.get("counters").and_then(|v| v.as_array()) else {
             continue;
         };
+        exact |= crate::conclude::counts::backend_of(r) == Some("valgrind");
         for c in list {
             let (Some(ev), Some(v)) = (c["event"].as_str(), c["value"].as_f64()) else {
                 continue;
@@ -163,18 +166,36 @@ fn counter_medians(b: &Benchmark) -> Vec<String> {
             }
         }
     }
-    events
+    let mut spread: f64 = 0.0;
+    let lines = events
         .into_iter()
         .filter_map(|(ev, unit, xs)| {
-            let m = crate::stats::describe(&xs)?.median;
+            let d = crate::stats::describe(&xs)?;
+            if d.median > 0.0 {
+                spread = spread.max((d.max - d.min) / d.median);
+            }
             let unit = if unit.is_empty() {
                 String::new()
             } else {
                 format!(" {unit}")
             };
-            Some(format!("{ev} {}{unit}", units::format_count(m)))
+            // Simulated counts repeat to the last digit: all of them are shown.
+            let value = if exact {
+                units::format_thousands(d.median)
+            } else {
+                units::format_count(d.median)
+            };
+            Some(format!("{ev} {value}{unit}"))
         })
-        .collect()
+        .collect();
+    (lines, spread)
+}
+
+/// The note of a benchmark whose runs ran under Valgrind: their times are not the command's.
+fn under_valgrind(b: &Benchmark) -> bool {
+    b.runs
+        .iter()
+        .any(|r| crate::conclude::counts::backend_of(r) == Some("valgrind"))
 }
 
 /// Renders one benchmark's block.
@@ -273,13 +294,22 @@ pub fn benchmark_block_with(
     for w in meter_warnings {
         let _ = writeln!(out, "  {} {w}", p.yellow("warning:"));
     }
-    let counters = counter_medians(b);
+    let (counters, spread) = counter_medians(b);
     if !counters.is_empty() {
+        let how = if counted < 2 {
+            "(median)".to_string()
+        } else if spread == 0.0 {
+            format!("(identical in all {counted} runs)")
+        } else {
+            format!("(medians; runs differ by up to {:.4}%)", spread * 100.0)
+        };
+        let _ = writeln!(out, "  {:<14}{} {how}", "counters", counters.join("   "));
+    }
+    if under_valgrind(b) {
         let _ = writeln!(
             out,
-            "  {:<14}{} (medians)",
-            "counters",
-            counters.join("   ")
+            "  {} the times above are the command's under Valgrind (20–100× its own): compare its counts, or these times only with other runs under Valgrind",
+            p.yellow("note:")
         );
     }
     let warm = b.runs.iter().filter(|r| r.warmup).count();

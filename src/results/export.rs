@@ -227,6 +227,10 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
     let mut header: Vec<String> = CSV_FIELDS.iter().map(|s| s.to_string()).collect();
     header.extend(params.iter().map(|p| format!("parameter_{p}")));
     header.extend(events.iter().map(|e| format!("counter_{e}")));
+    // Which backend counted them (perf or valgrind: times of valgrind's runs are its own).
+    if !events.is_empty() {
+        header.push("counters_backend".into());
+    }
     let meter_cols = crate::report::meters::csv_columns(session);
     header.extend(meter_cols.iter().map(|c| c.to_string()));
     w.write_record(&header)?;
@@ -234,6 +238,13 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
         for r in &b.runs {
             let mut row = csv_row(b, r, &params, &cores);
             row.extend(events.iter().map(|e| counter_of(r, e)));
+            if !events.is_empty() {
+                row.push(
+                    crate::conclude::counts::backend_of(r)
+                        .unwrap_or_default()
+                        .to_string(),
+                );
+            }
             row.extend(
                 meter_cols
                     .iter()

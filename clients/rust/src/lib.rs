@@ -230,6 +230,16 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// The timed region of one repetition: the kernel's loop, `loops` times. Never inlined and
+/// not mangled, so that `tare kernels --counters` can count instructions in it alone under
+/// Valgrind's Callgrind (`--toggle-collect=tare_timed_region`, one dump at each return), not
+/// in setup, init, clock reads or the protocol; as the C client's function of the same name.
+#[no_mangle]
+#[inline(never)]
+pub fn tare_timed_region(run: &mut dyn FnMut(u64), loops: u64) {
+    run(loops)
+}
+
 impl<S: 'static> Erased for Live<S> {
     fn name(&self) -> &str {
         &self.def.name
@@ -274,7 +284,7 @@ impl<S: 'static> Erased for Live<S> {
             }
             let c0 = cpu_ns();
             let t0 = Instant::now();
-            run(state, sample, loops);
+            tare_timed_region(&mut |n| run(state, sample, n), loops);
             let ns = t0.elapsed().as_nanos() as u64;
             let cpu = cpu_ns().zip(c0).map(|(c1, c0)| c1.saturating_sub(c0));
             (ns, cpu)

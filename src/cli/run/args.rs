@@ -174,10 +174,22 @@ pub struct RunArgs {
     /// Follow a plan written by `tare plan --output`: its setups × runs per setup, its factors.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["runs", "stop", "setups", "replay_setup"])]
     pub(super) plan: Option<PathBuf>,
-    /// Count events per run with perf stat (e.g. cycles,instructions or task-clock,page-faults);
-    /// checked before the first run. perf's start-up is then inside the measured times.
+    /// Count events per run (e.g. instructions,cycles-estimate or task-clock,page-faults);
+    /// checked before the first run. With perf, perf's start-up is inside the measured times;
+    /// with valgrind (instructions, cycles-estimate, l1-misses, ll-misses, branches,
+    /// branch-misses) runs are 20–100× slower and their times are not the command's.
     #[arg(long, value_name = "EVENTS")]
     pub(super) counters: Option<String>,
+    /// What counts --counters: perf (the PMU), valgrind (simulation: exact counts on any
+    /// machine) or auto (perf where it can count every event, else valgrind).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BACKEND",
+        default_value = "auto",
+        requires = "counters"
+    )]
+    pub(super) counters_backend: CountersBackendArg,
     /// Build-time setups: a shell command run once per variant before measuring, with {seed}
     /// (1…N) and {out} (a fresh output path); {out} in the commands is the run's variant
     /// (e.g. --build 'make SEED={seed} OUT={out}' '{out} input'). Variants rotate with setups.
@@ -252,6 +264,13 @@ impl TimeUnitArg {
             TimeUnitArg::Nanosecond => (1e9, "ns"),
         }
     }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum CountersBackendArg {
+    Auto,
+    Perf,
+    Valgrind,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -43,6 +43,83 @@ pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result
     }))
 }
 
+/// What counts `--counters EVENTS` with `--counters-backend`: perf where asked, or (auto) where
+/// perf can count every event; Valgrind where asked, or (auto) where perf cannot and Valgrind
+/// counts every event. Checked before the first run; errors say what to do.
+fn counters(list: &str, backend: CountersBackendArg) -> anyhow::Result<crate::plan::Counters> {
+    use crate::plan::{CounterBackend, Counters};
+    use method::counters::valgrind;
+    let events =
+        method::counters::parse_events(list).map_err(|e| usage(format!("--counters: {e}")))?;
+    let only_valgrind: Vec<&str> = events
+        .iter()
+        .map(String::as_str)
+        .filter(|e| valgrind::ONLY_VALGRIND.contains(e))
+        .collect();
+    let perf = || -> anyhow::Result<Counters> {
+        let program = "perf".to_string();
+        check_program(&program, None).map_err(|_| {
+            usage("--counters needs perf in PATH: install it (linux-tools / linux-perf), or count with --counters-backend valgrind")
+        })?;
+        method::counters::probe(&program, &events)
+            .map_err(|e| usage(format!("--counters: {e}")))?;
+        Ok(Counters {
+            backend: CounterBackend::Perf,
+            program,
+            events: events.clone(),
+        })
+    };
+    let valgrind = || -> anyhow::Result<Counters> {
+        if let Some(e) = events
+            .iter()
+            .find(|e| !valgrind::EVENTS.contains(&e.as_str()))
+        {
+            return Err(usage(format!(
+                "--counters: valgrind does not count '{e}'; it counts {}",
+                valgrind::EVENTS.join(", ")
+            )));
+        }
+        let program = "valgrind".to_string();
+        check_program(&program, None).map_err(|_| {
+            usage("--counters with valgrind needs valgrind in PATH: install it (apt-get install valgrind)")
+        })?;
+        valgrind::probe(&program, &events).map_err(|e| usage(format!("--counters: {e}")))?;
+        Ok(Counters {
+            backend: CounterBackend::Valgrind,
+            program,
+            events: events.clone(),
+        })
+    };
+    match backend {
+        CountersBackendArg::Valgrind => valgrind(),
+        CountersBackendArg::Perf => {
+            if let Some(e) = only_valgrind.first() {
+                return Err(usage(format!(
+                    "--counters: '{e}' is simulated by valgrind, perf has no such event; use --counters-backend valgrind (or auto)"
+                )));
+            }
+            perf()
+        }
+        CountersBackendArg::Auto if !only_valgrind.is_empty() => valgrind(),
+        CountersBackendArg::Auto => match perf() {
+            Ok(c) => Ok(c),
+            Err(perf_error) if valgrind::counts_all(&events) => {
+                let c = valgrind().map_err(|e| {
+                    usage(format!(
+                        "{perf_error}; and valgrind cannot count them either: {e}"
+                    ))
+                })?;
+                eprintln!(
+                    "tare: note: perf cannot count {} here, so valgrind counts them (exact counts; runs are 20–100× slower and their times are not the command's)",
+                    events.join(",")
+                );
+                Ok(c)
+            }
+            Err(e) => Err(e),
+        },
+    }
+}
+
 /// The benchmarks: every command × every parameter combination.
 fn benchmarks(
     a: &RunArgs,
@@ -446,7 +523,12 @@ fn limits(a: &RunArgs) -> anyhow::Result<Limits> {
 
 /// The stop rule: `--runs`, `--stop`, or the default — the median's CI for one benchmark, the
 /// widest ratio CI for an interleaved comparison — with the budget and run bounds.
-fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Targets)> {
+/// Runs of a session whose counts Valgrind simulates, when no --runs, --stop or --min-runs
+/// says otherwise: its counts repeat to the last digit, so there is no spread for more runs to
+/// average (and each run costs 20–100× the command); three show whether they repeat.
+pub const EXACT_RUNS: usize = 3;
+
+fn stop_rule(a: &RunArgs, benchmarks: usize, exact: bool) -> anyhow::Result<(StopRule, Targets)> {
     let comparing = benchmarks > 1 && a.order == OrderArg::Interleaved;
     let precision =
         units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
@@ -486,6 +568,10 @@ fn stop_rule(a: &RunArgs, benchmarks: usize) -> anyhow::Result<(StopRule, Target
         if n == 0 {
             return Err(usage("--runs must be at least 1"));
         }
+        targets.runs = Some(n);
+        StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
+    } else if exact && a.stop.is_none() && a.min_runs.is_none() {
+        let n = EXACT_RUNS.min(a.max_runs);
         targets.runs = Some(n);
         StopRule::Cond(Metric::Runs, Cmp::Ge, n as f64)
     } else if let Some(text) = &a.stop {
@@ -600,26 +686,20 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     {
         check_program(&shell, None)?;
     }
-    let (rule, targets) = stop_rule(&a, plans.len())?;
+    // Counters first: exact counts change the default stop rule.
+    let counters = match &a.counters {
+        None => None,
+        Some(list) => Some(counters(list, a.counters_backend)?),
+    };
+    let exact = counters
+        .as_ref()
+        .is_some_and(|c| c.backend == crate::plan::CounterBackend::Valgrind);
+    let (rule, targets) = stop_rule(&a, plans.len(), exact)?;
     let analysis = analysis_settings(&a, &plans)?;
     let limits = limits(&a)?;
     let countermeasures = countermeasures(&a, &limits)?;
     let seed = a.seed.unwrap_or_else(rand::random);
     let setups = setup_plan(&a, seed)?;
-    let counters = match &a.counters {
-        None => None,
-        Some(list) => {
-            let events = method::counters::parse_events(list)
-                .map_err(|e| usage(format!("--counters: {e}")))?;
-            let perf = "perf".to_string();
-            check_program(&perf, None).map_err(|_| {
-                usage("--counters needs perf in PATH: install it (linux-tools / linux-perf) or drop --counters")
-            })?;
-            method::counters::probe(&perf, &events)
-                .map_err(|e| usage(format!("--counters: {e}")))?;
-            Some(crate::plan::Counters { perf, events })
-        }
-    };
     let stdin = match &a.input {
         Some(p) => {
             std::fs::File::open(p)
@@ -715,6 +795,13 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     }
     let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     let isolation = a.isolation.for_run(a.isolate)?;
+    if isolation.is_some() && counters.is_some() {
+        // perf and Valgrind write the counts from inside the run, into tare's private directory
+        // below TMPDIR, which an isolated run cannot see (its /tmp is its own).
+        return Err(usage(
+            "--counters cannot be combined with --isolate: the isolated run cannot write its counts where tare reads them; drop one of them",
+        ));
+    }
     let plan = Plan {
         benchmarks: plans,
         warmup: a.warmup,
@@ -807,10 +894,20 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
         }),
     );
     if let Some(c) = &plan.counters {
+        let (via, note) = match c.backend {
+            crate::plan::CounterBackend::Perf => (
+                "perf stat -x,",
+                "perf's start-up is inside the wall and CPU times of these runs",
+            ),
+            crate::plan::CounterBackend::Valgrind => (
+                "valgrind --tool=callgrind --trace-children=yes",
+                "the wall and CPU times of these runs are the command's under Valgrind (20–100× its own): compare them only with runs under Valgrind",
+            ),
+        };
         session.extra.insert(
             "counters".into(),
-            serde_json::json!({"events": c.events, "via": "perf stat -x,",
-                               "note": "perf's start-up is inside the wall and CPU times of these runs"}),
+            serde_json::json!({"events": c.events, "backend": c.backend.as_str(),
+                               "via": via, "note": note}),
         );
     }
     if let Some(sp) = &plan.setups {
