@@ -294,8 +294,10 @@ impl Harness for Go {
             .map(|(iters, ns_op, bytes)| Sample {
                 loops: iters,
                 ns: (ns_op * iters as f64).round() as u64,
+                cpu_ns: None,
                 bytes: bytes.map(|b| (b * iters as f64).round() as u64),
                 items: None,
+                metrics: Default::default(),
             })
             .collect();
         if !out.status.success() || samples.len() as u64 != reps {

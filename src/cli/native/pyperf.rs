@@ -276,8 +276,10 @@ impl Harness for Pyperf {
             .map(|v| Sample {
                 loops,
                 ns: (v * (loops * inner) as f64 * 1e9).round() as u64,
+                cpu_ns: None,
                 bytes: None,
                 items: (inner > 1).then_some(loops * inner),
+                metrics: Default::default(),
             })
             .collect())
     }
