@@ -196,6 +196,18 @@ fn builds_of_one_suite_head_to_head() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let cs = v["comparisons"].as_array().unwrap();
     assert_eq!(cs.len(), 10, "{cs:?}");
+    // The suite lines: b within noise everywhere, slow with its one slower benchmark.
+    let suites = v["extra"]["suites"].as_array().unwrap();
+    assert_eq!(suites.len(), 2, "{suites:?}");
+    for s in suites {
+        let line = s["line"].as_str().unwrap();
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+        assert_eq!(s["benchmarks"], 5, "{line}");
+        assert_eq!(s["faster"], 0, "{line}");
+        let slower = if s["candidate"] == "slow" { 1 } else { 0 };
+        assert_eq!(s["slower"], slower, "{line}");
+        assert!(line.contains("; geometric mean "), "{line}");
+    }
     for c in cs {
         let verdict = c["verdict"].as_str().unwrap();
         let cand = c["candidate_name"].as_str().unwrap();
