@@ -15,8 +15,10 @@
 //! `loops=approximate` in its hello: each sample then carries the loops it ran.
 
 mod ahead;
+mod criterion;
 mod gbench;
 mod go;
+mod pace;
 mod pyperf;
 
 use crate::exec::protocol::{Message, VERSION};
@@ -28,15 +30,19 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct NativeArgs {
-    /// The harness: go (testing.B), pyperf (a pyperf script) or gbench (a Google Benchmark
-    /// binary).
+    /// The harness: go (testing.B), pyperf (a pyperf script), gbench (a Google Benchmark
+    /// binary) or criterion (a Criterion.rs bench target).
     kind: String,
     /// pyperf: the Python interpreter that runs the script (a venv's bin/python, say) [default:
     /// python3 on PATH]; recorded in the worker's version.
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
+    /// criterion: the bench target of the Cargo package TARGET (`cargo bench --bench NAME`)
+    /// [default: its only one].
+    #[arg(long, value_name = "NAME")]
+    bench: Option<String>,
     /// go: the package directory whose benchmarks become kernels; pyperf: the script; gbench:
-    /// the binary.
+    /// the binary; criterion: a Cargo package directory or a built bench executable.
     target: PathBuf,
     /// Passed on to the test binary (go), the script (pyperf) or the binary (gbench) on every
     /// run.
@@ -80,6 +86,20 @@ trait Harness {
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String>;
 }
 
+/// A harness's benchmark name as a protocol kernel name: characters outside
+/// `[A-Za-z0-9_./-]` become `_` (the harness keeps the original to select it).
+fn kernel_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_./-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// The last non-empty line of a failed process's stderr, else of its stdout: its reason.
 fn last_line(out: &std::process::Output) -> String {
     [&out.stderr, &out.stdout]
@@ -95,9 +115,10 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
         "go" => ("tare-native-go", "go"),
         "pyperf" => ("tare-native-pyperf", "python"),
         "gbench" => ("tare-native-gbench", "cpp"),
+        "criterion" => ("tare-native-criterion", "rust"),
         k => {
             return Err(crate::error::usage(format!(
-                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) or gbench (a Google Benchmark binary)"
+                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary) or criterion (a Criterion.rs bench target)"
             )))
         }
     };
@@ -118,11 +139,21 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
     let tmp = tempfile::tempdir()?;
     if a.python.is_some() && a.kind != "pyperf" {
         return Err(crate::error::usage(
-            "native-worker: --python is for the pyperf harness; drop it for go and gbench",
+            "native-worker: --python is for the pyperf harness; drop it for the others",
         ));
+    }
+    if a.bench.is_some() && a.kind != "criterion" {
+        return Err(crate::error::usage(format!(
+            "native-worker: --bench is for the criterion harness; drop it for {}",
+            a.kind
+        )));
     }
     let harness: Result<Box<dyn Harness>, String> = match a.kind.as_str() {
         "go" => go::Go::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
+        "criterion" => {
+            criterion::Criterion::start(&a.target, a.bench.as_deref(), &a.args, tmp.path())
+                .map(|h| Box::new(h) as _)
+        }
         "gbench" => gbench::Gbench::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         _ => {
             let python = a.python.clone().unwrap_or_else(|| "python3".into());

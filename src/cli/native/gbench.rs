@@ -23,7 +23,8 @@
 //! their counts); no parameters (they are in the name); the clock is the library's, taken as
 //! 1 ns and free to read.
 
-use super::{last_line, Harness, Kernel, Sample};
+use super::pace::Pace;
+use super::{kernel_name, last_line, Harness, Kernel, Sample};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,23 +39,8 @@ pub struct Gbench {
     /// The library fixes iterations (`--benchmark_min_time=Nx`, 1.8 and later).
     exact: bool,
     /// The last time per iteration of each kernel (ns, the library's own basis), to aim.
-    per_iter: Vec<Option<f64>>,
-    /// Where the per-iteration times are kept for later processes of the session.
-    session: Option<PathBuf>,
+    pace: Pace,
     out: PathBuf,
-}
-
-/// A Google Benchmark name as a protocol kernel name: other characters become `_`.
-fn kernel_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "_./-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// A counter's name as a metric key (`[a-z0-9_.-]`).
@@ -148,51 +134,17 @@ impl Gbench {
                 doc: format!("Google Benchmark {n}"),
             });
         }
-        let session = std::env::var_os(crate::exec::worker::SESSION_ENV)
-            .map(PathBuf::from)
-            .filter(|d| d.is_dir())
-            .map(|d| d.join(cache_name(&bin, args)));
-        let mut per_iter = vec![None; names.len()];
-        if let Some(s) = &session {
-            for (i, p) in per_iter.iter_mut().enumerate() {
-                *p = std::fs::read_to_string(s.with_extension(i.to_string()))
-                    .ok()
-                    .and_then(|t| t.trim().parse().ok());
-            }
-        }
+        let pace = Pace::load("gbench", &bin, args, names.len());
         Ok(Gbench {
             bin,
             args: args.to_vec(),
             kernels,
             names,
             exact,
-            per_iter,
-            session,
+            pace,
             out: dir.join("gbench.json"),
         })
     }
-
-    /// Keeps kernel `i`'s time per iteration for later processes (written whole, renamed).
-    fn remember(&mut self, i: usize, t: f64) {
-        self.per_iter[i] = Some(t);
-        if let Some(s) = &self.session {
-            let tmp = s.with_extension(format!("{i}.{}.tmp", std::process::id()));
-            if std::fs::write(&tmp, t.to_string()).is_ok() {
-                let _ = std::fs::rename(&tmp, s.with_extension(i.to_string()));
-            }
-        }
-    }
-}
-
-/// The name of a binary's times in the session directory: its path and arguments.
-fn cache_name(bin: &Path, args: &[String]) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::fs::canonicalize(bin)
-        .unwrap_or_else(|_| bin.to_path_buf())
-        .hash(&mut h);
-    args.hash(&mut h);
-    format!("gbench-{:016x}", h.finish())
 }
 
 /// One repetition as Google Benchmark reported it, and the library's own time per iteration
@@ -329,7 +281,7 @@ impl Harness for Gbench {
         } else {
             format!(
                 "--benchmark_min_time={:e}",
-                aim(loops, self.per_iter[index])
+                aim(loops, self.pace.get(index))
             )
         };
         let mut got: Vec<Repetition> = Vec::new();
@@ -367,8 +319,7 @@ impl Harness for Gbench {
             }
         }
         if let Some(last) = got.last() {
-            let t = last.basis_ns;
-            self.remember(index, t);
+            self.pace.remember(index, last.basis_ns);
         }
         Ok(got.into_iter().map(|r| r.sample).collect())
     }

@@ -17,7 +17,7 @@
 //! there are no parameters; the clock is Go's, its resolution taken as 1 ns and its read cost
 //! as unknown (0).
 
-use super::{last_line, Harness, Kernel, Sample};
+use super::{kernel_name, last_line, Harness, Kernel, Sample};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -216,19 +216,6 @@ impl Built {
             version,
         })
     }
-}
-
-/// A Go benchmark name as a protocol kernel name: other characters become `_`.
-fn kernel_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "_./-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// The names (without `Benchmark`) of the result lines in `go test -bench` output run with
