@@ -556,6 +556,8 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     );
     // Parameter scans (a kernel's size over a range): how its cost grows.
     crate::conclude::scaling::record(&mut session);
+    // Builds of one suite head to head: slower, faster, within noise, geometric mean.
+    crate::conclude::suite::record(&mut session);
     if style != Style::None {
         print!("{}", summary(&session));
     }
@@ -756,6 +758,9 @@ pub fn summary(s: &Session) -> String {
                 let _ = writeln!(out, "  checksum agrees across implementations: {c}");
             }
         }
+    }
+    for r in crate::conclude::suite::recorded(s) {
+        let _ = writeln!(out, "{}", r.line);
     }
     for b in &s.benchmarks {
         if b.stop_reason.starts_with("inconclusive") {

@@ -11,11 +11,14 @@
 //! A harness that cannot start (a build or a script that fails) still says hello, with no
 //! kernels, and answers every request with its one-line reason, so `tare kernels` shows it.
 //!
-//! Not for: harnesses that cannot fix their loop count (Google Benchmark 1.7, installed here,
-//! cannot; ≥ 1.8's `--benchmark_min_time=Nx` could be added the same way).
+//! A harness that cannot fix its loop count (Google Benchmark before 1.8) aims near it and says
+//! `loops=approximate` in its hello: each sample then carries the loops it ran.
 
 mod ahead;
+mod criterion;
+mod gbench;
 mod go;
+mod pace;
 mod pyperf;
 
 use crate::exec::protocol::{Message, VERSION};
@@ -27,15 +30,22 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct NativeArgs {
-    /// The harness: go (testing.B) or pyperf (a pyperf script).
+    /// The harness: go (testing.B), pyperf (a pyperf script), gbench (a Google Benchmark
+    /// binary) or criterion (a Criterion.rs bench target).
     kind: String,
     /// pyperf: the Python interpreter that runs the script (a venv's bin/python, say) [default:
     /// python3 on PATH]; recorded in the worker's version.
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
-    /// go: the package directory whose benchmarks become kernels; pyperf: the script.
+    /// criterion: the bench target of the Cargo package TARGET (`cargo bench --bench NAME`)
+    /// [default: its only one].
+    #[arg(long, value_name = "NAME")]
+    bench: Option<String>,
+    /// go: the package directory whose benchmarks become kernels; pyperf: the script; gbench:
+    /// the binary; criterion: a Cargo package directory or a built bench executable.
     target: PathBuf,
-    /// Passed on to the test binary (go) or the script (pyperf) on every run.
+    /// Passed on to the test binary (go), the script (pyperf) or the binary (gbench) on every
+    /// run.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
 }
@@ -51,8 +61,11 @@ struct Kernel {
 struct Sample {
     loops: u64,
     ns: u64,
+    cpu_ns: Option<u64>,
     bytes: Option<u64>,
     items: Option<u64>,
+    /// User metrics (`m.NAME`): Google Benchmark's counters.
+    metrics: std::collections::BTreeMap<String, f64>,
 }
 
 /// A native harness driven as a worker. Errors are one line (they go into `error message=`).
@@ -62,10 +75,29 @@ trait Harness {
     fn about(&self) -> Option<String> {
         None
     }
+    /// The harness picks its own loop counts (near those asked): the hello says
+    /// `loops=approximate` and each sample says how many it ran.
+    fn approximate_loops(&self) -> bool {
+        false
+    }
     /// (resolution_ns, cost_ns) of the clock the harness times with.
     fn clock(&mut self) -> Result<(f64, f64), String>;
     /// K samples of N loops of kernel `index` (into `kernels()`).
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String>;
+}
+
+/// A harness's benchmark name as a protocol kernel name: characters outside
+/// `[A-Za-z0-9_./-]` become `_` (the harness keeps the original to select it).
+fn kernel_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_./-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The last non-empty line of a failed process's stderr, else of its stdout: its reason.
@@ -82,9 +114,11 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
     let (client, lang) = match a.kind.as_str() {
         "go" => ("tare-native-go", "go"),
         "pyperf" => ("tare-native-pyperf", "python"),
+        "gbench" => ("tare-native-gbench", "cpp"),
+        "criterion" => ("tare-native-criterion", "rust"),
         k => {
             return Err(crate::error::usage(format!(
-                "native-worker: unknown harness '{k}': go (testing.B) or pyperf (a pyperf script)"
+                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary) or criterion (a Criterion.rs bench target)"
             )))
         }
     };
@@ -105,11 +139,22 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
     let tmp = tempfile::tempdir()?;
     if a.python.is_some() && a.kind != "pyperf" {
         return Err(crate::error::usage(
-            "native-worker: --python is for the pyperf harness; drop it for go",
+            "native-worker: --python is for the pyperf harness; drop it for the others",
         ));
+    }
+    if a.bench.is_some() && a.kind != "criterion" {
+        return Err(crate::error::usage(format!(
+            "native-worker: --bench is for the criterion harness; drop it for {}",
+            a.kind
+        )));
     }
     let harness: Result<Box<dyn Harness>, String> = match a.kind.as_str() {
         "go" => go::Go::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
+        "criterion" => {
+            criterion::Criterion::start(&a.target, a.bench.as_deref(), &a.args, tmp.path())
+                .map(|h| Box::new(h) as _)
+        }
+        "gbench" => gbench::Gbench::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         _ => {
             let python = a.python.clone().unwrap_or_else(|| "python3".into());
             pyperf::Pyperf::start(&python, &a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _)
@@ -140,13 +185,15 @@ fn serve(
         Some(about) => format!("{} ({about})", env!("CARGO_PKG_VERSION")),
         None => env!("CARGO_PKG_VERSION").to_string(),
     };
-    send(
-        Message::new("hello")
-            .with("protocol", VERSION)
-            .with("client", client)
-            .with("version", &version)
-            .with("lang", lang),
-    )?;
+    let mut hello = Message::new("hello")
+        .with("protocol", VERSION)
+        .with("client", client)
+        .with("version", &version)
+        .with("lang", lang);
+    if harness.as_ref().is_ok_and(|h| h.approximate_loops()) {
+        hello = hello.with("loops", "approximate");
+    }
+    send(hello)?;
     if let Ok(h) = &harness {
         for k in h.kernels() {
             send(
@@ -215,11 +262,19 @@ fn serve(
                             let mut l = Message::new("sample")
                                 .with("loops", s.loops)
                                 .with("ns", s.ns);
+                            if let Some(c) = s.cpu_ns {
+                                l = l.with("cpu_ns", c);
+                            }
                             if let Some(b) = s.bytes {
                                 l = l.with("bytes", b);
                             }
                             if let Some(i) = s.items {
                                 l = l.with("items", i);
+                            }
+                            for (k, v) in &s.metrics {
+                                if v.is_finite() {
+                                    l = l.with(&format!("m.{k}"), v);
+                                }
                             }
                             send(l)?;
                         }

@@ -1,6 +1,6 @@
 //! From runs to conclusions: summaries per metric (`summary`), comparisons with the reference and
 //! diagnostics that explain noise (`analysis`), and the analysis of randomized setups and bias
-//! sweeps (`setups`), the scaling of parameter scans (`scaling`), and the one model of a measurement behind verdicts between versions —
+//! sweeps (`setups`), the scaling of parameter scans (`scaling`), the suite line of head-to-head kernels (`suite`), and the one model of a measurement behind verdicts between versions —
 //! samples grouped by process, the process the unit of replication (`levels`).
 //!
 //! Reads results and calls the pure `stats` functions; never measures, never prints. Depends on
@@ -14,4 +14,5 @@ pub mod levels;
 pub mod processor;
 pub mod scaling;
 pub mod setups;
+pub mod suite;
 pub mod summary;

@@ -90,6 +90,10 @@ pub struct Hello {
     pub version: String,
     pub lang: String,
     pub kernels: Vec<KernelInfo>,
+    /// `loops=approximate` in the hello: the worker drives a harness that picks its own loop
+    /// counts (Google Benchmark before 1.8), so a sample may run other loops than asked and
+    /// says how many it ran.
+    pub approximate_loops: bool,
 }
 
 /// The worker's clock, as it measured it.
@@ -127,6 +131,9 @@ pub struct Worker<'a> {
     /// Samples received so far in this conversation (each is one repetition of the worker:
     /// under `--counters`, the number of Callgrind's dump of it).
     pub samples_received: u64,
+    /// The worker said `loops=approximate`: samples of other loops than asked are read by
+    /// their own count.
+    approximate_loops: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -139,6 +146,7 @@ impl<'a> Worker<'a> {
             limit,
             cancel,
             samples_received: 0,
+            approximate_loops: false,
         }
     }
 
@@ -291,7 +299,9 @@ impl<'a> Worker<'a> {
             version: m.get("version").unwrap_or("").to_string(),
             lang: m.get("lang").unwrap_or("").to_string(),
             kernels: Vec::new(),
+            approximate_loops: m.get("loops") == Some("approximate"),
         };
+        self.approximate_loops = hello.approximate_loops;
         loop {
             let m = self.read_by(
                 "the rest of its greeting (kernels, 'ready')",
@@ -419,7 +429,7 @@ impl<'a> Worker<'a> {
             match m.verb.as_str() {
                 "sample" if (samples.len() as u64) < reps => {
                     let s = self.sample(&m)?;
-                    if s.loops != loops {
+                    if s.loops != loops && !(self.approximate_loops && s.loops > 0) {
                         return Err(self.bad(format!(
                             "a sample of {} loops where {loops} were asked",
                             s.loops

@@ -867,7 +867,7 @@ fn measure(
                     Ok(s) => s,
                     Err(e) => return Ok(Err(e)),
                 };
-                let mut ns = s[0].ns as f64;
+                let mut ns = at_loops(&s[0], n);
                 if ns >= target && n < MAX_LOOPS {
                     // Confirm with the least of two more: a sample stretched by preemption
                     // must not choose N.
@@ -875,7 +875,7 @@ fn measure(
                         Ok(s) => s,
                         Err(e) => return Ok(Err(e)),
                     };
-                    ns = more.iter().map(|s| s.ns as f64).fold(ns, f64::min);
+                    ns = more.iter().map(|s| at_loops(s, n)).fold(ns, f64::min);
                 }
                 if ns >= target || n >= MAX_LOOPS {
                     break n;
@@ -904,7 +904,10 @@ fn measure(
         let checked = check_linearity(loops, |n| match w.run(n, 1, |_| {}) {
             Err(e) => Err(Stop::Worker(e)),
             Ok(Err(e)) => Err(Stop::Kernel(e)),
-            Ok(Ok(s)) => Ok(s[0].cpu_ns.filter(|&c| c > 0).unwrap_or(s[0].ns) as f64),
+            Ok(Ok(s)) => {
+                let ns = s[0].cpu_ns.filter(|&c| c > 0).unwrap_or(s[0].ns);
+                Ok(ns as f64 * n as f64 / s[0].loops.max(1) as f64)
+            }
         });
         match checked {
             Ok(l) => got.linearity = Some(l),
@@ -1024,6 +1027,17 @@ fn read_counts(
             "tare: warning: '{program}' gave no counts of its timed region: Valgrind found no function {} in it (workers of the C, C++ and Rust clients have it; a stripped binary loses it)",
             valgrind::TIMED_REGION
         );
+    }
+}
+
+/// A sample's time as if it had run `loops` loops: its own where it did (every worker that
+/// fixes its loops); scaled by its own count where the worker's harness picked another
+/// (`loops=approximate`: Google Benchmark before 1.8 chooses its iterations).
+fn at_loops(s: &Sample, loops: u64) -> f64 {
+    if s.loops == loops || s.loops == 0 {
+        s.ns as f64
+    } else {
+        s.ns as f64 * loops as f64 / s.loops as f64
     }
 }
 
@@ -1173,6 +1187,7 @@ mod tests {
                 client: "t".into(),
                 version: "1".into(),
                 lang: "c".into(),
+                approximate_loops: false,
                 kernels: kernels
                     .iter()
                     .map(|(n, ps)| KernelInfo {

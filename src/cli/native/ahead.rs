@@ -1,5 +1,5 @@
 //! Samples taken ahead: the native harnesses start a process for every `run` (Go's test
-//! binary, a pyperf worker), which costs more than a sample (tens of ms against 5 ms), so a
+//! binary, a pyperf worker, a Google Benchmark binary), which costs more than a sample (tens of ms against 5 ms), so a
 //! run of requests for the same kernel and loops — the samples of an invocation — is served
 //! from one process that takes several samples (`-test.count`, `--values`), kept here until
 //! asked for.
@@ -130,8 +130,10 @@ mod tests {
                     Sample {
                         loops,
                         ns: self.ns,
+                        cpu_ns: None,
                         bytes: Some(self.taken),
                         items: None,
+                        metrics: Default::default(),
                     }
                 })
                 .collect())

@@ -17,7 +17,7 @@
 //! there are no parameters; the clock is Go's, its resolution taken as 1 ns and its read cost
 //! as unknown (0).
 
-use super::{last_line, Harness, Kernel, Sample};
+use super::{kernel_name, last_line, Harness, Kernel, Sample};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -218,19 +218,6 @@ impl Built {
     }
 }
 
-/// A Go benchmark name as a protocol kernel name: other characters become `_`.
-fn kernel_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "_./-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The names (without `Benchmark`) of the result lines in `go test -bench` output run with
 /// `-test.cpu=1`, in order, each once.
 fn result_names(text: &str) -> Vec<String> {
@@ -294,8 +281,10 @@ impl Harness for Go {
             .map(|(iters, ns_op, bytes)| Sample {
                 loops: iters,
                 ns: (ns_op * iters as f64).round() as u64,
+                cpu_ns: None,
                 bytes: bytes.map(|b| (b * iters as f64).round() as u64),
                 items: None,
+                metrics: Default::default(),
             })
             .collect();
         if !out.status.success() || samples.len() as u64 != reps {

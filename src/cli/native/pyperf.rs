@@ -19,7 +19,7 @@
 //!
 //! Not for: benchmarks whose unit is not seconds (`--track-memory`, `--tracemalloc`): refused.
 
-use super::{last_line, Harness, Kernel, Sample};
+use super::{kernel_name, last_line, Harness, Kernel, Sample};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -88,19 +88,6 @@ fn parse_results(text: &str) -> Result<Vec<Bench>, String> {
         });
     }
     Ok(out)
-}
-
-/// A pyperf name as a protocol kernel name: other characters become `_`.
-fn kernel_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "_./-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// The CPUs this process may use, as a list (`0-3,6`), for pyperf's `--affinity`: without it
@@ -276,8 +263,10 @@ impl Harness for Pyperf {
             .map(|v| Sample {
                 loops,
                 ns: (v * (loops * inner) as f64 * 1e9).round() as u64,
+                cpu_ns: None,
                 bytes: None,
                 items: (inner > 1).then_some(loops * inner),
+                metrics: Default::default(),
             })
             .collect())
     }
