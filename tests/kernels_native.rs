@@ -491,7 +491,8 @@ fn a_real_suite_against_itself_gets_no_verdict() {
             .find(|l| l.trim_start().starts_with(&format!("{side} ")))
             .unwrap_or_else(|| panic!("no line for {side}:\n{stdout}"));
         assert!(
-            line.contains("(95% CI of the mean over ") && line.contains("; next session ± "),
+            line.contains("(95% CI of the mean over ")
+                && (line.contains("; next session ± ") || line.contains(", widened from ± ")),
             "{line}"
         );
     }

@@ -630,18 +630,22 @@ fn label_programs(programs: &mut [Program], found: &[Discovered], names: &[Strin
     }
 }
 
-/// The terminal summary: per kernel and parameters, each implementation's time per loop (the
-/// mean of its processes' medians ± the 95% interval over processes), throughput,
-/// invocations × samples, and its ratio to the reference (with why a verdict was withheld);
-/// The next-session part of a kernel's "±" (after the interval of the mean).
-fn next_session_words(x: &ck::NextSession) -> String {
-    let mut w = format!("; next session ± {}", units::format_percent(x.half));
+/// The next-session part of a kernel's "±" (after the interval of the mean), for a kernel
+/// whose processes' mean is `mean` (s/loop). Where the thirds widened it, the interval is
+/// `tare compare`'s, symmetric on the log scale (÷ and × the same factor), so it is printed as
+/// a range, not a "±".
+fn next_session_words(x: &ck::NextSession, mean: f64) -> String {
     if x.thirds >= x.half && x.thirds > x.predicted {
-        w.push_str(&format!(
-            ", widened from ± {}: the thirds of this session differ, and `tare compare` against a next session alike would see no change within this",
+        let f = 1.0 + x.half;
+        return format!(
+            "; next session {}–{}, widened from ± {}: the thirds of this session differ, and `tare compare` against a next session alike would see no change within this",
+            units::format_time(mean / f, None),
+            units::format_time(mean * f, None),
             units::format_percent(x.predicted)
-        ));
-    } else if !x.modes.is_empty() {
+        );
+    }
+    let mut w = format!("; next session ± {}", units::format_percent(x.half));
+    if !x.modes.is_empty() {
         let at: Vec<String> = x
             .modes
             .iter()
@@ -657,6 +661,9 @@ fn next_session_words(x: &ck::NextSession) -> String {
     w
 }
 
+/// The terminal summary: per kernel and parameters, each implementation's time per loop (the
+/// mean of its processes' means ± the 95% interval over processes), throughput,
+/// invocations × samples, and its ratio to the reference (with why a verdict was withheld);
 /// then diagnostics and kernels that stopped inconclusive.
 pub fn summary(s: &Session) -> String {
     use std::fmt::Write as _;
@@ -707,7 +714,7 @@ pub fn summary(s: &Session) -> String {
                     units::format_percent(p.half),
                     p.n,
                     ck::next_session(&medians)
-                        .map(|x| next_session_words(&x))
+                        .map(|x| next_session_words(&x, p.mean))
                         .unwrap_or_default()
                 ),
                 (None, Some(m)) => {
