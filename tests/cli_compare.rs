@@ -361,6 +361,10 @@ fn one_session_a_side_is_as_uncertain_as_its_thirds() {
     let (code, out) = compare(&old, &near, &["--fail-if-slower", "5%"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("as uncertain as one of its thirds'"), "{out}");
+    assert!(
+        out.contains("CI and t test (2 df) from each session's thirds"),
+        "{out}"
+    );
     assert!(out.contains("includes 1"), "{out}");
     assert!(out.contains("9 vs 9 processes in 1 vs 1 sessions"), "{out}");
     let (code, out) = compare(&old, &far, &["--fail-if-slower", "5%"]);

@@ -733,8 +733,27 @@ pub fn model_line(units: &[String], comparisons: &[Comparison], test: Test) -> S
             _ => "0".into(),
         }
     };
+    let thirds = comparisons
+        .iter()
+        .filter(|c| c.session.as_ref().is_some_and(|l| l.thirds))
+        .count();
+    let test_name = match test {
+        Test::MannWhitney => "Mann–Whitney",
+        Test::Welch => "Welch's t",
+    };
+    let method = match thirds {
+        0 => format!(
+            "bootstrap CI over processes (expanded for few), {test_name} on per-process means"
+        ),
+        n if n == comparisons.len() => {
+            "CI and t test (2 df) from each session's thirds (one session a side)".to_string()
+        }
+        n => format!(
+            "bootstrap CI over processes (expanded for few), {test_name} on per-process means; for {n} with one session a side, CI and t test (2 df) from each session's thirds"
+        ),
+    };
     format!(
-        "unit: process ({}){}; {} vs {} processes{} ({} vs {} samples); ratio of means of per-process means, bootstrap CI over processes (expanded for few), {} on per-process means, Holm across {}",
+        "unit: process ({}){}; {} vs {} processes{} ({} vs {} samples); ratio of means of per-process means, {method}, Holm across {}",
         u.join(", "),
         match by_session {
             0 => String::new(),
@@ -754,10 +773,6 @@ pub fn model_line(units: &[String], comparisons: &[Comparison], test: Test) -> S
         },
         range(|c| c.old_samples),
         range(|c| c.new_samples),
-        match test {
-            Test::MannWhitney => "Mann–Whitney",
-            Test::Welch => "Welch's t",
-        },
         crate::units::plural(comparisons.len(), "benchmark")
     )
 }
