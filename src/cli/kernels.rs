@@ -29,8 +29,8 @@ use std::time::Duration;
     after_help = "Example (the blur kernel in C and Python, compared head to head):\n  \
     tare kernels \"$(examples/kernels/blur/c/build.sh --print-command)\" \\\n    \
     \"$(examples/kernels/blur/python/build.sh --print-command)\" -L size 64 --export-html blur.html\n\n\
-    Exit codes: 0 measured; 2 bad input (before any measurement); 3 a worker failed, hit a limit \
-    or results could not be written; 128+n stopped by signal n. See docs/protocol.md."
+    Exit codes: 0 measured; 2 bad input (before any measurement); 3 a worker or a kernel failed, \
+    a kernel had no counted sample, a worker hit a limit, or results could not be written; 128+n stopped by signal n. See docs/protocol.md."
 )]
 pub struct KernelsArgs {
     /// Worker programs, each one command line (split into words like a shell would, no shell).
@@ -516,9 +516,13 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         seed,
         benchmarks: benches,
         comparisons: Vec::new(),
-        complete: matches!(outcome, KernelsOutcome::Complete),
+        complete: false,
         extra: BTreeMap::new(),
     };
+    // Complete only when everything asked was measured: no kernel failed or ended without a
+    // counted sample, no invocation failed.
+    session.complete = matches!(outcome, KernelsOutcome::Complete)
+        && mk::unmeasured(&session.benchmarks).is_none();
     session
         .extra
         .insert("time_per".into(), "loop (kernel iteration)".into());
@@ -589,17 +593,11 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     if !failures.is_empty() {
         return Err(UserError::run_failed(failures.join("; ")).into());
     }
-    if let Some(b) = session
-        .benchmarks
-        .iter()
-        .find(|b| b.stop_reason.starts_with("failed: "))
-    {
-        return Err(UserError::run_failed(format!(
-            "{}: {}",
-            b.name,
-            b.stop_reason.trim_start_matches("failed: ")
-        ))
-        .into());
+    if let Some(why) = mk::unmeasured(&session.benchmarks).filter(|_| !a.ignore_failure) {
+        return Err(UserError::run_failed(why).into());
+    }
+    if let Some(why) = mk::uncounted(&session.benchmarks) {
+        return Err(UserError::run_failed(why).into());
     }
     Ok(exit::OK)
 }

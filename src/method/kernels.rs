@@ -7,7 +7,9 @@
 //!
 //! - **calibration** (first invocation): loops per sample grow from 1 until one sample lasts at
 //!   least `max(1000 × clock resolution, 100 × clock read cost, --sample-time)`; the same loops
-//!   are used in every later invocation, so samples are comparable;
+//!   are used in every later invocation, so samples are comparable; at 2^20 loops or more a
+//!   sample implying under 0.01 ns a loop ends it (the body was optimized away: that kernel
+//!   fails, saying so, rather than climbing to 2^40 loops);
 //! - **linearity** (first invocation): N and 2N loops alternated in pairs, each pair's
 //!   time(2N)/time(N) a ratio (the two samples are next to each other in time, so a machine's
 //!   slow phase or speed mode hits both); 6 to 16 pairs, until the 95% interval of the median
@@ -118,6 +120,66 @@ pub fn check_linearity<E>(
                 pairs: ratios.len(),
             });
         }
+    }
+}
+
+/// Why a request of the measurement stopped: the conversation failed (the invocation ends), or
+/// the worker answered with its own `error` (this kernel ends, the worker goes on).
+enum Stop {
+    Worker(WorkerError),
+    Kernel(String),
+}
+
+/// Fewest loops a sample must hold before calibration may call the body optimized away.
+pub const VANISHED_LOOPS: u64 = 1 << 20;
+/// A loop of any real body takes at least this (ns): a 4 GHz core's cycle is 0.25 ns.
+pub const MIN_LOOP_NS: f64 = 0.01;
+
+/// What calibration found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Calibration {
+    /// Loops per sample.
+    Loops(u64),
+    /// The time did not grow with the loops: `loops` (≥ [`VANISHED_LOOPS`]) took `ns`, under
+    /// [`MIN_LOOP_NS`] a loop, though that many loops of any real body would be well above
+    /// what the clock resolves (`floor`).
+    Vanished { loops: u64, ns: f64 },
+}
+
+/// Loops per sample: from 1 up until one sample lasts at least `target` ns. `take(n, k)` takes
+/// `k` samples of `n` loops and gives each one's ns. A sample long enough is confirmed by the
+/// least of two more (a sample stretched by preemption must not choose N). Gives up
+/// at [`VANISHED_LOOPS`] or more when a sample implies less than [`MIN_LOOP_NS`] a loop while
+/// that many loops would take at least `floor` ns (the shortest sample the clock resolves):
+/// the body is gone, and 2^40 loops would not bring it back.
+pub fn calibrate<E>(
+    target: f64,
+    floor: f64,
+    mut take: impl FnMut(u64, u64) -> Result<Vec<f64>, E>,
+) -> Result<Calibration, E> {
+    let mut n: u64 = 1;
+    loop {
+        let mut ns = take(n, 1)?.first().copied().unwrap_or(0.0);
+        if ns >= target && n < MAX_LOOPS {
+            ns = take(n, 2)?.into_iter().fold(ns, f64::min);
+        }
+        if ns >= target || n >= MAX_LOOPS {
+            return Ok(Calibration::Loops(n));
+        }
+        let least = n as f64 * MIN_LOOP_NS;
+        if n >= VANISHED_LOOPS && ns < least && least >= floor {
+            return Ok(Calibration::Vanished { loops: n, ns });
+        }
+        // Aim a little past the target; grow at least 2× (1.1× once near it), at most 16×
+        // per step so a kernel whose first loop was slow (cold caches) is not overshot.
+        let grow = if ns <= 0.0 {
+            16.0
+        } else {
+            (target / ns * 1.2)
+                .clamp(1.1, 16.0)
+                .max(if ns * 2.0 < target { 2.0 } else { 1.1 })
+        };
+        n = ((n as f64 * grow).ceil() as u64).min(MAX_LOOPS);
     }
 }
 
@@ -392,6 +454,37 @@ pub fn resolvable_ns(clock: &ClockInfo) -> f64 {
 }
 
 pub use crate::conclude::kernels::{invocations, kernel_record, sample_of};
+
+/// The first thing a session asked for and did not measure, in one line that names its
+/// benchmark: a kernel that failed (its reason), one with no counted sample, or (with
+/// `--ignore-failure`) an invocation that failed. `None` when everything was measured.
+pub fn unmeasured(benches: &[Benchmark]) -> Option<String> {
+    benches.iter().find_map(|b| {
+        if let Some(why) = b.stop_reason.strip_prefix("failed: ") {
+            return Some(format!("{}: {why}", b.name));
+        }
+        if let Some(why) = uncounted(std::slice::from_ref(b)) {
+            return Some(why);
+        }
+        invocations(b).into_iter().find_map(|i| {
+            i.error
+                .map(|e| format!("{}: invocation {} failed: {e}", b.name, i.index + 1))
+        })
+    })
+}
+
+/// The first benchmark without a single counted sample, in one line: its failure where it
+/// failed, else that every sample was excluded.
+pub fn uncounted(benches: &[Benchmark]) -> Option<String> {
+    let b = benches.iter().find(|b| !b.runs.iter().any(|r| r.counted))?;
+    Some(match b.stop_reason.strip_prefix("failed: ") {
+        Some(why) => format!("{}: {why}", b.name),
+        None => format!(
+            "{}: no counted sample: every sample was excluded (see the notes above); raise --sample-time, lower --warmup, or check that the body is not optimized away",
+            b.name
+        ),
+    })
+}
 
 /// Progress and failures, as they happen.
 pub trait KernelsObserver {
@@ -820,9 +913,7 @@ fn invocation(
         got.seconds = started.elapsed().as_secs_f64();
         match outcome {
             Ok(Ok(())) => {}
-            Ok(Err(msg)) => {
-                got.error = Some(format!("'{}' failed in the worker: {msg}", t.kernel));
-            }
+            Ok(Err(msg)) => got.error = Some(msg),
             Err(e) => {
                 taken.push(got);
                 return Err(e);
@@ -858,49 +949,32 @@ fn measure(
     let began = Instant::now();
     let batch_size = if per_rep { 1 } else { BATCH };
     let target = target_ns(clock, plan.min_sample);
+    let kernel = &plan.targets[got.target].kernel;
+    let in_worker = |e: String| format!("'{kernel}' failed in the worker: {e}");
     let loops = match state.loops {
         Some(n) => n,
         None => {
-            let mut n: u64 = 1;
-            loop {
-                let s = match w.run(n, 1, |_| {})? {
-                    Ok(s) => s,
-                    Err(e) => return Ok(Err(e)),
-                };
-                let mut ns = at_loops(&s[0], n);
-                if ns >= target && n < MAX_LOOPS {
-                    // Confirm with the least of two more: a sample stretched by preemption
-                    // must not choose N.
-                    let more = match w.run(n, 2, |_| {})? {
-                        Ok(s) => s,
-                        Err(e) => return Ok(Err(e)),
-                    };
-                    ns = more.iter().map(|s| at_loops(s, n)).fold(ns, f64::min);
+            let floor = resolvable_ns(clock);
+            let calibrated = calibrate(target, floor, |n, reps| match w.run(n, reps, |_| {}) {
+                Err(e) => Err(Stop::Worker(e)),
+                Ok(Err(e)) => Err(Stop::Kernel(e)),
+                Ok(Ok(s)) => Ok(s.iter().map(|s| at_loops(s, n)).collect()),
+            });
+            match calibrated {
+                Ok(Calibration::Loops(n)) => n,
+                Ok(Calibration::Vanished { loops, ns }) => {
+                    return Ok(Err(format!(
+                        "no counted sample: calibration stopped at {loops} loops a sample, which took {ns:.0} ns (under {MIN_LOOP_NS} ns a loop: the time does not grow with the loops); the body was optimized away or its timed region ignores the loops: pass a value the body computes to the client's do-not-optimize helper (black_box)"
+                    )))
                 }
-                if ns >= target || n >= MAX_LOOPS {
-                    break n;
-                }
-                // Aim a little past the target; grow at least 2× (1.1× once near it), at
-                // most 16× per step so a kernel whose first loop was slow (cold caches) is
-                // not overshot.
-                let grow = if ns <= 0.0 {
-                    16.0
-                } else {
-                    (target / ns * 1.2)
-                        .clamp(1.1, 16.0)
-                        .max(if ns * 2.0 < target { 2.0 } else { 1.1 })
-                };
-                n = ((n as f64 * grow).ceil() as u64).min(MAX_LOOPS);
+                Err(Stop::Worker(e)) => return Err(e),
+                Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
             }
         }
     };
     got.loops = Some(loops);
     if !state.linearity_done {
         // CPU time where the worker reports it (steal and other load do not count there).
-        enum Stop {
-            Worker(WorkerError),
-            Kernel(String),
-        }
         let checked = check_linearity(loops, |n| match w.run(n, 1, |_| {}) {
             Err(e) => Err(Stop::Worker(e)),
             Ok(Err(e)) => Err(Stop::Kernel(e)),
@@ -912,7 +986,7 @@ fn measure(
         match checked {
             Ok(l) => got.linearity = Some(l),
             Err(Stop::Worker(e)) => return Err(e),
-            Err(Stop::Kernel(e)) => return Ok(Err(e)),
+            Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
         }
     }
     got.once_seconds = began.elapsed().as_secs_f64();
@@ -927,7 +1001,7 @@ fn measure(
                 got.samples
                     .extend(s.into_iter().map(|s| (s, Some("warm-up".to_string()))))
             }
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok(Err(in_worker(e))),
         }
         at.run(Stage::AfterRepetition, name)?;
         left -= reps;
@@ -950,7 +1024,7 @@ fn measure(
         let first = w.samples_received + 1;
         let batch = match w.run(loops, reps, |_| {})? {
             Ok(s) => s,
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok(Err(in_worker(e))),
         };
         got.reps.extend(first..first + batch.len() as u64);
         at.run(Stage::AfterRepetition, name)?;
@@ -972,6 +1046,13 @@ fn measure(
         {
             break;
         }
+    }
+    if xs.is_empty() {
+        let n = got.samples.len() - plan.warmup;
+        return Ok(Err(format!(
+            "no counted sample: all {n} samples of {loops} loops were shorter than the worker's clock can resolve (< {floor:.0} ns; resolution {} ns, read cost {:.1} ns): raise --sample-time so a sample holds more loops, and check that the body is not optimized away",
+            clock.resolution_ns, clock.cost_ns
+        )));
     }
     if steady {
         if let Some(wu) = stats::warmup_transient(&xs) {
@@ -1342,6 +1423,45 @@ mod tests {
         assert_eq!((l.ratio, l.pairs), (2.0, LINEARITY_PAIRS.0));
         // An error of the worker ends the check and is passed on.
         assert_eq!(check_linearity(10, |_| Err::<f64, _>("gone")), Err("gone"));
+    }
+
+    /// Calibration over `ns(n)`, with every request's loops (and repetitions) kept.
+    fn calibrated(target: f64, floor: f64, ns: impl Fn(u64) -> f64) -> (Calibration, Vec<u64>) {
+        let mut asked = Vec::new();
+        let c = calibrate(target, floor, |n, k| {
+            asked.extend(std::iter::repeat_n(n, k as usize));
+            Ok::<_, ()>((0..k).map(|_| ns(n)).collect())
+        })
+        .unwrap();
+        (c, asked)
+    }
+
+    #[test]
+    fn calibration_gives_up_on_a_body_optimized_away() {
+        // Time independent of the loops (clock noise around 300 ns), or 0 from a coarse clock:
+        // stopped after 2^20 loops, once that many would take more than the clock resolves.
+        for flat in [300.0, 0.0] {
+            let (c, asked) = calibrated(5e6, 3000.0, |_| flat);
+            match c {
+                Calibration::Vanished { loops, ns } => {
+                    assert!((VANISHED_LOOPS..1 << 30).contains(&loops), "{loops}");
+                    assert_eq!(ns, flat);
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(asked.iter().all(|&n| n < 1 << 30), "{asked:?}");
+        }
+        // A real loop of 0.3 ns (an empty body kept by a do-not-optimize helper) is calibrated.
+        let (c, _) = calibrated(5e6, 3000.0, |n| 40.0 + 0.3 * n as f64);
+        assert!(matches!(c, Calibration::Loops(n) if (16_000_000..40_000_000).contains(&n)));
+        // A coarse clock (1 ms steps) that reads 0 for a kernel of 1 ns a loop at 2^20 loops is
+        // not called optimized away: that many loops are under what it resolves.
+        let coarse = |n: u64| ((n as f64) / 1e6).floor() * 1e6;
+        let (c, _) = calibrated(1e9, 1e8, coarse);
+        assert!(
+            matches!(c, Calibration::Loops(n) if n >= 1_000_000_000),
+            "{c:?}"
+        );
     }
 
     #[test]

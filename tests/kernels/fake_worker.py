@@ -5,7 +5,9 @@ Kernels: spin (param n: a loop of n additions; items = n per loop; m.checksum), 
 vanished (its timed region ignores `loops`, like a loop a compiler removed), jit (slower for the
 first samples of each process, like a JIT warming up), failing (setup raises), levels (a
 synthetic clock: every process sits at its own level, 0.9, 1.0 or 1.1 µs per loop in turn,
-counted in the file $FAKE_LEVEL_FILE, times $FAKE_SCALE; samples within a process barely vary).
+counted in the file $FAKE_LEVEL_FILE, times $FAKE_SCALE; samples within a process barely vary),
+fades (a synthetic clock of 1 µs a loop for the first 18 samples after its setup: calibration
+at --sample-time 1ms and the linearity check, then ns=0: samples the clock cannot resolve).
 
 Misbehaviour for the tests, from FAKE_MODE (comma-separated):
   crash-run    exit 3 in the middle of the first `run`
@@ -57,6 +59,7 @@ KERNELS = {
     "jit": {},
     "failing": {},
     "levels": {},
+    "fades": {},
 }
 
 
@@ -102,7 +105,7 @@ def main():
         for p, d in params.items():
             send(msg("param", kernel=name, name=p, default=d, doc="a parameter"))
     send("ready")
-    current, params, samples_taken, jit_samples = None, {}, 0, 0
+    current, params, samples_taken, jit_samples, since_setup = None, {}, 0, 0, 0
     level = 1.0
     first_setup, first_run = True, True
     for line in rfile:
@@ -146,6 +149,7 @@ def main():
                     if p.startswith("p."):
                         params[p[2:]] = fields[p]
                 current = k
+                since_setup = 0
                 if k == "levels":
                     path = os.environ["FAKE_LEVEL_FILE"]
                     try:
@@ -186,6 +190,10 @@ def main():
                 elif current == "vanished":
                     t0 = time.perf_counter_ns()
                     t1 = time.perf_counter_ns()
+                elif current == "fades":
+                    t0 = 0
+                    t1 = loops * 1000 if since_setup < 18 else 0
+                    since_setup += 1
                 elif current == "levels":
                     t0 = 0
                     t1 = int(loops * 1000 * level * (1 + 0.001 * (samples_taken % 3)))
