@@ -262,6 +262,102 @@ fn flags_what_cannot_be_measured() {
         .all(|r| !r["counted"].as_bool().unwrap()));
 }
 
+const SLOW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/slow_worker.py");
+
+/// Long kernels on the real Python client (tests/kernels/slow_worker.py), scaled down: what tare
+/// asks itself never runs into `--worker-timeout`, which is meant for one reply. A loop of
+/// 400 ms against a 10 ms sample (as 5 s against the default 5 ms ... many times over) is
+/// sampled one loop at a time with no linearity check (its 2N samples of 800 ms ran past the
+/// 0.5 s limit and the error blamed the worker) and no more calibration than one loop; a loop
+/// of 200 ms against a 150 ms sample gets its linearity check, 2N = 400 ms, past a 0.3 s limit.
+#[test]
+fn long_kernels_fit_the_worker_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let run = |args: &[&str]| {
+        let out = tare()
+            .args([
+                "kernels",
+                SLOW,
+                "--seed",
+                "3",
+                "--export-json",
+                j.to_str().unwrap(),
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (stdout, json(&j))
+    };
+    let (stdout, v) = run(&[
+        "--filter",
+        "^sleep$",
+        "-L",
+        "ms",
+        "400",
+        "--sample-time",
+        "10ms",
+        "--worker-timeout",
+        "0.5s",
+        "-r",
+        "2",
+        "--stop",
+        "runs >= 3",
+    ]);
+    assert!(
+        stdout.contains("sleep/python: linearity not checked: one loop took"),
+        "{stdout}"
+    );
+    let b = &v["benchmarks"][0];
+    let k = &b["extra"]["kernel"];
+    assert_eq!(k["loops"], 1);
+    assert!(
+        k["linearity"].is_null() && k["linearity_skipped"].is_string(),
+        "{k}"
+    );
+    let invs = b["extra"]["invocations"].as_array().unwrap();
+    assert_eq!(invs.len(), 2);
+    for inv in invs {
+        // 3 counted samples and 1 warm-up: in the first invocation calibration's one loop is
+        // the warm-up; nothing else was asked (before: 3 calibration loops, 18+ for the
+        // linearity check, then the warm-up).
+        assert_eq!(
+            (inv["samples"].as_u64(), inv["counted"].as_u64()),
+            (Some(4), Some(3)),
+            "{inv}"
+        );
+        let wall = inv["wall_time"].as_f64().unwrap();
+        assert!(
+            wall < 4.0 * 0.4 + 2.5,
+            "an invocation of 4 loops of 0.4 s took {wall} s"
+        );
+    }
+    let (_, v) = run(&[
+        "--filter",
+        "^spin$",
+        "-L",
+        "ms",
+        "200",
+        "--sample-time",
+        "150ms",
+        "--worker-timeout",
+        "0.3s",
+        "-r",
+        "1",
+        "--stop",
+        "runs >= 2",
+    ]);
+    let k = &v["benchmarks"][0]["extra"]["kernel"];
+    assert_eq!(k["loops"], 1);
+    assert!(k["linearity_pairs"].as_u64().unwrap() >= 6, "{k}");
+}
+
 fn fails(mode: &str, extra: &[&str]) -> (String, Duration) {
     let t = Instant::now();
     let out = tare()

@@ -86,8 +86,9 @@ pub struct KernelsArgs {
     /// ≥ 1000× the worker's clock resolution, ≥ 100× its read cost).
     #[arg(long, default_value = "5ms", value_name = "DURATION")]
     sample_time: String,
-    /// Wall limit on each reply line of a worker (a sample, an `ok`); past it the worker's
-    /// process tree is killed.
+    /// Wall limit on each reply line of a worker (a sample, an `ok`), plus twice the time tare
+    /// expects a sample to take from the samples before (2N loops where N took seconds); past
+    /// it the worker's process tree is killed.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     worker_timeout: String,
     /// Wall limit on a worker's start (until its `hello`), e.g. for a JVM.

@@ -367,6 +367,14 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
             });
         }
     }
+    if let Some(why) = &k.linearity_skipped {
+        out.push(Diagnostic {
+            kind: "linearity-skipped".into(),
+            message: format!("{}: linearity not checked: {why}", b.name),
+            suggestion: "a body whose time depends on state left by earlier loops is not caught at N = 1; check such a kernel with a smaller size".into(),
+            evidence: json!({"loops": k.loops}),
+        });
+    }
     let samples: Vec<SampleRecord> = b.runs.iter().filter_map(sample_of).collect();
     let unresolved = samples
         .iter()

@@ -148,7 +148,9 @@ pub enum Calibration {
 
 /// Loops per sample: from 1 up until one sample lasts at least `target` ns. `take(n, k)` takes
 /// `k` samples of `n` loops and gives each one's ns. A sample long enough is confirmed by the
-/// least of two more (a sample stretched by preemption must not choose N). Gives up
+/// least of two more (a sample stretched by preemption must not choose N), except a first
+/// loop of [`ONE_LOOP_IS_LONG`] times the target, which no preemption makes: N = 1 at once
+/// (a kernel of 5 s a loop took 15 s here before). Gives up
 /// at [`VANISHED_LOOPS`] or more when a sample implies less than [`MIN_LOOP_NS`] a loop while
 /// that many loops would take at least `floor` ns (the shortest sample the clock resolves):
 /// the body is gone, and 2^40 loops would not bring it back.
@@ -160,7 +162,8 @@ pub fn calibrate<E>(
     let mut n: u64 = 1;
     loop {
         let mut ns = take(n, 1)?.first().copied().unwrap_or(0.0);
-        if ns >= target && n < MAX_LOOPS {
+        let long_first = n == 1 && ns >= ONE_LOOP_IS_LONG * target;
+        if ns >= target && n < MAX_LOOPS && !long_first {
             ns = take(n, 2)?.into_iter().fold(ns, f64::min);
         }
         if ns >= target || n >= MAX_LOOPS {
@@ -182,6 +185,13 @@ pub fn calibrate<E>(
         n = ((n as f64 * grow).ceil() as u64).min(MAX_LOOPS);
     }
 }
+
+/// One loop this many times the shortest sample: a single loop is the sample (N = 1, not
+/// confirmed), and the linearity check, 18 or more such loops, is not made (said so).
+pub const ONE_LOOP_IS_LONG: f64 = 20.0;
+/// A sample expected to take this long or more is asked for one at a time (the stop rule is
+/// checked after each; batching saves nothing there).
+const LONG_SAMPLE_NS: f64 = 1e8;
 
 /// One worker program.
 #[derive(Debug, Clone)]
@@ -512,6 +522,8 @@ struct State {
     seconds: f64,
     done: bool,
     failed: Option<String>,
+    /// The slowest time per loop seen (ns), what later requests are expected to take.
+    loop_ns: Option<f64>,
 }
 
 /// What one benchmark got in one invocation.
@@ -522,6 +534,10 @@ struct Taken {
     error: Option<String>,
     loops: Option<u64>,
     linearity: Option<Linearity>,
+    /// Why the linearity check was not made, where it was skipped.
+    linearity_skipped: Option<String>,
+    /// The slowest time per loop seen so far (ns).
+    loop_ns: Option<f64>,
     seconds: f64,
     /// Of `seconds`, the calibration and the linearity check: done once per session, so not
     /// the pace of later rounds.
@@ -894,6 +910,8 @@ fn invocation(
             error: None,
             loops: state[i].loops,
             linearity: None,
+            linearity_skipped: None,
+            loop_ns: state[i].loop_ns,
             seconds: 0.0,
             once_seconds: 0.0,
             reps: Vec::new(),
@@ -932,6 +950,26 @@ fn invocation(
     w.exit()
 }
 
+/// `run loops=n reps=k`, each sample expected to take `n` loops at the slowest time per loop
+/// seen so far (its line may take `--worker-timeout` plus twice that); `loop_ns` then takes
+/// in the samples' own times per loop.
+fn ask(
+    w: &mut Worker,
+    n: u64,
+    reps: u64,
+    loop_ns: &mut Option<f64>,
+) -> Result<worker::Reply<Vec<Sample>>, WorkerError> {
+    let expected = loop_ns.map(|l| Duration::from_secs_f64((l * n as f64 * 1e-9).min(1e6)));
+    let r = w.run_expecting(n, reps, expected, |_| {})?;
+    if let Ok(samples) = &r {
+        for s in samples {
+            let per = s.ns as f64 / s.loops.max(1) as f64;
+            *loop_ns = Some(loop_ns.map_or(per, |l| l.max(per)));
+        }
+    }
+    Ok(r)
+}
+
 /// Calibration, linearity, warm-up and samples of one benchmark in one invocation.
 #[allow(clippy::too_many_arguments)]
 fn measure(
@@ -947,18 +985,30 @@ fn measure(
     // Actions between repetitions need one sample per request.
     let per_rep = at.actions.has(Stage::BeforeRepetition) || at.actions.has(Stage::AfterRepetition);
     let began = Instant::now();
-    let batch_size = if per_rep { 1 } else { BATCH };
     let target = target_ns(clock, plan.min_sample);
     let kernel = &plan.targets[got.target].kernel;
     let in_worker = |e: String| format!("'{kernel}' failed in the worker: {e}");
+    // Calibration's samples at the loops it chose, with their repetition numbers: the
+    // invocation's warm-up where there is no action between repetitions.
+    let mut at_n: Vec<(Sample, u64)> = Vec::new();
     let loops = match state.loops {
         Some(n) => n,
         None => {
             let floor = resolvable_ns(clock);
-            let calibrated = calibrate(target, floor, |n, reps| match w.run(n, reps, |_| {}) {
-                Err(e) => Err(Stop::Worker(e)),
-                Ok(Err(e)) => Err(Stop::Kernel(e)),
-                Ok(Ok(s)) => Ok(s.iter().map(|s| at_loops(s, n)).collect()),
+            let calibrated = calibrate(target, floor, |n, reps| {
+                let first = w.samples_received + 1;
+                match ask(w, n, reps, &mut got.loop_ns) {
+                    Err(e) => Err(Stop::Worker(e)),
+                    Ok(Err(e)) => Err(Stop::Kernel(e)),
+                    Ok(Ok(s)) => {
+                        if at_n.first().is_some_and(|(x, _)| x.loops != s[0].loops) {
+                            at_n.clear();
+                        }
+                        let ns = s.iter().map(|x| at_loops(x, n)).collect();
+                        at_n.extend(s.into_iter().zip(first..));
+                        Ok(ns)
+                    }
+                }
             });
             match calibrated {
                 Ok(Calibration::Loops(n)) => n,
@@ -973,9 +1023,23 @@ fn measure(
         }
     };
     got.loops = Some(loops);
-    if !state.linearity_done {
+    // One loop many times the sample time: N = 1, and 2N against N would take 18 or more
+    // such loops to say what one loop a sample cannot hide (an optimized-away body takes no
+    // seconds).
+    let one_loop = at_n
+        .first()
+        .filter(|(s, _)| loops == 1 && s.loops == 1)
+        .map(|(s, _)| s.ns as f64);
+    if let Some(ns) = one_loop.filter(|&ns| ns >= ONE_LOOP_IS_LONG * target) {
+        got.linearity_skipped = Some(format!(
+            "one loop took {} ({:.0}× the shortest sample, {}), so a sample is one loop and 2N loops against N (at least 18 loops more) were not asked for",
+            crate::units::format_time(ns * 1e-9, None),
+            ns / target,
+            crate::units::format_time(target * 1e-9, None)
+        ));
+    } else if !state.linearity_done {
         // CPU time where the worker reports it (steal and other load do not count there).
-        let checked = check_linearity(loops, |n| match w.run(n, 1, |_| {}) {
+        let checked = check_linearity(loops, |n| match ask(w, n, 1, &mut got.loop_ns) {
             Err(e) => Err(Stop::Worker(e)),
             Ok(Err(e)) => Err(Stop::Kernel(e)),
             Ok(Ok(s)) => {
@@ -990,12 +1054,28 @@ fn measure(
         }
     }
     got.once_seconds = began.elapsed().as_secs_f64();
+    // Samples of a second or so are asked for one at a time: the stop rule is checked after
+    // each (3 at a time of 5 s a loop ran up to 10 s past it).
+    let long = got
+        .loop_ns
+        .is_some_and(|l| l * loops as f64 >= LONG_SAMPLE_NS);
+    let batch_size = if per_rep || long { 1 } else { BATCH };
     let mut left = plan.warmup as u64;
+    if !per_rep {
+        // Calibration ran at these loops in this process just now: its samples are the
+        // warm-up (a kernel of seconds a loop is not run once more for it).
+        let reused: Vec<(Sample, u64)> = at_n.into_iter().take(plan.warmup).collect();
+        left -= reused.len() as u64;
+        for (s, rep) in reused {
+            got.reps.push(rep);
+            got.samples.push((s, Some("warm-up".to_string())));
+        }
+    }
     while left > 0 {
         let reps = if per_rep { 1 } else { left };
         at.run(Stage::BeforeRepetition, name)?;
         let first = w.samples_received + 1;
-        match w.run(loops, reps, |_| {})? {
+        match ask(w, loops, reps, &mut got.loop_ns)? {
             Ok(s) => {
                 got.reps.extend(first..first + s.len() as u64);
                 got.samples
@@ -1022,7 +1102,7 @@ fn measure(
             .max(1);
         at.run(Stage::BeforeRepetition, name)?;
         let first = w.samples_received + 1;
-        let batch = match w.run(loops, reps, |_| {})? {
+        let batch = match ask(w, loops, reps, &mut got.loop_ns)? {
             Ok(s) => s,
             Err(e) => return Ok(Err(in_worker(e))),
         };
@@ -1155,6 +1235,11 @@ fn record(
                 rec.linearity_pairs = Some(l.pairs);
                 state[i].linearity_done = true;
             }
+            if let Some(why) = &got.linearity_skipped {
+                rec.linearity_skipped = Some(why.clone());
+                state[i].linearity_done = true;
+            }
+            state[i].loop_ns = got.loop_ns;
             for (pos, (s, why)) in got.samples.iter().enumerate() {
                 if rec.bytes_per_loop.is_none() {
                     rec.bytes_per_loop = s.bytes.map(|x| x as f64 / s.loops as f64);
@@ -1454,6 +1539,12 @@ mod tests {
         // A real loop of 0.3 ns (an empty body kept by a do-not-optimize helper) is calibrated.
         let (c, _) = calibrated(5e6, 3000.0, |n| 40.0 + 0.3 * n as f64);
         assert!(matches!(c, Calibration::Loops(n) if (16_000_000..40_000_000).contains(&n)));
+        // One loop of 1 s against a 5 ms sample: N = 1 from the one sample, not confirmed by
+        // two more; one of 50 ms (10×) is.
+        let (c, asked) = calibrated(5e6, 3000.0, |n| 1e9 * n as f64);
+        assert_eq!((c, asked), (Calibration::Loops(1), vec![1]));
+        let (c, asked) = calibrated(5e6, 3000.0, |n| 5e7 * n as f64);
+        assert_eq!((c, asked), (Calibration::Loops(1), vec![1, 1, 1]));
         // A coarse clock (1 ms steps) that reads 0 for a kernel of 1 ns a loop at 2^20 loops is
         // not called optimized away: that many loops are under what it resolves.
         let coarse = |n: u64| ((n as f64) / 1e6).floor() * 1e6;

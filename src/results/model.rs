@@ -141,6 +141,10 @@ pub struct KernelRecord {
     /// How many N/2N pairs the ratio rests on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linearity_pairs: Option<usize>,
+    /// Why the linearity check was not made (one loop already many times the sample time), in
+    /// words; `None` when it was made (or not reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linearity_skipped: Option<String>,
     /// Bytes and items per loop, if the kernel reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_loop: Option<f64>,
