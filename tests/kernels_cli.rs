@@ -358,6 +358,60 @@ fn long_kernels_fit_the_worker_timeout() {
     assert!(k["linearity_pairs"].as_u64().unwrap() >= 6, "{k}");
 }
 
+/// The machine as `tare run` checks it: the start-of-session warnings (load above the cores,
+/// steal, ...) recorded, and per invocation what other work did on the worker's cores. Two
+/// busy loops of our own make the machine busy for sure: invocations interfered with, said
+/// in a note naming the kernel.
+#[test]
+fn a_busy_machine_is_recorded_and_said() {
+    let hogs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let out = tare()
+        .args(["kernels", FAKE, "--filter", "^spin$", "-r", "2"])
+        .args(QUICK)
+        .args(["--export-json", j.to_str().unwrap()])
+        .output();
+    for mut h in hogs {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    let out = out.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&j);
+    assert!(v["extra"]["machine_warnings"].is_array(), "{}", v["extra"]);
+    let invs = v["benchmarks"][0]["extra"]["invocations"]
+        .as_array()
+        .unwrap();
+    assert_eq!(invs.len(), 2);
+    for inv in invs {
+        let env = &inv["environment"];
+        assert!(env["other_cpu_time"].as_f64().is_some(), "{inv}");
+        assert!(env["window"].as_f64().unwrap() >= inv["wall_time"].as_f64().unwrap() * 0.99);
+    }
+    assert!(
+        invs.iter().any(|i| i["environment"]["interfered"] == true),
+        "two busy loops on the machine: {invs:?}"
+    );
+    assert!(
+        stdout.contains("spin/python:")
+            && stdout.contains("invocations were interfered with (the machine was busy)"),
+        "{stdout}"
+    );
+}
+
 fn fails(mode: &str, extra: &[&str]) -> (String, Duration) {
     let t = Instant::now();
     let out = tare()

@@ -484,6 +484,18 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         randomize,
         counters,
     };
+    // What the machine is doing that tare cannot correct, as `tare run` says it (load above
+    // what the cores take, steal, governor, turbo, swap).
+    let facts = machine::inventory::read_facts(
+        &root,
+        &machine::inventory::InventoryOptions { steal_sample: None },
+    );
+    let machine_warnings = machine::warnings::session_warnings(&facts, None);
+    if style != Style::None {
+        for w in &machine_warnings {
+            eprintln!("tare: warning: {w}");
+        }
+    }
     let mut benches = mk::empty_benchmarks(&plan, &found);
     let mut observer = Progress {
         quiet: style == Style::None,
@@ -527,6 +539,10 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     session
         .extra
         .insert("time_per".into(), "loop (kernel iteration)".into());
+    session.extra.insert(
+        machine::extra_keys::SESSION_WARNINGS.into(),
+        serde_json::json!(machine_warnings),
+    );
     if let Some((_, record)) = &idle {
         session.extra.insert("idle".into(), record.clone());
     }

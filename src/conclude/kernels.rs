@@ -396,6 +396,32 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
         });
     }
     let invs = invocations(b);
+    // Other work on the worker's cores while its processes ran (as `tare run`'s per-run
+    // check): the invocations that counted as interfered with.
+    let envs: Vec<&serde_json::Value> =
+        invs.iter().filter_map(|i| i.environment.as_ref()).collect();
+    let hit: Vec<&&serde_json::Value> = envs
+        .iter()
+        .filter(|e| e["interfered"] == json!(true))
+        .collect();
+    if !hit.is_empty() {
+        let sum = |key: &str| hit.iter().filter_map(|e| e[key].as_f64()).sum::<f64>();
+        let (other, steal) = (sum("other_cpu_time"), sum("steal_time"));
+        let fmt = |s: f64| crate::units::format_time(s, None);
+        out.push(Diagnostic {
+            kind: "interference".into(),
+            message: format!(
+                "{}: {} of {} invocations were interfered with (the machine was busy): other processes used {} of CPU on the worker's cores and the hypervisor stole {} while they ran",
+                b.name,
+                hit.len(),
+                envs.len(),
+                fmt(other),
+                fmt(steal)
+            ),
+            suggestion: "stop the other load, or pin the workers away from it with --cpus; measure again on a quiet machine before comparing".into(),
+            evidence: json!({"interfered": hit.len(), "invocations": envs.len(), "other_cpu_time": other, "steal_time": steal}),
+        });
+    }
     let steady: Vec<(usize, usize)> = invs
         .iter()
         .filter(|i| i.steady_from > 0)

@@ -596,6 +596,15 @@ pub fn execute(
 ) -> KernelsOutcome {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
     let mut state = vec![State::default(); plan.targets.len()];
+    // Snapshots of the machine around each invocation, as `tare run` takes around each run:
+    // the worker's cores (all CPUs when not pinned).
+    let root = crate::machine::sysfs::SysRoot::from_env();
+    let cores = plan.spec.cores.clone().unwrap_or_else(|| {
+        crate::machine::topology::read_topology(&root)
+            .map(|t| t.cpus.iter().map(|c| c.id).collect())
+            .unwrap_or_default()
+    });
+    let mut probe = crate::machine::probe::RunProbe::new(&root, &cores, Default::default());
     let t0 = Instant::now();
     // How long each round took, for the time budget's forecast of the next.
     let mut round_times: Vec<Duration> = Vec::new();
@@ -664,6 +673,7 @@ pub fn execute(
                 None => None,
             };
             let mut taken: Vec<Taken> = Vec::new();
+            let probe_start = probe.start();
             let result = worker::invoke(exec, &spec, plan.timeout, cancel, |w| {
                 let mut at = At {
                     actions: &mut *actions,
@@ -680,6 +690,13 @@ pub fn execute(
                     &mut at,
                     cancel,
                 )
+            });
+            let environment = result.as_ref().ok().map(|(m, _)| {
+                serde_json::json!(probe.finish(
+                    probe_start,
+                    m.cpu().as_secs_f64(),
+                    m.wall.as_secs_f64()
+                ))
             });
             let metered: BTreeMap<String, f64> = meters.iter_mut().flat_map(|m| m.stop()).collect();
             if let Err(e) = actions.run(&ctx(Stage::AfterInvocation)) {
@@ -719,7 +736,7 @@ pub fn execute(
                 round,
                 m.as_ref(),
                 error.as_deref(),
-                (setup, metered),
+                (setup, metered, environment),
                 t0,
             );
             observer.invocation(round, &plan.programs[p], error.as_deref());
@@ -1213,7 +1230,11 @@ fn record(
     round: usize,
     m: Option<&crate::exec::Measurement>,
     error: Option<&str>,
-    (setup, meters): (Option<String>, BTreeMap<String, f64>),
+    (setup, meters, environment): (
+        Option<String>,
+        BTreeMap<String, f64>,
+        Option<serde_json::Value>,
+    ),
     t0: Instant,
 ) {
     for &i in mine {
@@ -1326,6 +1347,7 @@ fn record(
             error: own_error.or_else(|| error.map(str::to_string)),
             setup: setup.clone(),
             meters: meters.clone(),
+            environment: environment.clone(),
         });
         b.extra
             .insert(INVOCATIONS_KEY.to_string(), serde_json::json!(invs));
