@@ -412,6 +412,106 @@ fn a_busy_machine_is_recorded_and_said() {
     );
 }
 
+/// A worker that dies in its second kernel (the fake's `crash-second`) fails that kernel only:
+/// the one it finished before in the same process keeps its samples and its invocation, and
+/// the one line names the kernel that was running.
+#[test]
+fn a_dead_worker_fails_only_the_kernel_it_was_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let run = |extra: &[&str]| {
+        let out = tare()
+            .args(["kernels", FAKE, "--filter", "^(spin|empty)$", "-r", "2"])
+            .args(QUICK)
+            .args(["--export-json", j.to_str().unwrap()])
+            .args(extra)
+            .env("FAKE_MODE", "crash-second")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        let v = json(&j);
+        // Round 1: one kernel finished, then the process died in the other.
+        let firsts: Vec<(String, Value)> = v["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["name"].as_str().unwrap().to_string(),
+                    b["extra"]["invocations"][0].clone(),
+                )
+            })
+            .collect();
+        let crashed: Vec<&(String, Value)> = firsts
+            .iter()
+            .filter(|(_, i)| i["error"].is_string())
+            .collect();
+        assert_eq!(crashed.len(), 1, "{firsts:?}");
+        let (finished, inv) = firsts.iter().find(|(_, i)| i["error"].is_null()).unwrap();
+        assert!(inv["counted"].as_u64().unwrap() >= 6, "{finished}: {inv}");
+        (err, v, crashed[0].0.clone(), finished.clone())
+    };
+    let (err, v, crashed, _) = run(&[]);
+    let kernel = crashed.split('/').next().unwrap();
+    assert!(
+        err.contains(&format!("exited with status 3 (kernel '{kernel}', program")),
+        "{err}"
+    );
+    assert_eq!(v["complete"], false);
+    // Going on after failures: the finished kernel is measured in both rounds; the one that
+    // crashed has no counted sample, which ends the session with exit 3 and its name.
+    let (err, v, crashed, finished) = run(&["-i"]);
+    let b = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == finished.as_str())
+        .unwrap();
+    let invs = b["extra"]["invocations"].as_array().unwrap();
+    assert!(invs.iter().all(|i| i["error"].is_null()), "{invs:?}");
+    assert!(
+        err.contains(&format!(
+            "tare: error: {crashed}: worker closed the connection"
+        )),
+        "{err}"
+    );
+}
+
+/// An implementation that reports no checksum where another does: said in one line, not
+/// dropped from the cross-language check in silence.
+#[test]
+fn a_missing_checksum_is_said() {
+    let out = tare()
+        .args([
+            "kernels",
+            FAKE,
+            &format!("env FAKE_NO_CHECKSUM=1 python3 {FAKE}"),
+        ])
+        .args([
+            "-n", "with", "-n", "without", "--filter", "^spin$", "-r", "1",
+        ])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("reports no checksum"))
+        .collect();
+    assert_eq!(
+        lines,
+        ["tare: note: spin/without: reports no checksum where spin/with reports 19900: whether they compute the same thing is not checked"],
+        "{stdout}"
+    );
+    assert!(!stdout.contains("checksum agrees"), "{stdout}");
+}
+
 fn fails(mode: &str, extra: &[&str]) -> (String, Duration) {
     let t = Instant::now();
     let out = tare()

@@ -483,11 +483,40 @@ fn metric_agreement(benches: &[Benchmark], pairs: &[(usize, usize)]) -> Vec<(usi
             .filter_map(sample_of)
             .find_map(|s| s.metrics.get(name).copied())
     };
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, Diagnostic)> = Vec::new();
     for &(r, c) in pairs {
-        let (Some(x), Some(y)) = (last(&benches[r], "checksum"), last(&benches[c], "checksum"))
-        else {
-            continue;
+        let (x, y) = match (last(&benches[r], "checksum"), last(&benches[c], "checksum")) {
+            (Some(x), Some(y)) => (x, y),
+            // One reports a checksum, the other none (and it has samples: a kernel that failed
+            // before any is not checked): the check cannot be made, said once per benchmark.
+            (Some(v), None) | (None, Some(v)) => {
+                let (has, lacks) = if last(&benches[r], "checksum").is_some() {
+                    (r, c)
+                } else {
+                    (c, r)
+                };
+                let sampled = benches[lacks].runs.iter().any(|x| sample_of(x).is_some());
+                if sampled
+                    && !out
+                        .iter()
+                        .any(|(i, d)| *i == lacks && d.kind == "checksum-missing")
+                {
+                    out.push((
+                        lacks,
+                        Diagnostic {
+                            kind: "checksum-missing".into(),
+                            message: format!(
+                                "{}: reports no checksum where {} reports {v}: whether they compute the same thing is not checked",
+                                benches[lacks].name, benches[has].name
+                            ),
+                            suggestion: "report the same m.checksum as the other implementations (the client's metric(\"checksum\", ...))".into(),
+                            evidence: json!({"other": benches[has].name, "checksum": v}),
+                        },
+                    ));
+                }
+                continue;
+            }
+            (None, None) => continue,
         };
         let scale = x.abs().max(y.abs()).max(f64::MIN_POSITIVE);
         if (x - y).abs() / scale > METRIC_TOLERANCE {

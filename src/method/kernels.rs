@@ -544,6 +544,9 @@ struct Taken {
     once_seconds: f64,
     /// For each sample, the number of the worker's repetition it was (its Callgrind dump).
     reps: Vec<u64>,
+    /// Its part of the conversation ended (torn down, or failed in the worker with the worker
+    /// still answering): a failure of the process after it is not its own.
+    finished: bool,
     /// For each sample, its counts per loop (`--counters`), where Valgrind dumped them.
     counts: Vec<Option<Vec<crate::method::counters::CounterValue>>>,
 }
@@ -727,6 +730,14 @@ pub fn execute(
             }
             let interrupted = cancel.load(Ordering::Relaxed);
             once += Duration::from_secs_f64(taken.iter().map(|t| t.once_seconds).sum());
+            // A failed process is the failure of the kernel it was running; where none was
+            // (its start, its exit), of every kernel it was to run.
+            let running = taken.iter().find(|t| !t.finished).map(|t| t.target);
+            let blamed: Vec<usize> = match (&error, running) {
+                (None, _) => Vec::new(),
+                (Some(_), Some(r)) => vec![r],
+                (Some(_), None) => mine.clone(),
+            };
             record(
                 plan,
                 benches,
@@ -735,7 +746,7 @@ pub fn execute(
                 &mine,
                 round,
                 m.as_ref(),
-                error.as_deref(),
+                error.as_deref().map(|e| (e, blamed.as_slice())),
                 (setup, metered, environment),
                 t0,
             );
@@ -745,14 +756,17 @@ pub fn execute(
             }
             if let Some(e) = error {
                 if !plan.ignore_failure {
+                    let kernel = running
+                        .map(|r| format!("kernel '{}', ", plan.targets[r].kernel))
+                        .unwrap_or_default();
                     return KernelsOutcome::Failed(format!(
-                        "{} (program '{}', round {})",
+                        "{} ({kernel}program '{}', round {})",
                         e,
                         plan.programs[p].command,
                         round + 1
                     ));
                 }
-                for &i in &mine {
+                for &i in &blamed {
                     state[i].failed.get_or_insert(e.clone());
                 }
             }
@@ -933,36 +947,40 @@ fn invocation(
             once_seconds: 0.0,
             reps: Vec::new(),
             counts: Vec::new(),
+            finished: false,
         };
         let name = format!("{}/{}", t.kernel, at.program);
-        at.run(Stage::BeforeBenchmark, &name)?;
-        if let Err(msg) = w.setup(&t.kernel, &t.params)? {
-            got.error = Some(format!(
-                "setup of '{}' failed in the worker: {msg}",
-                t.kernel
-            ));
-            taken.push(got);
-            continue;
-        }
-        let outcome = measure(plan, &clock, steady, w, &state[i], &mut got, at, &name);
-        got.seconds = started.elapsed().as_secs_f64();
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(msg)) => got.error = Some(msg),
-            Err(e) => {
-                taken.push(got);
-                return Err(e);
+        // What fails in here fails this kernel, the one running: not those this process
+        // finished before it.
+        let mut one = || -> Result<(), WorkerError> {
+            at.run(Stage::BeforeBenchmark, &name)?;
+            if let Err(msg) = w.setup(&t.kernel, &t.params)? {
+                got.error = Some(format!(
+                    "setup of '{}' failed in the worker: {msg}",
+                    t.kernel
+                ));
+                return Ok(());
             }
-        }
-        let torn = w.teardown()?;
-        if let (Err(msg), None) = (torn, &got.error) {
-            got.error = Some(format!(
-                "teardown of '{}' failed in the worker: {msg}",
-                t.kernel
-            ));
-        }
+            let outcome = measure(plan, &clock, steady, w, &state[i], &mut got, at, &name);
+            got.seconds = started.elapsed().as_secs_f64();
+            match outcome {
+                Ok(Ok(())) => {}
+                Ok(Err(msg)) => got.error = Some(msg),
+                Err(e) => return Err(e),
+            }
+            let torn = w.teardown()?;
+            if let (Err(msg), None) = (torn, &got.error) {
+                got.error = Some(format!(
+                    "teardown of '{}' failed in the worker: {msg}",
+                    t.kernel
+                ));
+            }
+            at.run(Stage::AfterBenchmark, &name)
+        };
+        let r = one();
+        got.finished = r.is_ok();
         taken.push(got);
-        at.run(Stage::AfterBenchmark, &name)?;
+        r?;
     }
     w.exit()
 }
@@ -1229,7 +1247,8 @@ fn record(
     mine: &[usize],
     round: usize,
     m: Option<&crate::exec::Measurement>,
-    error: Option<&str>,
+    // The process's failure, and the benchmarks it is pinned on.
+    failure: Option<(&str, &[usize])>,
     (setup, meters, environment): (
         Option<String>,
         BTreeMap<String, f64>,
@@ -1239,6 +1258,12 @@ fn record(
 ) {
     for &i in mine {
         let got = taken.iter().find(|t| t.target == i);
+        let error = failure.and_then(|(e, blamed)| blamed.contains(&i).then_some(e));
+        if got.is_none() && error.is_none() && failure.is_some() {
+            // The process failed before this kernel's turn: not measured in it, tried again
+            // in the next round.
+            continue;
+        }
         let b = &mut benches[i];
         let mut invs = invocations(b);
         let index = invs.len();
