@@ -345,10 +345,10 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
             let (message, suggestion) = if hi < LINEARITY_MIN {
                 (
                     format!(
-                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away or per-sample overhead dominates",
+                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away, per-sample overhead dominates, or state left by earlier loops makes later ones cheaper (a body that sorts in place sorts sorted data after loop 1)",
                         b.name, k.loops
                     ),
-                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop".to_string(),
+                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop; give each loop its own input with per-loop init (C tare_on_each, Python init_each/body_each)".to_string(),
                 )
             } else {
                 (
