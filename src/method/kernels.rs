@@ -189,9 +189,10 @@ pub fn calibrate<E>(
 /// One loop this many times the shortest sample: a single loop is the sample (N = 1, not
 /// confirmed), and the linearity check, 18 or more such loops, is not made (said so).
 pub const ONE_LOOP_IS_LONG: f64 = 20.0;
-/// A sample expected to take this long or more is asked for one at a time (the stop rule is
-/// checked after each; batching saves nothing there).
-const LONG_SAMPLE_NS: f64 = 1e8;
+/// A sample expected to take this long (1 s) or more is asked for one at a time: the stop rule
+/// is checked after each, and batching saves nothing there (below it, a native harness that
+/// starts a process per request keeps serving batches from one process).
+const LONG_SAMPLE_NS: f64 = 1e9;
 
 /// One worker program.
 #[derive(Debug, Clone)]
