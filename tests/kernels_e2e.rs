@@ -183,11 +183,13 @@ fn blur_in_seven_languages_head_to_head() {
 }
 
 /// A worker whose loop was optimized away (the fake worker's `vanished`: its timed region
-/// ignores `loops`) is flagged by the linearity check, beside a real C worker's empty kernel,
-/// whose do-not-optimize helper keeps the loop.
+/// ignores `loops`) fails calibration with one line naming it (exit 3), beside a real C
+/// worker's empty kernel, whose do-not-optimize helper keeps the loop: measured.
 #[test]
 fn an_optimized_away_kernel_is_flagged() {
     let c = command("c");
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
     let out = tare()
         .args(["kernels", &c, FAKE, "-n", "c", "-n", "fake"])
         .args([
@@ -198,23 +200,29 @@ fn an_optimized_away_kernel_is_flagged() {
             "--stop",
             "runs >= 5",
         ])
-        .args(["--sample-time", "2ms"])
+        .args(["--sample-time", "2ms", "--export-json", j.to_str().unwrap()])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
     assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr.contains("tare: error: vanished/fake: no counted sample: calibration stopped at"),
+        "{stderr}"
     );
     assert!(
-        stdout.contains("vanished/fake: time does not grow with the loops"),
-        "{stdout}"
-    );
-    assert!(
-        !stdout.contains("empty/c: time does not grow"),
+        !stdout.contains("empty/c: time does not grow") && !stdout.contains("empty/c: invocation"),
         "the C client's empty kernel keeps its loop: {stdout}"
     );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["complete"], false);
+    let empty_c = &v["benchmarks"][0];
+    assert_eq!(empty_c["name"], "empty/c");
+    assert!(empty_c["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["counted"] == true));
 }
 
 /// Processes whose environment holds `KERNELS_E2E_MARK=<mark>` (tare passes its environment

@@ -65,7 +65,7 @@ fn a_whole_conversation() {
     let names: Vec<&str> = hello.kernels.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(
         names,
-        ["spin", "empty", "vanished", "jit", "failing", "levels"]
+        ["spin", "empty", "vanished", "jit", "failing", "levels", "fades"]
     );
     assert_eq!(hello.kernels[0].params[0].name, "n");
     assert_eq!(hello.kernels[0].params[0].default, "200");
@@ -168,7 +168,7 @@ fn chatter_on_stdout_is_not_the_protocol() {
         },
     )
     .unwrap();
-    assert_eq!(r.unwrap().kernels.len(), 6);
+    assert_eq!(r.unwrap().kernels.len(), 7);
 }
 
 /// CPU time of the calling thread (the master's side of the conversation runs on it).

@@ -33,6 +33,9 @@ struct tare_kernel {
     tare_run_fn run;
     tare_body_fn body;
     tare_teardown_fn teardown;
+    tare_init_each_fn init_each;
+    tare_body_each_fn body_each;
+    size_t each_batch;
     void *user;
 };
 
@@ -164,6 +167,12 @@ void tare_on_setup(tare_kernel *k, tare_setup_fn fn) { k->setup = fn; }
 void tare_on_init(tare_kernel *k, tare_init_fn fn) { k->init = fn; }
 void tare_on_run(tare_kernel *k, tare_run_fn fn) { k->run = fn; }
 void tare_on_body(tare_kernel *k, tare_body_fn fn) { k->body = fn; }
+void tare_on_each(tare_kernel *k, size_t batch, tare_init_each_fn init_each,
+                  tare_body_each_fn body_each) {
+    k->each_batch = batch ? batch : 1;
+    k->init_each = init_each;
+    k->body_each = body_each;
+}
 void tare_on_teardown(tare_kernel *k, tare_teardown_fn fn) { k->teardown = fn; }
 void tare_set_user(tare_kernel *k, void *user) { k->user = user; }
 void tare_set_client(const char *client, const char *lang) {
@@ -291,6 +300,43 @@ int tare_timed_region(tare_ctx *ctx, uint64_t loops) {
     return 0;
 }
 
+/* One batch of a per-loop kernel: body_each over slots 0..b-1. Not inlined, so the compiler
+ * cannot move the clock reads around it. */
+#if defined(__clang__)
+__attribute__((noinline))
+#elif defined(__GNUC__)
+__attribute__((noinline, noclone))
+#endif
+static void timed_batch(tare_body_each_fn body, void *state, size_t b) {
+    for (size_t s = 0; s < b; s++) body(state, s);
+}
+
+/* One repetition of a per-loop kernel: batches of init_each (untimed) then body_each (timed),
+ * the sample's time the sum of its batches' (its CPU time likewise). */
+static const char *do_rep_each(tare_ctx *ctx, uint64_t loops, uint64_t *ns, uint64_t *cpu) {
+    tare_kernel *k = ctx->k;
+    uint64_t total = 0, total_cpu = 0;
+    for (uint64_t done = 0; done < loops;) {
+        size_t b = k->each_batch;
+        if (loops - done < b) b = (size_t)(loops - done);
+        for (size_t s = 0; s < b; s++) {
+            int rc = k->init_each(ctx, ctx->state, s);
+            if (rc != 0 || ctx->has_error) return ctx_error(ctx, "init_each", rc);
+        }
+        uint64_t c0 = cpu ? cpu_ns() : 0;
+        uint64_t t0 = mono_ns();
+        timed_batch(k->body_each, ctx->state, b);
+        uint64_t t1 = mono_ns();
+        if (cpu) total_cpu += cpu_ns() - c0;
+        total += t1 - t0;
+        if (ctx->has_error) return ctx_error(ctx, "run", 0);
+        done += b;
+    }
+    *ns = total;
+    if (cpu) *cpu = total_cpu;
+    return NULL;
+}
+
 /* One repetition: init (untimed), then the timed loop. Returns NULL or an error message. */
 static const char *do_rep(tare_ctx *ctx, uint64_t loops, uint64_t *ns, uint64_t *cpu) {
     tare_kernel *k = ctx->k;
@@ -299,6 +345,7 @@ static const char *do_rep(tare_ctx *ctx, uint64_t loops, uint64_t *ns, uint64_t 
         int rc = k->init(ctx, ctx->state);
         if (rc != 0 || ctx->has_error) return ctx_error(ctx, "init", rc);
     }
+    if (k->body_each) return do_rep_each(ctx, loops, ns, cpu);
     uint64_t c0 = cpu ? cpu_ns() : 0;
     uint64_t t0 = mono_ns();
     int rc = tare_timed_region(ctx, loops);
@@ -864,7 +911,7 @@ static int standalone_main(int argc, char **argv) {
 
 int tare_main(int argc, char **argv) {
     for (size_t i = 0; i < g_nkernels; i++)
-        if (!g_kernels[i]->run && !g_kernels[i]->body) {
+        if (!g_kernels[i]->run && !g_kernels[i]->body && !g_kernels[i]->body_each) {
             fprintf(stderr, "tare-worker: error: kernel %s has neither a run nor a body stage; call tare_on_run or tare_on_body\n", g_kernels[i]->name);
             return 1;
         }

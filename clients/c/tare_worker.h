@@ -8,7 +8,15 @@
  *
  * Stages of a kernel (all optional except a run or a body):
  *   setup(ctx, &state)        parameters -> state; untimed
- *   init(ctx, state)          before each repetition; untimed
+ *   init(ctx, state)          before each repetition (sample), NOT before each loop; untimed:
+ *                             a body that changes its state (sorts in place) sees the state
+ *                             loop 1 left in loops 2..N; for state of its own per loop use
+ *   each: init_each(ctx, state, slot) + body_each(state, slot)   (tare_on_each): per loop,
+ *                             the init untimed, in batches as Criterion's iter_batched: for up
+ *                             to `batch` loops the client calls init_each for slots 0..b-1,
+ *                             reads the clock, calls body_each for slots 0..b-1, reads the
+ *                             clock; a sample's time is the sum of its batches' (the clock's
+ *                             cost is paid once a batch, not once a loop)
  *   run(ctx, state, loops)    the timed region: the user's loop runs `loops` times
  *   body(state)               convenience instead of run: called once per loop by the client
  *   teardown(ctx, state)      finalize
@@ -41,6 +49,8 @@ typedef int (*tare_init_fn)(tare_ctx *ctx, void *state);
 typedef int (*tare_run_fn)(tare_ctx *ctx, void *state, uint64_t loops);
 typedef void (*tare_body_fn)(void *state);
 typedef int (*tare_teardown_fn)(tare_ctx *ctx, void *state);
+typedef int (*tare_init_each_fn)(tare_ctx *ctx, void *state, size_t slot);
+typedef void (*tare_body_each_fn)(void *state, size_t slot);
 
 /* Registration (before tare_main). Names match [A-Za-z0-9_./-]+; an invalid or duplicate
  * name, or running out of memory, prints one line on stderr and exits 1 (a programming error). */
@@ -51,6 +61,12 @@ void tare_on_init(tare_kernel *k, tare_init_fn fn);
 void tare_on_run(tare_kernel *k, tare_run_fn fn);
 void tare_on_body(tare_kernel *k, tare_body_fn fn);
 void tare_on_teardown(tare_kernel *k, tare_teardown_fn fn);
+/* Per-loop state: before every loop init_each prepares slot `slot` (untimed), body_each is one
+ * loop on it (timed); slots 0..batch-1, so state holds `batch` inputs (batch >= 1; 1 times each
+ * loop on its own, paying two clock reads a loop). Instead of run/body. Under
+ * `tare kernels --counters` such a kernel has no counts (each batch is timed on its own). */
+void tare_on_each(tare_kernel *k, size_t batch, tare_init_each_fn init_each,
+                  tare_body_each_fn body_each);
 /* An opaque pointer handed back by tare_user() in every stage (the C++ layer keeps its
  * closures there). */
 void tare_set_user(tare_kernel *k, void *user);

@@ -29,8 +29,8 @@ use std::time::Duration;
     after_help = "Example (the blur kernel in C and Python, compared head to head):\n  \
     tare kernels \"$(examples/kernels/blur/c/build.sh --print-command)\" \\\n    \
     \"$(examples/kernels/blur/python/build.sh --print-command)\" -L size 64 --export-html blur.html\n\n\
-    Exit codes: 0 measured; 2 bad input (before any measurement); 3 a worker failed, hit a limit \
-    or results could not be written; 128+n stopped by signal n. See docs/protocol.md."
+    Exit codes: 0 measured; 2 bad input (before any measurement); 3 a worker or a kernel failed, \
+    a kernel had no counted sample, a worker hit a limit, or results could not be written; 128+n stopped by signal n. See docs/protocol.md."
 )]
 pub struct KernelsArgs {
     /// Worker programs, each one command line (split into words like a shell would, no shell).
@@ -86,8 +86,9 @@ pub struct KernelsArgs {
     /// ≥ 1000× the worker's clock resolution, ≥ 100× its read cost).
     #[arg(long, default_value = "5ms", value_name = "DURATION")]
     sample_time: String,
-    /// Wall limit on each reply line of a worker (a sample, an `ok`); past it the worker's
-    /// process tree is killed.
+    /// Wall limit on each reply line of a worker (a sample, an `ok`), plus twice the time tare
+    /// expects a sample to take from the samples before (2N loops where N took seconds); past
+    /// it the worker's process tree is killed.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     worker_timeout: String,
     /// Wall limit on a worker's start (until its `hello`), e.g. for a JVM.
@@ -483,6 +484,18 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         randomize,
         counters,
     };
+    // What the machine is doing that tare cannot correct, as `tare run` says it (load above
+    // what the cores take, steal, governor, turbo, swap).
+    let facts = machine::inventory::read_facts(
+        &root,
+        &machine::inventory::InventoryOptions { steal_sample: None },
+    );
+    let machine_warnings = machine::warnings::session_warnings(&facts, None);
+    if style != Style::None {
+        for w in &machine_warnings {
+            eprintln!("tare: warning: {w}");
+        }
+    }
     let mut benches = mk::empty_benchmarks(&plan, &found);
     let mut observer = Progress {
         quiet: style == Style::None,
@@ -516,12 +529,20 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         seed,
         benchmarks: benches,
         comparisons: Vec::new(),
-        complete: matches!(outcome, KernelsOutcome::Complete),
+        complete: false,
         extra: BTreeMap::new(),
     };
+    // Complete only when everything asked was measured: no kernel failed or ended without a
+    // counted sample, no invocation failed.
+    session.complete = matches!(outcome, KernelsOutcome::Complete)
+        && mk::unmeasured(&session.benchmarks).is_none();
     session
         .extra
         .insert("time_per".into(), "loop (kernel iteration)".into());
+    session.extra.insert(
+        machine::extra_keys::SESSION_WARNINGS.into(),
+        serde_json::json!(machine_warnings),
+    );
     if let Some((_, record)) = &idle {
         session.extra.insert("idle".into(), record.clone());
     }
@@ -589,17 +610,11 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     if !failures.is_empty() {
         return Err(UserError::run_failed(failures.join("; ")).into());
     }
-    if let Some(b) = session
-        .benchmarks
-        .iter()
-        .find(|b| b.stop_reason.starts_with("failed: "))
-    {
-        return Err(UserError::run_failed(format!(
-            "{}: {}",
-            b.name,
-            b.stop_reason.trim_start_matches("failed: ")
-        ))
-        .into());
+    if let Some(why) = mk::unmeasured(&session.benchmarks).filter(|_| !a.ignore_failure) {
+        return Err(UserError::run_failed(why).into());
+    }
+    if let Some(why) = mk::uncounted(&session.benchmarks) {
+        return Err(UserError::run_failed(why).into());
     }
     Ok(exit::OK)
 }

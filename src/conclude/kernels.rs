@@ -345,10 +345,10 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
             let (message, suggestion) = if hi < LINEARITY_MIN {
                 (
                     format!(
-                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away or per-sample overhead dominates",
+                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away, per-sample overhead dominates, or state left by earlier loops makes later ones cheaper (a body that sorts in place sorts sorted data after loop 1)",
                         b.name, k.loops
                     ),
-                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop".to_string(),
+                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop; give each loop its own input with per-loop init (C tare_on_each, Python init_each/body_each)".to_string(),
                 )
             } else {
                 (
@@ -366,6 +366,14 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
                 evidence: json!({"ratio": l, "ci": [lo, hi], "pairs": k.linearity_pairs, "loops": k.loops}),
             });
         }
+    }
+    if let Some(why) = &k.linearity_skipped {
+        out.push(Diagnostic {
+            kind: "linearity-skipped".into(),
+            message: format!("{}: linearity not checked: {why}", b.name),
+            suggestion: "a body whose time depends on state left by earlier loops is not caught at N = 1; check such a kernel with a smaller size".into(),
+            evidence: json!({"loops": k.loops}),
+        });
     }
     let samples: Vec<SampleRecord> = b.runs.iter().filter_map(sample_of).collect();
     let unresolved = samples
@@ -388,6 +396,32 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
         });
     }
     let invs = invocations(b);
+    // Other work on the worker's cores while its processes ran (as `tare run`'s per-run
+    // check): the invocations that counted as interfered with.
+    let envs: Vec<&serde_json::Value> =
+        invs.iter().filter_map(|i| i.environment.as_ref()).collect();
+    let hit: Vec<&&serde_json::Value> = envs
+        .iter()
+        .filter(|e| e["interfered"] == json!(true))
+        .collect();
+    if !hit.is_empty() {
+        let sum = |key: &str| hit.iter().filter_map(|e| e[key].as_f64()).sum::<f64>();
+        let (other, steal) = (sum("other_cpu_time"), sum("steal_time"));
+        let fmt = |s: f64| crate::units::format_time(s, None);
+        out.push(Diagnostic {
+            kind: "interference".into(),
+            message: format!(
+                "{}: {} of {} invocations were interfered with (the machine was busy): other processes used {} of CPU on the worker's cores and the hypervisor stole {} while they ran",
+                b.name,
+                hit.len(),
+                envs.len(),
+                fmt(other),
+                fmt(steal)
+            ),
+            suggestion: "stop the other load, or pin the workers away from it with --cpus; measure again on a quiet machine before comparing".into(),
+            evidence: json!({"interfered": hit.len(), "invocations": envs.len(), "other_cpu_time": other, "steal_time": steal}),
+        });
+    }
     let steady: Vec<(usize, usize)> = invs
         .iter()
         .filter(|i| i.steady_from > 0)
@@ -449,11 +483,40 @@ fn metric_agreement(benches: &[Benchmark], pairs: &[(usize, usize)]) -> Vec<(usi
             .filter_map(sample_of)
             .find_map(|s| s.metrics.get(name).copied())
     };
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, Diagnostic)> = Vec::new();
     for &(r, c) in pairs {
-        let (Some(x), Some(y)) = (last(&benches[r], "checksum"), last(&benches[c], "checksum"))
-        else {
-            continue;
+        let (x, y) = match (last(&benches[r], "checksum"), last(&benches[c], "checksum")) {
+            (Some(x), Some(y)) => (x, y),
+            // One reports a checksum, the other none (and it has samples: a kernel that failed
+            // before any is not checked): the check cannot be made, said once per benchmark.
+            (Some(v), None) | (None, Some(v)) => {
+                let (has, lacks) = if last(&benches[r], "checksum").is_some() {
+                    (r, c)
+                } else {
+                    (c, r)
+                };
+                let sampled = benches[lacks].runs.iter().any(|x| sample_of(x).is_some());
+                if sampled
+                    && !out
+                        .iter()
+                        .any(|(i, d)| *i == lacks && d.kind == "checksum-missing")
+                {
+                    out.push((
+                        lacks,
+                        Diagnostic {
+                            kind: "checksum-missing".into(),
+                            message: format!(
+                                "{}: reports no checksum where {} reports {v}: whether they compute the same thing is not checked",
+                                benches[lacks].name, benches[has].name
+                            ),
+                            suggestion: "report the same m.checksum as the other implementations (the client's metric(\"checksum\", ...))".into(),
+                            evidence: json!({"other": benches[has].name, "checksum": v}),
+                        },
+                    ));
+                }
+                continue;
+            }
+            (None, None) => continue,
         };
         let scale = x.abs().max(y.abs()).max(f64::MIN_POSITIVE);
         if (x - y).abs() / scale > METRIC_TOLERANCE {

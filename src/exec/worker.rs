@@ -27,6 +27,9 @@ pub enum WorkerError {
         waiting_for: String,
         limit: Duration,
         option: &'static str,
+        /// The time tare itself expected the line to take (a sample of many loops, from the
+        /// samples before), added twice to the option's limit; `None` when it expected none.
+        expected: Option<Duration>,
     },
     /// Not a message, a line too long, a reply that does not fit the request.
     Protocol(String),
@@ -49,10 +52,23 @@ impl std::fmt::Display for WorkerError {
                 waiting_for,
                 limit,
                 option,
+                expected: None,
             } => write!(
                 f,
                 "worker did not answer within {:.3} s while tare waited for {waiting_for}; its process tree was killed; raise {option} if it is slow",
                 limit.as_secs_f64()
+            ),
+            WorkerError::Timeout {
+                waiting_for,
+                limit,
+                option,
+                expected: Some(x),
+            } => write!(
+                f,
+                "worker did not answer within {:.3} s ({option} {:.3} s plus twice the {:.3} s its samples so far foretold) while tare waited for {waiting_for}; its process tree was killed; the kernel slowed down or hangs (raise {option} if it varies that much)",
+                limit.as_secs_f64(),
+                limit.saturating_sub(*x * 2).as_secs_f64(),
+                x.as_secs_f64()
             ),
             WorkerError::Protocol(m) => write!(f, "worker broke the protocol: {m}"),
             WorkerError::Version(v) => write!(
@@ -134,6 +150,9 @@ pub struct Worker<'a> {
     /// The worker said `loops=approximate`: samples of other loops than asked are read by
     /// their own count.
     approximate_loops: bool,
+    /// What tare expects the line it waits for now to take (a sample of a `run` sent with
+    /// [`Worker::run_expecting`]); it widens the limit to `limit + 2 × expected`.
+    expected: Option<Duration>,
 }
 
 impl<'a> Worker<'a> {
@@ -147,6 +166,7 @@ impl<'a> Worker<'a> {
             cancel,
             samples_received: 0,
             approximate_loops: false,
+            expected: None,
         }
     }
 
@@ -192,6 +212,7 @@ impl<'a> Worker<'a> {
                     waiting_for: waiting_for.to_string(),
                     limit,
                     option,
+                    expected: self.expected,
                 });
             }
             // Wake at least every 250 ms to see the cancel flag; the timeout is changed only
@@ -420,12 +441,41 @@ impl<'a> Worker<'a> {
         &mut self,
         loops: u64,
         reps: u64,
+        each: impl FnMut(&Sample),
+    ) -> Result<Reply<Vec<Sample>>, WorkerError> {
+        self.run_expecting(loops, reps, None, each)
+    }
+
+    /// [`Worker::run`] where tare expects each sample to take `expected` (its loops at the
+    /// time per loop seen so far): each sample line may take the limit plus twice that, so
+    /// what tare itself asks (2N loops, N loops of seconds each) is never cut by a limit meant
+    /// for one reply; a timeout then says what was expected.
+    pub fn run_expecting(
+        &mut self,
+        loops: u64,
+        reps: u64,
+        expected: Option<Duration>,
         mut each: impl FnMut(&Sample),
     ) -> Result<Reply<Vec<Sample>>, WorkerError> {
         self.send(&Message::new("run").with("loops", loops).with("reps", reps))?;
         let mut samples = Vec::with_capacity(reps as usize);
+        let limit = self.limit + expected.map_or(Duration::ZERO, |x| x * 2);
+        self.expected = expected;
+        let r = self.samples_of(loops, reps, limit, &mut samples, &mut each);
+        self.expected = None;
+        r.map(|r| r.map(|()| samples))
+    }
+
+    fn samples_of(
+        &mut self,
+        loops: u64,
+        reps: u64,
+        limit: Duration,
+        samples: &mut Vec<Sample>,
+        each: &mut impl FnMut(&Sample),
+    ) -> Result<Reply<()>, WorkerError> {
         loop {
-            let m = self.read("a sample of 'run'", self.limit)?;
+            let m = self.read("a sample of 'run'", limit)?;
             match m.verb.as_str() {
                 "sample" if (samples.len() as u64) < reps => {
                     let s = self.sample(&m)?;
@@ -439,7 +489,7 @@ impl<'a> Worker<'a> {
                     each(&s);
                     samples.push(s);
                 }
-                "done" if samples.len() as u64 == reps => return Ok(Ok(samples)),
+                "done" if samples.len() as u64 == reps => return Ok(Ok(())),
                 "error" => return Ok(Err(m.get("message").unwrap_or("").to_string())),
                 _ if (samples.len() as u64) < reps => {
                     return Err(
@@ -535,4 +585,34 @@ pub fn invoke<R>(
         };
         (r, after)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_past_what_tare_expected_says_so() {
+        let plain = WorkerError::Timeout {
+            waiting_for: "the reply to 'setup'".into(),
+            limit: Duration::from_secs(10),
+            option: "--worker-timeout",
+            expected: None,
+        };
+        assert!(plain
+            .to_string()
+            .contains("within 10.000 s while tare waited for the reply to 'setup'; its process tree was killed; raise --worker-timeout if it is slow"));
+        let scaled = WorkerError::Timeout {
+            waiting_for: "a sample of 'run'".into(),
+            limit: Duration::from_secs(34),
+            option: "--worker-timeout",
+            expected: Some(Duration::from_secs(12)),
+        };
+        assert!(
+            scaled.to_string().contains(
+                "within 34.000 s (--worker-timeout 10.000 s plus twice the 12.000 s its samples so far foretold)"
+            ),
+            "{scaled}"
+        );
+    }
 }

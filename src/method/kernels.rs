@@ -7,7 +7,9 @@
 //!
 //! - **calibration** (first invocation): loops per sample grow from 1 until one sample lasts at
 //!   least `max(1000 × clock resolution, 100 × clock read cost, --sample-time)`; the same loops
-//!   are used in every later invocation, so samples are comparable;
+//!   are used in every later invocation, so samples are comparable; at 2^20 loops or more a
+//!   sample implying under 0.01 ns a loop ends it (the body was optimized away: that kernel
+//!   fails, saying so, rather than climbing to 2^40 loops);
 //! - **linearity** (first invocation): N and 2N loops alternated in pairs, each pair's
 //!   time(2N)/time(N) a ratio (the two samples are next to each other in time, so a machine's
 //!   slow phase or speed mode hits both); 6 to 16 pairs, until the 95% interval of the median
@@ -120,6 +122,77 @@ pub fn check_linearity<E>(
         }
     }
 }
+
+/// Why a request of the measurement stopped: the conversation failed (the invocation ends), or
+/// the worker answered with its own `error` (this kernel ends, the worker goes on).
+enum Stop {
+    Worker(WorkerError),
+    Kernel(String),
+}
+
+/// Fewest loops a sample must hold before calibration may call the body optimized away.
+pub const VANISHED_LOOPS: u64 = 1 << 20;
+/// A loop of any real body takes at least this (ns): a 4 GHz core's cycle is 0.25 ns.
+pub const MIN_LOOP_NS: f64 = 0.01;
+
+/// What calibration found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Calibration {
+    /// Loops per sample.
+    Loops(u64),
+    /// The time did not grow with the loops: `loops` (≥ [`VANISHED_LOOPS`]) took `ns`, under
+    /// [`MIN_LOOP_NS`] a loop, though that many loops of any real body would be well above
+    /// what the clock resolves (`floor`).
+    Vanished { loops: u64, ns: f64 },
+}
+
+/// Loops per sample: from 1 up until one sample lasts at least `target` ns. `take(n, k)` takes
+/// `k` samples of `n` loops and gives each one's ns. A sample long enough is confirmed by the
+/// least of two more (a sample stretched by preemption must not choose N), except a first
+/// loop of [`ONE_LOOP_IS_LONG`] times the target, which no preemption makes: N = 1 at once
+/// (a kernel of 5 s a loop took 15 s here before). Gives up
+/// at [`VANISHED_LOOPS`] or more when a sample implies less than [`MIN_LOOP_NS`] a loop while
+/// that many loops would take at least `floor` ns (the shortest sample the clock resolves):
+/// the body is gone, and 2^40 loops would not bring it back.
+pub fn calibrate<E>(
+    target: f64,
+    floor: f64,
+    mut take: impl FnMut(u64, u64) -> Result<Vec<f64>, E>,
+) -> Result<Calibration, E> {
+    let mut n: u64 = 1;
+    loop {
+        let mut ns = take(n, 1)?.first().copied().unwrap_or(0.0);
+        let long_first = n == 1 && ns >= ONE_LOOP_IS_LONG * target;
+        if ns >= target && n < MAX_LOOPS && !long_first {
+            ns = take(n, 2)?.into_iter().fold(ns, f64::min);
+        }
+        if ns >= target || n >= MAX_LOOPS {
+            return Ok(Calibration::Loops(n));
+        }
+        let least = n as f64 * MIN_LOOP_NS;
+        if n >= VANISHED_LOOPS && ns < least && least >= floor {
+            return Ok(Calibration::Vanished { loops: n, ns });
+        }
+        // Aim a little past the target; grow at least 2× (1.1× once near it), at most 16×
+        // per step so a kernel whose first loop was slow (cold caches) is not overshot.
+        let grow = if ns <= 0.0 {
+            16.0
+        } else {
+            (target / ns * 1.2)
+                .clamp(1.1, 16.0)
+                .max(if ns * 2.0 < target { 2.0 } else { 1.1 })
+        };
+        n = ((n as f64 * grow).ceil() as u64).min(MAX_LOOPS);
+    }
+}
+
+/// One loop this many times the shortest sample: a single loop is the sample (N = 1, not
+/// confirmed), and the linearity check, 18 or more such loops, is not made (said so).
+pub const ONE_LOOP_IS_LONG: f64 = 20.0;
+/// A sample expected to take this long (1 s) or more is asked for one at a time: the stop rule
+/// is checked after each, and batching saves nothing there (below it, a native harness that
+/// starts a process per request keeps serving batches from one process).
+const LONG_SAMPLE_NS: f64 = 1e9;
 
 /// One worker program.
 #[derive(Debug, Clone)]
@@ -393,6 +466,37 @@ pub fn resolvable_ns(clock: &ClockInfo) -> f64 {
 
 pub use crate::conclude::kernels::{invocations, kernel_record, sample_of};
 
+/// The first thing a session asked for and did not measure, in one line that names its
+/// benchmark: a kernel that failed (its reason), one with no counted sample, or (with
+/// `--ignore-failure`) an invocation that failed. `None` when everything was measured.
+pub fn unmeasured(benches: &[Benchmark]) -> Option<String> {
+    benches.iter().find_map(|b| {
+        if let Some(why) = b.stop_reason.strip_prefix("failed: ") {
+            return Some(format!("{}: {why}", b.name));
+        }
+        if let Some(why) = uncounted(std::slice::from_ref(b)) {
+            return Some(why);
+        }
+        invocations(b).into_iter().find_map(|i| {
+            i.error
+                .map(|e| format!("{}: invocation {} failed: {e}", b.name, i.index + 1))
+        })
+    })
+}
+
+/// The first benchmark without a single counted sample, in one line: its failure where it
+/// failed, else that every sample was excluded.
+pub fn uncounted(benches: &[Benchmark]) -> Option<String> {
+    let b = benches.iter().find(|b| !b.runs.iter().any(|r| r.counted))?;
+    Some(match b.stop_reason.strip_prefix("failed: ") {
+        Some(why) => format!("{}: {why}", b.name),
+        None => format!(
+            "{}: no counted sample: every sample was excluded (see the notes above); raise --sample-time, lower --warmup, or check that the body is not optimized away",
+            b.name
+        ),
+    })
+}
+
 /// Progress and failures, as they happen.
 pub trait KernelsObserver {
     /// An invocation ended (`error` when it failed).
@@ -419,6 +523,8 @@ struct State {
     seconds: f64,
     done: bool,
     failed: Option<String>,
+    /// The slowest time per loop seen (ns), what later requests are expected to take.
+    loop_ns: Option<f64>,
 }
 
 /// What one benchmark got in one invocation.
@@ -429,12 +535,19 @@ struct Taken {
     error: Option<String>,
     loops: Option<u64>,
     linearity: Option<Linearity>,
+    /// Why the linearity check was not made, where it was skipped.
+    linearity_skipped: Option<String>,
+    /// The slowest time per loop seen so far (ns).
+    loop_ns: Option<f64>,
     seconds: f64,
     /// Of `seconds`, the calibration and the linearity check: done once per session, so not
     /// the pace of later rounds.
     once_seconds: f64,
     /// For each sample, the number of the worker's repetition it was (its Callgrind dump).
     reps: Vec<u64>,
+    /// Its part of the conversation ended (torn down, or failed in the worker with the worker
+    /// still answering): a failure of the process after it is not its own.
+    finished: bool,
     /// For each sample, its counts per loop (`--counters`), where Valgrind dumped them.
     counts: Vec<Option<Vec<crate::method::counters::CounterValue>>>,
 }
@@ -487,6 +600,15 @@ pub fn execute(
 ) -> KernelsOutcome {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
     let mut state = vec![State::default(); plan.targets.len()];
+    // Snapshots of the machine around each invocation, as `tare run` takes around each run:
+    // the worker's cores (all CPUs when not pinned).
+    let root = crate::machine::sysfs::SysRoot::from_env();
+    let cores = plan.spec.cores.clone().unwrap_or_else(|| {
+        crate::machine::topology::read_topology(&root)
+            .map(|t| t.cpus.iter().map(|c| c.id).collect())
+            .unwrap_or_default()
+    });
+    let mut probe = crate::machine::probe::RunProbe::new(&root, &cores, Default::default());
     let t0 = Instant::now();
     // How long each round took, for the time budget's forecast of the next.
     let mut round_times: Vec<Duration> = Vec::new();
@@ -555,6 +677,7 @@ pub fn execute(
                 None => None,
             };
             let mut taken: Vec<Taken> = Vec::new();
+            let probe_start = probe.start();
             let result = worker::invoke(exec, &spec, plan.timeout, cancel, |w| {
                 let mut at = At {
                     actions: &mut *actions,
@@ -571,6 +694,13 @@ pub fn execute(
                     &mut at,
                     cancel,
                 )
+            });
+            let environment = result.as_ref().ok().map(|(m, _)| {
+                serde_json::json!(probe.finish(
+                    probe_start,
+                    m.cpu().as_secs_f64(),
+                    m.wall.as_secs_f64()
+                ))
             });
             let metered: BTreeMap<String, f64> = meters.iter_mut().flat_map(|m| m.stop()).collect();
             if let Err(e) = actions.run(&ctx(Stage::AfterInvocation)) {
@@ -601,6 +731,14 @@ pub fn execute(
             }
             let interrupted = cancel.load(Ordering::Relaxed);
             once += Duration::from_secs_f64(taken.iter().map(|t| t.once_seconds).sum());
+            // A failed process is the failure of the kernel it was running; where none was
+            // (its start, its exit), of every kernel it was to run.
+            let running = taken.iter().find(|t| !t.finished).map(|t| t.target);
+            let blamed: Vec<usize> = match (&error, running) {
+                (None, _) => Vec::new(),
+                (Some(_), Some(r)) => vec![r],
+                (Some(_), None) => mine.clone(),
+            };
             record(
                 plan,
                 benches,
@@ -609,8 +747,8 @@ pub fn execute(
                 &mine,
                 round,
                 m.as_ref(),
-                error.as_deref(),
-                (setup, metered),
+                error.as_deref().map(|e| (e, blamed.as_slice())),
+                (setup, metered, environment),
                 t0,
             );
             observer.invocation(round, &plan.programs[p], error.as_deref());
@@ -619,14 +757,17 @@ pub fn execute(
             }
             if let Some(e) = error {
                 if !plan.ignore_failure {
+                    let kernel = running
+                        .map(|r| format!("kernel '{}', ", plan.targets[r].kernel))
+                        .unwrap_or_default();
                     return KernelsOutcome::Failed(format!(
-                        "{} (program '{}', round {})",
+                        "{} ({kernel}program '{}', round {})",
                         e,
                         plan.programs[p].command,
                         round + 1
                     ));
                 }
-                for &i in &mine {
+                for &i in &blamed {
                     state[i].failed.get_or_insert(e.clone());
                 }
             }
@@ -801,44 +942,68 @@ fn invocation(
             error: None,
             loops: state[i].loops,
             linearity: None,
+            linearity_skipped: None,
+            loop_ns: state[i].loop_ns,
             seconds: 0.0,
             once_seconds: 0.0,
             reps: Vec::new(),
             counts: Vec::new(),
+            finished: false,
         };
         let name = format!("{}/{}", t.kernel, at.program);
-        at.run(Stage::BeforeBenchmark, &name)?;
-        if let Err(msg) = w.setup(&t.kernel, &t.params)? {
-            got.error = Some(format!(
-                "setup of '{}' failed in the worker: {msg}",
-                t.kernel
-            ));
-            taken.push(got);
-            continue;
-        }
-        let outcome = measure(plan, &clock, steady, w, &state[i], &mut got, at, &name);
-        got.seconds = started.elapsed().as_secs_f64();
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(msg)) => {
-                got.error = Some(format!("'{}' failed in the worker: {msg}", t.kernel));
+        // What fails in here fails this kernel, the one running: not those this process
+        // finished before it.
+        let mut one = || -> Result<(), WorkerError> {
+            at.run(Stage::BeforeBenchmark, &name)?;
+            if let Err(msg) = w.setup(&t.kernel, &t.params)? {
+                got.error = Some(format!(
+                    "setup of '{}' failed in the worker: {msg}",
+                    t.kernel
+                ));
+                return Ok(());
             }
-            Err(e) => {
-                taken.push(got);
-                return Err(e);
+            let outcome = measure(plan, &clock, steady, w, &state[i], &mut got, at, &name);
+            got.seconds = started.elapsed().as_secs_f64();
+            match outcome {
+                Ok(Ok(())) => {}
+                Ok(Err(msg)) => got.error = Some(msg),
+                Err(e) => return Err(e),
             }
-        }
-        let torn = w.teardown()?;
-        if let (Err(msg), None) = (torn, &got.error) {
-            got.error = Some(format!(
-                "teardown of '{}' failed in the worker: {msg}",
-                t.kernel
-            ));
-        }
+            let torn = w.teardown()?;
+            if let (Err(msg), None) = (torn, &got.error) {
+                got.error = Some(format!(
+                    "teardown of '{}' failed in the worker: {msg}",
+                    t.kernel
+                ));
+            }
+            at.run(Stage::AfterBenchmark, &name)
+        };
+        let r = one();
+        got.finished = r.is_ok();
         taken.push(got);
-        at.run(Stage::AfterBenchmark, &name)?;
+        r?;
     }
     w.exit()
+}
+
+/// `run loops=n reps=k`, each sample expected to take `n` loops at the slowest time per loop
+/// seen so far (its line may take `--worker-timeout` plus twice that); `loop_ns` then takes
+/// in the samples' own times per loop.
+fn ask(
+    w: &mut Worker,
+    n: u64,
+    reps: u64,
+    loop_ns: &mut Option<f64>,
+) -> Result<worker::Reply<Vec<Sample>>, WorkerError> {
+    let expected = loop_ns.map(|l| Duration::from_secs_f64((l * n as f64 * 1e-9).min(1e6)));
+    let r = w.run_expecting(n, reps, expected, |_| {})?;
+    if let Ok(samples) = &r {
+        for s in samples {
+            let per = s.ns as f64 / s.loops.max(1) as f64;
+            *loop_ns = Some(loop_ns.map_or(per, |l| l.max(per)));
+        }
+    }
+    Ok(r)
 }
 
 /// Calibration, linearity, warm-up and samples of one benchmark in one invocation.
@@ -856,52 +1021,61 @@ fn measure(
     // Actions between repetitions need one sample per request.
     let per_rep = at.actions.has(Stage::BeforeRepetition) || at.actions.has(Stage::AfterRepetition);
     let began = Instant::now();
-    let batch_size = if per_rep { 1 } else { BATCH };
     let target = target_ns(clock, plan.min_sample);
+    let kernel = &plan.targets[got.target].kernel;
+    let in_worker = |e: String| format!("'{kernel}' failed in the worker: {e}");
+    // Calibration's samples at the loops it chose, with their repetition numbers: the
+    // invocation's warm-up where there is no action between repetitions.
+    let mut at_n: Vec<(Sample, u64)> = Vec::new();
     let loops = match state.loops {
         Some(n) => n,
         None => {
-            let mut n: u64 = 1;
-            loop {
-                let s = match w.run(n, 1, |_| {})? {
-                    Ok(s) => s,
-                    Err(e) => return Ok(Err(e)),
-                };
-                let mut ns = at_loops(&s[0], n);
-                if ns >= target && n < MAX_LOOPS {
-                    // Confirm with the least of two more: a sample stretched by preemption
-                    // must not choose N.
-                    let more = match w.run(n, 2, |_| {})? {
-                        Ok(s) => s,
-                        Err(e) => return Ok(Err(e)),
-                    };
-                    ns = more.iter().map(|s| at_loops(s, n)).fold(ns, f64::min);
+            let floor = resolvable_ns(clock);
+            let calibrated = calibrate(target, floor, |n, reps| {
+                let first = w.samples_received + 1;
+                match ask(w, n, reps, &mut got.loop_ns) {
+                    Err(e) => Err(Stop::Worker(e)),
+                    Ok(Err(e)) => Err(Stop::Kernel(e)),
+                    Ok(Ok(s)) => {
+                        if at_n.first().is_some_and(|(x, _)| x.loops != s[0].loops) {
+                            at_n.clear();
+                        }
+                        let ns = s.iter().map(|x| at_loops(x, n)).collect();
+                        at_n.extend(s.into_iter().zip(first..));
+                        Ok(ns)
+                    }
                 }
-                if ns >= target || n >= MAX_LOOPS {
-                    break n;
+            });
+            match calibrated {
+                Ok(Calibration::Loops(n)) => n,
+                Ok(Calibration::Vanished { loops, ns }) => {
+                    return Ok(Err(format!(
+                        "no counted sample: calibration stopped at {loops} loops a sample, which took {ns:.0} ns (under {MIN_LOOP_NS} ns a loop: the time does not grow with the loops); the body was optimized away or its timed region ignores the loops: pass a value the body computes to the client's do-not-optimize helper (black_box)"
+                    )))
                 }
-                // Aim a little past the target; grow at least 2× (1.1× once near it), at
-                // most 16× per step so a kernel whose first loop was slow (cold caches) is
-                // not overshot.
-                let grow = if ns <= 0.0 {
-                    16.0
-                } else {
-                    (target / ns * 1.2)
-                        .clamp(1.1, 16.0)
-                        .max(if ns * 2.0 < target { 2.0 } else { 1.1 })
-                };
-                n = ((n as f64 * grow).ceil() as u64).min(MAX_LOOPS);
+                Err(Stop::Worker(e)) => return Err(e),
+                Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
             }
         }
     };
     got.loops = Some(loops);
-    if !state.linearity_done {
+    // One loop many times the sample time: N = 1, and 2N against N would take 18 or more
+    // such loops to say what one loop a sample cannot hide (an optimized-away body takes no
+    // seconds).
+    let one_loop = at_n
+        .first()
+        .filter(|(s, _)| loops == 1 && s.loops == 1)
+        .map(|(s, _)| s.ns as f64);
+    if let Some(ns) = one_loop.filter(|&ns| ns >= ONE_LOOP_IS_LONG * target) {
+        got.linearity_skipped = Some(format!(
+            "one loop took {} ({:.0}× the shortest sample, {}), so a sample is one loop and 2N loops against N (at least 18 loops more) were not asked for",
+            crate::units::format_time(ns * 1e-9, None),
+            ns / target,
+            crate::units::format_time(target * 1e-9, None)
+        ));
+    } else if !state.linearity_done {
         // CPU time where the worker reports it (steal and other load do not count there).
-        enum Stop {
-            Worker(WorkerError),
-            Kernel(String),
-        }
-        let checked = check_linearity(loops, |n| match w.run(n, 1, |_| {}) {
+        let checked = check_linearity(loops, |n| match ask(w, n, 1, &mut got.loop_ns) {
             Err(e) => Err(Stop::Worker(e)),
             Ok(Err(e)) => Err(Stop::Kernel(e)),
             Ok(Ok(s)) => {
@@ -912,22 +1086,38 @@ fn measure(
         match checked {
             Ok(l) => got.linearity = Some(l),
             Err(Stop::Worker(e)) => return Err(e),
-            Err(Stop::Kernel(e)) => return Ok(Err(e)),
+            Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
         }
     }
     got.once_seconds = began.elapsed().as_secs_f64();
+    // Samples of a second or so are asked for one at a time: the stop rule is checked after
+    // each (3 at a time of 5 s a loop ran up to 10 s past it).
+    let long = got
+        .loop_ns
+        .is_some_and(|l| l * loops as f64 >= LONG_SAMPLE_NS);
+    let batch_size = if per_rep || long { 1 } else { BATCH };
     let mut left = plan.warmup as u64;
+    if !per_rep {
+        // Calibration ran at these loops in this process just now: its samples are the
+        // warm-up (a kernel of seconds a loop is not run once more for it).
+        let reused: Vec<(Sample, u64)> = at_n.into_iter().take(plan.warmup).collect();
+        left -= reused.len() as u64;
+        for (s, rep) in reused {
+            got.reps.push(rep);
+            got.samples.push((s, Some("warm-up".to_string())));
+        }
+    }
     while left > 0 {
         let reps = if per_rep { 1 } else { left };
         at.run(Stage::BeforeRepetition, name)?;
         let first = w.samples_received + 1;
-        match w.run(loops, reps, |_| {})? {
+        match ask(w, loops, reps, &mut got.loop_ns)? {
             Ok(s) => {
                 got.reps.extend(first..first + s.len() as u64);
                 got.samples
                     .extend(s.into_iter().map(|s| (s, Some("warm-up".to_string()))))
             }
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok(Err(in_worker(e))),
         }
         at.run(Stage::AfterRepetition, name)?;
         left -= reps;
@@ -948,9 +1138,9 @@ fn measure(
             .max(1);
         at.run(Stage::BeforeRepetition, name)?;
         let first = w.samples_received + 1;
-        let batch = match w.run(loops, reps, |_| {})? {
+        let batch = match ask(w, loops, reps, &mut got.loop_ns)? {
             Ok(s) => s,
-            Err(e) => return Ok(Err(e)),
+            Err(e) => return Ok(Err(in_worker(e))),
         };
         got.reps.extend(first..first + batch.len() as u64);
         at.run(Stage::AfterRepetition, name)?;
@@ -972,6 +1162,13 @@ fn measure(
         {
             break;
         }
+    }
+    if xs.is_empty() {
+        let n = got.samples.len() - plan.warmup;
+        return Ok(Err(format!(
+            "no counted sample: all {n} samples of {loops} loops were shorter than the worker's clock can resolve (< {floor:.0} ns; resolution {} ns, read cost {:.1} ns): raise --sample-time so a sample holds more loops, and check that the body is not optimized away",
+            clock.resolution_ns, clock.cost_ns
+        )));
     }
     if steady {
         if let Some(wu) = stats::warmup_transient(&xs) {
@@ -1051,12 +1248,23 @@ fn record(
     mine: &[usize],
     round: usize,
     m: Option<&crate::exec::Measurement>,
-    error: Option<&str>,
-    (setup, meters): (Option<String>, BTreeMap<String, f64>),
+    // The process's failure, and the benchmarks it is pinned on.
+    failure: Option<(&str, &[usize])>,
+    (setup, meters, environment): (
+        Option<String>,
+        BTreeMap<String, f64>,
+        Option<serde_json::Value>,
+    ),
     t0: Instant,
 ) {
     for &i in mine {
         let got = taken.iter().find(|t| t.target == i);
+        let error = failure.and_then(|(e, blamed)| blamed.contains(&i).then_some(e));
+        if got.is_none() && error.is_none() && failure.is_some() {
+            // The process failed before this kernel's turn: not measured in it, tried again
+            // in the next round.
+            continue;
+        }
         let b = &mut benches[i];
         let mut invs = invocations(b);
         let index = invs.len();
@@ -1074,6 +1282,11 @@ fn record(
                 rec.linearity_pairs = Some(l.pairs);
                 state[i].linearity_done = true;
             }
+            if let Some(why) = &got.linearity_skipped {
+                rec.linearity_skipped = Some(why.clone());
+                state[i].linearity_done = true;
+            }
+            state[i].loop_ns = got.loop_ns;
             for (pos, (s, why)) in got.samples.iter().enumerate() {
                 if rec.bytes_per_loop.is_none() {
                     rec.bytes_per_loop = s.bytes.map(|x| x as f64 / s.loops as f64);
@@ -1160,6 +1373,7 @@ fn record(
             error: own_error.or_else(|| error.map(str::to_string)),
             setup: setup.clone(),
             meters: meters.clone(),
+            environment: environment.clone(),
         });
         b.extra
             .insert(INVOCATIONS_KEY.to_string(), serde_json::json!(invs));
@@ -1342,6 +1556,51 @@ mod tests {
         assert_eq!((l.ratio, l.pairs), (2.0, LINEARITY_PAIRS.0));
         // An error of the worker ends the check and is passed on.
         assert_eq!(check_linearity(10, |_| Err::<f64, _>("gone")), Err("gone"));
+    }
+
+    /// Calibration over `ns(n)`, with every request's loops (and repetitions) kept.
+    fn calibrated(target: f64, floor: f64, ns: impl Fn(u64) -> f64) -> (Calibration, Vec<u64>) {
+        let mut asked = Vec::new();
+        let c = calibrate(target, floor, |n, k| {
+            asked.extend(std::iter::repeat_n(n, k as usize));
+            Ok::<_, ()>((0..k).map(|_| ns(n)).collect())
+        })
+        .unwrap();
+        (c, asked)
+    }
+
+    #[test]
+    fn calibration_gives_up_on_a_body_optimized_away() {
+        // Time independent of the loops (clock noise around 300 ns), or 0 from a coarse clock:
+        // stopped after 2^20 loops, once that many would take more than the clock resolves.
+        for flat in [300.0, 0.0] {
+            let (c, asked) = calibrated(5e6, 3000.0, |_| flat);
+            match c {
+                Calibration::Vanished { loops, ns } => {
+                    assert!((VANISHED_LOOPS..1 << 30).contains(&loops), "{loops}");
+                    assert_eq!(ns, flat);
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(asked.iter().all(|&n| n < 1 << 30), "{asked:?}");
+        }
+        // A real loop of 0.3 ns (an empty body kept by a do-not-optimize helper) is calibrated.
+        let (c, _) = calibrated(5e6, 3000.0, |n| 40.0 + 0.3 * n as f64);
+        assert!(matches!(c, Calibration::Loops(n) if (16_000_000..40_000_000).contains(&n)));
+        // One loop of 1 s against a 5 ms sample: N = 1 from the one sample, not confirmed by
+        // two more; one of 50 ms (10×) is.
+        let (c, asked) = calibrated(5e6, 3000.0, |n| 1e9 * n as f64);
+        assert_eq!((c, asked), (Calibration::Loops(1), vec![1]));
+        let (c, asked) = calibrated(5e6, 3000.0, |n| 5e7 * n as f64);
+        assert_eq!((c, asked), (Calibration::Loops(1), vec![1, 1, 1]));
+        // A coarse clock (1 ms steps) that reads 0 for a kernel of 1 ns a loop at 2^20 loops is
+        // not called optimized away: that many loops are under what it resolves.
+        let coarse = |n: u64| ((n as f64) / 1e6).floor() * 1e6;
+        let (c, _) = calibrated(1e9, 1e8, coarse);
+        assert!(
+            matches!(c, Calibration::Loops(n) if n >= 1_000_000_000),
+            "{c:?}"
+        );
     }
 
     #[test]

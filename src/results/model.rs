@@ -109,6 +109,11 @@ pub struct InvocationRecord {
     /// Harness meters over the invocation (`method::stages::Meter`), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meters: BTreeMap<String, f64>,
+    /// What the machine did on the worker's cores while the process ran, as `tare run`
+    /// records per run (`machine::probe::RunEnvironment`: other work's CPU time, steal,
+    /// frequencies, temperature, `interfered` and why), shared by the kernels it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<serde_json::Value>,
 }
 
 /// What a kernel benchmark is and what tare checked about it.
@@ -141,6 +146,10 @@ pub struct KernelRecord {
     /// How many N/2N pairs the ratio rests on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linearity_pairs: Option<usize>,
+    /// Why the linearity check was not made (one loop already many times the sample time), in
+    /// words; `None` when it was made (or not reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linearity_skipped: Option<String>,
     /// Bytes and items per loop, if the kernel reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_loop: Option<f64>,

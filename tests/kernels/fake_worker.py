@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """A small worker for tare's tests, speaking docs/protocol.md version 1 from the spec alone.
 
-Kernels: spin (param n: a loop of n additions; items = n per loop; m.checksum), empty (nothing),
+Kernels: spin (param n: a loop of n additions; items = n per loop; m.checksum, none with
+$FAKE_NO_CHECKSUM set), empty (nothing),
 vanished (its timed region ignores `loops`, like a loop a compiler removed), jit (slower for the
 first samples of each process, like a JIT warming up), failing (setup raises), levels (a
 synthetic clock: every process sits at its own level, 0.9, 1.0 or 1.1 µs per loop in turn,
-counted in the file $FAKE_LEVEL_FILE, times $FAKE_SCALE; samples within a process barely vary).
+counted in the file $FAKE_LEVEL_FILE, times $FAKE_SCALE; samples within a process barely vary),
+fades (a synthetic clock of 1 µs a loop for the first 18 samples after its setup: calibration
+at --sample-time 1ms and the linearity check, then ns=0: samples the clock cannot resolve).
 
 Misbehaviour for the tests, from FAKE_MODE (comma-separated):
   crash-run    exit 3 in the middle of the first `run`
+  crash-second exit 3 at the first `run` of the second kernel set up in the process
   hang-setup   stop answering at the first `setup`
   hang-start   never say hello
   hang-greeting  say hello and one kernel, then stop answering
@@ -57,6 +61,7 @@ KERNELS = {
     "jit": {},
     "failing": {},
     "levels": {},
+    "fades": {},
 }
 
 
@@ -102,7 +107,7 @@ def main():
         for p, d in params.items():
             send(msg("param", kernel=name, name=p, default=d, doc="a parameter"))
     send("ready")
-    current, params, samples_taken, jit_samples = None, {}, 0, 0
+    current, params, samples_taken, jit_samples, since_setup, setups = None, {}, 0, 0, 0, 0
     level = 1.0
     first_setup, first_run = True, True
     for line in rfile:
@@ -146,6 +151,8 @@ def main():
                     if p.startswith("p."):
                         params[p[2:]] = fields[p]
                 current = k
+                since_setup = 0
+                setups += 1
                 if k == "levels":
                     path = os.environ["FAKE_LEVEL_FILE"]
                     try:
@@ -165,6 +172,8 @@ def main():
             for _ in range(reps):
                 if "crash-run" in MODE and first_run:
                     os._exit(3)
+                if "crash-second" in MODE and setups == 2:
+                    os._exit(3)
                 extra = {}
                 if current == "spin":
                     n = int(params["n"])
@@ -178,6 +187,8 @@ def main():
                     t1 = time.perf_counter_ns()
                     c1 = time.process_time_ns()
                     extra = {"cpu_ns": c1 - c0, "items": n * loops, "m__checksum": acc}
+                    if os.environ.get("FAKE_NO_CHECKSUM"):
+                        del extra["m__checksum"]
                 elif current == "empty":
                     t0 = time.perf_counter_ns()
                     for _ in range(loops):
@@ -186,6 +197,10 @@ def main():
                 elif current == "vanished":
                     t0 = time.perf_counter_ns()
                     t1 = time.perf_counter_ns()
+                elif current == "fades":
+                    t0 = 0
+                    t1 = loops * 1000 if since_setup < 18 else 0
+                    since_setup += 1
                 elif current == "levels":
                     t0 = 0
                     t1 = int(loops * 1000 * level * (1 + 0.001 * (samples_taken % 3)))

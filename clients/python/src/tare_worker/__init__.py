@@ -235,9 +235,13 @@ def kernel(name=None, doc=None, **params):
     """Registers a kernel. Keyword arguments are its parameters with their defaults (int, float,
     bool or str; values from tare are converted to the default's type).
 
-    On a class: ``setup(self, **params)``, ``init(self)`` before each repetition (untimed),
-    ``run(self, loops)`` (the timed loop) or ``body(self)`` (one loop; the client loops),
-    ``teardown(self)``; all but run/body optional. On a function: the function is the body of
+    On a class: ``setup(self, **params)``, ``init(self)`` before each repetition (untimed;
+    once per sample of N loops, not before every loop), ``run(self, loops)`` (the timed loop)
+    or ``body(self)`` (one loop; the client loops), ``teardown(self)``; all but run/body
+    optional. State of its own for every loop (a body that sorts in place): ``init_each(self)``
+    returns one loop's input, untimed, and ``body_each(self, x)`` is the loop on it; the client
+    prepares ``each_batch`` inputs (a class attribute, default 8), then times the loops over
+    them, batch after batch (as Criterion's iter_batched), a sample the sum of its batches. On a function: the function is the body of
     one loop, called with the parameters as keyword arguments (without any when it has none).
     """
 
@@ -250,8 +254,12 @@ def kernel(name=None, doc=None, **params):
         for p in params:
             if not _NAME.match(p):
                 raise ValueError("parameter name %r of kernel %s must match [A-Za-z0-9_./-]+" % (p, kname))
-        if isinstance(target, type) and not (hasattr(target, "run") or hasattr(target, "body")):
-            raise TypeError("kernel %s: the class needs a run(self, loops) or body(self) method" % kname)
+        if isinstance(target, type) and not (
+            hasattr(target, "run") or hasattr(target, "body") or hasattr(target, "body_each")
+        ):
+            raise TypeError("kernel %s: the class needs a run(self, loops), body(self) or body_each(self, x) method" % kname)
+        if isinstance(target, type) and hasattr(target, "body_each") != hasattr(target, "init_each"):
+            raise TypeError("kernel %s: init_each(self) and body_each(self, x) go together" % kname)
         text = doc
         if text is None and target.__doc__:
             text = target.__doc__.strip().splitlines()[0]
@@ -278,11 +286,15 @@ class _Active:
             self.init = getattr(self.obj, "init", None)
             self.run_fn = getattr(self.obj, "run", None)
             self.body = getattr(self.obj, "body", None)
+            self.init_each = getattr(self.obj, "init_each", None)
+            self.body_each = getattr(self.obj, "body_each", None)
+            self.each_batch = max(1, int(getattr(self.obj, "each_batch", 8)))
             self.teardown_fn = getattr(self.obj, "teardown", None)
         else:
             self.obj = None
             self.init = None
             self.run_fn = None
+            self.body_each = None
             fn = k.target
             self.body = (lambda: fn(**converted)) if converted else fn
             self.teardown_fn = None
@@ -293,6 +305,8 @@ class _Active:
         if self.init is not None:
             self.init()
         clock = time.perf_counter_ns
+        if self.body_each is not None:
+            return self._rep_each(loops, with_cpu)
         c0 = time.process_time_ns() if with_cpu else 0
         if self.run_fn is not None:
             run_fn = self.run_fn
@@ -308,6 +322,26 @@ class _Active:
             t1 = clock()
         cpu = time.process_time_ns() - c0 if with_cpu else None
         return t1 - t0, cpu
+
+    def _rep_each(self, loops, with_cpu):
+        """Batches of init_each (untimed), then body_each over them (timed): (ns, cpu_ns) summed."""
+        clock, cpu_clock = time.perf_counter_ns, time.process_time_ns
+        init_each, body_each, batch = self.init_each, self.body_each, self.each_batch
+        total = total_cpu = 0
+        done = 0
+        while done < loops:
+            b = min(batch, loops - done)
+            inputs = [init_each() for _ in range(b)]
+            c0 = cpu_clock() if with_cpu else 0
+            t0 = clock()
+            for x in inputs:
+                body_each(x)
+            t1 = clock()
+            if with_cpu:
+                total_cpu += cpu_clock() - c0
+            total += t1 - t0
+            done += b
+        return total, (total_cpu if with_cpu else None)
 
     def teardown(self):
         if self.teardown_fn is not None:
