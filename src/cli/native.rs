@@ -20,6 +20,7 @@ mod gbench;
 mod go;
 mod pace;
 mod pyperf;
+mod pytest_bench;
 
 use crate::exec::protocol::{Message, VERSION};
 use clap::Args;
@@ -31,9 +32,10 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct NativeArgs {
     /// The harness: go (testing.B), pyperf (a pyperf script), gbench (a Google Benchmark
-    /// binary) or criterion (a Criterion.rs bench target).
+    /// binary), criterion (a Criterion.rs bench target) or pytest-benchmark (a test file or
+    /// directory).
     kind: String,
-    /// pyperf: the Python interpreter that runs the script (a venv's bin/python, say) [default:
+    /// pyperf, pytest-benchmark: the Python interpreter that runs the script or pytest (a venv's bin/python, say) [default:
     /// python3 on PATH]; recorded in the worker's version.
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
@@ -42,7 +44,8 @@ pub struct NativeArgs {
     #[arg(long, value_name = "NAME")]
     bench: Option<String>,
     /// go: the package directory whose benchmarks become kernels; pyperf: the script; gbench:
-    /// the binary; criterion: a Cargo package directory or a built bench executable.
+    /// the binary; criterion: a Cargo package directory or a built bench executable;
+    /// pytest-benchmark: a test file or directory.
     target: PathBuf,
     /// Passed on to the test binary (go), the script (pyperf) or the binary (gbench) on every
     /// run.
@@ -116,9 +119,10 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
         "pyperf" => ("tare-native-pyperf", "python"),
         "gbench" => ("tare-native-gbench", "cpp"),
         "criterion" => ("tare-native-criterion", "rust"),
+        "pytest-benchmark" => ("tare-native-pytest-benchmark", "python"),
         k => {
             return Err(crate::error::usage(format!(
-                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary) or criterion (a Criterion.rs bench target)"
+                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary), criterion (a Criterion.rs bench target) or pytest-benchmark (a test file or directory)"
             )))
         }
     };
@@ -137,9 +141,9 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
     let sock = unsafe { UnixStream::from_raw_fd(fd) };
     crate::exec::sys::set_cloexec(fd)?;
     let tmp = tempfile::tempdir()?;
-    if a.python.is_some() && a.kind != "pyperf" {
+    if a.python.is_some() && a.kind != "pyperf" && a.kind != "pytest-benchmark" {
         return Err(crate::error::usage(
-            "native-worker: --python is for the pyperf harness; drop it for the others",
+            "native-worker: --python is for the pyperf and pytest-benchmark harnesses; drop it for the others",
         ));
     }
     if a.bench.is_some() && a.kind != "criterion" {
@@ -152,6 +156,11 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
         "go" => go::Go::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         "criterion" => {
             criterion::Criterion::start(&a.target, a.bench.as_deref(), &a.args, tmp.path())
+                .map(|h| Box::new(h) as _)
+        }
+        "pytest-benchmark" => {
+            let python = a.python.clone().unwrap_or_else(|| "python3".into());
+            pytest_bench::PytestBench::start(&python, &a.target, &a.args, tmp.path())
                 .map(|h| Box::new(h) as _)
         }
         "gbench" => gbench::Gbench::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
