@@ -18,6 +18,7 @@ mod ahead;
 mod criterion;
 mod gbench;
 mod go;
+mod jmh;
 mod pace;
 mod pyperf;
 mod pytest_bench;
@@ -32,8 +33,8 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct NativeArgs {
     /// The harness: go (testing.B), pyperf (a pyperf script), gbench (a Google Benchmark
-    /// binary), criterion (a Criterion.rs bench target) or pytest-benchmark (a test file or
-    /// directory).
+    /// binary), criterion (a Criterion.rs bench target), pytest-benchmark (a test file or
+    /// directory) or jmh (a JMH benchmarks jar).
     kind: String,
     /// pyperf, pytest-benchmark: the Python interpreter that runs the script or pytest (a venv's bin/python, say) [default:
     /// python3 on PATH]; recorded in the worker's version.
@@ -45,10 +46,10 @@ pub struct NativeArgs {
     bench: Option<String>,
     /// go: the package directory whose benchmarks become kernels; pyperf: the script; gbench:
     /// the binary; criterion: a Cargo package directory or a built bench executable;
-    /// pytest-benchmark: a test file or directory.
+    /// pytest-benchmark: a test file or directory; jmh: the benchmarks jar.
     target: PathBuf,
-    /// Passed on to the test binary (go), the script (pyperf) or the binary (gbench) on every
-    /// run.
+    /// Passed on to the test binary (go), the script (pyperf), the binary (gbench), the bench
+    /// executable (criterion) or pytest on every run; jmh: options of the JVM (`-Xmx1g`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
 }
@@ -120,9 +121,10 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
         "gbench" => ("tare-native-gbench", "cpp"),
         "criterion" => ("tare-native-criterion", "rust"),
         "pytest-benchmark" => ("tare-native-pytest-benchmark", "python"),
+        "jmh" => ("tare-native-jmh", "java"),
         k => {
             return Err(crate::error::usage(format!(
-                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary), criterion (a Criterion.rs bench target) or pytest-benchmark (a test file or directory)"
+                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary), criterion (a Criterion.rs bench target), pytest-benchmark (a test file or directory) or jmh (a JMH benchmarks jar)"
             )))
         }
     };
@@ -163,6 +165,7 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
             pytest_bench::PytestBench::start(&python, &a.target, &a.args, tmp.path())
                 .map(|h| Box::new(h) as _)
         }
+        "jmh" => jmh::Jmh::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         "gbench" => gbench::Gbench::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         _ => {
             let python = a.python.clone().unwrap_or_else(|| "python3".into());
