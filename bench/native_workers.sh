@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # The native workers of issue 26 against the harnesses' own repetitions, on the test suites of
-# tests/kernels/{gbench,criterion}, two identical builds (A/A): per harness, in one run,
+# tests/kernels/{gbench,criterion,pytest_bench,jmh}, two identical builds (A/A): per harness,
+# in one run,
 # - the harness as its users run it, build a then b, PAIRS times: its own interval per
 #   benchmark and its own verdict between the two builds (Google Benchmark: the Mann-Whitney U
 #   test over repetitions at alpha 0.05, as its tools/compare.py does; Criterion.rs: its change
-#   report against a saved baseline, "regressed"/"improved" being verdicts), wall time;
+#   report against a saved baseline, "regressed"/"improved" being verdicts; pytest-benchmark:
+#   means more than 5% apart, what --benchmark-compare-fail=mean:5% fails on; JMH: the two
+#   scores' 99.9% intervals apart), wall time;
 # - tare kernels over the same two builds through the native worker, --precision 1% within
 #   --time-budget BUDGET: the interval each benchmark reached (or not) and any verdict.
 # Every verdict on A/A is false. Settings shortened from the harnesses' defaults to keep the
 # run to minutes are printed with the results.
 #
-#   bench/native_workers.sh [PAIRS] [BUDGET]      (defaults 3, 60s; about 5 minutes)
+#   bench/native_workers.sh [PAIRS] [BUDGET]      (defaults 3, 60s; about 10 minutes)
 #
-# Needs g++ and libbenchmark-dev (Google Benchmark) and the Criterion.rs suite built by
-# .ci/services.d/49-criterion.sh; TARE names tare (default target/debug/tare, built).
+# Needs g++ and libbenchmark-dev (Google Benchmark), the Criterion.rs and JMH suites built by
+# .ci/services.d/49-criterion.sh and 51-jmh.sh, python3 with pytest-benchmark; a harness whose
+# suite is missing is skipped, saying so. TARE names tare (default target/debug/tare, built).
 set -euo pipefail
 PAIRS=${1:-3}
 BUDGET=${2:-60s}
@@ -90,8 +94,7 @@ echo "== Criterion.rs 0.5 (tests/kernels/criterion, one build run as a and b)"
 CACHE=$(cat /run/tare-ci/criterion.path 2>/dev/null || true)
 if [ -z "$CACHE" ] || [ ! -x "$CACHE/suite-a" ]; then
   echo "skipped: run .ci/services.d/49-criterion.sh first"
-  exit 0
-fi
+else
 cp "$CACHE/suite-a" "$W/ca"
 cp "$CACHE/suite-a" "$W/cb"
 t0=$(date +%s.%N)
@@ -110,3 +113,77 @@ done
 t1=$(date +%s.%N)
 echo "own (--warm-up-time 0.5 --measurement-time 1, --save-baseline a then --baseline a, $PAIRS A/A pairs): $(python3 -c "print(round($t1-$t0))") s, $false false verdicts / $n (Criterion's 'Performance has regressed/improved')"
 tare_aa criterion "$W/ca" "$W/cb"
+fi
+
+echo "== pytest-benchmark (tests/kernels/pytest_bench, two identical copies)"
+for x in a b; do mkdir -p "$W/p$x" && cp tests/kernels/pytest_bench/test_suite.py "$W/p$x/"; done
+t0=$(date +%s.%N)
+for p in $(seq "$PAIRS"); do
+  for x in a b; do
+    (cd "$W/p$x" && python3 -m pytest test_suite.py -q -p no:cacheprovider --benchmark-only \
+      --benchmark-json="$W/p-$x-$p.json" >/dev/null 2>&1)
+  done
+done
+t1=$(date +%s.%N)
+python3 - "$W" "$PAIRS" "$t0" "$t1" <<'PY'
+import json, sys
+w, pairs, took = sys.argv[1], int(sys.argv[2]), float(sys.argv[4]) - float(sys.argv[3])
+def stats(f):
+    return {b["name"]: b["stats"] for b in json.load(open(f))["benchmarks"]}
+false, n, spread = 0, 0, {}
+for p in range(1, pairs + 1):
+    a, b = stats(f"{w}/p-a-{p}.json"), stats(f"{w}/p-b-{p}.json")
+    for k in a:
+        n += 1
+        if abs(b[k]["mean"] / a[k]["mean"] - 1) > 0.05:
+            false += 1
+        spread.setdefault(k, []).append((a[k]["stddev"] / a[k]["mean"], a[k]["rounds"]))
+print(f"own (defaults: --benchmark-max-time 1.0, {pairs} A/A pairs): {took:.0f} s, {false} false "
+      f"verdicts / {n} (means more than 5% apart: --benchmark-compare-fail=mean:5%)")
+for k, v in spread.items():
+    print(f"  {k:<28} stddev/mean {100*min(x for x, _ in v):.0f}% … {100*max(x for x, _ in v):.0f}% over {min(r for _, r in v)}–{max(r for _, r in v)} rounds")
+PY
+tare_aa pytest-benchmark "$W/pa/test_suite.py" "$W/pb/test_suite.py"
+
+echo "== JMH 1.37 (tests/kernels/jmh, two copies of one jar)"
+JCACHE=$(cat /run/tare-ci/jmh.path 2>/dev/null || true)
+if [ -z "$JCACHE" ] || [ ! -f "$JCACHE/a.jar" ]; then
+  echo "skipped: run .ci/services.d/51-jmh.sh first"
+  exit 0
+fi
+cp "$JCACHE/a.jar" "$W/ja.jar"
+cp "$JCACHE/a.jar" "$W/jb.jar"
+JOPTS="-f 2 -wi 3 -i 5 -w 300ms -r 300ms -bm avgt -tu ns"
+t0=$(date +%s.%N)
+for p in $(seq "$PAIRS"); do
+  for x in a b; do
+    java -jar "$W/j$x.jar" $JOPTS -rf json -rff "$W/j-$x-$p.json" >/dev/null 2>&1
+  done
+done
+t1=$(date +%s.%N)
+python3 - "$W" "$PAIRS" "$t0" "$t1" "$JOPTS" <<'PY'
+import json, sys
+w, pairs, took = sys.argv[1], int(sys.argv[2]), float(sys.argv[4]) - float(sys.argv[3])
+def scores(f):
+    out = {}
+    for b in json.load(open(f)):
+        name = b["benchmark"].rsplit(".", 2)[-2] + "." + b["benchmark"].rsplit(".", 1)[-1]
+        name += "".join("/" + v for v in b.get("params", {}).values())
+        m = b["primaryMetric"]
+        out[name] = (m["score"], m["scoreError"])
+    return out
+false, n, err = 0, 0, {}
+for p in range(1, pairs + 1):
+    a, b = scores(f"{w}/j-a-{p}.json"), scores(f"{w}/j-b-{p}.json")
+    for k in a:
+        n += 1
+        (sa, ea), (sb, eb) = a[k], b[k]
+        if sa + ea < sb - eb or sb + eb < sa - ea:
+            false += 1
+        err.setdefault(k, []).append(ea / sa)
+print(f"own ({sys.argv[5]}, {pairs} A/A pairs): {took:.0f} s, {false} false verdicts / {n} "
+      f"(99.9% intervals apart)")
+for k, v in err.items():
+    print(f"  {k:<28} 99.9% CI ±{100*min(v):.1f}% … ±{100*max(v):.1f}%")
+PY
+tare_aa jmh "$W/ja.jar" "$W/jb.jar"

@@ -1,18 +1,23 @@
 //! `tare native-worker HARNESS TARGET [ARGS]`: a worker for a native harness without a client
 //! library. It speaks the worker protocol (docs/protocol.md) on `TARE_WORKER_FD` and drives a
-//! harness that lets the caller fix the loops per sample, so `tare kernels 'tare native-worker
-//! go ./mypkg'` or `tare kernels 'tare native-worker pyperf bench.py'` measures those benchmarks
-//! with tare's policy (calibration, invocations, stop rules, interleaving); the adapter and the
-//! processes it starts stay in the invocation's run group.
+//! harness with tare's loop counts, so `tare kernels 'tare native-worker go ./mypkg'` (or
+//! `pyperf bench.py`, `gbench ./bench`, `criterion . --bench NAME`, `pytest-benchmark tests/`,
+//! `jmh benchmarks.jar`) measures an existing suite with tare's policy (calibration,
+//! invocations, stop rules, interleaving); the adapter and the processes it starts stay in the
+//! invocation's run group.
 //!
 //! This module holds what the harnesses share: the arguments and the conversation (hello,
 //! clock, setup, run, teardown, exit). Each harness (`go`: testing.B; `pyperf`: a pyperf
-//! script) says which kernels it has, what its clock is and how to take K samples of N loops.
-//! A harness that cannot start (a build or a script that fails) still says hello, with no
-//! kernels, and answers every request with its one-line reason, so `tare kernels` shows it.
+//! script; `gbench`: Google Benchmark; `criterion`: Criterion.rs; `pytest_bench`:
+//! pytest-benchmark; `jmh`: JMH) says which kernels it has, what its clock is and how to take K
+//! samples of N loops. A harness that cannot start (a build or a script that fails) still says
+//! hello, with no kernels, and answers every request with its one-line reason, so `tare
+//! kernels` shows it.
 //!
-//! A harness that cannot fix its loop count (Google Benchmark before 1.8) aims near it and says
-//! `loops=approximate` in its hello: each sample then carries the loops it ran.
+//! A harness that cannot fix its loop count (Google Benchmark before 1.8, Criterion.rs,
+//! pytest-benchmark) aims near it from the kernel's last time per iteration (`pace`) and says
+//! `loops=approximate` in its hello: each sample then carries the loops it ran. docs/
+//! native-workers.md says, per harness, what tare adds and what it cannot do.
 
 mod ahead;
 mod criterion;
