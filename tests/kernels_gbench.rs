@@ -227,10 +227,10 @@ fn a_google_benchmark_suite_listed_and_measured() {
     assert!(med(1) / med(0) > 3.0, "{} / {}", med(1), med(0));
 }
 
-/// Two identical builds and a third whose BM_hash does twice the work, in one session: no
-/// verdict between the identical two, and only BM_hash slower in the third. (The change is
-/// large: this 2-core VM's processes differ by 20-30% under load, and a test must hold there;
-/// docs/native-workers.md has a 20% change found on a quieter machine.)
+/// Two identical builds and a third whose BM_hash does twice the work, in one session of 10
+/// invocations: no verdict between the identical two, and only BM_hash slower in the third.
+/// (The change is large: this 2-core VM's processes differ by 20-50% under load, and a test
+/// must hold there; a 25% change was not called in 40 s here, docs/native-workers.md.)
 #[test]
 fn builds_of_one_suite_head_to_head() {
     let dir = tempfile::tempdir().unwrap();
@@ -247,7 +247,7 @@ fn builds_of_one_suite_head_to_head() {
     let out = tare()
         .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
         .args(["-n", "a", "-n", "b", "-n", "slow"])
-        .args(["--stop", "runs >= 10", "--time-budget", "40s"])
+        .args(["--stop", "runs >= 10", "-r", "10"])
         .args(["--alpha", "0.01", "--seed", "26"])
         .args(["--export-json", j.to_str().unwrap()])
         .output()
