@@ -139,9 +139,10 @@ fn a_criterion_suite_built_listed_and_measured() {
     assert!(med(1) / med(0) > 3.0, "{} / {}", med(1), med(0));
 }
 
-/// Two identical builds and a third whose `hash` does twice the work, in one session: no
-/// verdict between the identical two, and only `hash` slower in the third (a large change:
-/// this 2-core VM's processes differ by 20-30% under load).
+/// Two identical builds and a third whose `hash` does three times the work, in one session of
+/// 10 invocations: no verdict between the identical two, and only `hash` slower in the third (a
+/// large change: this 2-core VM's processes differ by 20-40% under load, and at load 5 twice
+/// the work came out 1.66× [1.23, 2.29] with Holm's p 0.033 over 8 comparisons: withheld).
 #[test]
 fn builds_of_one_criterion_suite_head_to_head() {
     let Some(cache) = built() else {
@@ -162,7 +163,7 @@ fn builds_of_one_criterion_suite_head_to_head() {
     let out = tare()
         .args(["kernels", &w(&a), &w(&b), &w(&slow)])
         .args(["-n", "a", "-n", "b", "-n", "slow"])
-        .args(["--stop", "runs >= 10", "--time-budget", "40s"])
+        .args(["--stop", "runs >= 10", "-r", "10"])
         .args(["--alpha", "0.01", "--seed", "26"])
         .args(["--export-json", j.to_str().unwrap()])
         .output()
@@ -182,7 +183,7 @@ fn builds_of_one_criterion_suite_head_to_head() {
         if cand == "hash/slow" {
             assert_eq!(verdict, "slower", "{c}\n{stdout}");
             let r = c["ratio"].as_f64().unwrap();
-            assert!(r > 1.4 && r < 3.0, "{r}");
+            assert!(r > 1.8 && r < 5.0, "{r}");
         } else {
             assert!(
                 verdict != "faster" && verdict != "slower",

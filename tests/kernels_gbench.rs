@@ -1,7 +1,8 @@
 //! Google Benchmark suites under `tare kernels` through `tare native-worker gbench BINARY`:
 //! tests/kernels/gbench/suite.cpp, compiled here with g++ against the installed library
-//! (.ci/services.d/48-gbench.sh installs g++ and libbenchmark-dev), listed, measured, and two
-//! builds (and a third with one benchmark slower) compared head to head.
+//! (.ci/services.d/48-gbench.sh installs g++ and libbenchmark-dev, and builds a newer Google
+//! Benchmark), listed, measured, and two builds (and a third with one benchmark slower)
+//! compared head to head.
 
 mod common;
 use common::tare;
@@ -35,6 +36,70 @@ fn build(dir: &Path, name: &str, defines: &[&str]) -> Option<PathBuf> {
         .status()
         .is_ok_and(|s| s.success());
     ok.then_some(out)
+}
+
+/// The suite compiled against the newer Google Benchmark that 48-gbench.sh builds (its
+/// prefix in /run/tare-ci/gbench-new.path); None when it is not there.
+fn build_newer(dir: &Path) -> Option<PathBuf> {
+    let prefix = std::fs::read_to_string("/run/tare-ci/gbench-new.path").ok()?;
+    let prefix = PathBuf::from(prefix.trim());
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/kernels/gbench/suite.cpp"
+    );
+    let out = dir.join("suite-new");
+    let ok = std::process::Command::new("g++")
+        .args(["-O2", "-std=c++17", "-I"])
+        .arg(prefix.join("include"))
+        .arg("-o")
+        .arg(&out)
+        .arg(src)
+        .arg(prefix.join("lib/libbenchmark.a"))
+        .arg("-lpthread")
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(out)
+}
+
+/// Google Benchmark 1.8 and later fix the iterations (`--benchmark_min_time=Nx`): every sample
+/// is exactly tare's N, and the worker says so (no `loops=approximate`).
+#[test]
+fn a_newer_google_benchmark_runs_exactly_the_loops_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(bin) = build_newer(dir.path()) else {
+        return skip::skip(
+            "Google Benchmark 1.8 or later (/run/tare-ci/gbench-new.path)",
+            "run .ci/services.d/48-gbench.sh as root (needs GitHub once)",
+        );
+    };
+    let _turn = take_turn();
+    let j = dir.path().join("n.json");
+    let out = tare()
+        .args(["kernels", &worker(&bin), "-r", "2", "--stop", "runs >= 5"])
+        .args(["--filter", "^BM_(hash|sum/256)$", "--sample-time", "2ms"])
+        .args(["--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let benches = v["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), 2);
+    for b in benches {
+        let k = &b["extra"]["kernel"];
+        assert!(
+            k["client"].as_str().unwrap().contains("iterations fixed"),
+            "{k}"
+        );
+        let loops = k["loops"].as_u64().unwrap();
+        for r in b["runs"].as_array().unwrap() {
+            assert_eq!(r["extra"]["sample"]["loops"].as_u64().unwrap(), loops);
+        }
+    }
 }
 
 fn worker(bin: &Path) -> String {
@@ -162,10 +227,10 @@ fn a_google_benchmark_suite_listed_and_measured() {
     assert!(med(1) / med(0) > 3.0, "{} / {}", med(1), med(0));
 }
 
-/// Two identical builds and a third whose BM_hash does twice the work, in one session: no
-/// verdict between the identical two, and only BM_hash slower in the third. (The change is
-/// large: this 2-core VM's processes differ by 20-30% under load, and a test must hold there;
-/// docs/native-workers.md has a 20% change found on a quieter machine.)
+/// Two identical builds and a third whose BM_hash does twice the work, in one session of 10
+/// invocations: no verdict between the identical two, and only BM_hash slower in the third.
+/// (The change is large: this 2-core VM's processes differ by 20-50% under load, and a test
+/// must hold there; a 25% change was not called in 40 s here, docs/native-workers.md.)
 #[test]
 fn builds_of_one_suite_head_to_head() {
     let dir = tempfile::tempdir().unwrap();
@@ -182,7 +247,7 @@ fn builds_of_one_suite_head_to_head() {
     let out = tare()
         .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
         .args(["-n", "a", "-n", "b", "-n", "slow"])
-        .args(["--stop", "runs >= 10", "--time-budget", "40s"])
+        .args(["--stop", "runs >= 10", "-r", "10"])
         .args(["--alpha", "0.01", "--seed", "26"])
         .args(["--export-json", j.to_str().unwrap()])
         .output()

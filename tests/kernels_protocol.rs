@@ -92,6 +92,43 @@ fn a_whole_conversation() {
     );
 }
 
+/// A sample of other loops than asked breaks the protocol, unless the worker said
+/// `loops=approximate` in its hello (a harness that picks its own counts: Google Benchmark
+/// before 1.8, Criterion.rs, pytest-benchmark); then it is read by its own count.
+#[test]
+fn samples_of_other_loops_only_from_an_approximate_worker() {
+    let ex = executor();
+    let cancel = AtomicBool::new(false);
+    let talk = |w: &mut worker::Worker| {
+        let hello = w.hello(Duration::from_secs(30))?;
+        w.setup("empty", &Default::default())?.expect("setup");
+        let s = w.run(7, 2, |_| {})?;
+        Ok((hello.approximate_loops, s))
+    };
+    let (_, r) = worker::invoke(
+        &ex,
+        &spec("other-loops"),
+        Duration::from_secs(10),
+        &cancel,
+        talk,
+    )
+    .unwrap();
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("a sample of 8 loops where 7 were asked"), "{e}");
+    let (_, r) = worker::invoke(
+        &ex,
+        &spec("other-loops,approximate"),
+        Duration::from_secs(10),
+        &cancel,
+        talk,
+    )
+    .unwrap();
+    let (approximate, s) = r.unwrap();
+    assert!(approximate);
+    let s = s.expect("run");
+    assert_eq!(s.iter().map(|s| s.loops).collect::<Vec<_>>(), [8, 8]);
+}
+
 /// Runs a conversation against a misbehaving worker; returns the error and the time it took.
 fn failing(mode: &str, limit: Duration) -> (WorkerError, Duration) {
     let ex = executor();

@@ -3,7 +3,7 @@
 # through `tare native-worker criterion`): builds tests/kernels/criterion (criterion 0.5 from
 # crates.io, pinned by its Cargo.lock) into /var/cache/tare-ci/criterion/target (about 2
 # minutes cold, seconds when cached; later builds need no network), twice: as it is, and with
-# TARE_SLOWER_HASH=100 (its `hash` benchmark twice the work). Copies both executables to
+# TARE_SLOWER_HASH=200 (its `hash` benchmark three times the work). Copies both executables to
 # /var/cache/tare-ci/criterion/suite-{a,slow} and writes that directory to
 # /run/tare-ci/criterion.path. Without cargo or crates.io (and no cache) the path file is not
 # written and the tests that need it skip, naming this script.
@@ -23,7 +23,7 @@ build() {
         --manifest-path "$suite/Cargo.toml" 2>"$cache/build.log" | exe
 }
 a=$(build) || a=
-slow=$(TARE_SLOWER_HASH=100 build) || slow=
+slow=$(TARE_SLOWER_HASH=200 build) || slow=
 if [ -n "$a" ] && [ -n "$slow" ] && [ -x "$a" ] && [ -x "$slow" ]; then
     cp "$slow" "$cache/suite-slow"
     # The plain build last, so the target directory holds it for the tests that build.

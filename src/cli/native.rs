@@ -1,25 +1,32 @@
 //! `tare native-worker HARNESS TARGET [ARGS]`: a worker for a native harness without a client
 //! library. It speaks the worker protocol (docs/protocol.md) on `TARE_WORKER_FD` and drives a
-//! harness that lets the caller fix the loops per sample, so `tare kernels 'tare native-worker
-//! go ./mypkg'` or `tare kernels 'tare native-worker pyperf bench.py'` measures those benchmarks
-//! with tare's policy (calibration, invocations, stop rules, interleaving); the adapter and the
-//! processes it starts stay in the invocation's run group.
+//! harness with tare's loop counts, so `tare kernels 'tare native-worker go ./mypkg'` (or
+//! `pyperf bench.py`, `gbench ./bench`, `criterion . --bench NAME`, `pytest-benchmark tests/`,
+//! `jmh benchmarks.jar`) measures an existing suite with tare's policy (calibration,
+//! invocations, stop rules, interleaving); the adapter and the processes it starts stay in the
+//! invocation's run group.
 //!
 //! This module holds what the harnesses share: the arguments and the conversation (hello,
 //! clock, setup, run, teardown, exit). Each harness (`go`: testing.B; `pyperf`: a pyperf
-//! script) says which kernels it has, what its clock is and how to take K samples of N loops.
-//! A harness that cannot start (a build or a script that fails) still says hello, with no
-//! kernels, and answers every request with its one-line reason, so `tare kernels` shows it.
+//! script; `gbench`: Google Benchmark; `criterion`: Criterion.rs; `pytest_bench`:
+//! pytest-benchmark; `jmh`: JMH) says which kernels it has, what its clock is and how to take K
+//! samples of N loops. A harness that cannot start (a build or a script that fails) still says
+//! hello, with no kernels, and answers every request with its one-line reason, so `tare
+//! kernels` shows it.
 //!
-//! A harness that cannot fix its loop count (Google Benchmark before 1.8) aims near it and says
-//! `loops=approximate` in its hello: each sample then carries the loops it ran.
+//! A harness that cannot fix its loop count (Google Benchmark before 1.8, Criterion.rs,
+//! pytest-benchmark) aims near it from the kernel's last time per iteration (`pace`) and says
+//! `loops=approximate` in its hello: each sample then carries the loops it ran. docs/
+//! native-workers.md says, per harness, what tare adds and what it cannot do.
 
 mod ahead;
 mod criterion;
 mod gbench;
 mod go;
+mod jmh;
 mod pace;
 mod pyperf;
+mod pytest_bench;
 
 use crate::exec::protocol::{Message, VERSION};
 use clap::Args;
@@ -31,9 +38,10 @@ use std::path::PathBuf;
 #[derive(Args, Debug)]
 pub struct NativeArgs {
     /// The harness: go (testing.B), pyperf (a pyperf script), gbench (a Google Benchmark
-    /// binary) or criterion (a Criterion.rs bench target).
+    /// binary), criterion (a Criterion.rs bench target), pytest-benchmark (a test file or
+    /// directory) or jmh (a JMH benchmarks jar).
     kind: String,
-    /// pyperf: the Python interpreter that runs the script (a venv's bin/python, say) [default:
+    /// pyperf, pytest-benchmark: the Python interpreter that runs the script or pytest (a venv's bin/python, say) [default:
     /// python3 on PATH]; recorded in the worker's version.
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
@@ -42,10 +50,11 @@ pub struct NativeArgs {
     #[arg(long, value_name = "NAME")]
     bench: Option<String>,
     /// go: the package directory whose benchmarks become kernels; pyperf: the script; gbench:
-    /// the binary; criterion: a Cargo package directory or a built bench executable.
+    /// the binary; criterion: a Cargo package directory or a built bench executable;
+    /// pytest-benchmark: a test file or directory; jmh: the benchmarks jar.
     target: PathBuf,
-    /// Passed on to the test binary (go), the script (pyperf) or the binary (gbench) on every
-    /// run.
+    /// Passed on to the test binary (go), the script (pyperf), the binary (gbench), the bench
+    /// executable (criterion) or pytest on every run; jmh: options of the JVM (`-Xmx1g`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
 }
@@ -116,9 +125,11 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
         "pyperf" => ("tare-native-pyperf", "python"),
         "gbench" => ("tare-native-gbench", "cpp"),
         "criterion" => ("tare-native-criterion", "rust"),
+        "pytest-benchmark" => ("tare-native-pytest-benchmark", "python"),
+        "jmh" => ("tare-native-jmh", "java"),
         k => {
             return Err(crate::error::usage(format!(
-                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary) or criterion (a Criterion.rs bench target)"
+                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary), criterion (a Criterion.rs bench target), pytest-benchmark (a test file or directory) or jmh (a JMH benchmarks jar)"
             )))
         }
     };
@@ -137,9 +148,9 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
     let sock = unsafe { UnixStream::from_raw_fd(fd) };
     crate::exec::sys::set_cloexec(fd)?;
     let tmp = tempfile::tempdir()?;
-    if a.python.is_some() && a.kind != "pyperf" {
+    if a.python.is_some() && a.kind != "pyperf" && a.kind != "pytest-benchmark" {
         return Err(crate::error::usage(
-            "native-worker: --python is for the pyperf harness; drop it for the others",
+            "native-worker: --python is for the pyperf and pytest-benchmark harnesses; drop it for the others",
         ));
     }
     if a.bench.is_some() && a.kind != "criterion" {
@@ -154,6 +165,12 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
             criterion::Criterion::start(&a.target, a.bench.as_deref(), &a.args, tmp.path())
                 .map(|h| Box::new(h) as _)
         }
+        "pytest-benchmark" => {
+            let python = a.python.clone().unwrap_or_else(|| "python3".into());
+            pytest_bench::PytestBench::start(&python, &a.target, &a.args, tmp.path())
+                .map(|h| Box::new(h) as _)
+        }
+        "jmh" => jmh::Jmh::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         "gbench" => gbench::Gbench::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         _ => {
             let python = a.python.clone().unwrap_or_else(|| "python3".into());

@@ -23,6 +23,8 @@ Misbehaviour for the tests, from FAKE_MODE (comma-separated):
   long-line    send a 70 000-byte line as the first reply
   child        start a grandchild (sleep $FAKE_CHILD_SLEEP, default 300) that does not inherit the socket, before hello
   stdout       print chatter on stdout and stderr (not the protocol)
+  other-loops  every sample runs and reports one loop more than asked
+  approximate  say loops=approximate in hello (a harness that picks its own loop counts)
 """
 import os
 import socket
@@ -100,8 +102,11 @@ def main():
             i += 1
             if "trickle" in MODE:
                 time.sleep(0.2)
-    send(msg("hello", protocol=2 if "version2" in MODE else 1, client="fake-python",
-             version="0.1", lang="python"))
+    hello = dict(protocol=2 if "version2" in MODE else 1, client="fake-python",
+                 version="0.1", lang="python")
+    if "approximate" in MODE:
+        hello["loops"] = "approximate"
+    send(msg("hello", **hello))
     for name, params in KERNELS.items():
         send(msg("kernel", name=name, doc="the %s kernel" % name))
         for p, d in params.items():
@@ -166,6 +171,8 @@ def main():
                 send("ok")
         elif verb == "run":
             loops, reps = int(fields["loops"]), int(fields["reps"])
+            if "other-loops" in MODE:
+                loops += 1
             if current is None:
                 send(msg("error", message="nothing is set up"))
                 continue

@@ -206,6 +206,28 @@ t = p()
 for _ in range(n): p()
 print(r * 1e9, (p() - t) / n * 1e9)";
 
+/// (resolution_ns, cost_ns) of `time.perf_counter` in `python` (pyperf's timer, and
+/// pytest-benchmark's), by a short run of [`CLOCK_PY`].
+pub fn measure_perf_counter(python: &Path) -> Result<(f64, f64), String> {
+    let out = Command::new(python)
+        .args(["-c", CLOCK_PY])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<f64> = text
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    match f[..] {
+        [res, cost] if out.status.success() && res > 0.0 && cost > 0.0 => Ok((res, cost)),
+        _ => Err(format!(
+            "measuring time.perf_counter failed: {}",
+            last_line(&out)
+        )),
+    }
+}
+
 impl Harness for Pyperf {
     fn kernels(&self) -> &[Kernel] {
         &self.kernels
@@ -219,26 +241,9 @@ impl Harness for Pyperf {
         if let Some(c) = self.clock {
             return Ok(c);
         }
-        let out = Command::new(&self.python)
-            .args(["-c", CLOCK_PY])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", self.python.display()))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let f: Vec<f64> = text
-            .split_whitespace()
-            .filter_map(|w| w.parse().ok())
-            .collect();
-        match f[..] {
-            [res, cost] if out.status.success() && res > 0.0 && cost > 0.0 => {
-                self.clock = Some((res, cost));
-                Ok((res, cost))
-            }
-            _ => Err(format!(
-                "measuring time.perf_counter failed: {}",
-                last_line(&out)
-            )),
-        }
+        let c = measure_perf_counter(&self.python)?;
+        self.clock = Some(c);
+        Ok(c)
     }
 
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String> {
