@@ -80,3 +80,126 @@ fn one_licence_in_every_manifest_and_its_texts_in_every_client() {
         }
     }
 }
+
+/// Runs `cmd`, panicking with its output when it fails.
+fn run(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn have(tool: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A consumer of an installed client: one kernel, run standalone (no `TARE_WORKER_FD`), so it
+/// prints its one line per kernel.
+const C_CONSUMER: &str = r#"
+#include <tare_worker.h>
+static void body(void *state) { unsigned v = 7; (void)state; TARE_DO_NOT_OPTIMIZE(v); }
+int main(int argc, char **argv) {
+    tare_kernel *k = tare_register("installed", NULL);
+    tare_on_body(k, body);
+    return tare_main(argc, argv);
+}
+"#;
+
+/// Copies the C client's files into `dir`, so that builds write nothing into the source tree
+/// (other tests compile clients/c at the same time).
+fn c_client_copy(dir: &Path) {
+    for f in [
+        "Makefile",
+        "tare_worker.c",
+        "tare_worker.h",
+        "LICENSE-MIT",
+        "LICENSE-APACHE",
+    ] {
+        std::fs::copy(client("c").join(f), dir.join(f)).unwrap();
+    }
+}
+
+#[test]
+fn c_make_install_gives_a_pkg_config_package() {
+    if !have("cc") || !have("make") || !have("pkg-config") {
+        skip::skip(
+            "cc, make and pkg-config",
+            "apt-get install gcc make pkg-config",
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    c_client_copy(&src);
+    std::fs::write(tmp.path().join("prog.c"), C_CONSUMER).unwrap();
+
+    // A staged install: DESTDIR + PREFIX, found through pkg-config's sysroot.
+    let stage = tmp.path().join("stage");
+    run(std::process::Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(&src)
+        .arg("install")
+        .arg(format!("DESTDIR={}", stage.display()))
+        .arg("PREFIX=/opt/tare-worker"));
+    let root = stage.join("opt/tare-worker");
+    for f in [
+        "include/tare_worker.h",
+        "lib/libtare_worker.a",
+        "lib/pkgconfig/tare_worker.pc",
+        "share/doc/tare_worker/LICENSE-MIT",
+        "share/doc/tare_worker/LICENSE-APACHE",
+    ] {
+        assert!(root.join(f).is_file(), "make install did not install {f}");
+    }
+    let pc = read(root.join("lib/pkgconfig/tare_worker.pc"));
+    assert!(pc.contains("prefix=/opt/tare-worker\n"), "{pc}");
+    let flags = run(std::process::Command::new("pkg-config")
+        .args(["--cflags", "--libs", "tare_worker"])
+        .env("PKG_CONFIG_PATH", root.join("lib/pkgconfig"))
+        .env("PKG_CONFIG_SYSROOT_DIR", &stage));
+    assert!(flags.contains("-ltare_worker"), "{flags}");
+    let prog = tmp.path().join("prog");
+    run(std::process::Command::new("cc")
+        .arg("-O2")
+        .arg("-o")
+        .arg(&prog)
+        .arg(tmp.path().join("prog.c"))
+        .args(flags.split_whitespace()));
+    let out = run(std::process::Command::new(&prog)
+        .env_remove("TARE_WORKER_FD")
+        .arg("--list"));
+    assert!(out.contains("installed"), "{out}");
+
+    // A plain install into PREFIX, and uninstall removes what install put there.
+    let prefix = tmp.path().join("prefix");
+    let make = |target: &str| {
+        run(std::process::Command::new("make")
+            .arg("-s")
+            .arg("-C")
+            .arg(&src)
+            .arg(target)
+            .arg(format!("PREFIX={}", prefix.display())));
+    };
+    make("install");
+    let flags = run(std::process::Command::new("pkg-config")
+        .args(["--cflags", "--libs", "tare_worker"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+        .env_remove("PKG_CONFIG_SYSROOT_DIR"));
+    assert!(
+        flags.contains(&format!("-I{}/include", prefix.display())),
+        "{flags}"
+    );
+    make("uninstall");
+    assert!(!prefix.join("lib/libtare_worker.a").exists());
+    assert!(!prefix.join("include/tare_worker.h").exists());
+}
