@@ -203,3 +203,105 @@ fn c_make_install_gives_a_pkg_config_package() {
     assert!(!prefix.join("lib/libtare_worker.a").exists());
     assert!(!prefix.join("include/tare_worker.h").exists());
 }
+
+const CPP_CONSUMER: &str = r#"
+#include <tare_worker.hpp>
+int main(int argc, char** argv) {
+    tare::kernel("installed").body([] { int x = 1; tare::do_not_optimize(x); });
+    return tare::main(argc, argv);
+}
+"#;
+
+/// Configures and builds the consumer project in `dir` (its CMakeLists.txt written by the
+/// caller) and returns what its program prints for `--list`.
+fn cmake_consumer(dir: &Path, defs: &[String]) -> String {
+    std::fs::write(dir.join("prog.cpp"), CPP_CONSUMER).unwrap();
+    let build = dir.join("build");
+    run(std::process::Command::new("cmake")
+        .arg("-S")
+        .arg(dir)
+        .arg("-B")
+        .arg(&build)
+        .args(defs));
+    run(std::process::Command::new("cmake")
+        .arg("--build")
+        .arg(&build));
+    run(std::process::Command::new(build.join("prog"))
+        .env_remove("TARE_WORKER_FD")
+        .arg("--list"))
+}
+
+#[test]
+fn cpp_cmake_package_and_subproject_without_gtest() {
+    if !have("cmake") || !have("c++") || !have("cc") {
+        skip::skip("cmake and a C/C++ compiler", "apt-get install cmake g++");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cpp = client("cpp");
+
+    // Install into a prefix; a consumer finds it with find_package(... CONFIG).
+    let build = tmp.path().join("build");
+    let prefix = tmp.path().join("prefix");
+    run(std::process::Command::new("cmake")
+        .arg("-S")
+        .arg(&cpp)
+        .arg("-B")
+        .arg(&build)
+        .arg("-DTARE_BUILD_TESTS=OFF"));
+    run(std::process::Command::new("cmake")
+        .arg("--build")
+        .arg(&build));
+    run(std::process::Command::new("cmake")
+        .arg("--install")
+        .arg(&build)
+        .arg("--prefix")
+        .arg(&prefix));
+    let lib = ["lib", "lib64"]
+        .iter()
+        .map(|l| prefix.join(l))
+        .find(|l| {
+            l.join("cmake/tare_worker/tare_worker-config.cmake")
+                .is_file()
+        })
+        .expect("cmake --install wrote no lib/cmake/tare_worker/tare_worker-config.cmake");
+    assert!(lib.join("libtare_worker_c.a").is_file());
+    assert!(prefix.join("include/tare_worker.hpp").is_file());
+    assert!(prefix.join("include/tare_worker.h").is_file());
+
+    let consumer = tmp.path().join("consumer");
+    std::fs::create_dir(&consumer).unwrap();
+    std::fs::write(
+        consumer.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.16)\n\
+         project(consumer LANGUAGES C CXX)\n\
+         find_package(tare_worker 0.1 CONFIG REQUIRED)\n\
+         add_executable(prog prog.cpp)\n\
+         target_link_libraries(prog PRIVATE tare_worker::tare_worker)\n",
+    )
+    .unwrap();
+    let out = cmake_consumer(
+        &consumer,
+        &[format!("-DCMAKE_PREFIX_PATH={}", prefix.display())],
+    );
+    assert!(out.contains("installed"), "{out}");
+
+    // As a subproject: configures with GoogleTest made unfindable (the tests are off unless
+    // asked for), and the same namespaced target links.
+    let parent = tmp.path().join("parent");
+    std::fs::create_dir(&parent).unwrap();
+    std::fs::write(
+        parent.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.16)\n\
+             project(parent LANGUAGES C CXX)\n\
+             add_subdirectory(\"{}\" tare_worker EXCLUDE_FROM_ALL)\n\
+             add_executable(prog prog.cpp)\n\
+             target_link_libraries(prog PRIVATE tare_worker::tare_worker)\n",
+            cpp.display()
+        ),
+    )
+    .unwrap();
+    let out = cmake_consumer(&parent, &["-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON".into()]);
+    assert!(out.contains("installed"), "{out}");
+}
