@@ -305,3 +305,47 @@ fn cpp_cmake_package_and_subproject_without_gtest() {
     let out = cmake_consumer(&parent, &["-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON".into()]);
     assert!(out.contains("installed"), "{out}");
 }
+
+/// The Go module path `tare.dev/worker` is not served by anyone; what the README says works
+/// is a `replace` to a checkout: a module outside the repository builds with the module proxy
+/// off, and its program runs standalone.
+#[test]
+fn go_module_used_through_replace_builds_offline() {
+    if !have("go") {
+        skip::skip("go", "run .ci/services.d/45-go.sh as root");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let m = tmp.path();
+    std::fs::write(
+        m.join("go.mod"),
+        format!(
+            "module example.com/consumer\n\ngo 1.21\n\nrequire tare.dev/worker v0.1.0\n\n\
+             replace tare.dev/worker => {}\n",
+            client("go").display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        m.join("main.go"),
+        "package main\n\nimport \"tare.dev/worker\"\n\nfunc main() {\n\
+         \tworker.Register(worker.Kernel{Name: \"installed\", Run: func(b *worker.B) {\n\
+         \t\tfor i := 0; i < b.N; i++ {\n\t\t\tworker.KeepAlive(i)\n\t\t}\n\t}})\n\
+         \tworker.Main()\n}\n",
+    )
+    .unwrap();
+    let prog = m.join("prog");
+    run(std::process::Command::new("go")
+        .current_dir(m)
+        .args(["build", "-o"])
+        .arg(&prog)
+        .arg(".")
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOTOOLCHAIN", "local")
+        .env("GOWORK", "off"));
+    let out = run(std::process::Command::new(&prog)
+        .env_remove("TARE_WORKER_FD")
+        .arg("--list"));
+    assert!(out.contains("installed"), "{out}");
+}
