@@ -301,3 +301,61 @@ fn a_greeting_that_stops_or_never_ends_is_cut_at_the_start_deadline() {
         "endless: {e}"
     );
 }
+
+/// A worker for the points docs/protocol.md settles: a `lang` beyond the seven, a clock whose
+/// resolution is not known (`resolution_ns=0`), and a `done` sent after an `error` (which the
+/// page says breaks the protocol: nothing follows an `error`).
+const ODD_WORKER: &str = r#"#!/usr/bin/env python3
+import os, socket
+sock = socket.socket(fileno=int(os.environ["TARE_WORKER_FD"]))
+r = sock.makefile("r", encoding="utf-8", newline="\n")
+w = sock.makefile("w", encoding="utf-8", newline="\n")
+def say(line):
+    w.write(line + "\n"); w.flush()
+say("hello protocol=1 client=odd version=0 lang=perl")
+say("kernel name=k")
+say("ready")
+for line in r:
+    verb = line.split()[0]
+    if verb == "clock":
+        say("clock resolution_ns=0 cost_ns=20")
+    elif verb == "setup":
+        say("ok")
+    elif verb == "run":
+        say("error message=boom")
+        say("done")
+    elif verb == "teardown":
+        say("ok")
+    elif verb == "exit":
+        say("bye")
+        break
+"#;
+
+#[test]
+fn any_lang_unknown_resolution_and_nothing_after_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("odd_worker.py");
+    std::fs::write(&script, ODD_WORKER).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ex = executor();
+    let cancel = AtomicBool::new(false);
+    let spec = RunSpec::new([script.to_str().unwrap()]);
+    let (_, r) = worker::invoke(&ex, &spec, Duration::from_secs(10), &cancel, |w| {
+        let hello = w.hello(Duration::from_secs(30))?;
+        let clock = w.clock()?.expect("clock");
+        w.setup("k", &Default::default())?.expect("setup");
+        let run = w.run(1, 1, |_| {})?;
+        // The `done` after the `error` is read as the reply to `teardown`.
+        let torn = w.teardown();
+        Ok((hello, clock, run, torn))
+    })
+    .unwrap();
+    let (hello, clock, run, torn) = r.unwrap();
+    assert_eq!(hello.lang, "perl");
+    assert_eq!(clock.resolution_ns, 0.0);
+    assert_eq!(clock.cost_ns, 20.0);
+    assert_eq!(run.unwrap_err(), "boom");
+    let e = torn.expect_err("a done after an error breaks the protocol");
+    assert!(e.to_string().contains("done"), "{e}");
+}
