@@ -220,13 +220,21 @@ fn pyperf_benchmarks_measured_with_tares_policy() {
             assert_eq!(r["extra"]["sample"]["loops"].as_u64().unwrap(), loops);
         }
     }
-    // sum2 x adds twice as many numbers per loop as sum (and skips a call).
-    let med = |i: usize| {
-        benches[i]["summary"]["wall_time"]["median"]
-            .as_f64()
+    // sum2 x adds twice as many numbers per loop as sum (and skips a call). Compared by each
+    // kernel's fastest sample, not its median: this VM's speed modes (about 2× apart) can hold
+    // one kernel's two processes in the slow mode and the other's in the fast one, and the
+    // ratio of medians once read 0.89 under a load of 4.5; the fastest of ten samples is in
+    // the fast mode for both.
+    let fastest = |i: usize| {
+        benches[i]["runs"]
+            .as_array()
             .unwrap()
+            .iter()
+            .filter(|r| r["counted"].as_bool() == Some(true))
+            .filter_map(|r| r["wall_time"].as_f64())
+            .fold(f64::INFINITY, f64::min)
     };
-    let r = med(1) / med(0);
+    let r = fastest(1) / fastest(0);
     assert!(r > 1.3 && r < 6.0, "sum2_x/sum = {r}");
     assert!(processes_with(&script).is_empty());
 }
