@@ -779,6 +779,10 @@ fn a_verdict_must_hold_across_invocations() {
             dir.path().join(name).display()
         )
     };
+    // Each program's processes cycle through the levels; the second's one step later, so its
+    // process of a round does not share the first's level (processes at their own levels, not
+    // a level the whole round shares: that, pairing by round would cancel).
+    std::fs::write(dir.path().join("b"), "1").unwrap();
     let out = tare()
         .args(["kernels", &prog("a", "1"), &prog("b", "1.04")])
         .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
@@ -807,9 +811,10 @@ fn a_verdict_must_hold_across_invocations() {
         words.contains("includes 1") && words.contains("5 vs 5 processes"),
         "{words}"
     );
-    // The p-value is the process-level test's: Welch on the per-process means, the test of
-    // the ratio of means the interval is of.
-    assert_eq!(c["test"], "welch", "{c}");
+    // The p-value is the process-level test's: the paired t on the per-round ratios of the
+    // per-process means, the test the interval is of.
+    assert_eq!(c["test"], "paired t on log per-round ratios", "{c}");
+    assert_eq!(c["paired"], true, "{c}");
     let (lo, hi) = (
         c["ratio_ci_low"].as_f64().unwrap(),
         c["ratio_ci_high"].as_f64().unwrap(),
@@ -826,7 +831,58 @@ fn a_verdict_must_hold_across_invocations() {
     );
     assert_eq!(
         v["extra"]["comparison_unit"],
-        "invocation (ratio of means of per-invocation means)"
+        "invocation, paired by round where both sides have 3 or more rounds (geometric mean of per-round ratios of per-invocation means); otherwise unpaired (ratio of means of per-invocation means)"
+    );
+}
+
+/// Processes of one round pair: where the level each process sits at is the round's (the
+/// machine's state, shared by the programs of the round), the per-round ratios cancel it, and a
+/// 4% difference present in every round is a verdict, with the interval on the line (issue
+/// 26). Unpaired, the levels (0.9, 1.0, 1.1) swamp it, as the test above shows.
+#[test]
+fn a_level_the_whole_round_shares_cancels() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let prog = |name: &str, scale: &str| {
+        format!(
+            "env FAKE_LEVEL_FILE={} FAKE_SCALE={scale} python3 {FAKE}",
+            dir.path().join(name).display()
+        )
+    };
+    let out = tare()
+        .args(["kernels", &prog("a", "1"), &prog("b", "1.04")])
+        .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
+        .args(["--invocations", "6", "--stop", "runs >= 20"])
+        .args(["--sample-time", "1ms", "--seed", "7"])
+        .args(["--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&j);
+    let c = &v["comparisons"][0];
+    assert_eq!(c["verdict"], "slower", "{c}\n{stdout}");
+    assert_eq!(c["paired"], true, "{c}");
+    let (lo, hi) = (
+        c["ratio_ci_low"].as_f64().unwrap(),
+        c["ratio_ci_high"].as_f64().unwrap(),
+    );
+    assert!(1.0 < lo && lo <= 1.04 && (1.04..1.1).contains(&hi), "{c}");
+    assert!(
+        c["words"]
+            .as_str()
+            .unwrap()
+            .contains("paired over 6 rounds"),
+        "{c}"
+    );
+    let line = stdout.lines().find(|l| l.contains("second ")).unwrap();
+    assert!(
+        line.contains(&format!("[{lo:.3}, {hi:.3}] slower")),
+        "{stdout}"
     );
 }
 

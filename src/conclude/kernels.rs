@@ -145,6 +145,9 @@ pub fn inconclusive(s: &ProcessSpread, precision: f64, why: &str) -> String {
     )
 }
 
+/// The test's name where a comparison is paired by round.
+pub const PAIRED_TEST: &str = "paired t on log per-round ratios";
+
 /// Relative tolerance of user metrics that must agree across implementations.
 pub const METRIC_TOLERANCE: f64 = 1e-9;
 
@@ -162,6 +165,18 @@ pub fn withheld(c: &ComparisonRecord) -> Option<&str> {
 /// [`levels`](super::levels)).
 pub fn by_invocation(b: &Benchmark) -> Vec<Vec<f64>> {
     super::levels::groups(b, super::levels::Origin::Kernels)
+}
+
+/// Counted seconds per loop grouped by invocation, each with the round it ran in.
+pub fn by_round(b: &Benchmark) -> super::levels::ByRound {
+    let rounds: std::collections::BTreeMap<usize, usize> = crate::results::kernels::invocations(b)
+        .iter()
+        .map(|r| (r.index, r.round))
+        .collect();
+    super::levels::groups_by_invocation(b)
+        .into_iter()
+        .map(|(i, g)| (rounds.get(&i).copied().unwrap_or(i), g))
+        .collect()
 }
 
 /// Outliers, summaries, comparisons (kernel by kernel, each implementation against the
@@ -209,27 +224,29 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
         }
     }
     // Samples of one process are not independent of each other (Kalibera & Jones): the
-    // verdict, its interval and its test come from the one process-level model
-    // (`levels::compare`: each invocation's median a replicate, a bootstrap interval of the
-    // ratio of their means, the test on them, Holm across kernels), so the printed interval is
-    // the one the verdict used, and the ratio is of the values each kernel's line prints (the
-    // mean of its processes' medians, `process_spread`). Welch's t, a test of means, is the
-    // test that agrees with that interval (scripts/levels_simulation.py: the expanded interval
-    // and Welch call the same trials). Where a side has fewer than two processes the
+    // verdict, its interval and its test come from the one process-level model, so the printed
+    // interval is the one the verdict used. Each program runs once a round (in a shuffled
+    // order), so a kernel's processes in two programs pair by round: where both sides have
+    // values in 3 or more common rounds, the interval and the t test are of the per-round
+    // ratios of per-invocation means and the ratio is their geometric mean
+    // (`levels::compare_rounds`, `stats::paired_ratio`: what the machine did to a whole round
+    // cancels); otherwise the expanded bootstrap interval of the ratio of the means each
+    // kernel's line prints and Welch's t on the per-invocation means (scripts/levels_simulation.py).
+    // Holm across kernels either way. Where a side has fewer than two processes the
     // sample-level numbers stay, and the words say why there is no verdict.
-    let groups: Vec<(super::levels::Groups, super::levels::Groups)> = session
+    let sides: Vec<(super::levels::ByRound, super::levels::ByRound)> = session
         .comparisons
         .iter()
         .map(|c| {
             (
-                by_invocation(&session.benchmarks[c.reference]),
-                by_invocation(&session.benchmarks[c.candidate]),
+                by_round(&session.benchmarks[c.reference]),
+                by_round(&session.benchmarks[c.candidate]),
             )
         })
         .collect();
     let process_test = super::analysis::Test::Welch;
-    let model = super::levels::compare(
-        &groups,
+    let model = super::levels::compare_rounds(
+        &sides,
         &super::levels::Settings {
             test: process_test,
             alpha: s.alpha,
@@ -260,7 +277,7 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     }
     session.extra.insert(
         "comparison_unit".into(),
-        json!("invocation (ratio of means of per-invocation means)"),
+        json!("invocation, paired by round where both sides have 3 or more rounds (geometric mean of per-round ratios of per-invocation means); otherwise unpaired (ratio of means of per-invocation means)"),
     );
     session.extra.insert("hierarchical_ratio".into(), json!(h));
     let advice = Advice {
@@ -300,11 +317,15 @@ fn apply_process_level(
         c.ratio_ci_high = high;
         c.confidence = m.confidence;
     }
-    c.paired = false;
+    c.paired = m.paired;
     if let (Some(p), Some(q)) = (m.p_value, m.p_adjusted) {
         c.p_value = p;
         c.p_adjusted = q;
-        c.test = test.name().to_string();
+        c.test = if m.paired {
+            PAIRED_TEST.to_string()
+        } else {
+            test.name().to_string()
+        };
     }
     let names = format!("{} vs {}", c.candidate_name, c.reference_name);
     (c.verdict, c.words) = match m.outcome {

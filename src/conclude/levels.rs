@@ -156,6 +156,15 @@ pub fn groups(b: &Benchmark, origin: Origin) -> Groups {
     keyed(b, origin).into_values().collect()
 }
 
+/// Counted wall times of a benchmark of `tare kernels` keyed by the invocation's index (each
+/// program once a round; `results::kernels::invocations` gives each index its round).
+pub fn groups_by_invocation(b: &Benchmark) -> Vec<(usize, Vec<f64>)> {
+    keyed(b, Origin::Kernels)
+        .into_iter()
+        .map(|((_, i, _), g)| (i as usize, g))
+        .collect()
+}
+
 /// Counted wall times grouped by session, then process: a results file is one session, and
 /// each source file of a merged import is one of its own (each was a separate harness run).
 pub fn sessions(b: &Benchmark, origin: Origin) -> Sessions {
@@ -257,6 +266,9 @@ pub struct Comparison {
     pub words: String,
     /// How the session level was handled (comparisons across results files only).
     pub session: Option<SessionLevel>,
+    /// Whether the interval and test came from per-round ratios ([`compare_rounds`]); the
+    /// ratio is then their geometric mean.
+    pub paired: bool,
 }
 
 /// The process-level statistic: the mean of the per-process values (NaN when there are none).
@@ -313,6 +325,55 @@ pub fn compare(pairs: &[(Groups, Groups)], s: &Settings) -> Vec<Comparison> {
     let raws: Vec<Raw> = pairs
         .iter()
         .map(|(old, new)| Raw::new(process_values(old), process_values(new), old, new, s, None))
+        .collect();
+    finish(raws, s)
+}
+
+/// Process values of one side keyed by the round they ran in (`tare kernels`: every program
+/// once a round, in a shuffled order).
+pub type ByRound = Vec<(usize, Vec<f64>)>;
+
+/// Least rounds in which both sides have a value for the paired interval and test; with fewer,
+/// [`compare_rounds`] falls back to [`compare`]'s unpaired ones.
+pub const PAIRED_MIN_ROUNDS: usize = 3;
+
+/// [`compare`] for sides whose processes ran in the same rounds: the interval and the test come
+/// from the per-round ratios of the rounds both sides have a value in
+/// (`stats::paired_ratio`), so what the machine did to a whole round cancels. Everything else
+/// (the counts, each side's value) is as in [`compare`]. A pair with fewer than
+/// [`PAIRED_MIN_ROUNDS`] common rounds is compared unpaired.
+pub fn compare_rounds(pairs: &[(ByRound, ByRound)], s: &Settings) -> Vec<Comparison> {
+    let raws: Vec<Raw> = pairs
+        .iter()
+        .map(|(old, new)| {
+            let groups = |side: &ByRound| side.iter().map(|(_, g)| g.clone()).collect::<Groups>();
+            let (og, ng) = (groups(old), groups(new));
+            let mut raw = Raw::new(process_values(&og), process_values(&ng), &og, &ng, s, None);
+            let value = |side: &ByRound| -> BTreeMap<usize, f64> {
+                side.iter()
+                    .filter(|(_, g)| !g.is_empty())
+                    .map(|(r, g)| (*r, mean(g)))
+                    .collect()
+            };
+            let (ov, nv) = (value(old), value(new));
+            let (x, y): (Vec<f64>, Vec<f64>) = ov
+                .iter()
+                .filter_map(|(r, o)| nv.get(r).map(|n| (*o, *n)))
+                .unzip();
+            if x.len() >= PAIRED_MIN_ROUNDS {
+                if let Some(r) = stats::paired_ratio::paired_ratio(&x, &y, s.confidence) {
+                    raw.interval = Some(stats::Interval {
+                        estimate: r.ratio,
+                        low: r.low,
+                        high: r.high,
+                        confidence: s.confidence,
+                    });
+                    raw.p = Some(r.p_value);
+                    raw.paired = Some((r.ratio, x.len()));
+                }
+            }
+            raw
+        })
         .collect();
     finish(raws, s)
 }
@@ -477,6 +538,9 @@ struct Raw {
     interval: Option<stats::Interval>,
     p: Option<f64>,
     level: Option<SessionLevel>,
+    /// The paired ratio where the interval and test are paired ([`compare_rounds`]).
+    /// With the rounds it rests on.
+    paired: Option<(f64, usize)>,
 }
 
 impl Raw {
@@ -525,6 +589,7 @@ impl Raw {
             interval,
             p,
             level,
+            paired: None,
         }
     }
 }
@@ -574,9 +639,10 @@ fn classify(r: Raw, p_adj: Option<f64>, tested: usize, s: &Settings) -> Comparis
         interval,
         p,
         level,
+        paired,
     } = r;
     let (om, nm) = (mean(&x), mean(&y));
-    let ratio = nm / om;
+    let ratio = paired.map_or(nm / om, |(r, _)| r);
     let unit = level.as_ref().map_or("process", |l| l.unit);
     let mut c = Comparison {
         old_processes: processes.0,
@@ -594,13 +660,17 @@ fn classify(r: Raw, p_adj: Option<f64>, tested: usize, s: &Settings) -> Comparis
         why: Vec::new(),
         words: String::new(),
         session: level.clone(),
+        paired: paired.is_some(),
     };
     let units = if unit == "session" {
         "sessions"
     } else {
         "processes"
     };
-    let counts = format!("{} vs {} {units}", x.len(), y.len());
+    let counts = match paired {
+        Some((_, k)) => format!("{} vs {} {units}, paired over {k} rounds", x.len(), y.len()),
+        None => format!("{} vs {} {units}", x.len(), y.len()),
+    };
     if let Some(blocker) = level.as_ref().and_then(|l| l.blocker.clone()) {
         c.why.push(blocker.clone());
         c.words = format!(

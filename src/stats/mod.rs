@@ -29,6 +29,7 @@ pub mod hypothesis;
 pub mod mean_ratio;
 pub mod modality;
 pub mod outliers;
+pub mod paired_ratio;
 pub mod quantile;
 mod rank;
 pub mod scaling;
