@@ -48,7 +48,7 @@ fn a_jmh_suite_listed_and_measured() {
     };
     let _turn = take_turn();
     let w = worker(&cache.join("a.jar"));
-    // One kernel per @Param value, the value a level of the name.
+    // One kernel per benchmark; a @Param is a tare parameter listing JMH's values.
     let out = tare().args(["kernels", &w, "--list"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -56,9 +56,9 @@ fn a_jmh_suite_listed_and_measured() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let listed: Vec<&str> = stdout
+    let listed: Vec<String> = stdout
         .lines()
-        .filter_map(|l| l.split_whitespace().next())
+        .map(|l| l.split("  — ").next().unwrap().trim().to_string())
         .filter(|w| w.starts_with("SuiteBench."))
         .collect();
     assert_eq!(
@@ -66,8 +66,7 @@ fn a_jmh_suite_listed_and_measured() {
         [
             "SuiteBench.hash",
             "SuiteBench.sort",
-            "SuiteBench.sum/256",
-            "SuiteBench.sum/4096"
+            "SuiteBench.sum size=256,4096"
         ],
         "{stdout}"
     );
@@ -104,7 +103,37 @@ fn a_jmh_suite_listed_and_measured() {
             .as_f64()
             .unwrap()
     };
+    // Every @Param value measured by default, as JMH does, each a benchmark with its value.
+    assert_eq!(benches[2]["parameters"]["size"], "256");
+    assert_eq!(benches[3]["parameters"]["size"], "4096");
     assert!(med(3) / med(2) > 3.0, "{} / {}", med(3), med(2));
+    // Values the @Param does not list are JMH's to take (its `-p size=...`).
+    let j = d.path().join("l.json");
+    let out = tare()
+        .args(["kernels", &w, "--filter", "sum", "-L", "size", "64,16384"])
+        .args(["-r", "1", "--stop", "runs >= 5", "--sample-time", "2ms"])
+        .args(["--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let benches = v["benchmarks"].as_array().unwrap();
+    let sizes: Vec<&str> = benches
+        .iter()
+        .map(|b| b["parameters"]["size"].as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["64", "16384"]);
+    let med = |i: usize| {
+        benches[i]["summary"]["wall_time"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(med(1) / med(0) > 20.0, "{} / {}", med(1), med(0));
 }
 
 /// Two identical jars and a third whose `hash` does twice the work, in one session: no verdict

@@ -446,7 +446,13 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
                 let ps: Vec<String> = k
                     .params
                     .iter()
-                    .map(|q| format!("{}={}", q.name, q.default))
+                    .map(|q| {
+                        if q.values.is_empty() {
+                            format!("{}={}", q.name, q.default)
+                        } else {
+                            format!("{}={}", q.name, q.values.join(","))
+                        }
+                    })
                     .collect();
                 let doc = if k.doc.is_empty() {
                     String::new()

@@ -59,10 +59,89 @@ pub struct NativeArgs {
     args: Vec<String>,
 }
 
-/// One benchmark a harness offers.
+/// One benchmark a harness offers: a kernel, and the values of its parameters where the
+/// harness has them as parameters (JMH's `@Param`). Kernels of one name with different
+/// parameter values are one protocol kernel with parameters; the values each has become its
+/// parameter's `values=` (every combination the harness has, measured by default).
 struct Kernel {
     name: String,
     doc: String,
+    params: Vec<(String, String)>,
+}
+
+/// A protocol kernel: its name, doc, and each parameter with its values.
+type Announced<'a> = (&'a str, &'a str, Vec<(&'a str, Vec<&'a str>)>);
+
+/// The protocol kernels of a harness's list: each name once (in the order first seen), with
+/// its parameters (in the first entry's order), each with its values in the order first seen;
+/// a parameter's default is the first entry's value.
+fn announced(kernels: &[Kernel]) -> Vec<Announced<'_>> {
+    let mut out: Vec<Announced> = Vec::new();
+    for k in kernels {
+        let i = match out.iter().position(|(n, _, _)| *n == k.name) {
+            Some(i) => i,
+            None => {
+                let params = k
+                    .params
+                    .iter()
+                    .map(|(p, _)| (p.as_str(), Vec::new()))
+                    .collect();
+                out.push((&k.name, &k.doc, params));
+                out.len() - 1
+            }
+        };
+        for (p, v) in &k.params {
+            if let Some((_, vs)) = out[i].2.iter_mut().find(|(q, _)| q == p) {
+                if !vs.contains(&v.as_str()) {
+                    vs.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The entry of `kernels` that `setup kernel=NAME p.P=V ...` selects: the name, and every
+/// parameter either given or at its default (the name's first entry's value). Errors name
+/// the parameter that is unknown or the combination the harness does not have.
+fn select(h: &mut dyn Harness, name: &str, given: &[(String, String)]) -> Result<usize, String> {
+    let kernels = h.kernels();
+    let first = kernels
+        .iter()
+        .find(|k| k.name == name)
+        .ok_or_else(|| format!("unknown kernel {name}"))?;
+    for (p, _) in given {
+        if !first.params.iter().any(|(q, _)| q == p) {
+            return Err(format!("unknown parameter {p}"));
+        }
+    }
+    let want: Vec<(&str, &str)> = first
+        .params
+        .iter()
+        .map(|(p, d)| {
+            let v = given.iter().find(|(q, _)| q == p).map_or(d, |(_, v)| v);
+            (p.as_str(), v.as_str())
+        })
+        .collect();
+    if let Some(i) = kernels.iter().position(|k| {
+        k.name == name
+            && k.params.len() == want.len()
+            && k.params
+                .iter()
+                .zip(&want)
+                .all(|((p, v), (q, w))| p == q && v == w)
+    }) {
+        return Ok(i);
+    }
+    let like = kernels.iter().position(|k| k.name == name).unwrap_or(0);
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(p, v)| (p.to_string(), v.to_string()))
+        .collect();
+    h.extend(like, &want).ok_or_else(|| {
+        let shown: Vec<String> = want.iter().map(|(p, v)| format!("{p}={v}")).collect();
+        format!("{name} has no benchmark with {}", shown.join(" "))
+    })
 }
 
 /// One sample as the harness measured it: `ns` for `loops` loops.
@@ -91,6 +170,12 @@ trait Harness {
     }
     /// (resolution_ns, cost_ns) of the clock the harness times with.
     fn clock(&mut self) -> Result<(f64, f64), String>;
+    /// A new entry of `kernels()` like entry `like` with other parameter values (all of them,
+    /// in its order), where the harness takes values it did not list (JMH's `-p`); None where
+    /// it does not, or a value it cannot take.
+    fn extend(&mut self, _like: usize, _params: &[(String, String)]) -> Option<usize> {
+        None
+    }
     /// K samples of N loops of kernel `index` (into `kernels()`).
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String>;
 }
@@ -212,12 +297,20 @@ fn serve(
     }
     send(hello)?;
     if let Ok(h) = &harness {
-        for k in h.kernels() {
-            send(
-                Message::new("kernel")
-                    .with("name", &k.name)
-                    .with("doc", &k.doc),
-            )?;
+        for (name, doc, params) in announced(h.kernels()) {
+            send(Message::new("kernel").with("name", name).with("doc", doc))?;
+            for (p, values) in params {
+                let mut m = Message::new("param")
+                    .with("kernel", name)
+                    .with("name", p)
+                    .with("default", values[0]);
+                // A value with a comma cannot be listed: that parameter is measured at its
+                // default unless tare is given values (-L).
+                if values.len() > 1 && values.iter().all(|v| !v.contains(',')) {
+                    m = m.with("values", values.join(","));
+                }
+                send(m)?;
+            }
         }
     }
     send(Message::new("ready"))?;
@@ -252,15 +345,15 @@ fn serve(
             },
             "setup" => {
                 let k = m.get("kernel").unwrap_or("");
-                let found = h.kernels().iter().position(|n| n.name == k);
-                let param = m.fields.iter().find(|(k, _)| k.starts_with("p."));
-                match (current, found, param) {
-                    (Some(_), _, _) => send(error("a kernel is already set up"))?,
-                    (None, None, _) => send(error(&format!("unknown kernel {k}")))?,
-                    (None, Some(_), Some((p, _))) => {
-                        send(error(&format!("unknown parameter {}", &p[2..])))?
-                    }
-                    (None, Some(i), None) => {
+                let given: Vec<(String, String)> = m
+                    .fields
+                    .iter()
+                    .filter_map(|(f, v)| Some((f.strip_prefix("p.")?.to_string(), v.clone())))
+                    .collect();
+                match (current, select(h.as_mut(), k, &given)) {
+                    (Some(_), _) => send(error("a kernel is already set up"))?,
+                    (None, Err(e)) => send(error(&e))?,
+                    (None, Ok(i)) => {
                         current = Some(i);
                         send(Message::new("ok"))?;
                     }

@@ -89,6 +89,9 @@ pub struct ParamInfo {
     pub name: String,
     pub default: String,
     pub doc: String,
+    /// Values the worker has for the parameter (`values=A,B,...`: a native harness's own list,
+    /// JMH's `@Param`), each measured by default; empty: the default only.
+    pub values: Vec<String>,
 }
 
 /// A kernel a worker announces.
@@ -379,10 +382,20 @@ impl<'a> Worker<'a> {
                             "parameter '{name}' of '{kernel}' announced twice (line {line})"
                         )));
                     }
+                    let values: Vec<String> = m
+                        .get("values")
+                        .map(|v| v.split(',').map(str::to_string).collect())
+                        .unwrap_or_default();
+                    if values.iter().any(String::is_empty) || values.len() > MAX_KERNELS {
+                        return Err(self.bad(format!(
+                            "values of parameter '{name}' must be up to {MAX_KERNELS} non-empty values separated by commas"
+                        )));
+                    }
                     k.params.push(ParamInfo {
                         name,
                         default,
                         doc: m.get("doc").unwrap_or("").to_string(),
+                        values,
                     });
                 }
                 _ => return Err(self.unexpected(&m, "'kernel', 'param' or 'ready'")),

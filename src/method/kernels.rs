@@ -381,21 +381,21 @@ pub fn targets(
             .flat_map(|d| d.hello.kernels.iter())
             .find(|k| &k.name == name)
             .expect("a kernel from the list");
-        let mut grid: Vec<BTreeMap<String, String>> = vec![info
-            .params
-            .iter()
-            .map(|p| (p.name.clone(), p.default.clone()))
-            .collect()];
-        for p in params
-            .iter()
-            .filter(|p| info.params.iter().any(|q| q.name == p.name))
-        {
+        // Each declared parameter: the values given for it, else the values the worker
+        // lists (`values=`), else its default; the grid is their cross product.
+        let mut grid: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+        for q in &info.params {
+            let values: Vec<String> = match params.iter().find(|p| p.name == q.name) {
+                Some(p) => p.values.clone(),
+                None if !q.values.is_empty() => q.values.clone(),
+                None => vec![q.default.clone()],
+            };
             grid = grid
                 .into_iter()
                 .flat_map(|g| {
-                    p.values.iter().map(move |v| {
+                    values.iter().map(move |v| {
                         let mut g = g.clone();
-                        g.insert(p.name.clone(), v.clone());
+                        g.insert(q.name.clone(), v.clone());
                         g
                     })
                 })
@@ -1413,6 +1413,7 @@ mod tests {
                                 name: p.to_string(),
                                 default: d.to_string(),
                                 doc: String::new(),
+                                values: Vec::new(),
                             })
                             .collect(),
                     })
@@ -1476,6 +1477,25 @@ mod tests {
         assert!(targets(&[a], Some(&f), &[])
             .unwrap_err()
             .contains("no kernel matches"));
+    }
+
+    #[test]
+    fn values_a_worker_lists_are_each_measured_unless_values_are_given() {
+        let mut a = program(&[("sum", &[("size", "256"), ("kind", "int")])]);
+        a.hello.kernels[0].params[0].values = vec!["256".into(), "4096".into()];
+        let shown = |t: Vec<Target>| -> Vec<String> {
+            t.iter()
+                .map(|t| format!("{}={}", t.params["size"], t.params["kind"]))
+                .collect()
+        };
+        let t = targets(std::slice::from_ref(&a), None, &[]).unwrap();
+        assert_eq!(shown(t), ["256=int", "4096=int"]);
+        let given = [Parameter {
+            name: "size".into(),
+            values: vec!["64".into()],
+        }];
+        let t = targets(&[a], None, &given).unwrap();
+        assert_eq!(shown(t), ["64=int"]);
     }
 
     /// A noisy machine as a 2-vCPU VM is: two speed modes (the slow one 1.5× the fast) that

@@ -231,6 +231,7 @@ impl Criterion {
             kernels.push(Kernel {
                 name,
                 doc: format!("Criterion.rs benchmark {id}"),
+                params: Vec::new(),
             });
         }
         let pace = Pace::load("criterion", &exe, args, ids.len());

@@ -132,6 +132,7 @@ impl Gbench {
             kernels.push(Kernel {
                 name,
                 doc: format!("Google Benchmark {n}"),
+                params: Vec::new(),
             });
         }
         let pace = Pace::load("gbench", &bin, args, names.len());

@@ -81,6 +81,7 @@ impl Go {
             kernels.push(Kernel {
                 name,
                 doc: format!("Go benchmark Benchmark{n}"),
+                params: Vec::new(),
             });
         }
         Go {

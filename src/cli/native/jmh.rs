@@ -5,13 +5,14 @@
 //! `@Param` values (`BenchmarkList`), then serves requests on stdin through JMH's `Runner`
 //! with forks 0, no warm-up iterations, single-shot mode and a batch of N calls
 //! (`-f 0 -wi 0 -bm ss -bs N -i K`): each measurement iteration is a sample of exactly N loops,
-//! its time the batch's. Kernels: `Class.method` (the package dropped), one per combination of
-//! `@Param` values, the values as levels of the name (`SuiteBench.sum/256`).
+//! its time the batch's. Kernels: `Class.method` (the package dropped), its `@Param`s tare
+//! parameters whose `values=` are the `@Param` values (every combination measured by default,
+//! as JMH does; `-L n 100,1000` picks or adds values, and scans give a complexity class).
 //!
 //! Limits: JMH's own warm-up and forks are not used (tare's invocations and steady-state
 //! detection take their place: the JVM's JIT warms up across an invocation's samples);
 //! `@Setup(Level.Iteration)` runs around each sample, `Level.Invocation` around each call as
-//! in JMH; parameters are in the names, not tare parameters; the clock is `System.nanoTime`
+//! in JMH; the clock is `System.nanoTime`
 //! as JMH reads it, taken as 1 ns and free.
 
 use super::{kernel_name, Harness, Kernel, Sample};
@@ -164,19 +165,26 @@ impl Jmh {
             };
             let short = name.rsplit('.').take(2).collect::<Vec<_>>();
             let short = format!("{}.{}", short.get(1).unwrap_or(&""), short[0]);
+            // One kernel per benchmark, its `@Param`s as parameters: each combination of
+            // values an entry (`Kernel.params`), all of them announced as the parameter's
+            // `values=` and measured by default, as JMH runs them.
+            let mut k = kernel_name(&short);
+            // Another class's method of the same name (in another package): a name of its own.
+            if j.kernels
+                .iter()
+                .zip(&j.runs)
+                .any(|(x, r)| x.name == k && r.0 != name)
+            {
+                k = format!("{k}.{}", j.kernels.len());
+            }
             for c in combinations(&params) {
-                let mut k = kernel_name(&short);
-                for (_, v) in &c {
-                    k.push('/');
-                    k.push_str(&kernel_name(v));
-                }
-                if j.kernels.iter().any(|x| x.name == k) {
-                    k = format!("{k}.{}", j.kernels.len());
-                }
                 let shown: Vec<String> = c.iter().map(|(p, v)| format!("{p}={v}")).collect();
+                let named: Vec<(String, String)> =
+                    c.iter().map(|(p, v)| (kernel_name(p), v.clone())).collect();
                 j.kernels.push(Kernel {
-                    name: k,
-                    doc: format!("JMH {name} {}", shown.join(" ")).trim().to_string(),
+                    name: k.clone(),
+                    doc: format!("JMH {name}"),
+                    params: named,
                 });
                 j.runs.push((name.clone(), shown));
             }
@@ -237,6 +245,37 @@ impl Harness for Jmh {
 
     fn clock(&mut self) -> Result<(f64, f64), String> {
         Ok((1.0, 0.0))
+    }
+
+    /// Values JMH's `@Param` did not list are JMH's to take (`-p NAME=VALUE`): a new entry
+    /// with them (a value with a space or none cannot go into the driver's request line).
+    fn extend(&mut self, like: usize, params: &[(String, String)]) -> Option<usize> {
+        let base = self.kernels.get(like)?;
+        let (name, shown) = self.runs.get(like)?.clone();
+        if params
+            .iter()
+            .any(|(_, v)| v.is_empty() || v.contains(char::is_whitespace))
+        {
+            return None;
+        }
+        let shown: Vec<String> = shown
+            .iter()
+            .map(|s| {
+                let raw = s.split_once('=').map_or(s.as_str(), |(p, _)| p);
+                match params.iter().find(|(p, _)| *p == kernel_name(raw)) {
+                    Some((_, v)) => format!("{raw}={v}"),
+                    None => s.clone(),
+                }
+            })
+            .collect();
+        let kernel = Kernel {
+            name: base.name.clone(),
+            doc: base.doc.clone(),
+            params: params.to_vec(),
+        };
+        self.kernels.push(kernel);
+        self.runs.push((name, shown));
+        Some(self.kernels.len() - 1)
     }
 
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String> {

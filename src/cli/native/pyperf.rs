@@ -143,6 +143,7 @@ impl Pyperf {
             p.kernels.push(Kernel {
                 name,
                 doc: format!("pyperf benchmark {}", b.name),
+                params: Vec::new(),
             });
         }
         Ok(p)

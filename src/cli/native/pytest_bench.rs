@@ -245,6 +245,7 @@ impl PytestBench {
             p.kernels.push(Kernel {
                 name: k,
                 doc: format!("pytest-benchmark {id}"),
+                params: Vec::new(),
             });
             p.node_ids.push(id.to_string());
         }
