@@ -764,13 +764,10 @@ fn actions_and_meters_at_their_stages() {
     );
 }
 
-/// Samples of one process are not independent: a 4% difference that pooled samples would call
-/// significant, while every process sits at its own level (0.9, 1.0, 1.1), does not hold across
-/// processes. The verdict, the printed interval and the JSON's interval are the process-level
-/// model's (one per invocation's median), so the interval on the line includes 1 beside
-/// "no-significant-difference", with the reason on the line.
-#[test]
-fn a_verdict_must_hold_across_invocations() {
+/// A session of the fake worker's `levels` kernel in two programs, the second `1.04×` the
+/// first, each process at a level of (0.9, 1.0, 1.1) in turn; the second program's levels
+/// `offset` steps later. Its stdout and export.
+fn levels_session(offset: usize, invocations: usize) -> (String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("k.json");
     let prog = |name: &str, scale: &str| {
@@ -779,31 +776,36 @@ fn a_verdict_must_hold_across_invocations() {
             dir.path().join(name).display()
         )
     };
+    std::fs::write(dir.path().join("b"), offset.to_string()).unwrap();
+    common::exported(
+        tare()
+            .args(["kernels", &prog("a", "1"), &prog("b", "1.04")])
+            .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
+            .args(["--invocations", &invocations.to_string()])
+            .args([
+                "--stop",
+                "runs >= 20",
+                "--sample-time",
+                "1ms",
+                "--seed",
+                "7",
+            ])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
+    )
+}
+
+/// Samples of one process are not independent: a 4% difference that pooled samples would call
+/// significant, while every process sits at its own level (0.9, 1.0, 1.1), does not hold across
+/// processes. The verdict, the printed interval and the JSON's interval are the process-level
+/// model's (one per invocation's median), so the interval on the line includes 1 beside
+/// "no-significant-difference", with the reason on the line.
+#[test]
+fn a_verdict_must_hold_across_invocations() {
     // Each program's processes cycle through the levels; the second's one step later, so its
     // process of a round does not share the first's level (processes at their own levels, not
     // a level the whole round shares: that, pairing by round would cancel).
-    std::fs::write(dir.path().join("b"), "1").unwrap();
-    let out = tare()
-        .args(["kernels", &prog("a", "1"), &prog("b", "1.04")])
-        .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
-        .args([
-            "--invocations",
-            "5",
-            "--stop",
-            "runs >= 20",
-            "--sample-time",
-            "1ms",
-        ])
-        .args(["--seed", "7", "--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json(&j);
+    let (stdout, v) = levels_session(1, 5);
     let c = &v["comparisons"][0];
     let words = c["words"].as_str().unwrap();
     assert_eq!(c["verdict"], "no-significant-difference", "{words}");
@@ -841,29 +843,7 @@ fn a_verdict_must_hold_across_invocations() {
 /// 26). Unpaired, the levels (0.9, 1.0, 1.1) swamp it, as the test above shows.
 #[test]
 fn a_level_the_whole_round_shares_cancels() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("k.json");
-    let prog = |name: &str, scale: &str| {
-        format!(
-            "env FAKE_LEVEL_FILE={} FAKE_SCALE={scale} python3 {FAKE}",
-            dir.path().join(name).display()
-        )
-    };
-    let out = tare()
-        .args(["kernels", &prog("a", "1"), &prog("b", "1.04")])
-        .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
-        .args(["--invocations", "6", "--stop", "runs >= 20"])
-        .args(["--sample-time", "1ms", "--seed", "7"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json(&j);
+    let (stdout, v) = levels_session(0, 6);
     let c = &v["comparisons"][0];
     assert_eq!(c["verdict"], "slower", "{c}\n{stdout}");
     assert_eq!(c["paired"], true, "{c}");

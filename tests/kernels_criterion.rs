@@ -10,7 +10,6 @@ use common::tare;
 #[path = "common/skip.rs"]
 mod skip;
 
-use serde_json::Value;
 use std::path::PathBuf;
 
 /// The tests of this file measure real kernels: they take turns.
@@ -77,20 +76,14 @@ fn a_criterion_suite_built_listed_and_measured() {
     }
     let d = tempfile::tempdir().unwrap();
     let j = d.path().join("c.json");
-    let out = tare()
-        .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
-        .args(["--sample-time", "2ms", "--seed", "5"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .envs(env)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
+            .args(["--sample-time", "2ms", "--seed", "5"])
+            .args(["--export-json", j.to_str().unwrap()])
+            .envs(env),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     let names: Vec<&str> = benches
         .iter()
@@ -160,21 +153,15 @@ fn builds_of_one_criterion_suite_head_to_head() {
     let _turn = take_turn();
     let j = d.path().join("h.json");
     let w = |p: &PathBuf| worker(p.to_str().unwrap());
-    let out = tare()
-        .args(["kernels", &w(&a), &w(&b), &w(&slow)])
-        .args(["-n", "a", "-n", "b", "-n", "slow"])
-        .args(["--stop", "runs >= 10", "-r", "10"])
-        .args(["--alpha", "0.01", "--seed", "26"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, v) = common::exported(
+        tare()
+            .args(["kernels", &w(&a), &w(&b), &w(&slow)])
+            .args(["-n", "a", "-n", "b", "-n", "slow"])
+            .args(["--stop", "runs >= 10", "-r", "10"])
+            .args(["--alpha", "0.01", "--seed", "26"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let cs = v["comparisons"].as_array().unwrap();
     assert_eq!(cs.len(), 8, "{cs:?}");
     for c in cs {

@@ -9,7 +9,6 @@ use common::tare;
 #[path = "common/skip.rs"]
 mod skip;
 
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The tests of this file measure real kernels: they take turns.
@@ -74,19 +73,13 @@ fn a_newer_google_benchmark_runs_exactly_the_loops_asked() {
     };
     let _turn = take_turn();
     let j = dir.path().join("n.json");
-    let out = tare()
-        .args(["kernels", &worker(&bin), "-r", "2", "--stop", "runs >= 5"])
-        .args(["--filter", "^BM_(hash|sum/256)$", "--sample-time", "2ms"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args(["kernels", &worker(&bin), "-r", "2", "--stop", "runs >= 5"])
+            .args(["--filter", "^BM_(hash|sum/256)$", "--sample-time", "2ms"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     assert_eq!(benches.len(), 2);
     for b in benches {
@@ -148,19 +141,13 @@ fn a_google_benchmark_suite_listed_and_measured() {
         );
     }
     let j = dir.path().join("g.json");
-    let out = tare()
-        .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
-        .args(["--sample-time", "2ms", "--seed", "5"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
+            .args(["--sample-time", "2ms", "--seed", "5"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     let names: Vec<&str> = benches
         .iter()
@@ -244,21 +231,15 @@ fn builds_of_one_suite_head_to_head() {
     std::fs::copy(&a, &b).unwrap();
     let _turn = take_turn();
     let j = dir.path().join("h.json");
-    let out = tare()
-        .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
-        .args(["-n", "a", "-n", "b", "-n", "slow"])
-        .args(["--stop", "runs >= 10", "-r", "10"])
-        .args(["--alpha", "0.01", "--seed", "26"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, v) = common::exported(
+        tare()
+            .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
+            .args(["-n", "a", "-n", "b", "-n", "slow"])
+            .args(["--stop", "runs >= 10", "-r", "10"])
+            .args(["--alpha", "0.01", "--seed", "26"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let cs = v["comparisons"].as_array().unwrap();
     assert_eq!(cs.len(), 10, "{cs:?}");
     // The suite lines: b within noise everywhere, slow with its one slower benchmark.

@@ -9,7 +9,6 @@ use common::tare;
 #[path = "common/skip.rs"]
 mod skip;
 
-use serde_json::Value;
 use std::path::PathBuf;
 
 /// The tests of this file measure real kernels: they take turns.
@@ -72,19 +71,13 @@ fn a_jmh_suite_listed_and_measured() {
     );
     let d = tempfile::tempdir().unwrap();
     let j = d.path().join("j.json");
-    let out = tare()
-        .args(["kernels", &w, "-r", "2", "--stop", "runs >= 10"])
-        .args(["--sample-time", "2ms", "--seed", "5"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 10"])
+            .args(["--sample-time", "2ms", "--seed", "5"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     assert_eq!(benches.len(), 4);
     for b in benches {
@@ -109,19 +102,13 @@ fn a_jmh_suite_listed_and_measured() {
     assert!(med(3) / med(2) > 3.0, "{} / {}", med(3), med(2));
     // Values the @Param does not list are JMH's to take (its `-p size=...`).
     let j = d.path().join("l.json");
-    let out = tare()
-        .args(["kernels", &w, "--filter", "sum", "-L", "size", "64,16384"])
-        .args(["-r", "1", "--stop", "runs >= 5", "--sample-time", "2ms"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args(["kernels", &w, "--filter", "sum", "-L", "size", "64,16384"])
+            .args(["-r", "1", "--stop", "runs >= 5", "--sample-time", "2ms"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     let sizes: Vec<&str> = benches
         .iter()
@@ -154,21 +141,15 @@ fn builds_of_one_jmh_suite_head_to_head() {
     std::fs::copy(cache.join("slow.jar"), &slow).unwrap();
     let _turn = take_turn();
     let j = d.path().join("h.json");
-    let out = tare()
-        .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
-        .args(["-n", "a", "-n", "b", "-n", "slow"])
-        .args(["--stop", "runs >= 10", "-r", "8"])
-        .args(["--alpha", "0.01", "--seed", "26"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, v) = common::exported(
+        tare()
+            .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
+            .args(["-n", "a", "-n", "b", "-n", "slow"])
+            .args(["--stop", "runs >= 10", "-r", "10"])
+            .args(["--alpha", "0.01", "--seed", "26"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let cs = v["comparisons"].as_array().unwrap();
     assert_eq!(cs.len(), 8, "{cs:?}");
     for c in cs {

@@ -27,27 +27,21 @@ fn go_benchmarks_measured_with_tares_policy() {
     let worker = format!("{} native-worker go {pkg}", env!("CARGO_BIN_EXE_tare"));
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("go.json");
-    let out = tare()
-        .args([
-            "kernels",
-            &worker,
-            "-r",
-            "2",
-            "--stop",
-            "runs >= 5",
-            "--sample-time",
-            "2ms",
-        ])
-        .args(["--seed", "5", "--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args([
+                "kernels",
+                &worker,
+                "-r",
+                "2",
+                "--stop",
+                "runs >= 5",
+                "--sample-time",
+                "2ms",
+            ])
+            .args(["--seed", "5", "--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     let names: Vec<&str> = benches
         .iter()
@@ -189,20 +183,14 @@ fn pyperf_benchmarks_measured_with_tares_policy() {
         env!("CARGO_BIN_EXE_tare")
     );
     let j = dir.path().join("py.json");
-    let out = tare()
-        .args(["kernels", &worker, "-r", "2", "--stop", "runs >= 5"])
-        .args(["--sample-time", "2ms", "--seed", "5"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .env_remove("TARE_TEST_PYPERF_RAISE")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args(["kernels", &worker, "-r", "2", "--stop", "runs >= 5"])
+            .args(["--sample-time", "2ms", "--seed", "5"])
+            .args(["--export-json", j.to_str().unwrap()])
+            .env_remove("TARE_TEST_PYPERF_RAISE"),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     let names: Vec<&str> = benches
         .iter()
@@ -334,26 +322,20 @@ fn a_real_go_suite_with_sub_benchmarks() {
     assert!(stderr.contains("waiting for"), "{stderr}");
     let d = tempfile::tempdir().unwrap();
     let j = d.path().join("xx.json");
-    let out = tare()
-        .args([
-            "kernels",
-            &worker,
-            "--filter",
-            "^Sum64/(4B|100B)$",
-            "-r",
-            "2",
-        ])
-        .args(["--stop", "runs >= 3", "--sample-time", "2ms", "--seed", "3"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args([
+                "kernels",
+                &worker,
+                "--filter",
+                "^Sum64/(4B|100B)$",
+                "-r",
+                "2",
+            ])
+            .args(["--stop", "runs >= 3", "--sample-time", "2ms", "--seed", "3"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let b = v["benchmarks"].as_array().unwrap();
     let names: Vec<&str> = b.iter().map(|b| b["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["Sum64/4B/go", "Sum64/100B/go"]);

@@ -9,7 +9,6 @@ use common::tare;
 #[path = "common/skip.rs"]
 mod skip;
 
-use serde_json::Value;
 use std::path::Path;
 
 /// The tests of this file measure real kernels: they take turns.
@@ -76,19 +75,13 @@ fn a_pytest_benchmark_suite_listed_and_measured() {
         "{stdout}"
     );
     let j = dir.path().join("p.json");
-    let out = tare()
-        .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
-        .args(["--sample-time", "2ms", "--seed", "5"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, v) = common::exported(
+        tare()
+            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
+            .args(["--sample-time", "2ms", "--seed", "5"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let benches = v["benchmarks"].as_array().unwrap();
     let names: Vec<&str> = benches
         .iter()
@@ -138,7 +131,7 @@ fn a_pytest_benchmark_suite_listed_and_measured() {
 }
 
 /// Two identical copies and a third whose `test_hash` does three times the work, in one
-/// session of 8 invocations: no verdict between the identical two, and only `test_hash` slower
+/// session of 10 invocations: no verdict between the identical two, and only `test_hash` slower
 /// in the third. (Python processes here differ by 20-40% under load: a large change.)
 #[test]
 fn copies_of_one_pytest_suite_head_to_head() {
@@ -153,21 +146,15 @@ fn copies_of_one_pytest_suite_head_to_head() {
         suite(dir.path(), "slow", 200),
     );
     let j = dir.path().join("h.json");
-    let out = tare()
-        .args(["kernels", &a, &b, &slow])
-        .args(["-n", "a", "-n", "b", "-n", "slow"])
-        .args(["--stop", "runs >= 10", "-r", "8"])
-        .args(["--alpha", "0.01", "--seed", "26"])
-        .args(["--export-json", j.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, v) = common::exported(
+        tare()
+            .args(["kernels", &a, &b, &slow])
+            .args(["-n", "a", "-n", "b", "-n", "slow"])
+            .args(["--stop", "runs >= 10", "-r", "10"])
+            .args(["--alpha", "0.01", "--seed", "26"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     let cs = v["comparisons"].as_array().unwrap();
     assert_eq!(cs.len(), 8, "{cs:?}");
     for c in cs {

@@ -32,6 +32,8 @@ pub mod outliers;
 pub mod paired_ratio;
 pub mod quantile;
 mod rank;
+#[cfg(test)]
+mod reference;
 pub mod scaling;
 pub mod session_ratio;
 pub mod trend;

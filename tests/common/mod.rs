@@ -55,3 +55,18 @@ pub fn tare_for_everyone() -> (tempfile::TempDir, std::path::PathBuf) {
         .expect("chmod 0755 the binary");
     (dir, bin)
 }
+
+/// Runs a tare command that writes `--export-json export`, asserts that it succeeded (its
+/// stdout and stderr in the message where not), and returns its stdout and the export.
+pub fn exported(cmd: &mut Command, export: &std::path::Path) -> (String, serde_json::Value) {
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(export)
+        .unwrap_or_else(|e| panic!("{}: {e}\n{stdout}", export.display()));
+    (stdout, serde_json::from_str(&text).unwrap())
+}

@@ -1,0 +1,48 @@
+//! Reading the reference files of ratio statistics (`tests/data/stats/*_ratio.json`, written
+//! by `scripts/*_ratio_reference.py` with scipy): each case has `name`, `x` (old), `y` (new),
+//! `confidence` and the values scipy gave (`ratio`, `low`, `high`, `p`, `df`).
+
+use serde_json::Value;
+
+/// One case: its name, old and new values, confidence, and the case itself.
+pub struct Case {
+    pub name: String,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    pub confidence: f64,
+    pub want: Value,
+}
+
+/// The cases of a reference file's text; at least `least` of them.
+pub fn cases(json: &str, least: usize) -> Vec<Case> {
+    let v: Value = serde_json::from_str(json).unwrap();
+    let fs = |x: &Value| -> Vec<f64> { serde_json::from_value(x.clone()).unwrap() };
+    let cases: Vec<Case> = v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| Case {
+            name: c["name"].as_str().unwrap().to_string(),
+            x: fs(&c["x"]),
+            y: fs(&c["y"]),
+            confidence: c["confidence"].as_f64().unwrap(),
+            want: c.clone(),
+        })
+        .collect();
+    assert!(cases.len() >= least, "{} cases", cases.len());
+    cases
+}
+
+impl Case {
+    /// Each `(field, got)` equals the case's field within 1e-9 relative.
+    pub fn assert_matches(&self, got: &[(&str, f64)]) {
+        for (what, g) in got {
+            let w = self.want[*what].as_f64().unwrap();
+            assert!(
+                (g - w).abs() <= 1e-9 * w.abs().max(1e-12) + 1e-12,
+                "{} {what}: {g} vs scipy {w}",
+                self.name
+            );
+        }
+    }
+}
