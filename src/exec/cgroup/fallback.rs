@@ -3,7 +3,10 @@
 //!
 //! CPU time: `wait4` rusage of the main process and the descendants it waited for — CPU time
 //! of children never waited for is MISSED. Peak memory: `ru_maxrss`, the largest resident set of
-//! a single waited process, not the tree. Kill: SIGKILL to the run's process group; a process
+//! a single waited process, not the tree — and never below tare's own resident set when it
+//! spawned the command: Linux carries the parent's high-water mark into the child across fork
+//! and exec (posix_spawn alike; `/bin/true` under a 210 MB parent reports 210 MB), so a small
+//! command reads as tare's size (~24 MB), as `/usr/bin/time` reads ~1 MB, its own. Kill: SIGKILL to the run's process group; a process
 //! that called setsid or changed its group escapes. Limits: RLIMIT_CPU on the main process,
 //! RLIMIT_AS per process, wall time by tare; no task limit.
 
@@ -27,7 +30,7 @@ impl RusageBackend {
 
 /// The loud notice printed and recorded whenever the fallback measures.
 pub const NOTICE: &str = "no cgroup is usable: measuring with wait4 rusage — CPU time of children that are not \
-                          waited for is MISSED, peak memory is that of the largest single process, and \
+                          waited for is MISSED, peak memory is that of the largest single process and never below tare's own size, and \
                           processes that leave the process group survive the run (what gets exact numbers where tare \
                           runs: docs/where-tare-measures.md)";
 
@@ -44,7 +47,7 @@ impl Backend for RusageBackend {
             cpu_time: "user and system CPU time of the main process and the descendants it waited for (wait4 \
                        rusage); children never waited for are missed"
                 .into(),
-            peak_memory: "largest resident set of a single waited-for process (ru_maxrss), not the tree".into(),
+            peak_memory: "largest resident set of a single waited-for process (ru_maxrss), not the tree; never below tare's own resident set when it spawned the command (Linux carries the parent's high-water mark into the child)".into(),
             wall_time: "CLOCK_MONOTONIC from just before spawn to the main process's exit".into(),
             warnings,
         }
