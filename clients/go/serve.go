@@ -217,6 +217,14 @@ func repetition(b *B) (sample, error) {
 		return sample{}, err
 	}
 	var s sample
+	if k.RunEach != nil {
+		var err error
+		s, err = repetitionEach(b)
+		if err != nil {
+			return sample{}, err
+		}
+		return afterRep(b, s)
+	}
 	err := call(b, "run", func() error {
 		cpu0, ok0 := processCPU()
 		start := time.Now()
@@ -229,6 +237,64 @@ func repetition(b *B) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
+	return afterRep(b, s)
+}
+
+// runBatch is one batch of a per-loop kernel, the part between the clock reads.
+//
+//go:noinline
+func runBatch(b *B, run func(*B, int), n int) {
+	for i := 0; i < n; i++ {
+		run(b, i)
+	}
+}
+
+// repetitionEach runs b.N loops of a per-loop kernel in batches: InitEach untimed, RunEach
+// timed; the sample's times are the sums over its batches.
+func repetitionEach(b *B) (sample, error) {
+	k := b.kernel
+	batch := k.Batch
+	if batch < 1 {
+		batch = 1
+	}
+	s := sample{cpuOK: true}
+	for done := 0; done < b.N; {
+		n := batch
+		if b.N-done < n {
+			n = b.N - done
+		}
+		err := call(b, "init_each", func() error {
+			for i := 0; i < n; i++ {
+				if e := k.InitEach(b, i); e != nil {
+					return e
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return sample{}, err
+		}
+		err = call(b, "run", func() error {
+			cpu0, ok0 := processCPU()
+			start := time.Now()
+			runBatch(b, k.RunEach, n)
+			s.ns += int64(time.Since(start))
+			cpu1, ok1 := processCPU()
+			s.cpuNs += cpu1 - cpu0
+			s.cpuOK = s.cpuOK && ok0 && ok1
+			return nil
+		})
+		if err != nil {
+			return sample{}, err
+		}
+		done += n
+	}
+	return s, nil
+}
+
+// afterRep runs the After stage and checks the sample's metrics.
+func afterRep(b *B, s sample) (sample, error) {
+	k := b.kernel
 	if err := call(b, "after", func() error { return callStage(k.After, b) }); err != nil {
 		return sample{}, err
 	}

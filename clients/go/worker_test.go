@@ -65,6 +65,32 @@ func registerTestKernels() {
 			return nil
 		},
 	})
+	// Per-loop input: every loop must get a fresh input of its own.
+	var each [3][2]int
+	var eachInits, eachLoops, eachStale int
+	Register(Kernel{
+		Name:  "each",
+		Batch: 3,
+		Init:  func(b *B) error { eachInits, eachLoops, eachStale = 0, 0, 0; return nil },
+		InitEach: func(b *B, i int) error {
+			eachInits++
+			each[i] = [2]int{eachInits, 0}
+			return nil
+		},
+		RunEach: func(b *B, i int) {
+			eachLoops++
+			if each[i][1] != 0 {
+				eachStale++
+			}
+			each[i][1] = 1
+		},
+		After: func(b *B) error {
+			b.ReportMetric("inits", float64(eachInits))
+			b.ReportMetric("loops", float64(eachLoops))
+			b.ReportMetric("stale", float64(eachStale))
+			return nil
+		},
+	})
 	Register(Kernel{Name: "sleepy", Run: func(b *B) {
 		for i := 0; i < b.N; i++ {
 			time.Sleep(time.Millisecond)
@@ -292,6 +318,25 @@ func TestSampleTimesTheLoop(t *testing.T) {
 		t.Fatalf("ns=%v for 20 x 1 ms", ns)
 	}
 	m.expect("done")
+	m.exit()
+}
+
+func TestPerLoopInputIsFreshForEveryLoop(t *testing.T) {
+	m := startSelf(t)
+	m.handshake()
+	m.send("setup kernel=each")
+	m.expect("ok")
+	for _, loops := range []int{5, 1, 7} { // batches of 3: 3+2, 1, 3+3+1
+		m.send(fmt.Sprintf("run loops=%d reps=2", loops))
+		for r := 0; r < 2; r++ {
+			s := m.expect("sample")
+			l := float64(loops)
+			if num(t, s, "loops") != l || num(t, s, "m.inits") != l || num(t, s, "m.loops") != l || num(t, s, "m.stale") != 0 {
+				t.Fatalf("loops=%d: sample %v", loops, s.fields)
+			}
+		}
+		m.expect("done")
+	}
 	m.exit()
 }
 

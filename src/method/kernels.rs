@@ -123,6 +123,57 @@ pub fn check_linearity<E>(
     }
 }
 
+/// Calibration's first steps screen for a first loop at least this many times a later one
+/// (state left by loop 1); samples of 1 and 2 loops then confirm it.
+pub const FIRST_LOOP_RATIO: f64 = 10.0;
+/// Confirmed where 2 loops took under this many times 1 loop (the median of the pairs): the
+/// second loop cost under half the first, which a body whose cost is in its loop never shows
+/// once one loop is 100 clock reads or more.
+pub const FIRST_LOOP_CONFIRM: f64 = 1.5;
+/// The first-loop check is made only where one loop took at least this (ns) in calibration
+/// and at least 100 clock reads: below that a sample of one loop is mostly the clock's cost.
+pub const FIRST_LOOP_MIN_NS: f64 = 10_000.0;
+/// Pairs of samples (1 loop, 2 loops) the first-loop check takes.
+pub const FIRST_LOOP_PAIRS: usize = 5;
+
+/// The first-loop check: from calibration's first two steps (`steps`: loops and the first
+/// sample's ns at each), whether a later loop looked [`FIRST_LOOP_RATIO`] times cheaper than
+/// the first; if so, [`FIRST_LOOP_PAIRS`] pairs of samples of 1 and 2 loops (`time(n)`, each
+/// after the kernel's per-sample init) confirm it: the median of time(2)/time(1) under
+/// [`FIRST_LOOP_CONFIRM`]. Returns `[first, later]` ns (the medians of time(1) and of
+/// time(2) less that) where confirmed. A body that sorts in place with its input copied once
+/// per sample: loop 1 sorts unsorted data, the rest sorted data, and a calibrated N of
+/// thousands hides loop 1 from the N/2N check.
+pub fn check_first_loop<E>(
+    steps: &[(u64, f64)],
+    min_ns: f64,
+    mut time: impl FnMut(u64) -> Result<f64, E>,
+) -> Result<Option<[f64; 2]>, E> {
+    let (Some(&(1, t1)), Some(&(n2, t2))) = (steps.first(), steps.get(1)) else {
+        return Ok(None);
+    };
+    let later = (t2 - t1) / (n2.max(2) - 1) as f64;
+    if n2 < 2 || t1 < min_ns || later * FIRST_LOOP_RATIO > t1 {
+        return Ok(None);
+    }
+    let (mut ones, mut twos, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..FIRST_LOOP_PAIRS {
+        let (one, two) = if i % 2 == 0 {
+            let one = time(1)?;
+            (one, time(2)?)
+        } else {
+            let two = time(2)?;
+            (time(1)?, two)
+        };
+        ones.push(one);
+        twos.push(two);
+        ratios.push(if one > 0.0 { two / one } else { f64::INFINITY });
+    }
+    let median = |xs: &[f64]| stats::median(&stats::sorted_without_nan(xs)).unwrap_or(0.0);
+    let (first, second) = (median(&ones), median(&twos));
+    Ok((median(&ratios) < FIRST_LOOP_CONFIRM).then_some([first, (second - first).max(0.0)]))
+}
+
 /// Why a request of the measurement stopped: the conversation failed (the invocation ends), or
 /// the worker answered with its own `error` (this kernel ends, the worker goes on).
 enum Stop {
@@ -537,6 +588,8 @@ struct Taken {
     linearity: Option<Linearity>,
     /// Why the linearity check was not made, where it was skipped.
     linearity_skipped: Option<String>,
+    /// The first-loop check's [first, later] ns, where it found loop 1 far dearer.
+    first_loop: Option<[f64; 2]>,
     /// The slowest time per loop seen so far (ns).
     loop_ns: Option<f64>,
     seconds: f64,
@@ -943,6 +996,7 @@ fn invocation(
             loops: state[i].loops,
             linearity: None,
             linearity_skipped: None,
+            first_loop: None,
             loop_ns: state[i].loop_ns,
             seconds: 0.0,
             once_seconds: 0.0,
@@ -1027,6 +1081,8 @@ fn measure(
     // Calibration's samples at the loops it chose, with their repetition numbers: the
     // invocation's warm-up where there is no action between repetitions.
     let mut at_n: Vec<(Sample, u64)> = Vec::new();
+    // Calibration's steps: loops and the first sample's ns at each (the first-loop check).
+    let mut steps: Vec<(u64, f64)> = Vec::new();
     let loops = match state.loops {
         Some(n) => n,
         None => {
@@ -1040,7 +1096,10 @@ fn measure(
                         if at_n.first().is_some_and(|(x, _)| x.loops != s[0].loops) {
                             at_n.clear();
                         }
-                        let ns = s.iter().map(|x| at_loops(x, n)).collect();
+                        let ns: Vec<f64> = s.iter().map(|x| at_loops(x, n)).collect();
+                        if steps.last().is_none_or(|&(m, _)| m != n) {
+                            steps.push((n, ns.first().copied().unwrap_or(0.0)));
+                        }
                         at_n.extend(s.into_iter().zip(first..));
                         Ok(ns)
                     }
@@ -1074,6 +1133,17 @@ fn measure(
             crate::units::format_time(target * 1e-9, None)
         ));
     } else if !state.linearity_done {
+        let min_ns = FIRST_LOOP_MIN_NS.max(100.0 * clock.cost_ns);
+        let first = check_first_loop(&steps, min_ns, |n| match ask(w, n, 1, &mut got.loop_ns) {
+            Err(e) => Err(Stop::Worker(e)),
+            Ok(Err(e)) => Err(Stop::Kernel(e)),
+            Ok(Ok(s)) => Ok(at_loops(&s[0], n)),
+        });
+        match first {
+            Ok(f) => got.first_loop = f,
+            Err(Stop::Worker(e)) => return Err(e),
+            Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
+        }
         // CPU time where the worker reports it (steal and other load do not count there).
         let checked = check_linearity(loops, |n| match ask(w, n, 1, &mut got.loop_ns) {
             Err(e) => Err(Stop::Worker(e)),
@@ -1285,6 +1355,9 @@ fn record(
             if let Some(why) = &got.linearity_skipped {
                 rec.linearity_skipped = Some(why.clone());
                 state[i].linearity_done = true;
+            }
+            if got.first_loop.is_some() {
+                rec.first_loop_ns = got.first_loop;
             }
             state[i].loop_ns = got.loop_ns;
             for (pos, (s, why)) in got.samples.iter().enumerate() {
@@ -1567,6 +1640,33 @@ mod tests {
         })
         .unwrap();
         (c, asked)
+    }
+
+    #[test]
+    fn a_first_loop_far_dearer_than_the_rest_is_found_and_a_linear_one_is_not() {
+        let check = |steps: &[(u64, f64)], t: &dyn Fn(u64) -> f64| {
+            let mut asked = Vec::new();
+            let r = check_first_loop::<()>(steps, 10_000.0, |n| {
+                asked.push(n);
+                Ok(t(n))
+            })
+            .unwrap();
+            (r, asked)
+        };
+        // Sorting in place: loop 1 sorts unsorted data (700 µs), the rest sorted (4 µs).
+        let sort = |n: u64| 700_000.0 + 4_000.0 * (n - 1) as f64;
+        let (r, asked) = check(&[(1, sort(1)), (16, sort(16))], &sort);
+        assert_eq!(r, Some([700_000.0, 4_000.0]));
+        assert_eq!(asked, [1, 2, 2, 1, 1, 2, 2, 1, 1, 2]);
+        // A body whose cost is in its loop: not even screened (nothing asked).
+        let linear = |n: u64| 50_000.0 * n as f64;
+        assert_eq!(check(&[(1, 50e3), (16, 800e3)], &linear), (None, vec![]));
+        // Screened by a preempted first sample, not confirmed by the pairs.
+        assert_eq!(check(&[(1, 9e6), (16, 800e3)], &linear).0, None);
+        // Too short a loop (under 10 µs), or calibration not from 1: not made.
+        let tiny = |n: u64| 5_000.0 + (n - 1) as f64;
+        assert_eq!(check(&[(1, 5e3), (16, 5_015.0)], &tiny), (None, vec![]));
+        assert_eq!(check(&[(4, 5e6), (16, 5e6)], &sort), (None, vec![]));
     }
 
     #[test]

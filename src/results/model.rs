@@ -150,6 +150,12 @@ pub struct KernelRecord {
     /// words; `None` when it was made (or not reached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linearity_skipped: Option<String>,
+    /// The first-loop check (first invocation, where calibration's first steps suggested it):
+    /// the median time (ns) of a sample's first loop and of a later loop, from samples of 1
+    /// and 2 loops alternated; set only when the later loop took under a tenth of the first
+    /// (state left by loop 1 makes later loops cheaper: a body that sorts in place).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_loop_ns: Option<[f64; 2]>,
     /// Bytes and items per loop, if the kernel reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_loop: Option<f64>,

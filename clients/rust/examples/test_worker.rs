@@ -75,6 +75,32 @@ fn main() {
                     Ok(())
                 }),
         )
+        .kernel(
+            // Per-loop input: every loop must get a fresh input of its own.
+            Kernel::new("each")
+                .param("expect", 0)
+                .setup(|s| Ok((s.int("expect")?, 0i64, 0i64, 0i64)))
+                .each(
+                    3,
+                    |st| {
+                        st.1 += 1;
+                        vec![st.1, 0]
+                    },
+                    |st, input| {
+                        st.2 += 1;
+                        if input[1] != 0 {
+                            st.3 += 1;
+                        }
+                        input[1] = 1;
+                    },
+                )
+                .teardown(|(expect, inits, loops, stale)| {
+                    if loops != expect || inits != loops || stale != 0 {
+                        return Err(format!("loops {loops} inits {inits} stale {stale}").into());
+                    }
+                    Ok(())
+                }),
+        )
         .kernel(Kernel::new("live").run(move |_, sample, _| sample.metric("live", l2.get() as f64)))
         .kernel(
             Kernel::new("setup_fails")

@@ -123,6 +123,8 @@ type SetupFn<S> = Box<dyn FnMut(&mut Setup) -> Result<S, Error>>;
 type InitFn<S> = Box<dyn FnMut(&mut S, &mut Sample)>;
 type RunFn<S> = Box<dyn FnMut(&mut S, &mut Sample, u64)>;
 type TeardownFn<S> = Box<dyn FnMut(S) -> Result<(), Error>>;
+/// A per-loop kernel's repetition: `loops` loops in batches; returns (ns, cpu ns) summed.
+type EachFn<S> = Box<dyn FnMut(&mut S, u64) -> (u64, Option<u64>)>;
 
 /// A kernel under construction: `Kernel::new(name)`, then `param`s, then `setup` (which fixes
 /// the state type `S`), then `init`, `run` or `body`, `teardown`.
@@ -133,6 +135,7 @@ pub struct Kernel<S> {
     setup: SetupFn<S>,
     init: Option<InitFn<S>>,
     run: Option<RunFn<S>>,
+    each: Option<EachFn<S>>,
     teardown: Option<TeardownFn<S>>,
 }
 
@@ -146,6 +149,7 @@ impl Kernel<()> {
             setup: Box::new(|_| Ok(())),
             init: None,
             run: None,
+            each: None,
             teardown: None,
         }
     }
@@ -172,6 +176,7 @@ impl<S: 'static> Kernel<S> {
             setup: Box::new(f),
             init: None,
             run: None,
+            each: None,
             teardown: None,
         }
     }
@@ -192,6 +197,42 @@ impl<S: 'static> Kernel<S> {
             for _ in 0..loops {
                 f(s);
             }
+        }));
+        self
+    }
+    /// Per-loop input, untimed (Criterion's `iter_batched_ref`): `init(&mut S)` makes one
+    /// loop's input, `body(&mut S, &mut I)` is the loop on it. The client makes `batch` inputs,
+    /// reads the clock, runs the body on each, reads the clock; a sample's time is the sum of
+    /// its batches' (the clock read once a batch, not once a loop; inputs are dropped untimed).
+    /// Instead of `run`/`body`, for a body that changes its input (sorts in place), where
+    /// `init` (once per sample) would leave loops 2..N what loop 1 left.
+    pub fn each<I: 'static>(
+        mut self,
+        batch: usize,
+        mut init: impl FnMut(&mut S) -> I + 'static,
+        mut body: impl FnMut(&mut S, &mut I) + 'static,
+    ) -> Self {
+        let batch = batch.max(1);
+        let mut inputs: Vec<I> = Vec::with_capacity(batch);
+        self.each = Some(Box::new(move |s, loops| {
+            let (mut ns, mut cpu) = (0u64, Some(0u64));
+            let mut done = 0u64;
+            while done < loops {
+                let b = batch.min((loops - done) as usize);
+                inputs.clear();
+                inputs.extend((0..b).map(|_| init(s)));
+                let c0 = cpu_ns();
+                let t0 = Instant::now();
+                tare_timed_batch(&mut |i| body(s, &mut inputs[i]), b);
+                ns += t0.elapsed().as_nanos() as u64;
+                cpu = match (cpu, c0, cpu_ns()) {
+                    (Some(t), Some(c0), Some(c1)) => Some(t + c1.saturating_sub(c0)),
+                    _ => None,
+                };
+                done += b as u64;
+            }
+            inputs.clear();
+            (ns, cpu)
         }));
         self
     }
@@ -240,6 +281,15 @@ pub fn tare_timed_region(run: &mut dyn FnMut(u64), loops: u64) {
     run(loops)
 }
 
+/// One batch of a per-loop kernel: the body on inputs 0..b. Never inlined, so the clock reads
+/// around it stay where they are.
+#[inline(never)]
+fn tare_timed_batch(body: &mut dyn FnMut(usize), b: usize) {
+    for i in 0..b {
+        body(i)
+    }
+}
+
 impl<S: 'static> Erased for Live<S> {
     fn name(&self) -> &str {
         &self.def.name
@@ -251,7 +301,7 @@ impl<S: 'static> Erased for Live<S> {
         &self.def.params
     }
     fn has_run(&self) -> bool {
-        self.def.run.is_some()
+        self.def.run.is_some() || self.def.each.is_some()
     }
     fn setup(&mut self, values: &[(String, String)]) -> Result<(f64, f64), String> {
         let mut ctx = Setup {
@@ -273,6 +323,15 @@ impl<S: 'static> Erased for Live<S> {
     fn rep(&mut self, loops: u64, sample: &mut Sample) -> Result<(u64, Option<u64>), String> {
         let state = self.state.as_mut().ok_or("no kernel set up")?;
         let init = &mut self.def.init;
+        if let Some(each) = self.def.each.as_mut() {
+            return catch_unwind(AssertUnwindSafe(|| {
+                if let Some(i) = init.as_mut() {
+                    i(state, sample);
+                }
+                each(state, loops)
+            }))
+            .map_err(panic_text);
+        }
         let run = self
             .def
             .run

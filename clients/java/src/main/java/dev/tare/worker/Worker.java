@@ -64,7 +64,7 @@ public final class Worker {
     /** {@link #main} without exiting: returns the exit status. */
     public int run(String[] args, String fdText, String path, PrintStream stdout, PrintStream stderr) {
         for (Kernel k : kernels) {
-            if (k.loop == null) {
+            if (k.loop == null && k.eachBody == null) {
                 stderr.println("tare-worker: error: kernel " + k.name + " has no timed stage; give it .loop(...) or .body(...)");
                 return 1;
             }
@@ -162,6 +162,11 @@ public final class Worker {
         stage("init", k.init, state);
         Sample s = new Sample();
         long loops = state.loops;
+        if (k.eachBody != null) {
+            s.ns = repetitionEach(state, k, loops);
+            stage("after", k.after, state);
+            return s;
+        }
         Loop loop = k.loop;
         long t0 = System.nanoTime();
         try {
@@ -173,6 +178,31 @@ public final class Worker {
         s.ns = t1 - t0;
         stage("after", k.after, state);
         return s;
+    }
+
+    /** A per-loop kernel's loops in batches: inputs made untimed, the body timed; total ns. */
+    private static long repetitionEach(State state, Kernel k, long loops) throws StageFailure {
+        Object[] inputs = new Object[k.eachBatch];
+        Input<?> input = k.eachInput;
+        Each<Object> body = k.eachBody;
+        long total = 0;
+        for (long done = 0; done < loops; ) {
+            int b = (int) Math.min(inputs.length, loops - done);
+            try {
+                for (int i = 0; i < b; i++) inputs[i] = input.make(state);
+            } catch (Exception | StackOverflowError | AssertionError e) {
+                throw failure("input", k, e);
+            }
+            long t0 = System.nanoTime();
+            try {
+                for (int i = 0; i < b; i++) body.run(state, inputs[i]);
+            } catch (Exception | StackOverflowError | AssertionError e) {
+                throw failure("run", k, e);
+            }
+            total += System.nanoTime() - t0;
+            done += b;
+        }
+        return total;
     }
 
     private int serve(InputStream rawIn, OutputStream rawOut) throws IOException {

@@ -39,6 +39,19 @@ public final class TestWorkerMain {
                     case "path" -> 3;
                     default -> 9;
                 }));
+        // Per-loop input: every loop must get a fresh input of its own.
+        long[] each = new long[3]; // inits, loops, stale
+        w.kernel("each").init(s -> java.util.Arrays.fill(each, 0))
+                .each(3, s -> new long[] {++each[0], 0}, (s, in) -> {
+                    each[1]++;
+                    if (in[1] != 0) each[2]++;
+                    in[1] = 1;
+                })
+                .after(s -> {
+                    s.metric("inits", each[0]);
+                    s.metric("loops", each[1]);
+                    s.metric("stale", each[2]);
+                });
         w.kernel("sleepy").loop((s, loops) -> {
             for (long i = 0; i < loops; i++) Thread.sleep(1);
         });

@@ -257,6 +257,26 @@ class WorkerTest {
         m.exit();
     }
 
+    @Test
+    void perLoopInputIsFreshForEveryLoop() throws Exception {
+        Master m = startTestWorker();
+        m.handshake("java");
+        m.send("setup kernel=each");
+        m.expect("ok");
+        for (int loops : new int[] {5, 1, 7}) { // batches of 3: 3+2, 1, 3+3+1
+            m.send("run loops=" + loops + " reps=2");
+            for (int r = 0; r < 2; r++) {
+                Protocol.Message s = m.expect("sample");
+                assertEquals(loops, num(s, "loops"));
+                assertEquals(loops, num(s, "m.inits"));
+                assertEquals(loops, num(s, "m.loops"));
+                assertEquals(0, num(s, "m.stale"));
+            }
+            m.expect("done");
+        }
+        m.exit();
+    }
+
     /** Without flags the fd is adopted through Unsafe; with --add-opens through reflection. */
     @Test
     void adoptsTheDescriptorBothWays() throws Exception {
