@@ -389,7 +389,11 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
         out.push(Diagnostic {
             kind: "linearity-skipped".into(),
             message: format!("{}: linearity not checked: {why}", b.name),
-            suggestion: "a body whose time depends on state left by earlier loops is not caught at N = 1; check such a kernel with a smaller size".into(),
+            suggestion: if why.starts_with("--loops") {
+                "without --loops tare calibrates N and checks that the time grows with it".into()
+            } else {
+                "a body whose time depends on state left by earlier loops is not caught at N = 1; check such a kernel with a smaller size".into()
+            },
             evidence: json!({"loops": k.loops}),
         });
     }

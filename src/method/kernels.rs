@@ -307,6 +307,8 @@ pub struct KernelsPlan {
     pub steady_state: SteadyState,
     /// Shortest sample calibration aims for.
     pub min_sample: Duration,
+    /// `--loops N`: every sample exactly N loops, not calibrated, no linearity check.
+    pub loops: Option<u64>,
     /// Wall limit on each line of a reply (the worker's start: `start_timeout`).
     pub timeout: Duration,
     pub start_timeout: Duration,
@@ -484,6 +486,7 @@ pub fn empty_benchmarks(plan: &KernelsPlan, found: &[Discovered]) -> Vec<Benchma
                 clock_resolution_ns: d.clock.resolution_ns,
                 clock_cost_ns: d.clock.cost_ns,
                 min_sample_ns: target_ns(&d.clock, plan.min_sample),
+                loops_fixed: plan.loops.is_some(),
                 ..Default::default()
             };
             extra.insert(KERNEL_KEY.to_string(), serde_json::json!(rec));
@@ -652,7 +655,13 @@ pub fn execute(
     cancel: &AtomicBool,
 ) -> KernelsOutcome {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
-    let mut state = vec![State::default(); plan.targets.len()];
+    let mut state = vec![
+        State {
+            loops: plan.loops,
+            ..State::default()
+        };
+        plan.targets.len()
+    ];
     // Snapshots of the machine around each invocation, as `tare run` takes around each run:
     // the worker's cores (all CPUs when not pinned).
     let root = crate::machine::sysfs::SysRoot::from_env();
@@ -1125,7 +1134,11 @@ fn measure(
         .first()
         .filter(|(s, _)| loops == 1 && s.loops == 1)
         .map(|(s, _)| s.ns as f64);
-    if let Some(ns) = one_loop.filter(|&ns| ns >= ONE_LOOP_IS_LONG * target) {
+    if let Some(n) = plan.loops.filter(|_| !state.linearity_done) {
+        got.linearity_skipped = Some(format!(
+            "--loops {n} fixes the loops per sample: 2N loops against N were not asked for"
+        ));
+    } else if let Some(ns) = one_loop.filter(|&ns| ns >= ONE_LOOP_IS_LONG * target) {
         got.linearity_skipped = Some(format!(
             "one loop took {} ({:.0}× the shortest sample, {}), so a sample is one loop and 2N loops against N (at least 18 loops more) were not asked for",
             crate::units::format_time(ns * 1e-9, None),

@@ -128,8 +128,11 @@ pub struct KernelRecord {
     pub lang: String,
     #[serde(default)]
     pub client: String,
-    /// Loops per sample chosen by calibration.
+    /// Loops per sample chosen by calibration, or fixed by `--loops`.
     pub loops: u64,
+    /// The loops were fixed by `--loops N` (not calibrated).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loops_fixed: bool,
     /// The worker's clock: smallest step and cost of one read, in nanoseconds.
     pub clock_resolution_ns: f64,
     pub clock_cost_ns: f64,
