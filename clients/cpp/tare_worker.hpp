@@ -226,6 +226,12 @@ class stateful_kernel {
         tare_on_each(k_, inputs->size(), detail::init_each_tramp, detail::body_each_tramp);
         return *this;
     }
+    // Threaded (Google Benchmark's ->Threads): run/body on `n` threads released together, each
+    // doing the sample's loops; the state is shared (tare::thread_index() says which thread).
+    stateful_kernel& threads(unsigned n) {
+        tare_set_threads(k_, n);
+        return *this;
+    }
     // Finalize, before the state is destroyed: f(S&, context&).
     template <class F>
     stateful_kernel& teardown(F f) {
@@ -295,6 +301,11 @@ class kernel {
         e_->run = [f](void*, context& c, std::uint64_t loops) mutable { f(c, loops); };
         return *this;
     }
+    // Threaded: run/body on `n` threads released together (see stateful_kernel::threads).
+    kernel& threads(unsigned n) {
+        tare_set_threads(k_, n);
+        return *this;
+    }
     // Stateless convenience: f() once per loop.
     template <class F>
     kernel& body(F f) {
@@ -308,6 +319,9 @@ class kernel {
     detail::entry* e_;
     tare_kernel* k_;
 };
+
+// 0..T-1 inside a threaded kernel's run/body: which of its threads this is (0 elsewhere).
+inline unsigned thread_index() { return tare_thread_index(); }
 
 // Worker mode under tare, standalone mode otherwise; returns the exit status.
 inline int main(int argc, char** argv) {

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -149,6 +151,9 @@ func announce(c *conn) error {
 		if k.Doc != "" {
 			kv = append(kv, "doc", oneLine(k.Doc))
 		}
+		if k.Threads > 1 {
+			kv = append(kv, "threads", strconv.Itoa(k.Threads))
+		}
 		if err := c.queue("kernel", kv...); err != nil {
 			return err
 		}
@@ -225,6 +230,13 @@ func repetition(b *B) (sample, error) {
 		}
 		return afterRep(b, s)
 	}
+	if k.Threads > 1 {
+		s, err := repetitionThreads(b)
+		if err != nil {
+			return sample{}, err
+		}
+		return afterRep(b, s)
+	}
 	err := call(b, "run", func() error {
 		cpu0, ok0 := processCPU()
 		start := time.Now()
@@ -290,6 +302,48 @@ func repetitionEach(b *B) (sample, error) {
 		done += n
 	}
 	return s, nil
+}
+
+// repetitionThreads runs Run on k.Threads goroutines, each b.N loops with a *B of its own: all
+// started before the clock and released together by closing a channel; the last to finish
+// reads the clock. A panic in one fails the sample.
+func repetitionThreads(b *B) (sample, error) {
+	k := b.kernel
+	n := k.Threads
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	var finished atomic.Int32
+	var end time.Time
+	errs := make([]error, n)
+	ready := make(chan struct{}, n)
+	for t := 0; t < n; t++ {
+		bt := *b
+		bt.thread = t
+		wg.Add(1)
+		go func(t int, bt *B) {
+			defer wg.Done()
+			ready <- struct{}{}
+			<-release
+			errs[t] = call(bt, "run", func() error { k.Run(bt); return nil })
+			if finished.Add(1) == int32(n) {
+				end = time.Now()
+			}
+		}(t, &bt)
+	}
+	for t := 0; t < n; t++ {
+		<-ready
+	}
+	cpu0, ok0 := processCPU()
+	start := time.Now()
+	close(release)
+	wg.Wait()
+	cpu1, ok1 := processCPU()
+	for _, e := range errs {
+		if e != nil {
+			return sample{}, e
+		}
+	}
+	return sample{ns: int64(end.Sub(start)), cpuNs: cpu1 - cpu0, cpuOK: ok0 && ok1}, nil
 }
 
 // afterRep runs the After stage and checks the sample's metrics.

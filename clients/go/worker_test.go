@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -88,6 +89,30 @@ func registerTestKernels() {
 			b.ReportMetric("inits", float64(eachInits))
 			b.ReportMetric("loops", float64(eachLoops))
 			b.ReportMetric("stale", float64(eachStale))
+			return nil
+		},
+	})
+	// Threaded: 4 goroutines, each loop sleeps 4 ms and counts in its goroutine's slot.
+	var threadLoops [4]atomic.Int64
+	Register(Kernel{
+		Name:    "threads",
+		Threads: 4,
+		Init: func(b *B) error {
+			for i := range threadLoops {
+				threadLoops[i].Store(0)
+			}
+			return nil
+		},
+		Run: func(b *B) {
+			for i := 0; i < b.N; i++ {
+				threadLoops[b.Thread()].Add(1)
+				time.Sleep(4 * time.Millisecond)
+			}
+		},
+		After: func(b *B) error {
+			for i := range threadLoops {
+				b.ReportMetric(fmt.Sprintf("t%d", i), float64(threadLoops[i].Load()))
+			}
 			return nil
 		},
 	})
@@ -199,6 +224,9 @@ func (m *master) handshake() map[string]map[string]string {
 		switch msg.verb {
 		case "kernel":
 			kernels[msg.fields["name"]] = map[string]string{}
+			if th, ok := msg.fields["threads"]; ok {
+				kernels[msg.fields["name"]]["(threads)"] = th
+			}
 		case "param":
 			kernels[msg.fields["kernel"]][msg.fields["name"]] = msg.fields["default"]
 		case "ready":
@@ -337,6 +365,31 @@ func TestPerLoopInputIsFreshForEveryLoop(t *testing.T) {
 		}
 		m.expect("done")
 	}
+	m.exit()
+}
+
+func TestThreadedKernel(t *testing.T) {
+	m := startSelf(t)
+	kernels := m.handshake()
+	if kernels["threads"]["(threads)"] != "4" || kernels["count"]["(threads)"] != "" {
+		t.Fatalf("announcement: %v", kernels)
+	}
+	m.send("setup kernel=threads")
+	m.expect("ok")
+	m.send("run loops=5 reps=2")
+	for r := 0; r < 2; r++ {
+		s := m.expect("sample")
+		for i := 0; i < 4; i++ {
+			if num(t, s, fmt.Sprintf("m.t%d", i)) != 5 {
+				t.Fatalf("goroutine %d: %v", i, s.fields)
+			}
+		}
+		// 4 goroutines x 5 loops of 4 ms released together: about 20 ms, not 80 ms.
+		if ns := num(t, s, "ns"); ns < 20e6 || ns >= 70e6 {
+			t.Fatalf("ns=%v", ns)
+		}
+	}
+	m.expect("done")
 	m.exit()
 }
 

@@ -753,14 +753,25 @@ pub fn summary(s: &Session) -> String {
                 }
                 (None, None) => "no counted sample".to_string(),
             };
+            // Threaded kernels: the time per loop is each thread's; throughput is of all T
+            // threads together (T × N loops in a sample's time).
+            let t = f64::from(k.threads.max(1));
             let thr = match (&b.summary.wall_time, k.bytes_per_loop, k.items_per_loop) {
                 (Some(m), Some(bytes), _) if m.median > 0.0 => {
-                    format!("  {}/s", units::format_bytes(bytes / m.median, None))
+                    format!("  {}/s", units::format_bytes(t * bytes / m.median, None))
                 }
                 (Some(m), None, Some(items)) if m.median > 0.0 => {
-                    format!("  {} items/s", units::format_count(items / m.median))
+                    format!("  {} items/s", units::format_count(t * items / m.median))
                 }
                 _ => String::new(),
+            };
+            let thr = match &b.summary.wall_time {
+                Some(m) if k.threads > 1 && m.median > 0.0 => format!(
+                    " per thread ({} threads; total {} loops/s{thr})",
+                    k.threads,
+                    units::format_count(t / m.median)
+                ),
+                _ => thr,
             };
             let vs = if i == g[0] {
                 "reference".to_string()

@@ -487,6 +487,12 @@ pub fn empty_benchmarks(plan: &KernelsPlan, found: &[Discovered]) -> Vec<Benchma
                 clock_cost_ns: d.clock.cost_ns,
                 min_sample_ns: target_ns(&d.clock, plan.min_sample),
                 loops_fixed: plan.loops.is_some(),
+                threads: d
+                    .hello
+                    .kernels
+                    .iter()
+                    .find(|k| k.name == t.kernel)
+                    .map_or(1, |k| k.threads),
                 ..Default::default()
             };
             extra.insert(KERNEL_KEY.to_string(), serde_json::json!(rec));
@@ -1493,6 +1499,7 @@ mod tests {
                     .map(|(n, ps)| KernelInfo {
                         name: n.to_string(),
                         doc: String::new(),
+                        threads: 1,
                         params: ps
                             .iter()
                             .map(|(p, d)| ParamInfo {

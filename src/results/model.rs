@@ -117,7 +117,14 @@ pub struct InvocationRecord {
 }
 
 /// What a kernel benchmark is and what tare checked about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+fn one() -> u32 {
+    1
+}
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelRecord {
     pub kernel: String,
     /// Label of the implementation (program), e.g. its language.
@@ -130,6 +137,11 @@ pub struct KernelRecord {
     pub client: String,
     /// Loops per sample chosen by calibration, or fixed by `--loops`.
     pub loops: u64,
+    /// Threads the kernel runs its body on (`threads=T` in its announcement): each runs the N
+    /// loops, a sample's time from their common start to the last one's end, so the time per
+    /// loop is per thread and the total throughput T loops in that time; 1 if absent.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub threads: u32,
     /// The loops were fixed by `--loops N` (not calibrated).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loops_fixed: bool,
@@ -164,6 +176,31 @@ pub struct KernelRecord {
     pub bytes_per_loop: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_per_loop: Option<f64>,
+}
+
+impl Default for KernelRecord {
+    fn default() -> Self {
+        KernelRecord {
+            kernel: Default::default(),
+            implementation: Default::default(),
+            program: Default::default(),
+            lang: Default::default(),
+            client: Default::default(),
+            loops: Default::default(),
+            threads: 1,
+            loops_fixed: Default::default(),
+            clock_resolution_ns: Default::default(),
+            clock_cost_ns: Default::default(),
+            min_sample_ns: Default::default(),
+            linearity: Default::default(),
+            linearity_ci: Default::default(),
+            linearity_pairs: Default::default(),
+            linearity_skipped: Default::default(),
+            first_loop_ns: Default::default(),
+            bytes_per_loop: Default::default(),
+            items_per_loop: Default::default(),
+        }
+    }
 }
 
 /// How a run ended.

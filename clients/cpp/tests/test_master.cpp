@@ -122,7 +122,7 @@ TEST(CppClient, HelloAnnouncesCppAndAllKernels) {
     std::string l;
     while ((l = w.next()) != "ready" && l != "(EOF)") kernels += starts(l, "kernel ");
     EXPECT_EQ(l, "ready");
-    EXPECT_EQ(kernels, 10);
+    EXPECT_EQ(kernels, 11);
     w.say("exit\n");
     EXPECT_EQ(w.next(), "bye");
     EXPECT_EQ(w.wait_exit(), 0);
@@ -185,6 +185,18 @@ TEST(CppClient, PerLoopInputIsFreshForEveryLoop) {
     EXPECT_EQ(w.next(), "done");
     std::string l = w.next();
     EXPECT_EQ(get(l, "message"), "loops 2 inits 2 stale 0") << l;
+}
+
+TEST(CppClient, ThreadedKernelRunsTheLoopsOnEveryThread) {
+    Worker w(TEST_WORKER);
+    std::string l;
+    while ((l = w.next()) != "ready" && l != "(EOF)")
+        if (starts(l, "kernel name=threads")) EXPECT_EQ(l, "kernel name=threads threads=3");
+    w.say("setup kernel=threads p.expect=8\nrun loops=4 reps=2\nteardown\n");
+    EXPECT_EQ(w.next(), "ok");
+    for (int r = 0; r < 2; r++) EXPECT_TRUE(starts(w.next(), "sample loops=4 "));
+    EXPECT_EQ(w.next(), "done");
+    EXPECT_EQ(w.next(), "ok") << "every thread ran 4 loops a sample";
 }
 
 TEST(CppClient, ExceptionsBecomeOneLineErrorsAndTheWorkerStaysUsable) {

@@ -1,5 +1,7 @@
 // A worker exercising the C++ layer (lambdas, RAII state, exceptions), driven by test_master.cpp.
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +59,21 @@ int main(int argc, char** argv) {
             if (s.loops != c.param_int("expect") || s.inits != s.loops || s.stale != 0)
                 c.fail("loops " + std::to_string(s.loops) + " inits " + std::to_string(s.inits) + " stale " +
                        std::to_string(s.stale));
+        });
+    // Threaded: 3 threads, each counting its loops in its own slot (atomics: shared state).
+    struct Threads {
+        std::atomic<long long> loops[3] = {};
+        std::atomic<int> bad{0};
+    };
+    tare::kernel("threads").param("expect", 0).setup([](tare::context&) { return std::make_unique<Threads>(); })
+        .threads(3)
+        .body([](std::unique_ptr<Threads>& s) {
+            unsigned i = tare::thread_index();
+            if (i < 3) s->loops[i]++; else s->bad++;
+        })
+        .teardown([](std::unique_ptr<Threads>& s, tare::context& c) {
+            for (auto& l : s->loops)
+                if (l != c.param_int("expect") || s->bad) c.fail("loops " + std::to_string(l.load()));
         });
     tare::kernel("stateless").body([] {
         stateless_loops++;

@@ -101,6 +101,32 @@ fn main() {
                     Ok(())
                 }),
         )
+        .kernel(
+            // Threaded: 3 threads, each counting its loops in its own slot.
+            Kernel::new("threads")
+                .param("expect", 0)
+                .setup(|s| {
+                    Ok((
+                        s.int("expect")?,
+                        [0, 1, 2].map(|_| std::sync::atomic::AtomicI64::new(0)),
+                    ))
+                })
+                .threads(3, |(_, counts), t, loops| {
+                    for _ in 0..loops {
+                        counts[t as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                })
+                .teardown(|(expect, counts)| {
+                    let got: Vec<i64> = counts
+                        .iter()
+                        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                        .collect();
+                    if got.iter().any(|&c| c != expect) {
+                        return Err(format!("loops per thread {got:?}").into());
+                    }
+                    Ok(())
+                }),
+        )
         .kernel(Kernel::new("live").run(move |_, sample, _| sample.metric("live", l2.get() as f64)))
         .kernel(
             Kernel::new("setup_fails")

@@ -123,7 +123,8 @@ type SetupFn<S> = Box<dyn FnMut(&mut Setup) -> Result<S, Error>>;
 type InitFn<S> = Box<dyn FnMut(&mut S, &mut Sample)>;
 type RunFn<S> = Box<dyn FnMut(&mut S, &mut Sample, u64)>;
 type TeardownFn<S> = Box<dyn FnMut(S) -> Result<(), Error>>;
-/// A per-loop kernel's repetition: `loops` loops in batches; returns (ns, cpu ns) summed.
+/// A repetition that times itself (per-loop input in batches, or threads): `loops` loops;
+/// returns (ns, cpu ns).
 type EachFn<S> = Box<dyn FnMut(&mut S, u64) -> (u64, Option<u64>)>;
 
 /// A kernel under construction: `Kernel::new(name)`, then `param`s, then `setup` (which fixes
@@ -136,6 +137,7 @@ pub struct Kernel<S> {
     init: Option<InitFn<S>>,
     run: Option<RunFn<S>>,
     each: Option<EachFn<S>>,
+    threads: u32,
     teardown: Option<TeardownFn<S>>,
 }
 
@@ -150,6 +152,7 @@ impl Kernel<()> {
             init: None,
             run: None,
             each: None,
+            threads: 1,
             teardown: None,
         }
     }
@@ -177,6 +180,7 @@ impl<S: 'static> Kernel<S> {
             init: None,
             run: None,
             each: None,
+            threads: 1,
             teardown: None,
         }
     }
@@ -236,6 +240,47 @@ impl<S: 'static> Kernel<S> {
         }));
         self
     }
+    /// A threaded kernel (Google Benchmark's `->Threads`, JMH's `@Threads`), instead of
+    /// `run`/`body`: `f(&S, thread, loops)` runs on `threads` threads at once, each doing the
+    /// sample's `loops` loops (`thread` is 0..threads-1). The threads are started before the
+    /// clock and released together by a barrier; the sample's time is from the release to the
+    /// last thread's end, so the time per loop is per thread and tare reports the total
+    /// throughput. The state is shared (`S: Sync`); `init` runs once per sample before them.
+    pub fn threads(mut self, threads: u32, f: impl Fn(&S, u32, u64) + Send + Sync + 'static) -> Self
+    where
+        S: Sync,
+    {
+        let threads = threads.max(1);
+        self.threads = threads;
+        self.each = Some(Box::new(move |s, loops| {
+            let s: &S = s;
+            let start = std::sync::Barrier::new(threads as usize + 1);
+            let finished = std::sync::atomic::AtomicU32::new(0);
+            let last = std::sync::Mutex::new(None::<Instant>);
+            let f = &f;
+            let c0 = cpu_ns();
+            let t0 = std::thread::scope(|scope| {
+                for t in 0..threads {
+                    let (start, finished, last) = (&start, &finished, &last);
+                    scope.spawn(move || {
+                        start.wait();
+                        tare_timed_region(&mut |n| f(s, t, n), loops);
+                        let end = Instant::now();
+                        if finished.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1 == threads {
+                            *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
+                        }
+                    });
+                }
+                start.wait();
+                Instant::now()
+            });
+            let end = last.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or(t0);
+            let ns = end.saturating_duration_since(t0).as_nanos() as u64;
+            let cpu = cpu_ns().zip(c0).map(|(c1, c0)| c1.saturating_sub(c0));
+            (ns, cpu)
+        }));
+        self
+    }
     /// Finalize: gets the state by value (it is dropped afterwards in any case).
     pub fn teardown(mut self, f: impl FnMut(S) -> Result<(), Error> + 'static) -> Self {
         self.teardown = Some(Box::new(f));
@@ -249,6 +294,7 @@ trait Erased {
     fn doc(&self) -> Option<&str>;
     fn params(&self) -> &[(String, String)];
     fn has_run(&self) -> bool;
+    fn threads(&self) -> u32;
     /// Setup with all parameter values; returns the throughput counts.
     fn setup(&mut self, values: &[(String, String)]) -> Result<(f64, f64), String>;
     /// One repetition: init (untimed), the timed loop; returns elapsed ns and process CPU ns.
@@ -302,6 +348,9 @@ impl<S: 'static> Erased for Live<S> {
     }
     fn has_run(&self) -> bool {
         self.def.run.is_some() || self.def.each.is_some()
+    }
+    fn threads(&self) -> u32 {
+        self.def.threads
     }
     fn setup(&mut self, values: &[(String, String)]) -> Result<(f64, f64), String> {
         let mut ctx = Setup {
@@ -634,6 +683,10 @@ impl Worker {
             let mut fields = vec![("name", k.name())];
             if let Some(d) = k.doc() {
                 fields.push(("doc", d));
+            }
+            let threads = k.threads().to_string();
+            if k.threads() > 1 {
+                fields.push(("threads", &threads));
             }
             hello.push_str(&line("kernel", &fields));
             for (p, d) in k.params() {

@@ -25,6 +25,7 @@ public final class Kernel {
     Stage setup, init, after, teardown;
     Loop loop;
     int eachBatch;
+    int threads = 1;
     Input<?> eachInput;
     Each<Object> eachBody;
 
@@ -95,6 +96,20 @@ public final class Kernel {
         eachInput = input;
         eachBody = (Each<Object>) body;
         loop = null;
+        return this;
+    }
+
+    /**
+     * Runs the timed stage ({@link #loop} or {@link #body}) on {@code n} threads at once (JMH's
+     * {@code @Threads}, Google Benchmark's {@code ->Threads}), each doing the sample's loops:
+     * started before the clock and released together; the sample's time is from the release to
+     * the last thread's end (per-thread time per loop; tare reports the total throughput). The
+     * state is shared ({@link State#thread} says which thread); report metrics from
+     * {@link #after}. Not with {@link #each}.
+     */
+    public Kernel threads(int n) {
+        if (n < 1) throw new IllegalArgumentException("kernel " + name + ": threads must be at least 1");
+        threads = n;
         return this;
     }
 

@@ -52,6 +52,17 @@ public final class TestWorkerMain {
                     s.metric("loops", each[1]);
                     s.metric("stale", each[2]);
                 });
+        // Threaded: 4 threads, each loop sleeps 4 ms and counts in its thread's slot.
+        java.util.concurrent.atomic.AtomicLongArray perThread = new java.util.concurrent.atomic.AtomicLongArray(4);
+        w.kernel("threads").threads(4)
+                .init(s -> { for (int i = 0; i < 4; i++) perThread.set(i, 0); })
+                .loop((s, loops) -> {
+                    for (long i = 0; i < loops; i++) {
+                        perThread.incrementAndGet(s.thread());
+                        Thread.sleep(4);
+                    }
+                })
+                .after(s -> { for (int i = 0; i < 4; i++) s.metric("t" + i, perThread.get(i)); });
         w.kernel("sleepy").loop((s, loops) -> {
             for (long i = 0; i < loops; i++) Thread.sleep(1);
         });

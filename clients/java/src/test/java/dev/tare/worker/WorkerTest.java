@@ -107,7 +107,11 @@ class WorkerTest {
             while (true) {
                 Protocol.Message m = recv();
                 switch (m.verb) {
-                    case "kernel": kernels.put(m.get("name"), new HashMap<>()); break;
+                    case "kernel": {
+                        kernels.put(m.get("name"), new HashMap<>());
+                        if (m.get("threads") != null) kernels.get(m.get("name")).put("(threads)", m.get("threads"));
+                        break;
+                    }
                     case "param": kernels.get(m.get("kernel")).put(m.get("name"), m.get("default")); break;
                     case "ready": return kernels;
                     default: throw new AssertionError("unexpected " + m.verb);
@@ -274,6 +278,24 @@ class WorkerTest {
             }
             m.expect("done");
         }
+        m.exit();
+    }
+
+    @Test
+    void threadedKernel() throws Exception {
+        Master m = startTestWorker();
+        assertEquals("4", m.handshake("java").get("threads").get("(threads)"));
+        m.send("setup kernel=threads");
+        m.expect("ok");
+        m.send("run loops=5 reps=2");
+        for (int r = 0; r < 2; r++) {
+            Protocol.Message s = m.expect("sample");
+            for (int i = 0; i < 4; i++) assertEquals(5, num(s, "m.t" + i), s.fields::toString);
+            // 4 threads x 5 loops of 4 ms released together: about 20 ms, not 80 ms.
+            double ns = num(s, "ns");
+            assertTrue(ns >= 20e6 && ns < 70e6, "ns=" + ns);
+        }
+        m.expect("done");
         m.exit();
     }
 
