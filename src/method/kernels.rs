@@ -171,7 +171,52 @@ pub fn check_first_loop<E>(
     }
     let median = |xs: &[f64]| stats::median(&stats::sorted_without_nan(xs)).unwrap_or(0.0);
     let (first, second) = (median(&ones), median(&twos));
-    Ok((median(&ratios) < FIRST_LOOP_CONFIRM).then_some([first, (second - first).max(0.0)]))
+    // A first loop that shrank under the floor (a JIT compiled it since calibration's first
+    // step: 1.5 µs against 0.55 µs a loop is the sample's own cost) says nothing.
+    Ok((median(&ratios) < FIRST_LOOP_CONFIRM && first >= min_ns)
+        .then_some([first, (second - first).max(0.0)]))
+}
+
+/// A JIT worker's samples after calibration, before N is taken again: at least this much
+/// sampled time (ns), at most [`JIT_WARMUP_MAX_NS`] or [`JIT_WARMUP_MAX_SAMPLES`].
+pub const JIT_WARMUP_MIN_NS: f64 = 0.5e9;
+pub const JIT_WARMUP_MAX_NS: f64 = 10e9;
+pub const JIT_WARMUP_MAX_SAMPLES: usize = 200;
+/// Or this many samples, where they are short.
+pub const JIT_WARMUP_SETTLED_SAMPLES: usize = 50;
+
+/// Calibration after a JIT's warm-up: samples of `loops` (`take(n)`: one sample's ns) until at
+/// least [`JIT_WARMUP_MIN_NS`] were sampled (or [`JIT_WARMUP_SETTLED_SAMPLES`] taken) and the median of the last 5 is no longer under
+/// 0.9× that of the 5 before (the code stopped getting faster), or the caps; then, where that
+/// median is under `target`, the loops that reach it at that pace (aimed 1.2× past it, as
+/// calibration aims). Returns the loops per sample to use.
+pub fn jit_warmup<E>(
+    target: f64,
+    loops: u64,
+    mut take: impl FnMut(u64) -> Result<f64, E>,
+) -> Result<u64, E> {
+    let mut xs: Vec<f64> = Vec::new();
+    let mut spent = 0.0;
+    let median = |xs: &[f64]| stats::median(&stats::sorted_without_nan(xs)).unwrap_or(0.0);
+    loop {
+        let ns = take(loops)?;
+        spent += ns.max(0.0);
+        xs.push(ns);
+        let n = xs.len();
+        let settled = n >= 10 && median(&xs[n - 5..]) >= 0.9 * median(&xs[n - 10..n - 5]);
+        if (settled && (spent >= JIT_WARMUP_MIN_NS || n >= JIT_WARMUP_SETTLED_SAMPLES))
+            || spent >= JIT_WARMUP_MAX_NS
+            || n >= JIT_WARMUP_MAX_SAMPLES
+        {
+            break;
+        }
+    }
+    let pace = median(&xs[xs.len().saturating_sub(5)..]);
+    if pace <= 0.0 || pace >= target {
+        return Ok(loops);
+    }
+    let grown = (loops as f64 * target / pace * 1.2).ceil();
+    Ok((grown as u64).clamp(loops, MAX_LOOPS))
 }
 
 /// Why a request of the measurement stopped: the conversation failed (the invocation ends), or
@@ -1098,7 +1143,8 @@ fn measure(
     let mut at_n: Vec<(Sample, u64)> = Vec::new();
     // Calibration's steps: loops and the first sample's ns at each (the first-loop check).
     let mut steps: Vec<(u64, f64)> = Vec::new();
-    let loops = match state.loops {
+    let calibrated_here = state.loops.is_none();
+    let mut loops = match state.loops {
         Some(n) => n,
         None => {
             let floor = resolvable_ns(clock);
@@ -1132,6 +1178,25 @@ fn measure(
             }
         }
     };
+    // A JIT's compiled code is faster than what calibration timed (the interpreter's, C1's):
+    // samples at that N until they stop getting faster, then N again from their pace, so
+    // the steady state's samples are not shorter than the target (51 of 51 were, before).
+    let long_one = loops == 1
+        && at_n
+            .first()
+            .is_some_and(|(s, _)| s.ns as f64 >= ONE_LOOP_IS_LONG * target);
+    if steady && calibrated_here && !long_one {
+        let warmed = jit_warmup(target, loops, |n| match ask(w, n, 1, &mut got.loop_ns) {
+            Err(e) => Err(Stop::Worker(e)),
+            Ok(Err(e)) => Err(Stop::Kernel(e)),
+            Ok(Ok(s)) => Ok(at_loops(&s[0], n)),
+        });
+        match warmed {
+            Ok(n) => loops = n,
+            Err(Stop::Worker(e)) => return Err(e),
+            Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
+        }
+    }
     got.loops = Some(loops);
     // One loop many times the sample time: N = 1, and 2N against N would take 18 or more
     // such loops to say what one loop a sample cannot hide (an optimized-away body takes no
@@ -1683,10 +1748,38 @@ mod tests {
         assert_eq!(check(&[(1, 50e3), (16, 800e3)], &linear), (None, vec![]));
         // Screened by a preempted first sample, not confirmed by the pairs.
         assert_eq!(check(&[(1, 9e6), (16, 800e3)], &linear).0, None);
+        // Screened by an interpreted first step, then fast (a JIT): 1.5 µs a sample of one
+        // loop, 2.05 µs of two, is the sample's cost, not state.
+        let jit = |n: u64| 1_000.0 + 550.0 * n as f64;
+        assert_eq!(check(&[(1, 50e3), (16, 60e3)], &jit).0, None);
         // Too short a loop (under 10 µs), or calibration not from 1: not made.
         let tiny = |n: u64| 5_000.0 + (n - 1) as f64;
         assert_eq!(check(&[(1, 5e3), (16, 5_015.0)], &tiny), (None, vec![]));
         assert_eq!(check(&[(4, 5e6), (16, 5e6)], &sort), (None, vec![]));
+    }
+
+    #[test]
+    fn a_jit_worker_is_calibrated_again_once_its_code_stops_getting_faster() {
+        // 100 µs a loop for the first 0.2 s of samples, then 10 µs (compiled): N = 60 for a
+        // 5 ms target at the slow pace is taken again at the fast one.
+        let mut clock = 0.0;
+        let mut asked = 0;
+        let n = jit_warmup::<()>(5e6, 60, |n| {
+            asked += 1;
+            let per = if clock < 0.2e9 { 100e3 } else { 10e3 };
+            let ns = per * n as f64;
+            clock += ns;
+            Ok(ns)
+        })
+        .unwrap();
+        assert_eq!(n, 600);
+        assert!(
+            (50..JIT_WARMUP_MAX_SAMPLES).contains(&asked),
+            "{clock} {asked}"
+        );
+        // Steady from the start: the loops stay.
+        let n = jit_warmup::<()>(5e6, 60, |n| Ok(100e3 * n as f64)).unwrap();
+        assert_eq!(n, 60);
     }
 
     #[test]
