@@ -11,7 +11,8 @@
 #                    released by a barrier, to the last one's end)
 # Each round runs the plain loops, tare's two sessions (-r 3), the plain loops again. Prints per
 # shape tare's value (the mean over processes it prints) and the plain loops' (the mean of the
-# two runs around it), medians over rounds, tare / plain and each round's ratio; asserts nothing.
+# two runs around it), medians over rounds, tare / plain and each round's ratio, for wall time and
+# for CPU time (the process's: both threads' in the threaded shape); asserts nothing.
 #
 #   bench/kernel_shapes.sh [ROUNDS]      (default 3; TARE=path picks the tare binary)
 set -euo pipefail
@@ -43,26 +44,32 @@ shapes = [("per-sample init", "hash"), ("per-loop init", "sort"), ("long kernel"
           ("fixed loops", "hash_fixed"), ("threaded", "hash_threads")]
 tare = {k: [] for _, k in shapes}
 plain = {k: [] for _, k in shapes}
+tare_cpu = {k: [] for _, k in shapes}
+plain_cpu = {k: [] for _, k in shapes}
 for r in range(1, rounds + 1):
     # The plain loops before and after tare's sessions of the round, averaged.
     both = {}
     for f in (f"{out}/plain.{r}", f"{out}/plain2.{r}"):
         for line in open(f):
-            name, ns = line.split()
-            both.setdefault(name, []).append(float(ns))
+            name, ns, cpu = line.split()
+            both.setdefault(name, []).append((float(ns), float(cpu)))
     for name, xs in both.items():
-        plain[name].append(sum(xs) / len(xs))
+        plain[name].append(sum(x for x, _ in xs) / len(xs))
+        plain_cpu[name].append(sum(c for _, c in xs) / len(xs))
     for f in (f"{out}/tare.{r}.json", f"{out}/fixed.{r}.json"):
         for b in json.load(open(f))["benchmarks"]:
             k = b["extra"]["kernel"]
             tare[k["kernel"]].append(b["summary"]["wall_time"]["mean"] * 1e9)
+            tare_cpu[k["kernel"]].append(b["summary"]["cpu_time"]["mean"] * 1e9)
             if k["kernel"] == "hash_fixed":
                 assert k["loops"] == 100 and k.get("loops_fixed"), k
             if k["kernel"] == "long":
                 assert k["loops"] == 1, k
-print(f"{'shape':<17} {'kernel':<13} {'tare ns/loop':>14} {'plain ns/loop':>14} {'tare/plain':>10}   per round")
-for label, k in shapes:
-    t, p = statistics.median(tare[k]), statistics.median(plain[k])
-    per = " ".join(f"{a / b:.3f}" for a, b in zip(tare[k], plain[k]))
-    print(f"{label:<17} {k:<13} {t:>14.1f} {p:>14.1f} {t / p:>10.3f}   {per}")
+for what, T, P in (("wall time", tare, plain), ("CPU time (less moved by other load)", tare_cpu, plain_cpu)):
+    print(f"{what}:")
+    print(f"{'shape':<17} {'kernel':<13} {'tare ns/loop':>14} {'plain ns/loop':>14} {'tare/plain':>10}   per round")
+    for label, k in shapes:
+        t, p = statistics.median(T[k]), statistics.median(P[k])
+        per = " ".join(f"{a / b:.3f}" for a, b in zip(T[k], P[k]))
+        print(f"{label:<17} {k:<13} {t:>14.1f} {p:>14.1f} {t / p:>10.3f}   {per}")
 PY
