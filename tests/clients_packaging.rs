@@ -220,10 +220,7 @@ fn c_make_install_gives_a_pkg_config_package() {
         .args(["install", "PREFIX=rel"]));
     let rel = src.join("rel");
     let pc = read(rel.join("lib/pkgconfig/tare_worker.pc"));
-    assert!(
-        pc.contains(&format!("prefix={}\n", rel.display())),
-        "{pc}"
-    );
+    assert!(pc.contains(&format!("prefix={}\n", rel.display())), "{pc}");
     let flags = run(std::process::Command::new("pkg-config")
         .args(["--cflags", "--libs", "tare_worker"])
         .env("PKG_CONFIG_PATH", rel.join("lib/pkgconfig"))

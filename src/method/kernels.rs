@@ -184,10 +184,14 @@ pub const JIT_WARMUP_MAX_NS: f64 = 10e9;
 pub const JIT_WARMUP_MAX_SAMPLES: usize = 200;
 /// Or this many samples, where they are short.
 pub const JIT_WARMUP_SETTLED_SAMPLES: usize = 50;
+/// And at most this long in wall time (s): a harness whose every request costs tens of ms
+/// (JMH's Runner) would take [`JIT_WARMUP_MAX_SAMPLES`] of them otherwise.
+pub const JIT_WARMUP_MAX_WALL: f64 = 2.0;
 
 /// Calibration after a JIT's warm-up: samples of `loops` (`take(n)`: one sample's ns) until at
 /// least [`JIT_WARMUP_MIN_NS`] were sampled (or [`JIT_WARMUP_SETTLED_SAMPLES`] taken) and the median of the last 5 is no longer under
-/// 0.9× that of the 5 before (the code stopped getting faster), or the caps; then, where that
+/// 0.9× that of the 5 before (the code stopped getting faster), or the caps (at least 10
+/// samples past [`JIT_WARMUP_MAX_WALL`] s of wall time); then, where that
 /// median is under `target`, the loops that reach it at that pace (aimed 1.2× past it, as
 /// calibration aims). Returns the loops per sample to use.
 pub fn jit_warmup<E>(
@@ -198,6 +202,7 @@ pub fn jit_warmup<E>(
     let mut xs: Vec<f64> = Vec::new();
     let mut spent = 0.0;
     let median = |xs: &[f64]| stats::median(&stats::sorted_without_nan(xs)).unwrap_or(0.0);
+    let began = Instant::now();
     loop {
         let ns = take(loops)?;
         spent += ns.max(0.0);
@@ -207,6 +212,7 @@ pub fn jit_warmup<E>(
         if (settled && (spent >= JIT_WARMUP_MIN_NS || n >= JIT_WARMUP_SETTLED_SAMPLES))
             || spent >= JIT_WARMUP_MAX_NS
             || n >= JIT_WARMUP_MAX_SAMPLES
+            || (n >= 10 && began.elapsed().as_secs_f64() >= JIT_WARMUP_MAX_WALL)
         {
             break;
         }
@@ -1192,7 +1198,14 @@ fn measure(
             Ok(Ok(s)) => Ok(at_loops(&s[0], n)),
         });
         match warmed {
-            Ok(n) => loops = n,
+            Ok(n) => {
+                if n != loops {
+                    // Calibration's samples were at the old N: not this N's warm-up (every
+                    // recorded sample has the kernel's loops).
+                    at_n.clear();
+                }
+                loops = n;
+            }
             Err(Stop::Worker(e)) => return Err(e),
             Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
         }
