@@ -199,9 +199,44 @@ fn c_make_install_gives_a_pkg_config_package() {
         flags.contains(&format!("-I{}/include", prefix.display())),
         "{flags}"
     );
+    let pc = read(prefix.join("lib/pkgconfig/tare_worker.pc"));
+    assert!(
+        pc.contains(&format!("prefix={}\n", prefix.display()))
+            && pc.contains("includedir=${prefix}/include\n")
+            && pc.contains("libdir=${prefix}/lib\n"),
+        "{pc}"
+    );
     make("uninstall");
     assert!(!prefix.join("lib/libtare_worker.a").exists());
     assert!(!prefix.join("include/tare_worker.h").exists());
+
+    // A relative PREFIX (make -C src install PREFIX=rel: the files go to src/rel): the .pc
+    // file names that directory absolutely, so a worker builds from anywhere with it (it
+    // said prefix=rel before, -Irel/include from the consumer's directory).
+    run(std::process::Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(&src)
+        .args(["install", "PREFIX=rel"]));
+    let rel = src.join("rel");
+    let pc = read(rel.join("lib/pkgconfig/tare_worker.pc"));
+    assert!(pc.contains(&format!("prefix={}\n", rel.display())), "{pc}");
+    let flags = run(std::process::Command::new("pkg-config")
+        .args(["--cflags", "--libs", "tare_worker"])
+        .env("PKG_CONFIG_PATH", rel.join("lib/pkgconfig"))
+        .env_remove("PKG_CONFIG_SYSROOT_DIR"));
+    let prog = tmp.path().join("prog_rel");
+    run(std::process::Command::new("cc")
+        .current_dir(tmp.path())
+        .arg("-O2")
+        .arg("-o")
+        .arg(&prog)
+        .arg("prog.c")
+        .args(flags.split_whitespace()));
+    let out = run(std::process::Command::new(&prog)
+        .env_remove("TARE_WORKER_FD")
+        .arg("--list"));
+    assert!(out.contains("installed"), "{out}");
 }
 
 const CPP_CONSUMER: &str = r#"

@@ -1054,3 +1054,61 @@ fn a_worker_that_dies_at_start_shows_its_stderr() {
         "{err}"
     );
 }
+
+/// `--loops N` (JMH's single-shot mode with a batch of N): every request the worker gets is
+/// for exactly N loops (no calibration, no 2N linearity samples), the results record N as
+/// fixed, the summary says so; `--loops 0` and `--loops` with `--sample-time` are usage errors.
+#[test]
+fn fixed_loops_run_exactly_n_loops_a_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let log = dir.path().join("loops.log");
+    let out = tare()
+        .args([
+            "kernels", FAKE, "--filter", "^spin$", "--loops", "7", "-r", "2",
+        ])
+        .args(["--stop", "runs >= 4", "--seed", "5", "--export-json"])
+        .arg(&j)
+        .env("FAKE_LOOPS_LOG", &log)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("N=7 fixed"), "{stdout}");
+    let asked: Vec<u64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert!(asked.len() >= 2, "{asked:?}");
+    assert!(asked.iter().all(|&n| n == 7), "requests: {asked:?}");
+    let v = json(&j);
+    let b = &v["benchmarks"][0];
+    let k = &b["extra"]["kernel"];
+    assert_eq!(k["loops"], 7);
+    assert_eq!(k["loops_fixed"], true);
+    assert!(k["linearity"].is_null());
+    assert!(k["linearity_skipped"]
+        .as_str()
+        .unwrap()
+        .contains("--loops 7"));
+    for r in b["runs"].as_array().unwrap() {
+        assert_eq!(r["extra"]["sample"]["loops"], 7);
+    }
+    for (args, what) in [
+        (&["--loops", "0"][..], "--loops 0"),
+        (
+            &["--loops", "3", "--sample-time", "1ms"][..],
+            "--sample-time",
+        ),
+    ] {
+        let out = tare().args(["kernels", FAKE]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
+}

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +38,7 @@ struct tare_kernel {
     tare_init_each_fn init_each;
     tare_body_each_fn body_each;
     size_t each_batch;
+    unsigned threads;
     void *user;
 };
 
@@ -174,6 +177,10 @@ void tare_on_each(tare_kernel *k, size_t batch, tare_init_each_fn init_each,
     k->body_each = body_each;
 }
 void tare_on_teardown(tare_kernel *k, tare_teardown_fn fn) { k->teardown = fn; }
+void tare_set_threads(tare_kernel *k, unsigned threads) { k->threads = threads ? threads : 1; }
+
+static _Thread_local unsigned t_thread_index;
+unsigned tare_thread_index(void) { return t_thread_index; }
 void tare_set_user(tare_kernel *k, void *user) { k->user = user; }
 void tare_set_client(const char *client, const char *lang) {
     if (client) g_client = client;
@@ -337,6 +344,90 @@ static const char *do_rep_each(tare_ctx *ctx, uint64_t loops, uint64_t *ns, uint
     return NULL;
 }
 
+/* Threaded kernels: T threads started before the clock wait at a gate (a mutex and condition
+ * variable, as Google Benchmark's barrier); the main thread reads the clock and opens it, each
+ * thread runs the timed region (N loops), the last one to finish reads the clock: the sample is
+ * from the release to the last thread's end. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open, abort;
+    atomic_uint finished;
+    unsigned threads;
+    uint64_t t1;
+} thread_gate;
+
+typedef struct {
+    tare_ctx *ctx;
+    uint64_t loops;
+    unsigned index;
+    int rc;
+    thread_gate *gate;
+} thread_job;
+
+static void *thread_main(void *p) {
+    thread_job *j = p;
+    thread_gate *g = j->gate;
+    t_thread_index = j->index;
+    pthread_mutex_lock(&g->mu);
+    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
+    int abort_run = g->abort;
+    pthread_mutex_unlock(&g->mu);
+    if (!abort_run) j->rc = tare_timed_region(j->ctx, j->loops);
+    if (atomic_fetch_add(&g->finished, 1) + 1 == g->threads) g->t1 = mono_ns();
+    return NULL;
+}
+
+static const char *do_rep_threads(tare_ctx *ctx, uint64_t loops, uint64_t *ns, uint64_t *cpu) {
+    unsigned n = ctx->k->threads;
+    thread_gate g = {.open = 0, .abort = 0, .threads = n, .t1 = 0};
+    atomic_init(&g.finished, 0);
+    thread_job *jobs = calloc(n, sizeof *jobs);
+    pthread_t *ids = calloc(n, sizeof *ids);
+    if (!jobs || !ids) {
+        free(jobs);
+        free(ids);
+        snprintf(ctx->error, sizeof ctx->error, "out of memory for %u threads", n);
+        ctx->has_error = 1;
+        return ctx_error(ctx, "run", -1);
+    }
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    unsigned started = 0;
+    int create_err = 0;
+    for (; started < n; started++) {
+        jobs[started] = (thread_job){ctx, loops, started, 0, &g};
+        create_err = pthread_create(&ids[started], NULL, thread_main, &jobs[started]);
+        if (create_err) break;
+    }
+    if (started < n) g.threads = started; /* the last started one reads the clock */
+    uint64_t c0 = cpu ? cpu_ns() : 0;
+    pthread_mutex_lock(&g.mu);
+    g.open = 1;
+    g.abort = started < n;
+    uint64_t t0 = mono_ns();
+    pthread_cond_broadcast(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    int rc = 0;
+    for (unsigned i = 0; i < started; i++) {
+        pthread_join(ids[i], NULL);
+        if (jobs[i].rc) rc = jobs[i].rc;
+    }
+    if (cpu) *cpu = cpu_ns() - c0;
+    *ns = g.t1 > t0 ? g.t1 - t0 : 0;
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+    free(jobs);
+    free(ids);
+    if (started < n) {
+        snprintf(ctx->error, sizeof ctx->error, "could not start thread %u of %u: %s", started + 1, n, strerror(create_err));
+        ctx->has_error = 1;
+        return ctx_error(ctx, "run", -1);
+    }
+    if (rc != 0 || ctx->has_error) return ctx_error(ctx, "run", rc);
+    return NULL;
+}
+
 /* One repetition: init (untimed), then the timed loop. Returns NULL or an error message. */
 static const char *do_rep(tare_ctx *ctx, uint64_t loops, uint64_t *ns, uint64_t *cpu) {
     tare_kernel *k = ctx->k;
@@ -346,6 +437,7 @@ static const char *do_rep(tare_ctx *ctx, uint64_t loops, uint64_t *ns, uint64_t 
         if (rc != 0 || ctx->has_error) return ctx_error(ctx, "init", rc);
     }
     if (k->body_each) return do_rep_each(ctx, loops, ns, cpu);
+    if (k->threads > 1) return do_rep_threads(ctx, loops, ns, cpu);
     uint64_t c0 = cpu ? cpu_ns() : 0;
     uint64_t t0 = mono_ns();
     int rc = tare_timed_region(ctx, loops);
@@ -621,6 +713,9 @@ static int send_hello(conn *c) {
         line_start(c, "kernel");
         line_field(c, "name", k->name);
         if (k->doc) line_field(c, "doc", k->doc);
+        char threads[16];
+        snprintf(threads, sizeof threads, "%u", k->threads);
+        if (k->threads > 1) line_field(c, "threads", threads);
         if (line_end(c)) return -1;
         for (size_t j = 0; j < k->nparams; j++) {
             line_start(c, "param");
@@ -913,6 +1008,11 @@ int tare_main(int argc, char **argv) {
     for (size_t i = 0; i < g_nkernels; i++)
         if (!g_kernels[i]->run && !g_kernels[i]->body && !g_kernels[i]->body_each) {
             fprintf(stderr, "tare-worker: error: kernel %s has neither a run nor a body stage; call tare_on_run or tare_on_body\n", g_kernels[i]->name);
+            return 1;
+        }
+    for (size_t i = 0; i < g_nkernels; i++)
+        if (g_kernels[i]->body_each && g_kernels[i]->threads > 1) {
+            fprintf(stderr, "tare-worker: error: kernel %s has per-loop init (tare_on_each) and threads; use one or the other\n", g_kernels[i]->name);
             return 1;
         }
     const char *fd = getenv("TARE_WORKER_FD");

@@ -67,6 +67,15 @@ void tare_on_teardown(tare_kernel *k, tare_teardown_fn fn);
  * `tare kernels --counters` such a kernel has no counts (each batch is timed on its own). */
 void tare_on_each(tare_kernel *k, size_t batch, tare_init_each_fn init_each,
                   tare_body_each_fn body_each);
+/* Threaded kernel (Google Benchmark's ->Threads, JMH's @Threads): the run or body stage runs
+ * on `threads` threads at once, started before the clock and released together by a barrier,
+ * each doing the sample's N loops; the sample's time is from the release to the last thread's
+ * end (per-thread time per loop; tare reports the total throughput, T x N loops in that time).
+ * init runs once per sample before the threads start; the stage must be thread-safe (state
+ * shared by all threads; tare_thread_index() says which one runs). Not with tare_on_each. */
+void tare_set_threads(tare_kernel *k, unsigned threads);
+/* 0..T-1 in a threaded kernel's run/body (0 elsewhere). */
+unsigned tare_thread_index(void);
 /* An opaque pointer handed back by tare_user() in every stage (the C++ layer keeps its
  * closures there). */
 void tare_set_user(tare_kernel *k, void *user);

@@ -22,10 +22,12 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tare_worker.h"
 
@@ -110,7 +112,18 @@ struct entry {
     std::function<void(void*, context&, std::uint64_t)> run;
     std::function<void(void*, context&)> teardown;
     std::function<void(void*)> destroy;
+    // Per-loop kernels (each): prepare slot i's input (untimed), one loop on slot i (timed).
+    std::function<void(void*, context&, std::size_t)> init_each;
+    std::function<void(void*, std::size_t)> body_each;
 };
+
+// The entry whose per-loop stages run now: set by init_each_tramp, which the C client calls
+// before every batch of body_each calls (whose C signature has no context), in the worker's
+// one thread.
+inline entry*& current_each() {
+    static entry* e = nullptr;
+    return e;
+}
 
 inline std::deque<std::unique_ptr<entry>>& registry() {
     static std::deque<std::unique_ptr<entry>> r;
@@ -147,6 +160,13 @@ inline int run_tramp(tare_ctx* c, void* state, std::uint64_t loops) {
     if (!e->run) return tare_fail(c, "kernel %s has no run or body lambda", tare_kernel_name(c));
     return guard(c, [&] { e->run(state, cx, loops); });
 }
+inline int init_each_tramp(tare_ctx* c, void* state, std::size_t slot) {
+    context cx(c);
+    entry* e = self(c);
+    current_each() = e;
+    return guard(c, [&] { e->init_each(state, cx, slot); });
+}
+inline void body_each_tramp(void* state, std::size_t slot) { current_each()->body_each(state, slot); }
 inline int teardown_tramp(tare_ctx* c, void* state) {
     entry* e = self(c);
     context cx(c);
@@ -183,6 +203,33 @@ class stateful_kernel {
             S& st = *static_cast<S*>(s);
             for (std::uint64_t i = 0; i < loops; i++) f(st);
         };
+        return *this;
+    }
+    // Per-loop input, untimed (Criterion's iter_batched, Google Benchmark's PauseTiming without
+    // its per-loop clock reads): init(S&, context&) returns one loop's input I, body(S&, I&) is
+    // the loop on it. The client prepares `batch` inputs, reads the clock, runs the body on each,
+    // reads the clock; a sample's time is the sum of its batches'. Instead of run/body; for a
+    // body that changes its input (sorts in place), where `init` (once per sample) would leave
+    // loops 2..N the state loop 1 left. An input's old value is replaced (destroyed) untimed.
+    template <class FI, class FB>
+    stateful_kernel& each(std::size_t batch, FI init, FB body) {
+        using I = std::decay_t<std::invoke_result_t<FI&, S&, context&>>;
+        auto inputs = std::make_shared<std::vector<std::optional<I>>>(batch ? batch : 1);
+        e_->init_each = [init, inputs](void* s, context& c, std::size_t slot) mutable {
+            (*inputs)[slot].reset();
+            (*inputs)[slot].emplace(init(*static_cast<S*>(s), c));
+        };
+        e_->body_each = [body, inputs](void* s, std::size_t slot) mutable {
+            body(*static_cast<S*>(s), *(*inputs)[slot]);
+        };
+        e_->run = nullptr;
+        tare_on_each(k_, inputs->size(), detail::init_each_tramp, detail::body_each_tramp);
+        return *this;
+    }
+    // Threaded (Google Benchmark's ->Threads): run/body on `n` threads released together, each
+    // doing the sample's loops; the state is shared (tare::thread_index() says which thread).
+    stateful_kernel& threads(unsigned n) {
+        tare_set_threads(k_, n);
         return *this;
     }
     // Finalize, before the state is destroyed: f(S&, context&).
@@ -254,6 +301,11 @@ class kernel {
         e_->run = [f](void*, context& c, std::uint64_t loops) mutable { f(c, loops); };
         return *this;
     }
+    // Threaded: run/body on `n` threads released together (see stateful_kernel::threads).
+    kernel& threads(unsigned n) {
+        tare_set_threads(k_, n);
+        return *this;
+    }
     // Stateless convenience: f() once per loop.
     template <class F>
     kernel& body(F f) {
@@ -267,6 +319,9 @@ class kernel {
     detail::entry* e_;
     tare_kernel* k_;
 };
+
+// 0..T-1 inside a threaded kernel's run/body: which of its threads this is (0 elsewhere).
+inline unsigned thread_index() { return tare_thread_index(); }
 
 // Worker mode under tare, standalone mode otherwise; returns the exit status.
 inline int main(int argc, char** argv) {

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -149,6 +151,9 @@ func announce(c *conn) error {
 		if k.Doc != "" {
 			kv = append(kv, "doc", oneLine(k.Doc))
 		}
+		if k.Threads > 1 {
+			kv = append(kv, "threads", strconv.Itoa(k.Threads))
+		}
 		if err := c.queue("kernel", kv...); err != nil {
 			return err
 		}
@@ -217,6 +222,21 @@ func repetition(b *B) (sample, error) {
 		return sample{}, err
 	}
 	var s sample
+	if k.RunEach != nil {
+		var err error
+		s, err = repetitionEach(b)
+		if err != nil {
+			return sample{}, err
+		}
+		return afterRep(b, s)
+	}
+	if k.Threads > 1 {
+		s, err := repetitionThreads(b)
+		if err != nil {
+			return sample{}, err
+		}
+		return afterRep(b, s)
+	}
 	err := call(b, "run", func() error {
 		cpu0, ok0 := processCPU()
 		start := time.Now()
@@ -229,6 +249,106 @@ func repetition(b *B) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
+	return afterRep(b, s)
+}
+
+// runBatch is one batch of a per-loop kernel, the part between the clock reads.
+//
+//go:noinline
+func runBatch(b *B, run func(*B, int), n int) {
+	for i := 0; i < n; i++ {
+		run(b, i)
+	}
+}
+
+// repetitionEach runs b.N loops of a per-loop kernel in batches: InitEach untimed, RunEach
+// timed; the sample's times are the sums over its batches.
+func repetitionEach(b *B) (sample, error) {
+	k := b.kernel
+	batch := k.Batch
+	if batch < 1 {
+		batch = 1
+	}
+	s := sample{cpuOK: true}
+	for done := 0; done < b.N; {
+		n := batch
+		if b.N-done < n {
+			n = b.N - done
+		}
+		err := call(b, "init_each", func() error {
+			for i := 0; i < n; i++ {
+				if e := k.InitEach(b, i); e != nil {
+					return e
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return sample{}, err
+		}
+		err = call(b, "run", func() error {
+			cpu0, ok0 := processCPU()
+			start := time.Now()
+			runBatch(b, k.RunEach, n)
+			s.ns += int64(time.Since(start))
+			cpu1, ok1 := processCPU()
+			s.cpuNs += cpu1 - cpu0
+			s.cpuOK = s.cpuOK && ok0 && ok1
+			return nil
+		})
+		if err != nil {
+			return sample{}, err
+		}
+		done += n
+	}
+	return s, nil
+}
+
+// repetitionThreads runs Run on k.Threads goroutines, each b.N loops with a *B of its own: all
+// started before the clock and released together by closing a channel; the last to finish
+// reads the clock. A panic in one fails the sample.
+func repetitionThreads(b *B) (sample, error) {
+	k := b.kernel
+	n := k.Threads
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	var finished atomic.Int32
+	var end time.Time
+	errs := make([]error, n)
+	ready := make(chan struct{}, n)
+	for t := 0; t < n; t++ {
+		bt := *b
+		bt.thread = t
+		wg.Add(1)
+		go func(t int, bt *B) {
+			defer wg.Done()
+			ready <- struct{}{}
+			<-release
+			errs[t] = call(bt, "run", func() error { k.Run(bt); return nil })
+			if finished.Add(1) == int32(n) {
+				end = time.Now()
+			}
+		}(t, &bt)
+	}
+	for t := 0; t < n; t++ {
+		<-ready
+	}
+	cpu0, ok0 := processCPU()
+	start := time.Now()
+	close(release)
+	wg.Wait()
+	cpu1, ok1 := processCPU()
+	for _, e := range errs {
+		if e != nil {
+			return sample{}, e
+		}
+	}
+	return sample{ns: int64(end.Sub(start)), cpuNs: cpu1 - cpu0, cpuOK: ok0 && ok1}, nil
+}
+
+// afterRep runs the After stage and checks the sample's metrics.
+func afterRep(b *B, s sample) (sample, error) {
+	k := b.kernel
 	if err := call(b, "after", func() error { return callStage(k.After, b) }); err != nil {
 		return sample{}, err
 	}

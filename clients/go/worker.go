@@ -56,6 +56,21 @@ type Kernel struct {
 	Init func(b *B) error
 	// Run is the timed body: it must do the kernel's work exactly b.N times and nothing else.
 	Run func(b *B)
+	// InitEach and RunEach, instead of Run, give every loop an input of its own (a body that
+	// sorts in place; Init runs once per sample, so loops 2..N would see what loop 1 left):
+	// InitEach(b, i) prepares slot i (0..Batch-1) untimed, RunEach(b, i) is one loop on it,
+	// timed. The client calls InitEach for a batch of slots, reads the clock, calls RunEach on
+	// them, reads the clock (Criterion's iter_batched: the clock's cost once a batch, not once
+	// a loop); a sample's time is the sum of its batches'. Batch 0 means 1.
+	InitEach func(b *B, i int) error
+	RunEach  func(b *B, i int)
+	Batch    int
+	// Threads > 1 runs Run on that many goroutines at once (Google Benchmark's ->Threads,
+	// JMH's @Threads), each doing b.N loops: started before the clock, released together; the
+	// sample's time is from the release to the last one's end (so the time per loop is per
+	// goroutine and tare reports the total throughput). Each gets its own *B (b.Thread() is
+	// 0..Threads-1) over state shared by all: report metrics from After. Not with RunEach.
+	Threads int
 	// After runs after each repetition's timed loop, untimed: report per-sample metrics here
 	// (b.ReportMetric), e.g. a checksum of the result.
 	After func(b *B) error
@@ -76,7 +91,11 @@ type B struct {
 	metrics  map[string]float64
 	mkeys    []string
 	failures []string
+	thread   int
 }
+
+// Thread is which of a threaded kernel's goroutines runs this Run (0..Threads-1; 0 otherwise).
+func (b *B) Thread() int { return b.thread }
 
 // Param returns the string value of parameter name (its default unless tare sent another).
 // An undeclared name stops the stage with an error.
@@ -159,8 +178,14 @@ func Register(k Kernel) {
 	if !validName(k.Name) {
 		panic(fmt.Sprintf("tare worker: kernel name %q must match [A-Za-z0-9_./-]+", k.Name))
 	}
-	if k.Run == nil {
+	if k.Run == nil && k.RunEach == nil {
 		panic(fmt.Sprintf("tare worker: kernel %s has no Run stage", k.Name))
+	}
+	if k.Threads < 0 || (k.Threads > 1 && k.RunEach != nil) {
+		panic(fmt.Sprintf("tare worker: kernel %s: Threads must be >= 1 and goes with Run, not RunEach", k.Name))
+	}
+	if (k.RunEach == nil) != (k.InitEach == nil) || (k.Run != nil && k.RunEach != nil) {
+		panic(fmt.Sprintf("tare worker: kernel %s: InitEach and RunEach go together, instead of Run", k.Name))
 	}
 	for _, o := range registry {
 		if o.Name == k.Name {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -62,6 +63,56 @@ func registerTestKernels() {
 			b.ReportMetric("env_set", boolf(set))
 			flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, 3, syscall.F_GETFD, 0)
 			b.ReportMetric("cloexec", boolf(errno == 0 && flags&syscall.FD_CLOEXEC != 0))
+			return nil
+		},
+	})
+	// Per-loop input: every loop must get a fresh input of its own.
+	var each [3][2]int
+	var eachInits, eachLoops, eachStale int
+	Register(Kernel{
+		Name:  "each",
+		Batch: 3,
+		Init:  func(b *B) error { eachInits, eachLoops, eachStale = 0, 0, 0; return nil },
+		InitEach: func(b *B, i int) error {
+			eachInits++
+			each[i] = [2]int{eachInits, 0}
+			return nil
+		},
+		RunEach: func(b *B, i int) {
+			eachLoops++
+			if each[i][1] != 0 {
+				eachStale++
+			}
+			each[i][1] = 1
+		},
+		After: func(b *B) error {
+			b.ReportMetric("inits", float64(eachInits))
+			b.ReportMetric("loops", float64(eachLoops))
+			b.ReportMetric("stale", float64(eachStale))
+			return nil
+		},
+	})
+	// Threaded: 4 goroutines, each loop sleeps 4 ms and counts in its goroutine's slot.
+	var threadLoops [4]atomic.Int64
+	Register(Kernel{
+		Name:    "threads",
+		Threads: 4,
+		Init: func(b *B) error {
+			for i := range threadLoops {
+				threadLoops[i].Store(0)
+			}
+			return nil
+		},
+		Run: func(b *B) {
+			for i := 0; i < b.N; i++ {
+				threadLoops[b.Thread()].Add(1)
+				time.Sleep(4 * time.Millisecond)
+			}
+		},
+		After: func(b *B) error {
+			for i := range threadLoops {
+				b.ReportMetric(fmt.Sprintf("t%d", i), float64(threadLoops[i].Load()))
+			}
 			return nil
 		},
 	})
@@ -173,6 +224,9 @@ func (m *master) handshake() map[string]map[string]string {
 		switch msg.verb {
 		case "kernel":
 			kernels[msg.fields["name"]] = map[string]string{}
+			if th, ok := msg.fields["threads"]; ok {
+				kernels[msg.fields["name"]]["(threads)"] = th
+			}
 		case "param":
 			kernels[msg.fields["kernel"]][msg.fields["name"]] = msg.fields["default"]
 		case "ready":
@@ -290,6 +344,50 @@ func TestSampleTimesTheLoop(t *testing.T) {
 	// 20 sleeps of 1 ms: at least 20 ms, and (wide margin for a loaded machine) under 5 s.
 	if ns := num(t, s, "ns"); ns < 20e6 || ns > 5e9 {
 		t.Fatalf("ns=%v for 20 x 1 ms", ns)
+	}
+	m.expect("done")
+	m.exit()
+}
+
+func TestPerLoopInputIsFreshForEveryLoop(t *testing.T) {
+	m := startSelf(t)
+	m.handshake()
+	m.send("setup kernel=each")
+	m.expect("ok")
+	for _, loops := range []int{5, 1, 7} { // batches of 3: 3+2, 1, 3+3+1
+		m.send(fmt.Sprintf("run loops=%d reps=2", loops))
+		for r := 0; r < 2; r++ {
+			s := m.expect("sample")
+			l := float64(loops)
+			if num(t, s, "loops") != l || num(t, s, "m.inits") != l || num(t, s, "m.loops") != l || num(t, s, "m.stale") != 0 {
+				t.Fatalf("loops=%d: sample %v", loops, s.fields)
+			}
+		}
+		m.expect("done")
+	}
+	m.exit()
+}
+
+func TestThreadedKernel(t *testing.T) {
+	m := startSelf(t)
+	kernels := m.handshake()
+	if kernels["threads"]["(threads)"] != "4" || kernels["count"]["(threads)"] != "" {
+		t.Fatalf("announcement: %v", kernels)
+	}
+	m.send("setup kernel=threads")
+	m.expect("ok")
+	m.send("run loops=5 reps=2")
+	for r := 0; r < 2; r++ {
+		s := m.expect("sample")
+		for i := 0; i < 4; i++ {
+			if num(t, s, fmt.Sprintf("m.t%d", i)) != 5 {
+				t.Fatalf("goroutine %d: %v", i, s.fields)
+			}
+		}
+		// 4 goroutines x 5 loops of 4 ms released together: about 20 ms, not 80 ms.
+		if ns := num(t, s, "ns"); ns < 20e6 || ns >= 70e6 {
+			t.Fatalf("ns=%v", ns)
+		}
 	}
 	m.expect("done")
 	m.exit()

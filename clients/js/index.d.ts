@@ -51,6 +51,12 @@ export interface KernelSpec {
   loop?: (state: State, loops: number) => void | Promise<void>;
   /** One iteration; the client loops (a call per iteration). */
   body?: (state: State) => void;
+  /** Per-loop input, instead of loop/body: one loop's input, made untimed before every loop. */
+  input?: (state: State) => any;
+  /** One loop on the input made for it (timed, in batches of `batch`). Give with `input`. */
+  each?: (state: State, input: any) => void;
+  /** Inputs made before each timed batch of `each` calls (default 8). */
+  batch?: number;
   /** After each repetition's timed loop (untimed): report metrics here. */
   after?: Stage;
   /** Once, when tare is done with the kernel. */

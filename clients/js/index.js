@@ -129,11 +129,23 @@ export class Worker {
    * untimed), loop(s, loops) (timed: run the body exactly `loops` times) or body(s) (one
    * iteration; the client loops), after(s) (untimed; report metrics), teardown(s); plus `doc`
    * and `params` ({ name: default } or { name: { default, doc } }). Stages may be async.
+   * Per-loop input instead of loop/body (init runs once per sample, so a body that sorts in
+   * place would see in loops 2..N what loop 1 left): input(s) returns one loop's input,
+   * untimed, each(s, x) is the loop on it (synchronous); the client makes `batch` inputs
+   * (default 8), reads the clock, runs each() on them, reads the clock (Criterion's
+   * iter_batched), a sample's time the sum of its batches'.
    */
   kernel(name, spec) {
     if (!validName(name)) throw new Error(`tare-worker: kernel name '${name}' must match [A-Za-z0-9_./-]+`);
     if (this.kernels.some((k) => k.name === name)) throw new Error(`tare-worker: kernel ${name} declared twice`);
     let loop = spec.loop;
+    if ((typeof spec.each === 'function') !== (typeof spec.input === 'function')) {
+      throw new Error(`tare-worker: kernel ${name}: input(state) and each(state, x) go together`);
+    }
+    if (spec.each && (spec.loop || spec.body)) {
+      throw new Error(`tare-worker: kernel ${name}: each(state, x) is instead of loop or body`);
+    }
+    if (spec.each) loop = eachLoop(spec.input, spec.each, spec.batch);
     if (!loop && spec.body) {
       const body = spec.body;
       loop = (s, loops) => {
@@ -332,6 +344,30 @@ export async function stage(name, fn, state) {
   }
 }
 
+/** Marks a loop function that times itself (per-loop input): returns elapsed ns as a BigInt. */
+const SELF_TIMED = Symbol('tare-worker self-timed');
+
+/** The loop of a per-loop kernel: batches of input() untimed, each() timed; returns total ns. */
+function eachLoop(input, each, batch) {
+  const size = Math.max(1, Math.floor(Number(batch ?? 8)) || 1);
+  const inputs = new Array(size);
+  const run = (s, loops) => {
+    let total = 0n;
+    for (let done = 0; done < loops; ) {
+      const b = Math.min(size, loops - done);
+      for (let i = 0; i < b; i++) inputs[i] = input(s);
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < b; i++) each(s, inputs[i]);
+      total += process.hrtime.bigint() - t0;
+      done += b;
+    }
+    inputs.fill(undefined);
+    return total;
+  };
+  run[SELF_TIMED] = true;
+  return run;
+}
+
 /** init, the timed loop, after: one sample of state.loops loops. */
 export async function repetition(k, state) {
   state._metrics.clear();
@@ -345,7 +381,7 @@ export async function repetition(k, state) {
     if (r && typeof r.then === 'function') await r; // an async kernel: the wait is timed too
     const t1 = process.hrtime.bigint();
     cpu = process.cpuUsage(cpu0);
-    ns = t1 - t0;
+    ns = k.loop[SELF_TIMED] ? r : t1 - t0; // per-loop input: the batches' sum
   } catch (e) {
     if (e instanceof StageError) throw e;
     throw new StageError(oneLine(`run of ${k.name} failed: ${e instanceof Error ? `${e.name}: ${e.message}` : e}`));

@@ -86,6 +86,11 @@ pub struct KernelsArgs {
     /// ≥ 1000× the worker's clock resolution, ≥ 100× its read cost).
     #[arg(long, default_value = "5ms", value_name = "DURATION")]
     sample_time: String,
+    /// Fixed loops per sample (JMH's single-shot mode with a batch of N): every sample runs
+    /// exactly N loops, no calibration and no 2N linearity samples; for kernels that must run a
+    /// set number of times. Samples shorter than the clock resolves are still refused.
+    #[arg(long, value_name = "N", conflicts_with = "sample_time")]
+    loops: Option<u64>,
     /// Wall limit on each reply line of a worker (a sample, an `ok`), plus twice the time tare
     /// expects a sample to take from the samples before (2N loops where N took seconds); past
     /// it the worker's process tree is killed.
@@ -311,6 +316,11 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     let timeout = duration("worker-timeout", &a.worker_timeout)?;
     let start_timeout = duration("start-timeout", &a.start_timeout)?;
     let min_sample = duration("sample-time", &a.sample_time)?;
+    if a.loops == Some(0) {
+        return Err(usage(
+            "--loops 0: a sample runs at least 1 loop; give N >= 1",
+        ));
+    }
     if a.invocations == Some(0) || a.max_samples == 0 || a.max_invocations == Some(0) {
         return Err(usage(
             "--invocations, --max-invocations and --max-samples must be at least 1",
@@ -482,6 +492,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             SteadyArg::Off => mk::SteadyState::Off,
         },
         min_sample,
+        loops: a.loops,
         timeout,
         start_timeout,
         seed,
@@ -748,14 +759,25 @@ pub fn summary(s: &Session) -> String {
                 }
                 (None, None) => "no counted sample".to_string(),
             };
+            // Threaded kernels: the time per loop is each thread's; throughput is of all T
+            // threads together (T × N loops in a sample's time).
+            let t = f64::from(k.threads.max(1));
             let thr = match (&b.summary.wall_time, k.bytes_per_loop, k.items_per_loop) {
                 (Some(m), Some(bytes), _) if m.median > 0.0 => {
-                    format!("  {}/s", units::format_bytes(bytes / m.median, None))
+                    format!("  {}/s", units::format_bytes(t * bytes / m.median, None))
                 }
                 (Some(m), None, Some(items)) if m.median > 0.0 => {
-                    format!("  {} items/s", units::format_count(items / m.median))
+                    format!("  {} items/s", units::format_count(t * items / m.median))
                 }
                 _ => String::new(),
+            };
+            let thr = match &b.summary.wall_time {
+                Some(m) if k.threads > 1 && m.median > 0.0 => format!(
+                    " per thread ({} threads; total {} loops/s{thr})",
+                    k.threads,
+                    units::format_count(t / m.median)
+                ),
+                _ => thr,
             };
             let vs = if i == g[0] {
                 "reference".to_string()
@@ -772,10 +794,11 @@ pub fn summary(s: &Session) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:<10} {time}{thr}  ({} invocations, {counted} samples, N={})  {vs}",
+                "  {:<10} {time}{thr}  ({} invocations, {counted} samples, N={}{})  {vs}",
                 k.implementation,
                 invs.len(),
                 k.loops,
+                if k.loops_fixed { " fixed" } else { "" },
             );
             if let Some(line) = counts_line(b) {
                 let _ = writeln!(out, "  {:<10} {line}", "");

@@ -369,7 +369,7 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
                         "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away, per-sample overhead dominates, or state left by earlier loops makes later ones cheaper (a body that sorts in place sorts sorted data after loop 1)",
                         b.name, k.loops
                     ),
-                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop; give each loop its own input with per-loop init (C tare_on_each, Python init_each/body_each)".to_string(),
+                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop; give each loop its own input with per-loop init (C tare_on_each, C++ .each, Rust Kernel::each, Go InitEach/RunEach, Java .each, JS input/each, Python init_each/body_each)".to_string(),
                 )
             } else {
                 (
@@ -388,11 +388,33 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
             });
         }
     }
+    if let Some([first, later]) = k.first_loop_ns {
+        out.push(Diagnostic {
+            kind: "first-loop".into(),
+            message: format!(
+                "{}: state from earlier loops carries over: a sample's first loop took {}, a later one {} (samples of 1 and 2 loops); the time per loop (N = {}) is of the later loops (a body that sorts in place sorts sorted data after loop 1)",
+                b.name,
+                crate::units::format_time(first * 1e-9, None),
+                if later > 0.0 {
+                    format!("{} ({:.0}× less)", crate::units::format_time(later * 1e-9, None), first / later)
+                } else {
+                    "too little for the clock".to_string()
+                },
+                k.loops
+            ),
+            suggestion: "give each loop its own input with per-loop init (C tare_on_each, C++ .each, Rust Kernel::each, Go InitEach/RunEach, Java .each, JS input/each, Python init_each/body_each), or time a copy of the input in the body".into(),
+            evidence: json!({"first_ns": first, "later_ns": later, "loops": k.loops}),
+        });
+    }
     if let Some(why) = &k.linearity_skipped {
         out.push(Diagnostic {
             kind: "linearity-skipped".into(),
             message: format!("{}: linearity not checked: {why}", b.name),
-            suggestion: "a body whose time depends on state left by earlier loops is not caught at N = 1; check such a kernel with a smaller size".into(),
+            suggestion: if why.starts_with("--loops") {
+                "without --loops tare calibrates N and checks that the time grows with it".into()
+            } else {
+                "a body whose time depends on state left by earlier loops is not caught at N = 1; check such a kernel with a smaller size".into()
+            },
             evidence: json!({"loops": k.loops}),
         });
     }

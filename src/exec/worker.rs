@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 /// Most kernels a worker may announce, and parameters per kernel (a worker announcing them
 /// without end is cut here).
 pub const MAX_KERNELS: usize = 10_000;
+/// Most threads a kernel may declare (`threads=T`).
+pub const MAX_THREADS: u32 = 4096;
 
 /// Why a conversation ended early; `Display` is one line.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +102,10 @@ pub struct KernelInfo {
     pub name: String,
     pub doc: String,
     pub params: Vec<ParamInfo>,
+    /// `threads=T` on its `kernel` line: the worker runs the body on T threads released
+    /// together by a barrier, each N loops a sample, the sample's time from the barrier to the
+    /// last thread's end (Google Benchmark's `->Threads`, JMH's `@Threads`); 1 otherwise.
+    pub threads: u32,
 }
 
 /// What a worker says first.
@@ -348,10 +354,24 @@ impl<'a> Worker<'a> {
                     if hello.kernels.iter().any(|k| k.name == name) {
                         return Err(self.bad(format!("kernel '{name}' announced twice")));
                     }
+                    let threads = match m.get("threads") {
+                        None => 1,
+                        Some(t) => t
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|&t| (1..=MAX_THREADS).contains(&t))
+                            .ok_or_else(|| {
+                                self.bad(format!(
+                                    "kernel '{name}': threads={} is not an integer from 1 to {MAX_THREADS}",
+                                    clip(t)
+                                ))
+                            })?,
+                    };
                     hello.kernels.push(KernelInfo {
                         name,
                         doc: m.get("doc").unwrap_or("").to_string(),
                         params: Vec::new(),
+                        threads,
                     });
                 }
                 "param" => {

@@ -123,6 +123,108 @@ pub fn check_linearity<E>(
     }
 }
 
+/// Calibration's first steps screen for a first loop at least this many times a later one
+/// (state left by loop 1); samples of 1 and 2 loops then confirm it.
+pub const FIRST_LOOP_RATIO: f64 = 10.0;
+/// Confirmed where 2 loops took under this many times 1 loop (the median of the pairs): the
+/// second loop cost under half the first, which a body whose cost is in its loop never shows
+/// once one loop is 100 clock reads or more.
+pub const FIRST_LOOP_CONFIRM: f64 = 1.5;
+/// The first-loop check is made only where one loop took at least this (ns) in calibration
+/// and at least 100 clock reads: below that a sample of one loop is mostly the clock's cost.
+pub const FIRST_LOOP_MIN_NS: f64 = 10_000.0;
+/// Pairs of samples (1 loop, 2 loops) the first-loop check takes.
+pub const FIRST_LOOP_PAIRS: usize = 5;
+
+/// The first-loop check: from calibration's first two steps (`steps`: loops and the first
+/// sample's ns at each), whether a later loop looked [`FIRST_LOOP_RATIO`] times cheaper than
+/// the first; if so, [`FIRST_LOOP_PAIRS`] pairs of samples of 1 and 2 loops (`time(n)`, each
+/// after the kernel's per-sample init) confirm it: the median of time(2)/time(1) under
+/// [`FIRST_LOOP_CONFIRM`]. Returns `[first, later]` ns (the medians of time(1) and of
+/// time(2) less that) where confirmed. A body that sorts in place with its input copied once
+/// per sample: loop 1 sorts unsorted data, the rest sorted data, and a calibrated N of
+/// thousands hides loop 1 from the N/2N check.
+pub fn check_first_loop<E>(
+    steps: &[(u64, f64)],
+    min_ns: f64,
+    mut time: impl FnMut(u64) -> Result<f64, E>,
+) -> Result<Option<[f64; 2]>, E> {
+    let (Some(&(1, t1)), Some(&(n2, t2))) = (steps.first(), steps.get(1)) else {
+        return Ok(None);
+    };
+    let later = (t2 - t1) / (n2.max(2) - 1) as f64;
+    if n2 < 2 || t1 < min_ns || later * FIRST_LOOP_RATIO > t1 {
+        return Ok(None);
+    }
+    let (mut ones, mut twos, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..FIRST_LOOP_PAIRS {
+        let (one, two) = if i % 2 == 0 {
+            let one = time(1)?;
+            (one, time(2)?)
+        } else {
+            let two = time(2)?;
+            (time(1)?, two)
+        };
+        ones.push(one);
+        twos.push(two);
+        ratios.push(if one > 0.0 { two / one } else { f64::INFINITY });
+    }
+    let median = |xs: &[f64]| stats::median(&stats::sorted_without_nan(xs)).unwrap_or(0.0);
+    let (first, second) = (median(&ones), median(&twos));
+    // A first loop that shrank under the floor (a JIT compiled it since calibration's first
+    // step: 1.5 µs against 0.55 µs a loop is the sample's own cost) says nothing.
+    Ok((median(&ratios) < FIRST_LOOP_CONFIRM && first >= min_ns)
+        .then_some([first, (second - first).max(0.0)]))
+}
+
+/// A JIT worker's samples after calibration, before N is taken again: at least this much
+/// sampled time (ns), at most [`JIT_WARMUP_MAX_NS`] or [`JIT_WARMUP_MAX_SAMPLES`].
+pub const JIT_WARMUP_MIN_NS: f64 = 0.5e9;
+pub const JIT_WARMUP_MAX_NS: f64 = 10e9;
+pub const JIT_WARMUP_MAX_SAMPLES: usize = 200;
+/// Or this many samples, where they are short.
+pub const JIT_WARMUP_SETTLED_SAMPLES: usize = 50;
+/// And at most this long in wall time (s): a harness whose every request costs tens of ms
+/// (JMH's Runner) would take [`JIT_WARMUP_MAX_SAMPLES`] of them otherwise.
+pub const JIT_WARMUP_MAX_WALL: f64 = 2.0;
+
+/// Calibration after a JIT's warm-up: samples of `loops` (`take(n)`: one sample's ns) until at
+/// least [`JIT_WARMUP_MIN_NS`] were sampled (or [`JIT_WARMUP_SETTLED_SAMPLES`] taken) and the median of the last 5 is no longer under
+/// 0.9× that of the 5 before (the code stopped getting faster), or the caps (at least 10
+/// samples past [`JIT_WARMUP_MAX_WALL`] s of wall time); then, where that
+/// median is under `target`, the loops that reach it at that pace (aimed 1.2× past it, as
+/// calibration aims). Returns the loops per sample to use.
+pub fn jit_warmup<E>(
+    target: f64,
+    loops: u64,
+    mut take: impl FnMut(u64) -> Result<f64, E>,
+) -> Result<u64, E> {
+    let mut xs: Vec<f64> = Vec::new();
+    let mut spent = 0.0;
+    let median = |xs: &[f64]| stats::median(&stats::sorted_without_nan(xs)).unwrap_or(0.0);
+    let began = Instant::now();
+    loop {
+        let ns = take(loops)?;
+        spent += ns.max(0.0);
+        xs.push(ns);
+        let n = xs.len();
+        let settled = n >= 10 && median(&xs[n - 5..]) >= 0.9 * median(&xs[n - 10..n - 5]);
+        if (settled && (spent >= JIT_WARMUP_MIN_NS || n >= JIT_WARMUP_SETTLED_SAMPLES))
+            || spent >= JIT_WARMUP_MAX_NS
+            || n >= JIT_WARMUP_MAX_SAMPLES
+            || (n >= 10 && began.elapsed().as_secs_f64() >= JIT_WARMUP_MAX_WALL)
+        {
+            break;
+        }
+    }
+    let pace = median(&xs[xs.len().saturating_sub(5)..]);
+    if pace <= 0.0 || pace >= target {
+        return Ok(loops);
+    }
+    let grown = (loops as f64 * target / pace * 1.2).ceil();
+    Ok((grown as u64).clamp(loops, MAX_LOOPS))
+}
+
 /// Why a request of the measurement stopped: the conversation failed (the invocation ends), or
 /// the worker answered with its own `error` (this kernel ends, the worker goes on).
 enum Stop {
@@ -256,6 +358,8 @@ pub struct KernelsPlan {
     pub steady_state: SteadyState,
     /// Shortest sample calibration aims for.
     pub min_sample: Duration,
+    /// `--loops N`: every sample exactly N loops, not calibrated, no linearity check.
+    pub loops: Option<u64>,
     /// Wall limit on each line of a reply (the worker's start: `start_timeout`).
     pub timeout: Duration,
     pub start_timeout: Duration,
@@ -433,6 +537,13 @@ pub fn empty_benchmarks(plan: &KernelsPlan, found: &[Discovered]) -> Vec<Benchma
                 clock_resolution_ns: d.clock.resolution_ns,
                 clock_cost_ns: d.clock.cost_ns,
                 min_sample_ns: target_ns(&d.clock, plan.min_sample),
+                loops_fixed: plan.loops.is_some(),
+                threads: d
+                    .hello
+                    .kernels
+                    .iter()
+                    .find(|k| k.name == t.kernel)
+                    .map_or(1, |k| k.threads),
                 ..Default::default()
             };
             extra.insert(KERNEL_KEY.to_string(), serde_json::json!(rec));
@@ -537,6 +648,8 @@ struct Taken {
     linearity: Option<Linearity>,
     /// Why the linearity check was not made, where it was skipped.
     linearity_skipped: Option<String>,
+    /// The first-loop check's [first, later] ns, where it found loop 1 far dearer.
+    first_loop: Option<[f64; 2]>,
     /// The slowest time per loop seen so far (ns).
     loop_ns: Option<f64>,
     seconds: f64,
@@ -599,7 +712,13 @@ pub fn execute(
     cancel: &AtomicBool,
 ) -> KernelsOutcome {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
-    let mut state = vec![State::default(); plan.targets.len()];
+    let mut state = vec![
+        State {
+            loops: plan.loops,
+            ..State::default()
+        };
+        plan.targets.len()
+    ];
     // Snapshots of the machine around each invocation, as `tare run` takes around each run:
     // the worker's cores (all CPUs when not pinned).
     let root = crate::machine::sysfs::SysRoot::from_env();
@@ -943,6 +1062,7 @@ fn invocation(
             loops: state[i].loops,
             linearity: None,
             linearity_skipped: None,
+            first_loop: None,
             loop_ns: state[i].loop_ns,
             seconds: 0.0,
             once_seconds: 0.0,
@@ -1027,7 +1147,10 @@ fn measure(
     // Calibration's samples at the loops it chose, with their repetition numbers: the
     // invocation's warm-up where there is no action between repetitions.
     let mut at_n: Vec<(Sample, u64)> = Vec::new();
-    let loops = match state.loops {
+    // Calibration's steps: loops and the first sample's ns at each (the first-loop check).
+    let mut steps: Vec<(u64, f64)> = Vec::new();
+    let calibrated_here = state.loops.is_none();
+    let mut loops = match state.loops {
         Some(n) => n,
         None => {
             let floor = resolvable_ns(clock);
@@ -1040,7 +1163,10 @@ fn measure(
                         if at_n.first().is_some_and(|(x, _)| x.loops != s[0].loops) {
                             at_n.clear();
                         }
-                        let ns = s.iter().map(|x| at_loops(x, n)).collect();
+                        let ns: Vec<f64> = s.iter().map(|x| at_loops(x, n)).collect();
+                        if steps.last().is_none_or(|&(m, _)| m != n) {
+                            steps.push((n, ns.first().copied().unwrap_or(0.0)));
+                        }
                         at_n.extend(s.into_iter().zip(first..));
                         Ok(ns)
                     }
@@ -1058,6 +1184,32 @@ fn measure(
             }
         }
     };
+    // A JIT's compiled code is faster than what calibration timed (the interpreter's, C1's):
+    // samples at that N until they stop getting faster, then N again from their pace, so
+    // the steady state's samples are not shorter than the target (51 of 51 were, before).
+    let long_one = loops == 1
+        && at_n
+            .first()
+            .is_some_and(|(s, _)| s.ns as f64 >= ONE_LOOP_IS_LONG * target);
+    if steady && calibrated_here && !long_one {
+        let warmed = jit_warmup(target, loops, |n| match ask(w, n, 1, &mut got.loop_ns) {
+            Err(e) => Err(Stop::Worker(e)),
+            Ok(Err(e)) => Err(Stop::Kernel(e)),
+            Ok(Ok(s)) => Ok(at_loops(&s[0], n)),
+        });
+        match warmed {
+            Ok(n) => {
+                if n != loops {
+                    // Calibration's samples were at the old N: not this N's warm-up (every
+                    // recorded sample has the kernel's loops).
+                    at_n.clear();
+                }
+                loops = n;
+            }
+            Err(Stop::Worker(e)) => return Err(e),
+            Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
+        }
+    }
     got.loops = Some(loops);
     // One loop many times the sample time: N = 1, and 2N against N would take 18 or more
     // such loops to say what one loop a sample cannot hide (an optimized-away body takes no
@@ -1066,7 +1218,11 @@ fn measure(
         .first()
         .filter(|(s, _)| loops == 1 && s.loops == 1)
         .map(|(s, _)| s.ns as f64);
-    if let Some(ns) = one_loop.filter(|&ns| ns >= ONE_LOOP_IS_LONG * target) {
+    if let Some(n) = plan.loops.filter(|_| !state.linearity_done) {
+        got.linearity_skipped = Some(format!(
+            "--loops {n} fixes the loops per sample: 2N loops against N were not asked for"
+        ));
+    } else if let Some(ns) = one_loop.filter(|&ns| ns >= ONE_LOOP_IS_LONG * target) {
         got.linearity_skipped = Some(format!(
             "one loop took {} ({:.0}× the shortest sample, {}), so a sample is one loop and 2N loops against N (at least 18 loops more) were not asked for",
             crate::units::format_time(ns * 1e-9, None),
@@ -1074,6 +1230,17 @@ fn measure(
             crate::units::format_time(target * 1e-9, None)
         ));
     } else if !state.linearity_done {
+        let min_ns = FIRST_LOOP_MIN_NS.max(100.0 * clock.cost_ns);
+        let first = check_first_loop(&steps, min_ns, |n| match ask(w, n, 1, &mut got.loop_ns) {
+            Err(e) => Err(Stop::Worker(e)),
+            Ok(Err(e)) => Err(Stop::Kernel(e)),
+            Ok(Ok(s)) => Ok(at_loops(&s[0], n)),
+        });
+        match first {
+            Ok(f) => got.first_loop = f,
+            Err(Stop::Worker(e)) => return Err(e),
+            Err(Stop::Kernel(e)) => return Ok(Err(in_worker(e))),
+        }
         // CPU time where the worker reports it (steal and other load do not count there).
         let checked = check_linearity(loops, |n| match ask(w, n, 1, &mut got.loop_ns) {
             Err(e) => Err(Stop::Worker(e)),
@@ -1286,6 +1453,9 @@ fn record(
                 rec.linearity_skipped = Some(why.clone());
                 state[i].linearity_done = true;
             }
+            if got.first_loop.is_some() {
+                rec.first_loop_ns = got.first_loop;
+            }
             state[i].loop_ns = got.loop_ns;
             for (pos, (s, why)) in got.samples.iter().enumerate() {
                 if rec.bytes_per_loop.is_none() {
@@ -1407,6 +1577,7 @@ mod tests {
                     .map(|(n, ps)| KernelInfo {
                         name: n.to_string(),
                         doc: String::new(),
+                        threads: 1,
                         params: ps
                             .iter()
                             .map(|(p, d)| ParamInfo {
@@ -1587,6 +1758,61 @@ mod tests {
         })
         .unwrap();
         (c, asked)
+    }
+
+    #[test]
+    fn a_first_loop_far_dearer_than_the_rest_is_found_and_a_linear_one_is_not() {
+        let check = |steps: &[(u64, f64)], t: &dyn Fn(u64) -> f64| {
+            let mut asked = Vec::new();
+            let r = check_first_loop::<()>(steps, 10_000.0, |n| {
+                asked.push(n);
+                Ok(t(n))
+            })
+            .unwrap();
+            (r, asked)
+        };
+        // Sorting in place: loop 1 sorts unsorted data (700 µs), the rest sorted (4 µs).
+        let sort = |n: u64| 700_000.0 + 4_000.0 * (n - 1) as f64;
+        let (r, asked) = check(&[(1, sort(1)), (16, sort(16))], &sort);
+        assert_eq!(r, Some([700_000.0, 4_000.0]));
+        assert_eq!(asked, [1, 2, 2, 1, 1, 2, 2, 1, 1, 2]);
+        // A body whose cost is in its loop: not even screened (nothing asked).
+        let linear = |n: u64| 50_000.0 * n as f64;
+        assert_eq!(check(&[(1, 50e3), (16, 800e3)], &linear), (None, vec![]));
+        // Screened by a preempted first sample, not confirmed by the pairs.
+        assert_eq!(check(&[(1, 9e6), (16, 800e3)], &linear).0, None);
+        // Screened by an interpreted first step, then fast (a JIT): 1.5 µs a sample of one
+        // loop, 2.05 µs of two, is the sample's cost, not state.
+        let jit = |n: u64| 1_000.0 + 550.0 * n as f64;
+        assert_eq!(check(&[(1, 50e3), (16, 60e3)], &jit).0, None);
+        // Too short a loop (under 10 µs), or calibration not from 1: not made.
+        let tiny = |n: u64| 5_000.0 + (n - 1) as f64;
+        assert_eq!(check(&[(1, 5e3), (16, 5_015.0)], &tiny), (None, vec![]));
+        assert_eq!(check(&[(4, 5e6), (16, 5e6)], &sort), (None, vec![]));
+    }
+
+    #[test]
+    fn a_jit_worker_is_calibrated_again_once_its_code_stops_getting_faster() {
+        // 100 µs a loop for the first 0.2 s of samples, then 10 µs (compiled): N = 60 for a
+        // 5 ms target at the slow pace is taken again at the fast one.
+        let mut clock = 0.0;
+        let mut asked = 0;
+        let n = jit_warmup::<()>(5e6, 60, |n| {
+            asked += 1;
+            let per = if clock < 0.2e9 { 100e3 } else { 10e3 };
+            let ns = per * n as f64;
+            clock += ns;
+            Ok(ns)
+        })
+        .unwrap();
+        assert_eq!(n, 600);
+        assert!(
+            (50..JIT_WARMUP_MAX_SAMPLES).contains(&asked),
+            "{clock} {asked}"
+        );
+        // Steady from the start: the loops stay.
+        let n = jit_warmup::<()>(5e6, 60, |n| Ok(100e3 * n as f64)).unwrap();
+        assert_eq!(n, 60);
     }
 
     #[test]

@@ -117,7 +117,14 @@ pub struct InvocationRecord {
 }
 
 /// What a kernel benchmark is and what tare checked about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+fn one() -> u32 {
+    1
+}
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelRecord {
     pub kernel: String,
     /// Label of the implementation (program), e.g. its language.
@@ -128,8 +135,16 @@ pub struct KernelRecord {
     pub lang: String,
     #[serde(default)]
     pub client: String,
-    /// Loops per sample chosen by calibration.
+    /// Loops per sample chosen by calibration, or fixed by `--loops`.
     pub loops: u64,
+    /// Threads the kernel runs its body on (`threads=T` in its announcement): each runs the N
+    /// loops, a sample's time from their common start to the last one's end, so the time per
+    /// loop is per thread and the total throughput T loops in that time; 1 if absent.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub threads: u32,
+    /// The loops were fixed by `--loops N` (not calibrated).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loops_fixed: bool,
     /// The worker's clock: smallest step and cost of one read, in nanoseconds.
     pub clock_resolution_ns: f64,
     pub clock_cost_ns: f64,
@@ -150,11 +165,42 @@ pub struct KernelRecord {
     /// words; `None` when it was made (or not reached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linearity_skipped: Option<String>,
+    /// The first-loop check (first invocation, where calibration's first steps suggested it):
+    /// the median time (ns) of a sample's first loop and of a later loop, from samples of 1
+    /// and 2 loops alternated; set only when the later loop took under a tenth of the first
+    /// (state left by loop 1 makes later loops cheaper: a body that sorts in place).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_loop_ns: Option<[f64; 2]>,
     /// Bytes and items per loop, if the kernel reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_loop: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub items_per_loop: Option<f64>,
+}
+
+impl Default for KernelRecord {
+    fn default() -> Self {
+        KernelRecord {
+            kernel: Default::default(),
+            implementation: Default::default(),
+            program: Default::default(),
+            lang: Default::default(),
+            client: Default::default(),
+            loops: Default::default(),
+            threads: 1,
+            loops_fixed: Default::default(),
+            clock_resolution_ns: Default::default(),
+            clock_cost_ns: Default::default(),
+            min_sample_ns: Default::default(),
+            linearity: Default::default(),
+            linearity_ci: Default::default(),
+            linearity_pairs: Default::default(),
+            linearity_skipped: Default::default(),
+            first_loop_ns: Default::default(),
+            bytes_per_loop: Default::default(),
+            items_per_loop: Default::default(),
+        }
+    }
 }
 
 /// How a run ended.

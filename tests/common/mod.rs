@@ -6,9 +6,12 @@ use std::process::Command;
 pub mod escape;
 pub mod nodes;
 
-/// The built `tare` binary, without colors.
+/// The built `tare` binary, without colors; `TARE_BIN` names another (a copy of this build
+/// where a shared CARGO_TARGET_DIR's `tare` may be replaced by another checkout's build while
+/// the tests run).
 pub fn tare() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tare"));
+    let bin = std::env::var_os("TARE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_tare").into());
+    let mut c = Command::new(bin);
     c.env("NO_COLOR", "1");
     c
 }

@@ -171,6 +171,9 @@ def main():
                 send("ok")
         elif verb == "run":
             loops, reps = int(fields["loops"]), int(fields["reps"])
+            if os.environ.get("FAKE_LOOPS_LOG"):  # every run request's loops, one a line
+                with open(os.environ["FAKE_LOOPS_LOG"], "a") as f:
+                    f.write("%d\n" % loops)
             if "other-loops" in MODE:
                 loops += 1
             if current is None:

@@ -177,8 +177,11 @@ static void test_protocol(const char *exe) {
     l = next(&w);
     CHECK(l && strcmp(l, "param kernel=count name=bytes default=16 doc=bytes%20per%20loop") == 0, "param line: %s", S(l));
     int kernels = 1;
-    while ((l = next(&w)) && !starts(l, "ready")) kernels += starts(l, "kernel ");
-    CHECK(l && strcmp(l, "ready") == 0 && kernels == 6, "ready after 6 kernels (%d)", kernels);
+    while ((l = next(&w)) && !starts(l, "ready")) {
+        kernels += starts(l, "kernel ");
+        if (starts(l, "kernel name=threads")) CHECK(strcmp(l, "kernel name=threads threads=4") == 0, "threads kernel line: %s", l);
+    }
+    CHECK(l && strcmp(l, "ready") == 0 && kernels == 7, "ready after 7 kernels (%d)", kernels);
 
     say(&w, "clock\n");
     l = next(&w);
@@ -223,6 +226,20 @@ static void test_protocol(const char *exe) {
     expect(&w, "done", "run count");
     say(&w, "teardown\n");
     expect(&w, "ok", "teardown count");
+
+    /* threads: 4 threads of 5 loops of 4 ms each, released together: about 20 ms a sample,
+     * not the 80 ms of one after the other; every thread runs its loops */
+    say(&w, "setup kernel=threads p.expect=10\nrun loops=5 reps=2\n");
+    expect(&w, "ok", "setup threads");
+    for (int r = 0; r < 2; r++) {
+        l = next(&w);
+        CHECK(starts(l, "sample loops=5 ns="), "threads sample: %s", S(l));
+        double ns = l && get(l, "ns") ? atof(get(l, "ns")) : 0;
+        CHECK(ns >= 20e6 && ns < 70e6, "4 threads x 5 loops of 4 ms in %g ns (one after the other: 80 ms)", ns);
+    }
+    expect(&w, "done", "threads run");
+    say(&w, "teardown\n");
+    expect(&w, "ok", "each thread ran its loops");
 
     /* body form: exactly loops x reps calls */
     say(&w, "setup kernel=body p.expect=21\nrun loops=7 reps=3\n");

@@ -1,4 +1,6 @@
 /* A worker with kernels that exercise every path of the C client, driven by test_master.c. */
+#define _POSIX_C_SOURCE 200809L
+#include <time.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,33 @@ static int fail_teardown(tare_ctx *ctx, void *state) {
     return tare_fail(ctx, "teardown failed on purpose");
 }
 
+/* A threaded kernel: 4 threads, each loop sleeps 4 ms and counts in its thread's slot. */
+static long long thread_loops[4];
+static int threads_setup(tare_ctx *ctx, void **state) {
+    (void)ctx;
+    (void)state;
+    memset(thread_loops, 0, sizeof thread_loops);
+    return 0;
+}
+static int threads_run(tare_ctx *ctx, void *state, uint64_t loops) {
+    (void)state;
+    unsigned i = tare_thread_index();
+    if (i >= 4) return tare_fail(ctx, "thread index %u", i);
+    struct timespec ts = {0, 4000000};
+    for (uint64_t l = 0; l < loops; l++) {
+        thread_loops[i]++;
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+static int threads_teardown(tare_ctx *ctx, void *state) {
+    (void)state;
+    long long want = tare_param_int(ctx, "expect");
+    for (int i = 0; i < 4; i++)
+        if (thread_loops[i] != want) return tare_fail(ctx, "thread %d ran %lld loops, expected %lld", i, thread_loops[i], want);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     tare_kernel *k = tare_register("count", "counts loops & inits: 100%");
     tare_param(k, "bytes", "16", "bytes per loop");
@@ -112,5 +141,11 @@ int main(int argc, char **argv) {
     k = tare_register("fail_teardown", NULL);
     tare_on_run(k, fail_run);
     tare_on_teardown(k, fail_teardown);
+    k = tare_register("threads", NULL);
+    tare_param(k, "expect", "0", NULL);
+    tare_set_threads(k, 4);
+    tare_on_setup(k, threads_setup);
+    tare_on_run(k, threads_run);
+    tare_on_teardown(k, threads_teardown);
     return tare_main(argc, argv);
 }

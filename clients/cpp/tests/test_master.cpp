@@ -122,7 +122,7 @@ TEST(CppClient, HelloAnnouncesCppAndAllKernels) {
     std::string l;
     while ((l = w.next()) != "ready" && l != "(EOF)") kernels += starts(l, "kernel ");
     EXPECT_EQ(l, "ready");
-    EXPECT_EQ(kernels, 9);
+    EXPECT_EQ(kernels, 11);
     w.say("exit\n");
     EXPECT_EQ(w.next(), "bye");
     EXPECT_EQ(w.wait_exit(), 0);
@@ -168,6 +168,35 @@ TEST(CppClient, BodyFormsRunExactlyTheLoops) {
     std::string l = w.next();
     EXPECT_EQ(get(l, "m.seen"), "22") << l;
     EXPECT_EQ(get(l, "m.loops"), "3") << l;
+}
+
+TEST(CppClient, PerLoopInputIsFreshForEveryLoop) {
+    Worker w(TEST_WORKER);
+    w.skip_hello();
+    // Batches of 3: 3+2 loops a sample, every one on an input of its own.
+    w.say("setup kernel=each p.expect=10\nrun loops=5 reps=2\nteardown\n");
+    EXPECT_EQ(w.next(), "ok");
+    for (int r = 0; r < 2; r++) EXPECT_TRUE(starts(w.next(), "sample loops=5 "));
+    EXPECT_EQ(w.next(), "done");
+    EXPECT_EQ(w.next(), "ok") << "teardown checks loops, inits and stale inputs";
+    w.say("setup kernel=each p.expect=4\nrun loops=2 reps=1\nteardown\n");
+    EXPECT_EQ(w.next(), "ok");
+    EXPECT_TRUE(starts(w.next(), "sample loops=2 "));
+    EXPECT_EQ(w.next(), "done");
+    std::string l = w.next();
+    EXPECT_EQ(get(l, "message"), "loops 2 inits 2 stale 0") << l;
+}
+
+TEST(CppClient, ThreadedKernelRunsTheLoopsOnEveryThread) {
+    Worker w(TEST_WORKER);
+    std::string l;
+    while ((l = w.next()) != "ready" && l != "(EOF)")
+        if (starts(l, "kernel name=threads")) EXPECT_EQ(l, "kernel name=threads threads=3");
+    w.say("setup kernel=threads p.expect=8\nrun loops=4 reps=2\nteardown\n");
+    EXPECT_EQ(w.next(), "ok");
+    for (int r = 0; r < 2; r++) EXPECT_TRUE(starts(w.next(), "sample loops=4 "));
+    EXPECT_EQ(w.next(), "done");
+    EXPECT_EQ(w.next(), "ok") << "every thread ran 4 loops a sample";
 }
 
 TEST(CppClient, ExceptionsBecomeOneLineErrorsAndTheWorkerStaysUsable) {

@@ -1,6 +1,10 @@
 // A worker exercising the C++ layer (lambdas, RAII state, exceptions), driven by test_master.cpp.
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "tare_worker.hpp"
 
@@ -38,6 +42,38 @@ int main(int argc, char** argv) {
     tare::kernel("body").param("expect", 0).setup([](tare::context&) { return Counter(); }).body([](Counter& s) { s.loops++; })
         .teardown([](Counter& s, tare::context& c) {
             if (s.loops != c.param_int("expect")) c.fail("body ran " + std::to_string(s.loops) + " times");
+        });
+    // Per-loop input: every loop must get a fresh input of its own (init_each ran for it).
+    struct Each {
+        long long inits = 0, loops = 0, stale = 0;
+    };
+    tare::kernel("each").param("expect", 0).setup([](tare::context&) { return Each(); })
+        .each(
+            3, [](Each& s, tare::context&) { return std::vector<long long>{++s.inits, 0}; },
+            [](Each& s, std::vector<long long>& in) {
+                s.loops++;
+                if (in[1] != 0) s.stale++;  // consumed by an earlier loop
+                in[1] = 1;
+            })
+        .teardown([](Each& s, tare::context& c) {
+            if (s.loops != c.param_int("expect") || s.inits != s.loops || s.stale != 0)
+                c.fail("loops " + std::to_string(s.loops) + " inits " + std::to_string(s.inits) + " stale " +
+                       std::to_string(s.stale));
+        });
+    // Threaded: 3 threads, each counting its loops in its own slot (atomics: shared state).
+    struct Threads {
+        std::atomic<long long> loops[3] = {};
+        std::atomic<int> bad{0};
+    };
+    tare::kernel("threads").param("expect", 0).setup([](tare::context&) { return std::make_unique<Threads>(); })
+        .threads(3)
+        .body([](std::unique_ptr<Threads>& s) {
+            unsigned i = tare::thread_index();
+            if (i < 3) s->loops[i]++; else s->bad++;
+        })
+        .teardown([](std::unique_ptr<Threads>& s, tare::context& c) {
+            for (auto& l : s->loops)
+                if (l != c.param_int("expect") || s->bad) c.fail("loops " + std::to_string(l.load()));
         });
     tare::kernel("stateless").body([] {
         stateless_loops++;

@@ -22,7 +22,15 @@ w.kernel('sum', {
     s.metric('checksum', data.length);
   },
   async teardown() {},
-}).kernel('empty', { body: () => void blackBox(1) });
+}).kernel('empty', { body: () => void blackBox(1) })
+  .kernel('sort', {
+    batch: 4,
+    input: () => data.slice(),
+    each(s, a: number[]) {
+      a.sort();
+      blackBox(a[0]);
+    },
+  });
 const v: string = VERSION;
 const n: number = blackBoxSink().count;
 void v;

@@ -170,6 +170,25 @@ test('conversation', async () => {
   await m.exit();
 });
 
+test('per-loop input is fresh for every loop', async () => {
+  const m = new Master([testWorker]);
+  await m.handshake();
+  m.send('setup kernel=each');
+  await m.expect('ok');
+  for (const loops of [5, 1, 7]) {
+    // batches of 3: 3+2, 1, 3+3+1
+    m.send(`run loops=${loops} reps=2`);
+    for (let r = 0; r < 2; r++) {
+      const s = await m.expect('sample');
+      for (const k of ['loops', 'm.inits', 'm.loops']) assert.equal(num(s, k), loops, k);
+      assert.equal(num(s, 'm.stale'), 0);
+      assert.ok(num(s, 'ns') > 0);
+    }
+    await m.expect('done');
+  }
+  await m.exit();
+});
+
 test('an async kernel is timed to its end', async () => {
   const m = new Master([testWorker]);
   await m.handshake();

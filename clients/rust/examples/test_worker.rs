@@ -75,6 +75,58 @@ fn main() {
                     Ok(())
                 }),
         )
+        .kernel(
+            // Per-loop input: every loop must get a fresh input of its own.
+            Kernel::new("each")
+                .param("expect", 0)
+                .setup(|s| Ok((s.int("expect")?, 0i64, 0i64, 0i64)))
+                .each(
+                    3,
+                    |st| {
+                        st.1 += 1;
+                        vec![st.1, 0]
+                    },
+                    |st, input| {
+                        st.2 += 1;
+                        if input[1] != 0 {
+                            st.3 += 1;
+                        }
+                        input[1] = 1;
+                    },
+                )
+                .teardown(|(expect, inits, loops, stale)| {
+                    if loops != expect || inits != loops || stale != 0 {
+                        return Err(format!("loops {loops} inits {inits} stale {stale}").into());
+                    }
+                    Ok(())
+                }),
+        )
+        .kernel(
+            // Threaded: 3 threads, each counting its loops in its own slot.
+            Kernel::new("threads")
+                .param("expect", 0)
+                .setup(|s| {
+                    Ok((
+                        s.int("expect")?,
+                        [0, 1, 2].map(|_| std::sync::atomic::AtomicI64::new(0)),
+                    ))
+                })
+                .threads(3, |(_, counts), t, loops| {
+                    for _ in 0..loops {
+                        counts[t as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                })
+                .teardown(|(expect, counts)| {
+                    let got: Vec<i64> = counts
+                        .iter()
+                        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                        .collect();
+                    if got.iter().any(|&c| c != expect) {
+                        return Err(format!("loops per thread {got:?}").into());
+                    }
+                    Ok(())
+                }),
+        )
         .kernel(Kernel::new("live").run(move |_, sample, _| sample.metric("live", l2.get() as f64)))
         .kernel(
             Kernel::new("setup_fails")

@@ -123,6 +123,9 @@ type SetupFn<S> = Box<dyn FnMut(&mut Setup) -> Result<S, Error>>;
 type InitFn<S> = Box<dyn FnMut(&mut S, &mut Sample)>;
 type RunFn<S> = Box<dyn FnMut(&mut S, &mut Sample, u64)>;
 type TeardownFn<S> = Box<dyn FnMut(S) -> Result<(), Error>>;
+/// A repetition that times itself (per-loop input in batches, or threads): `loops` loops;
+/// returns (ns, cpu ns).
+type EachFn<S> = Box<dyn FnMut(&mut S, u64) -> (u64, Option<u64>)>;
 
 /// A kernel under construction: `Kernel::new(name)`, then `param`s, then `setup` (which fixes
 /// the state type `S`), then `init`, `run` or `body`, `teardown`.
@@ -133,6 +136,8 @@ pub struct Kernel<S> {
     setup: SetupFn<S>,
     init: Option<InitFn<S>>,
     run: Option<RunFn<S>>,
+    each: Option<EachFn<S>>,
+    threads: u32,
     teardown: Option<TeardownFn<S>>,
 }
 
@@ -146,6 +151,8 @@ impl Kernel<()> {
             setup: Box::new(|_| Ok(())),
             init: None,
             run: None,
+            each: None,
+            threads: 1,
             teardown: None,
         }
     }
@@ -172,6 +179,8 @@ impl<S: 'static> Kernel<S> {
             setup: Box::new(f),
             init: None,
             run: None,
+            each: None,
+            threads: 1,
             teardown: None,
         }
     }
@@ -195,6 +204,83 @@ impl<S: 'static> Kernel<S> {
         }));
         self
     }
+    /// Per-loop input, untimed (Criterion's `iter_batched_ref`): `init(&mut S)` makes one
+    /// loop's input, `body(&mut S, &mut I)` is the loop on it. The client makes `batch` inputs,
+    /// reads the clock, runs the body on each, reads the clock; a sample's time is the sum of
+    /// its batches' (the clock read once a batch, not once a loop; inputs are dropped untimed).
+    /// Instead of `run`/`body`, for a body that changes its input (sorts in place), where
+    /// `init` (once per sample) would leave loops 2..N what loop 1 left.
+    pub fn each<I: 'static>(
+        mut self,
+        batch: usize,
+        mut init: impl FnMut(&mut S) -> I + 'static,
+        mut body: impl FnMut(&mut S, &mut I) + 'static,
+    ) -> Self {
+        let batch = batch.max(1);
+        let mut inputs: Vec<I> = Vec::with_capacity(batch);
+        self.each = Some(Box::new(move |s, loops| {
+            let (mut ns, mut cpu) = (0u64, Some(0u64));
+            let mut done = 0u64;
+            while done < loops {
+                let b = batch.min((loops - done) as usize);
+                inputs.clear();
+                inputs.extend((0..b).map(|_| init(s)));
+                let c0 = cpu_ns();
+                let t0 = Instant::now();
+                tare_timed_batch(&mut |i| body(s, &mut inputs[i]), b);
+                ns += t0.elapsed().as_nanos() as u64;
+                cpu = match (cpu, c0, cpu_ns()) {
+                    (Some(t), Some(c0), Some(c1)) => Some(t + c1.saturating_sub(c0)),
+                    _ => None,
+                };
+                done += b as u64;
+            }
+            inputs.clear();
+            (ns, cpu)
+        }));
+        self
+    }
+    /// A threaded kernel (Google Benchmark's `->Threads`, JMH's `@Threads`), instead of
+    /// `run`/`body`: `f(&S, thread, loops)` runs on `threads` threads at once, each doing the
+    /// sample's `loops` loops (`thread` is 0..threads-1). The threads are started before the
+    /// clock and released together by a barrier; the sample's time is from the release to the
+    /// last thread's end, so the time per loop is per thread and tare reports the total
+    /// throughput. The state is shared (`S: Sync`); `init` runs once per sample before them.
+    pub fn threads(mut self, threads: u32, f: impl Fn(&S, u32, u64) + Send + Sync + 'static) -> Self
+    where
+        S: Sync,
+    {
+        let threads = threads.max(1);
+        self.threads = threads;
+        self.each = Some(Box::new(move |s, loops| {
+            let s: &S = s;
+            let start = std::sync::Barrier::new(threads as usize + 1);
+            let finished = std::sync::atomic::AtomicU32::new(0);
+            let last = std::sync::Mutex::new(None::<Instant>);
+            let f = &f;
+            let c0 = cpu_ns();
+            let t0 = std::thread::scope(|scope| {
+                for t in 0..threads {
+                    let (start, finished, last) = (&start, &finished, &last);
+                    scope.spawn(move || {
+                        start.wait();
+                        tare_timed_region(&mut |n| f(s, t, n), loops);
+                        let end = Instant::now();
+                        if finished.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1 == threads {
+                            *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
+                        }
+                    });
+                }
+                start.wait();
+                Instant::now()
+            });
+            let end = last.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or(t0);
+            let ns = end.saturating_duration_since(t0).as_nanos() as u64;
+            let cpu = cpu_ns().zip(c0).map(|(c1, c0)| c1.saturating_sub(c0));
+            (ns, cpu)
+        }));
+        self
+    }
     /// Finalize: gets the state by value (it is dropped afterwards in any case).
     pub fn teardown(mut self, f: impl FnMut(S) -> Result<(), Error> + 'static) -> Self {
         self.teardown = Some(Box::new(f));
@@ -208,6 +294,7 @@ trait Erased {
     fn doc(&self) -> Option<&str>;
     fn params(&self) -> &[(String, String)];
     fn has_run(&self) -> bool;
+    fn threads(&self) -> u32;
     /// Setup with all parameter values; returns the throughput counts.
     fn setup(&mut self, values: &[(String, String)]) -> Result<(f64, f64), String>;
     /// One repetition: init (untimed), the timed loop; returns elapsed ns and process CPU ns.
@@ -240,6 +327,15 @@ pub fn tare_timed_region(run: &mut dyn FnMut(u64), loops: u64) {
     run(loops)
 }
 
+/// One batch of a per-loop kernel: the body on inputs 0..b. Never inlined, so the clock reads
+/// around it stay where they are.
+#[inline(never)]
+fn tare_timed_batch(body: &mut dyn FnMut(usize), b: usize) {
+    for i in 0..b {
+        body(i)
+    }
+}
+
 impl<S: 'static> Erased for Live<S> {
     fn name(&self) -> &str {
         &self.def.name
@@ -251,7 +347,10 @@ impl<S: 'static> Erased for Live<S> {
         &self.def.params
     }
     fn has_run(&self) -> bool {
-        self.def.run.is_some()
+        self.def.run.is_some() || self.def.each.is_some()
+    }
+    fn threads(&self) -> u32 {
+        self.def.threads
     }
     fn setup(&mut self, values: &[(String, String)]) -> Result<(f64, f64), String> {
         let mut ctx = Setup {
@@ -273,6 +372,15 @@ impl<S: 'static> Erased for Live<S> {
     fn rep(&mut self, loops: u64, sample: &mut Sample) -> Result<(u64, Option<u64>), String> {
         let state = self.state.as_mut().ok_or("no kernel set up")?;
         let init = &mut self.def.init;
+        if let Some(each) = self.def.each.as_mut() {
+            return catch_unwind(AssertUnwindSafe(|| {
+                if let Some(i) = init.as_mut() {
+                    i(state, sample);
+                }
+                each(state, loops)
+            }))
+            .map_err(panic_text);
+        }
         let run = self
             .def
             .run
@@ -575,6 +683,10 @@ impl Worker {
             let mut fields = vec![("name", k.name())];
             if let Some(d) = k.doc() {
                 fields.push(("doc", d));
+            }
+            let threads = k.threads().to_string();
+            if k.threads() > 1 {
+                fields.push(("threads", &threads));
             }
             hello.push_str(&line("kernel", &fields));
             for (p, d) in k.params() {

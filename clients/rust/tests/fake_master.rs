@@ -152,7 +152,8 @@ fn hello_announces_rust_and_every_kernel() {
             "param kernel=counter name=label default=x"
         ]
     );
-    assert_eq!(h.iter().filter(|l| l.starts_with("kernel ")).count(), 7);
+    assert_eq!(h.iter().filter(|l| l.starts_with("kernel ")).count(), 9);
+    assert!(h.contains(&"kernel name=threads threads=3".to_string()), "{h:?}");
     assert_eq!(h.last().unwrap(), "ready");
     w.say("clock\n");
     let l = w.next();
@@ -250,6 +251,40 @@ fn body_runs_exactly_loops_times_reps() {
     w.next();
     w.next();
     assert!(w.error_of("teardown\n").contains("ran 2 times"));
+}
+
+#[test]
+fn per_loop_input_is_fresh_for_every_loop() {
+    let mut w = Worker::start("test_worker");
+    w.skip_hello();
+    // Batches of 3: 3+2 loops a sample, every one on an input of its own.
+    w.say("setup kernel=each p.expect=10\nrun loops=5 reps=2\nteardown\n");
+    assert_eq!(w.next(), "ok");
+    for _ in 0..2 {
+        let l = w.next();
+        assert!(l.starts_with("sample loops=5 ns="), "{l}");
+    }
+    assert_eq!(w.next(), "done");
+    assert_eq!(w.next(), "ok", "teardown checks loops, inits and stale inputs");
+    w.say("setup kernel=each p.expect=4\nrun loops=2 reps=1\n");
+    assert_eq!(w.next(), "ok");
+    w.next();
+    w.next();
+    assert_eq!(w.error_of("teardown\n"), "loops 2 inits 2 stale 0");
+}
+
+#[test]
+fn a_threaded_kernel_runs_the_loops_on_every_thread() {
+    let mut w = Worker::start("test_worker");
+    w.skip_hello();
+    w.say("setup kernel=threads p.expect=8\nrun loops=4 reps=2\nteardown\n");
+    assert_eq!(w.next(), "ok");
+    for _ in 0..2 {
+        let l = w.next();
+        assert!(l.starts_with("sample loops=4 ns="), "{l}");
+    }
+    assert_eq!(w.next(), "done");
+    assert_eq!(w.next(), "ok", "every thread ran 4 loops a sample");
 }
 
 #[test]

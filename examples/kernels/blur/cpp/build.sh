@@ -13,7 +13,7 @@ for f in "$here/blur.cpp" "$here/blur.hpp" "$c/tare_worker.c" "$c/tare_worker.h"
 done
 if [ "$stale" = 1 ]; then
   ${CC:-cc} -std=c11 -O2 -c -o "$here/tare_worker.o" "$c/tare_worker.c"
-  ${CXX:-c++} -std=c++17 -O2 -Wall -Wextra -I"$c" -I"$cpp" -o "$here/blur.tmp" "$here/blur.cpp" "$here/tare_worker.o" -lm
+  ${CXX:-c++} -std=c++17 -O2 -Wall -Wextra -I"$c" -I"$cpp" -o "$here/blur.tmp" "$here/blur.cpp" "$here/tare_worker.o" -lm -pthread
   mv "$here/blur.tmp" "$here/blur"
   rm -f "$here/tare_worker.o"
 fi

@@ -24,6 +24,10 @@ public final class Kernel {
     final List<Param> params = new ArrayList<>();
     Stage setup, init, after, teardown;
     Loop loop;
+    int eachBatch;
+    int threads = 1;
+    Input<?> eachInput;
+    Each<Object> eachBody;
 
     Kernel(String name) {
         this.name = name;
@@ -65,14 +69,47 @@ public final class Kernel {
     /** The timed stage: runs the body exactly {@code loops} times. */
     public Kernel loop(Loop l) {
         loop = l;
+        eachBody = null;
         return this;
     }
 
     /** The timed stage as one iteration; the client loops. See {@link Body} for the cost. */
     public Kernel body(Body b) {
+        eachBody = null;
         loop = (state, loops) -> {
             for (long i = 0; i < loops; i++) b.run(state);
         };
+        return this;
+    }
+
+    /**
+     * Per-loop input, instead of {@link #loop} or {@link #body}, for a body that changes its
+     * input (sorts in place): {@link #init} runs once per sample, so loops 2..N would see what loop
+     * 1 left. {@code input} makes one loop's input, untimed; {@code body} is the loop on it. The
+     * client makes {@code batch} inputs, reads the clock, runs the body on each, reads the clock
+     * (Criterion's iter_batched; JMH's {@code Level.Invocation} without its clock read per call);
+     * a sample's time is the sum of its batches'.
+     */
+    @SuppressWarnings("unchecked")
+    public <T> Kernel each(int batch, Input<T> input, Each<T> body) {
+        eachBatch = Math.max(1, batch);
+        eachInput = input;
+        eachBody = (Each<Object>) body;
+        loop = null;
+        return this;
+    }
+
+    /**
+     * Runs the timed stage ({@link #loop} or {@link #body}) on {@code n} threads at once (JMH's
+     * {@code @Threads}, Google Benchmark's {@code ->Threads}), each doing the sample's loops:
+     * started before the clock and released together; the sample's time is from the release to
+     * the last thread's end (per-thread time per loop; tare reports the total throughput). The
+     * state is shared ({@link State#thread} says which thread); report metrics from
+     * {@link #after}. Not with {@link #each}.
+     */
+    public Kernel threads(int n) {
+        if (n < 1) throw new IllegalArgumentException("kernel " + name + ": threads must be at least 1");
+        threads = n;
         return this;
     }
 

@@ -20,6 +20,13 @@ public final class State {
         this.params = params;
     }
 
+    static final ThreadLocal<Integer> THREAD = ThreadLocal.withInitial(() -> 0);
+
+    /** Which of a threaded kernel's threads runs this loop (0..threads-1; 0 otherwise). */
+    public int thread() {
+        return THREAD.get();
+    }
+
     /** The kernel's name. */
     public String kernel() {
         return kernel.name;

@@ -64,7 +64,11 @@ public final class Worker {
     /** {@link #main} without exiting: returns the exit status. */
     public int run(String[] args, String fdText, String path, PrintStream stdout, PrintStream stderr) {
         for (Kernel k : kernels) {
-            if (k.loop == null) {
+            if (k.threads > 1 && k.loop == null) {
+                stderr.println("tare-worker: error: kernel " + k.name + " has threads; give it .loop(...) or .body(...), not .each(...)");
+                return 1;
+            }
+            if (k.loop == null && k.eachBody == null) {
                 stderr.println("tare-worker: error: kernel " + k.name + " has no timed stage; give it .loop(...) or .body(...)");
                 return 1;
             }
@@ -162,6 +166,16 @@ public final class Worker {
         stage("init", k.init, state);
         Sample s = new Sample();
         long loops = state.loops;
+        if (k.threads > 1) {
+            s.ns = repetitionThreads(state, k, loops);
+            stage("after", k.after, state);
+            return s;
+        }
+        if (k.eachBody != null) {
+            s.ns = repetitionEach(state, k, loops);
+            stage("after", k.after, state);
+            return s;
+        }
         Loop loop = k.loop;
         long t0 = System.nanoTime();
         try {
@@ -173,6 +187,75 @@ public final class Worker {
         s.ns = t1 - t0;
         stage("after", k.after, state);
         return s;
+    }
+
+    /**
+     * A threaded kernel's sample: k.threads threads started, waiting on a latch the main thread
+     * opens after reading the clock; the last thread to finish reads it again.
+     */
+    private static long repetitionThreads(State state, Kernel k, long loops) throws StageFailure {
+        int n = k.threads;
+        java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(n);
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger finished = new java.util.concurrent.atomic.AtomicInteger();
+        long[] end = new long[1];
+        Throwable[] failed = new Throwable[n];
+        Thread[] threads = new Thread[n];
+        Loop loop = k.loop;
+        for (int t = 0; t < n; t++) {
+            final int index = t;
+            threads[t] = new Thread(() -> {
+                State.THREAD.set(index);
+                ready.countDown();
+                try {
+                    go.await();
+                    loop.run(state, loops);
+                } catch (Throwable e) {
+                    failed[index] = e;
+                }
+                if (finished.incrementAndGet() == n) end[0] = System.nanoTime();
+            }, "tare-" + k.name + "-" + t);
+            threads[t].start();
+        }
+        long t0;
+        try {
+            ready.await();
+            t0 = System.nanoTime();
+            go.countDown();
+            for (Thread t : threads) t.join();
+        } catch (InterruptedException e) {
+            throw failure("run", k, e);
+        }
+        for (Throwable e : failed) {
+            if (e instanceof Exception || e instanceof StackOverflowError || e instanceof AssertionError) throw failure("run", k, e);
+            if (e != null) throw failure("run", k, new RuntimeException(e));
+        }
+        return end[0] - t0;
+    }
+
+    /** A per-loop kernel's loops in batches: inputs made untimed, the body timed; total ns. */
+    private static long repetitionEach(State state, Kernel k, long loops) throws StageFailure {
+        Object[] inputs = new Object[k.eachBatch];
+        Input<?> input = k.eachInput;
+        Each<Object> body = k.eachBody;
+        long total = 0;
+        for (long done = 0; done < loops; ) {
+            int b = (int) Math.min(inputs.length, loops - done);
+            try {
+                for (int i = 0; i < b; i++) inputs[i] = input.make(state);
+            } catch (Exception | StackOverflowError | AssertionError e) {
+                throw failure("input", k, e);
+            }
+            long t0 = System.nanoTime();
+            try {
+                for (int i = 0; i < b; i++) body.run(state, inputs[i]);
+            } catch (Exception | StackOverflowError | AssertionError e) {
+                throw failure("run", k, e);
+            }
+            total += System.nanoTime() - t0;
+            done += b;
+        }
+        return total;
     }
 
     private int serve(InputStream rawIn, OutputStream rawOut) throws IOException {
@@ -258,6 +341,7 @@ public final class Worker {
         for (Kernel k : kernels) {
             Protocol.Fields f = new Protocol.Fields().put("name", k.name);
             if (!k.doc.isEmpty()) f.put("doc", oneLine(k.doc));
+            if (k.threads > 1) f.put("threads", Integer.toString(k.threads));
             b.append(Protocol.encode("kernel", f.kv));
             for (Kernel.Param p : k.params) {
                 Protocol.Fields pf = new Protocol.Fields().put("kernel", k.name).put("name", p.name).put("default", p.defaultValue);

@@ -39,6 +39,30 @@ public final class TestWorkerMain {
                     case "path" -> 3;
                     default -> 9;
                 }));
+        // Per-loop input: every loop must get a fresh input of its own.
+        long[] each = new long[3]; // inits, loops, stale
+        w.kernel("each").init(s -> java.util.Arrays.fill(each, 0))
+                .each(3, s -> new long[] {++each[0], 0}, (s, in) -> {
+                    each[1]++;
+                    if (in[1] != 0) each[2]++;
+                    in[1] = 1;
+                })
+                .after(s -> {
+                    s.metric("inits", each[0]);
+                    s.metric("loops", each[1]);
+                    s.metric("stale", each[2]);
+                });
+        // Threaded: 4 threads, each loop sleeps 4 ms and counts in its thread's slot.
+        java.util.concurrent.atomic.AtomicLongArray perThread = new java.util.concurrent.atomic.AtomicLongArray(4);
+        w.kernel("threads").threads(4)
+                .init(s -> { for (int i = 0; i < 4; i++) perThread.set(i, 0); })
+                .loop((s, loops) -> {
+                    for (long i = 0; i < loops; i++) {
+                        perThread.incrementAndGet(s.thread());
+                        Thread.sleep(4);
+                    }
+                })
+                .after(s -> { for (int i = 0; i < 4; i++) s.metric("t" + i, perThread.get(i)); });
         w.kernel("sleepy").loop((s, loops) -> {
             for (long i = 0; i < loops; i++) Thread.sleep(1);
         });

@@ -107,7 +107,11 @@ class WorkerTest {
             while (true) {
                 Protocol.Message m = recv();
                 switch (m.verb) {
-                    case "kernel": kernels.put(m.get("name"), new HashMap<>()); break;
+                    case "kernel": {
+                        kernels.put(m.get("name"), new HashMap<>());
+                        if (m.get("threads") != null) kernels.get(m.get("name")).put("(threads)", m.get("threads"));
+                        break;
+                    }
                     case "param": kernels.get(m.get("kernel")).put(m.get("name"), m.get("default")); break;
                     case "ready": return kernels;
                     default: throw new AssertionError("unexpected " + m.verb);
@@ -253,6 +257,44 @@ class WorkerTest {
         m.send("run loops=20 reps=1");
         double ns = num(m.expect("sample"), "ns");
         assertTrue(ns >= 20e6 && ns < 5e9, "ns=" + ns + " for 20 sleeps of 1 ms");
+        m.expect("done");
+        m.exit();
+    }
+
+    @Test
+    void perLoopInputIsFreshForEveryLoop() throws Exception {
+        Master m = startTestWorker();
+        m.handshake("java");
+        m.send("setup kernel=each");
+        m.expect("ok");
+        for (int loops : new int[] {5, 1, 7}) { // batches of 3: 3+2, 1, 3+3+1
+            m.send("run loops=" + loops + " reps=2");
+            for (int r = 0; r < 2; r++) {
+                Protocol.Message s = m.expect("sample");
+                assertEquals(loops, num(s, "loops"));
+                assertEquals(loops, num(s, "m.inits"));
+                assertEquals(loops, num(s, "m.loops"));
+                assertEquals(0, num(s, "m.stale"));
+            }
+            m.expect("done");
+        }
+        m.exit();
+    }
+
+    @Test
+    void threadedKernel() throws Exception {
+        Master m = startTestWorker();
+        assertEquals("4", m.handshake("java").get("threads").get("(threads)"));
+        m.send("setup kernel=threads");
+        m.expect("ok");
+        m.send("run loops=5 reps=2");
+        for (int r = 0; r < 2; r++) {
+            Protocol.Message s = m.expect("sample");
+            for (int i = 0; i < 4; i++) assertEquals(5, num(s, "m.t" + i), s.fields::toString);
+            // 4 threads x 5 loops of 4 ms released together: about 20 ms, not 80 ms.
+            double ns = num(s, "ns");
+            assertTrue(ns >= 20e6 && ns < 70e6, "ns=" + ns);
+        }
         m.expect("done");
         m.exit();
     }
