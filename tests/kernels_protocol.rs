@@ -359,3 +359,48 @@ fn any_lang_unknown_resolution_and_nothing_after_an_error() {
     let e = torn.expect_err("a done after an error breaks the protocol");
     assert!(e.to_string().contains("done"), "{e}");
 }
+
+/// A worker that announces kernel `k` with the parameter line in `$PARAM_LINE`, then stops.
+const PARAM_WORKER: &str = r#"#!/usr/bin/env python3
+import os, socket
+sock = socket.socket(fileno=int(os.environ["TARE_WORKER_FD"]))
+w = sock.makefile("w", encoding="utf-8", newline="\n")
+for line in ["hello protocol=1 client=p version=0 lang=c", "kernel name=k",
+             os.environ["PARAM_LINE"], "ready"]:
+    w.write(line + "\n"); w.flush()
+sock.makefile("r").read()
+"#;
+
+/// `values=` on a `param` line (docs/protocol.md): the worker's own list of a parameter's
+/// values, read in order; an empty value breaks the protocol in one line naming it.
+#[test]
+fn a_parameter_may_list_its_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("param_worker.py");
+    std::fs::write(&script, PARAM_WORKER).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hello = |line: &str| {
+        let ex = executor();
+        let cancel = AtomicBool::new(false);
+        let mut spec = RunSpec::new([script.to_str().unwrap()]);
+        spec.env.push(("PARAM_LINE".into(), line.into()));
+        let (_, r) = worker::invoke(&ex, &spec, Duration::from_secs(10), &cancel, |w| {
+            w.hello(Duration::from_secs(30))
+        })
+        .unwrap();
+        r
+    };
+    let h = hello("param kernel=k name=size default=256 values=256,4096,64").unwrap();
+    let p = &h.kernels[0].params[0];
+    assert_eq!((p.name.as_str(), p.default.as_str()), ("size", "256"));
+    assert_eq!(p.values, ["256", "4096", "64"]);
+    let h = hello("param kernel=k name=size default=256").unwrap();
+    assert!(h.kernels[0].params[0].values.is_empty());
+    let e = hello("param kernel=k name=size default=1 values=1,,2").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("values of parameter 'size' must be up to 10000 non-empty values"),
+        "{e}"
+    );
+}
