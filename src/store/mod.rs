@@ -9,6 +9,7 @@
 //! * [`query`] — the series and one series' trend (one point per commit);
 //! * [`detect`] — change points, effect sizes, alerts and their lifecycle;
 //! * [`load`] — stored sessions read back whole, for comparing two commits (`tare serve`);
+//! * [`overview`] — each series' newest value, fast, for the server's first page;
 //! * [`tokens`] — the hashed upload tokens of `tare serve`.
 //!
 //! Where the store is ([`location`]): `--store`, else `TARE_STORE`, else
@@ -21,6 +22,7 @@ pub mod detect;
 pub mod git;
 pub mod ingest;
 pub mod load;
+pub mod overview;
 pub mod query;
 pub mod schema;
 pub mod tokens;
