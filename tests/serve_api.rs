@@ -68,9 +68,7 @@ fn api(store: &str) {
         "{v}"
     );
     // Too large for --max-upload 4MB: 413.
-    let big = vec![b' '; 5_000_000];
-    let (code, v) = post(&results, Some(&token), &big);
-    assert_eq!(code, 413, "{v}");
+    assert_eq!(post_declared(&results, &token, 5_000_000), 413);
     assert_eq!(counts(store), before, "refused uploads stored nothing");
     // A revoked token is refused at once (the server reads tokens from the store); another
     // token still works.
@@ -273,4 +271,125 @@ fn reads_can_require_a_token() {
     assert_eq!(v["total"], 0);
     let (code, _) = get(&srv.at("/api/v1/nothing-here"));
     assert_eq!(code, 404);
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let st = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "git {args:?}");
+}
+
+fn out(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `tare history add --server` and `tare run --store URL` store on the server what `history
+/// add --store` and `run --store` would store locally.
+#[test]
+fn history_add_and_run_upload_to_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let store = d.join("h.sqlite");
+    let store = store.to_str().unwrap();
+    let token = new_token(store, "ci");
+    let srv = Server::start(store, &[]);
+    let base = fixture();
+    let files: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| {
+            let f = d.join(format!("r{i}.json"));
+            std::fs::write(&f, body(&session_at(&base, i, 1.0))).unwrap();
+            f
+        })
+        .collect();
+    // --server and --token, the commit given.
+    let o = tare()
+        .args(["history", "add", "--server", &srv.url, "--token", &token])
+        .args(&files[..2])
+        .args(["--commit", &commit(0).hash, "--branch", "main"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(out(&o).contains("added 2 sessions"), "{}", out(&o));
+    // Again: nothing new.
+    let o = tare()
+        .args(["history", "add", "--server", &srv.url, "--token", &token])
+        .args(&files[..2])
+        .args(["--commit", &commit(0).hash])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(out(&o).contains("2 already stored"), "{}", out(&o));
+    // TARE_SERVER and TARE_TOKEN, no --store.
+    let o = tare()
+        .args(["history", "add"])
+        .arg(&files[2])
+        .args(["--commit", &commit(1).hash])
+        .env("TARE_SERVER", &srv.url)
+        .env("TARE_TOKEN", &token)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    assert_eq!(&counts(store)[..3], &[2, 1, 3]);
+    // A wrong token: one line, exit non-zero, nothing stored.
+    let o = tare()
+        .args([
+            "history",
+            "add",
+            "--server",
+            &srv.url,
+            "--token",
+            "tare_wrong",
+        ])
+        .arg(&files[2])
+        .args(["--commit", &commit(2).hash])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(out(&o).contains("refused (401)"), "{}", out(&o));
+    // --store and --server together are refused.
+    let o = tare()
+        .args(["history", "--store", store, "add", "--server", &srv.url])
+        .arg(&files[2])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    // `tare run --store URL` in a git repository: the session with its commit.
+    let repo = d.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("f"), "1").unwrap();
+    git(&repo, &["add", "f"]);
+    git(&repo, &["commit", "-qm", "first"]);
+    let run = |token: &str| {
+        tare()
+            .args([
+                "run", "--store", &srv.url, "--style", "none", "--runs", "4", "-n", "true", "true",
+            ])
+            .env("TARE_TOKEN", token)
+            .current_dir(&repo)
+            .output()
+            .unwrap()
+    };
+    let o = run(&token);
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(out(&o).contains("stored 4 runs on http://"), "{}", out(&o));
+    let c = counts(store);
+    assert_eq!((c[0], c[2]), (3, 4), "{c:?}");
+    // A wrong token stops `tare run` before its first run.
+    let o = run("tare_wrong");
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(out(&o).contains("refused (401)"), "{}", out(&o));
+    assert_eq!(counts(store)[2], 4);
 }

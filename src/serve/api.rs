@@ -139,21 +139,40 @@ pub async fn upload(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
     Query(q): Query<UploadQuery>,
-    body: Result<Bytes, BytesRejection>,
+    body: axum::body::Body,
 ) -> Res {
     let max = app.max_body;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the upload is larger than this server takes ({max} bytes, `tare serve --max-upload`): split it into several uploads"),
+        )
+    };
+    // A declared size over the limit is refused before a byte of the body is read; otherwise
+    // the body is read (up to the limit, without holding the store) before the token is
+    // checked, so that a client refused for its token reads the answer rather than a
+    // connection closed under the body it is still sending.
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let body = axum::body::to_bytes(body, max).await.map_err(|e| {
+        // A body without a declared length that runs past the limit.
+        let mut chain = e.to_string();
+        if let Some(s) = std::error::Error::source(&e) {
+            chain.push_str(&s.to_string());
+        }
+        if chain.contains("length limit exceeded") {
+            too_large()
+        } else {
+            ApiError::bad(format!("cannot read the body: {e}"))
+        }
+    })?;
     with_store(&app, move |st| {
         let who = auth::write(st, &headers)?;
-        let body = body.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("the upload is larger than this server takes ({max} bytes, `tare serve --max-upload`): split it into several uploads"),
-                )
-            } else {
-                ApiError::bad(format!("cannot read the body: {e}"))
-            }
-        })?;
         let sessions = parse_upload(&body)?;
         let commit = match &q.commit {
             Some(h) => {
@@ -615,6 +634,15 @@ pub async fn compare(
     with_store(&app, move |st| {
         auth::read(st, &headers, required)?;
         Ok(Json(comparison(st, &q)?).into_response())
+    })
+    .await
+}
+
+/// The name of the request's write token: a client checks its token before a run.
+pub async fn whoami(State(app): State<Arc<App>>, headers: HeaderMap) -> Res {
+    with_store(&app, move |st| {
+        let name = auth::write(st, &headers)?;
+        Ok(Json(json!({ "token": name })).into_response())
     })
     .await
 }

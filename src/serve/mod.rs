@@ -2,7 +2,8 @@
 //! (uploads with tokens, series, alerts, comparisons of two commits) and the dashboard pages.
 //!
 //! * [`auth`] — bearer tokens, the read-token cookie, the page's anti-CSRF secret;
-//! * [`api`] — the JSON endpoints.
+//! * [`api`] — the JSON endpoints;
+//! * [`client`] — uploads from `tare history add --server` and `tare run --store URL`.
 //!
 //! axum on tokio serves; the store stays synchronous: one connection behind a mutex, used from
 //! `spawn_blocking`, so requests that touch the store run one at a time (an upload is one
@@ -10,6 +11,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod client;
 
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
@@ -109,6 +111,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/v1/alerts", get(api::alerts))
         .route("/api/v1/alerts/{id}", post(api::alert_action))
         .route("/api/v1/check", post(api::check))
+        .route("/api/v1/token", get(api::whoami))
         .route("/api/v1/compare", get(api::compare))
         .fallback(|| async {
             ApiError::not_found("no such page: see docs/server.md for the API and pages")

@@ -121,3 +121,23 @@ pub fn counts(store: &str) -> Vec<i64> {
         .map(|p| p.split_whitespace().next().unwrap().parse().unwrap())
         .collect()
 }
+
+/// A POST that declares a body of `len` bytes and sends none of it: the server answers on the
+/// declared length alone (a body it never reads cannot reset the connection under the answer).
+pub fn post_declared(url: &str, token: &str, len: usize) -> u16 {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap());
+    let mut c = std::net::TcpStream::connect(host).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        c,
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = [0u8; 512];
+    let n = c.read(&mut buf).unwrap();
+    let head = String::from_utf8_lossy(&buf[..n]).to_string();
+    head.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
