@@ -3,7 +3,8 @@
 //!
 //! * [`auth`] — bearer tokens, the read-token cookie, the page's anti-CSRF secret;
 //! * [`api`] — the JSON endpoints;
-//! * [`client`] — uploads from `tare history add --server` and `tare run --store URL`.
+//! * [`client`] — uploads from `tare history add --server` and `tare run --store URL`;
+//! * [`pages`] — the server-rendered dashboard.
 //!
 //! axum on tokio serves; the store stays synchronous: one connection behind a mutex, used from
 //! `spawn_blocking`, so requests that touch the store run one at a time (an upload is one
@@ -12,6 +13,7 @@
 pub mod api;
 pub mod auth;
 pub mod client;
+pub mod pages;
 
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
@@ -105,6 +107,10 @@ where
 pub fn router(app: Arc<App>) -> Router {
     let limit = app.max_body;
     Router::new()
+        .route("/", get(pages::index))
+        .route("/series/{b}/{m}/{mc}", get(pages::series))
+        .route("/alerts", get(pages::alerts))
+        .route("/compare", get(pages::compare))
         .route("/api/v1/results", post(api::upload))
         .route("/api/v1/series", get(api::series_list))
         .route("/api/v1/series/{b}/{m}/{mc}", get(api::series_one))
