@@ -503,10 +503,12 @@ pub async fn check(
         }
         let now = crate::store::now();
         let mut new = Vec::new();
-        for s in query::series(&mut st.db)? {
-            if metric != "all" && s.metric != metric {
-                continue;
-            }
+        // The series that have values (one indexed look-up each, not a scan of the summaries).
+        let metric_name = (metric != "all").then_some(metric.as_str());
+        for s in overview::latest(&mut st.db, metric_name)?
+            .into_iter()
+            .map(|l| l.series)
+        {
             let points = query::trend(&mut st.db, &s, Some(WINDOW))?;
             let changes = detect::changes(&points, &s, &DetectSettings::default());
             st.db.begin_write()?;

@@ -117,9 +117,9 @@ pub fn revoke(db: &mut Db, name: &str, now: &str) -> Result<bool> {
     )? > 0)
 }
 
-/// The live tokens' names and hashes (the server keeps these and checks against them).
+/// The live tokens' names and hashes, read on every request the server checks (the table
+/// exists: `tare serve` calls [`ensure`] at start).
 pub fn live(db: &mut Db) -> Result<Vec<(String, String)>> {
-    ensure(db)?;
     Ok(db
         .query(
             "SELECT name, hash FROM tokens WHERE revoked_at IS NULL ORDER BY name",
