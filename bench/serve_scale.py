@@ -103,6 +103,10 @@ def median(xs):
     return xs[len(xs) // 2]
 
 
+def load():
+    return os.getloadavg()[0]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--commits", type=int, default=10_000)
@@ -114,11 +118,13 @@ def main():
     server = None
     try:
         # A copy: a build in the same target directory cannot replace it mid-run.
+        a.tare_given = a.tare
         shutil.copy(a.tare, os.path.join(tmp, "tare"))
         a.tare = os.path.join(tmp, "tare")
         store = os.path.join(tmp, "history.sqlite")
         t = time.perf_counter()
         counts = fill(store, a.tare, a.commits, a.benchmarks, tmp)
+        print(f"load average {load():.1f} on {os.cpu_count()} CPUs; tare at {a.tare_given}")
         print(f"store: {counts[0]} commits, {counts[1]} sessions, {counts[2]} benchmarks, {counts[3]} summaries, "
               f"{counts[4]} runs, {os.path.getsize(store) / 1e9:.2f} GB, filled in {time.perf_counter() - t:.0f} s")
         token = subprocess.run([a.tare, "serve", "--store", store, "token", "new", "scale"], check=True,
@@ -152,6 +158,10 @@ def main():
         assert code == 201 and r["runs"] == 10_000, body
         print(f"POST /api/v1/results of one session of 100 benchmarks x 100 runs ({r['runs']} runs, "
               f"{len(data) / 1e6:.1f} MB of JSON) into that store: {dt * 1e3:.0f} ms")
+        again, code, _ = timed(f"{url}/api/v1/results?commit={'%040x' % 0xF00D}", data,
+                               {"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        assert code == 200
+        print(f"  the same upload again (read, parsed, checked, found stored; nothing written): {again * 1e3:.0f} ms")
         first, _, _ = timed(url + "/")
         print(f"GET / after the upload: {first * 1e3:.0f} ms")
     finally:

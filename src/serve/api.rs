@@ -28,28 +28,30 @@ use std::sync::Arc;
 
 type Res = Result<Response, ApiError>;
 
-/// Sessions of an upload body: one results file, or `{"sessions": [...]}`.
+/// Sessions of an upload body: one results file, or `{"sessions": [...]}`. The body is parsed
+/// once and each session taken out of it (no copy); a refused one is described from its text.
 pub fn parse_upload(bytes: &[u8]) -> Result<Vec<Session>, ApiError> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
         ApiError::bad(format!(
             "the body is not JSON ({e}): send a results file written by `tare run --export-json`, or {{\"sessions\": [...]}}"
         ))
     })?;
-    let items = match v.get("sessions") {
-        Some(Value::Array(a)) => a.clone(),
-        Some(_) => {
-            return Err(ApiError::unprocessable(
-                "\"sessions\" must be an array of results (sessions written by `tare run --export-json`)",
-            ))
-        }
-        None => vec![v],
+    let (items, many) = match v {
+        Value::Object(mut m) if m.contains_key("sessions") => match m.remove("sessions") {
+            Some(Value::Array(a)) => (a, true),
+            _ => {
+                return Err(ApiError::unprocessable(
+                    "\"sessions\" must be an array of results (sessions written by `tare run --export-json`)",
+                ))
+            }
+        },
+        v => (vec![v], false),
     };
     if items.is_empty() {
         return Err(ApiError::unprocessable(
             "the upload holds no session: send at least one results file",
         ));
     }
-    let many = items.len() > 1;
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let which = if many {
@@ -62,13 +64,16 @@ pub fn parse_upload(bytes: &[u8]) -> Result<Vec<Session>, ApiError> {
                 "{which} is a journal line, not results: finish it with `tare recover` and upload the results file"
             )));
         }
-        let text = item.to_string();
-        let s: Session = serde_json::from_value(item).map_err(|e| {
-            ApiError::unprocessable(format!(
-                "{which} is not a tare results file: it is {} ({e}); upload files written by `tare run --export-json` (`tare import` converts other harnesses' files)",
-                crate::results::read::what_is(text.as_bytes())
-            ))
-        })?;
+        let what = |item: &Value| crate::results::read::what_is(item.to_string().as_bytes());
+        let s: Session = match Session::deserialize(&item) {
+            Ok(s) => s,
+            Err(e) => {
+                return Err(ApiError::unprocessable(format!(
+                    "{which} is not a tare results file: it is {} ({e}); upload files written by `tare run --export-json` (`tare import` converts other harnesses' files)",
+                    what(&item)
+                )))
+            }
+        };
         crate::results::read::check_session(&s)
             .map_err(|e| ApiError::unprocessable(format!("{which}: {e}")))?;
         out.push(s);
