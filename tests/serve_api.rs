@@ -365,6 +365,14 @@ fn history_add_and_run_upload_to_the_server() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    // The commands that read a store itself say that a URL is a server.
+    let o = tare()
+        .args(["history", "--store", &srv.url, "show"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(out(&o).contains("is a server"), "{}", out(&o));
     // `tare run --store URL` in a git repository: the session with its commit.
     let repo = d.join("repo");
     std::fs::create_dir(&repo).unwrap();

@@ -351,6 +351,11 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
 }
 
 fn open(spec: &str) -> Result<Store> {
+    if crate::serve::client::is_url(spec) {
+        return Err(usage(format!(
+            "--store {spec} is a server: `tare history add --server {spec}` uploads to it, and its pages and API (docs/server.md) show it; the other history commands need the store itself (a path or postgresql://…)"
+        )));
+    }
     Store::open(spec).map_err(|e| usage(format!("{e:#}; check --store or TARE_STORE")))
 }
 
@@ -724,8 +729,9 @@ pub enum RunStore {
 /// For `tare run --store`: opens the store (or checks that the server answers and takes
 /// TARE_TOKEN) before the first run (a bad URL is a usage error).
 pub fn open_for_run(spec: Option<&str>) -> Result<RunStore> {
-    match spec {
-        Some(url) if crate::serve::client::is_url(url) => {
+    let spec = store::location(spec);
+    match spec.as_str() {
+        url if crate::serve::client::is_url(url) => {
             let server = crate::serve::client::Server::from(Some(url), None)
                 .map_err(|e| usage(format!("--store {url}: {e:#}")))?;
             server
@@ -733,7 +739,7 @@ pub fn open_for_run(spec: Option<&str>) -> Result<RunStore> {
                 .map_err(|e| usage(format!("--store {url}: {e:#}")))?;
             Ok(RunStore::Server(server))
         }
-        _ => Ok(RunStore::Local(open(&store::location(spec))?)),
+        local => Ok(RunStore::Local(open(local)?)),
     }
 }
 
