@@ -395,9 +395,42 @@ fn history_add_and_run_upload_to_the_server() {
     assert!(out(&o).contains("stored 4 runs on http://"), "{}", out(&o));
     let c = counts(store);
     assert_eq!((c[0], c[2]), (3, 4), "{c:?}");
+    // A second session at the next commit: the two compared on the server.
+    let first = String::from_utf8(
+        std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&repo)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::fs::write(repo.join("f"), "2").unwrap();
+    git(&repo, &["commit", "-qam", "second"]);
+    let o = run(&token);
+    assert!(o.status.success(), "{}", out(&o));
+    let (code, v) = get(&srv.at(&format!("/api/v1/compare?old={}&new=HEAD", first.trim())));
+    assert_eq!(code, 422, "HEAD is not a stored commit: {v}");
+    let second = String::from_utf8(
+        std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&repo)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let (code, v) = get(&srv.at(&format!(
+        "/api/v1/compare?old={}&new={}",
+        first.trim(),
+        second.trim()
+    )));
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["comparisons"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["comparisons"][0]["benchmark"], "true", "{v}");
     // A wrong token stops `tare run` before its first run.
     let o = run("tare_wrong");
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(out(&o).contains("refused (401)"), "{}", out(&o));
-    assert_eq!(counts(store)[2], 4);
+    assert_eq!(counts(store)[2], 5);
 }
