@@ -14,6 +14,7 @@
 //! results  the data model (serde), journal, exporters (json, csv, markdown)
 //! report   what people look at: terminal summary
 //! store    history: SQLite / PostgreSQL, change points, alerts
+//! serve    the team server over the store: JSON API with tokens, dashboard pages
 //! ```
 //!
 //! See `docs/architecture.md` for the map.
@@ -33,6 +34,7 @@ pub mod plan;
 pub mod remote;
 pub mod report;
 pub mod results;
+pub mod serve;
 pub mod setup;
 pub mod stats;
 pub mod store;

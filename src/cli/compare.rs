@@ -7,13 +7,13 @@
 //! `--allow-missing`), exits 2 with the reason — a gate never passes on nothing.
 
 use crate::conclude::analysis::Test;
-use crate::conclude::levels::{self, Metric, Origin, Outcome};
+use crate::conclude::levels::{self, Metric, Outcome};
+use crate::conclude::sides::{self, Side};
 use crate::error::{exit, usage};
 use crate::report::comparison;
-use crate::results::{Benchmark, Session};
+use crate::results::Session;
 use crate::units;
 use clap::Args;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -69,32 +69,6 @@ pub fn load(path: &Path) -> anyhow::Result<Session> {
     crate::results::read::load_session(path)
 }
 
-type Key = (String, BTreeMap<String, String>);
-
-fn key(b: &Benchmark) -> Key {
-    (b.name.clone(), b.parameters.clone())
-}
-
-/// The benchmark's name with every parameter (for messages).
-fn full_name(k: &Key, only: Option<&[String]>) -> String {
-    let params: Vec<(&String, &String)> =
-        k.1.iter()
-            .filter(|(n, _)| only.is_none_or(|o| o.contains(n)))
-            .collect();
-    match params.as_slice() {
-        [] => k.0.clone(),
-        [(n, v)] if n.as_str() == "parameter" => format!("{}/{v}", k.0),
-        ps => format!(
-            "{}[{}]",
-            k.0,
-            ps.iter()
-                .map(|(n, v)| format!("{n}={v}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-    }
-}
-
 /// The files of one side: each path a file, or a directory whose `*.json` files are taken.
 fn expand(paths: &[PathBuf], side: &str) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -147,129 +121,18 @@ fn sides(a: &CompareArgs) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     Ok((old, new))
 }
 
-/// One side, loaded: each benchmark key with its parts (one per file that has it), in order.
-struct Side {
-    label: String,
-    sessions: Vec<Session>,
-}
-
-impl Side {
-    fn load(paths: &[PathBuf], side: &str) -> anyhow::Result<Side> {
-        let files = expand(paths, side)?;
-        let sessions = files
-            .iter()
-            .map(|f| load(f))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let label = match files.as_slice() {
-            [one] => one.display().to_string(),
-            many => format!("{} files ({}, …)", many.len(), many[0].display()),
-        };
-        Ok(Side { label, sessions })
-    }
-
-    fn keys(&self) -> Vec<Key> {
-        let mut out: Vec<Key> = Vec::new();
-        for b in self.sessions.iter().flat_map(|s| &s.benchmarks) {
-            let k = key(b);
-            if !out.contains(&k) {
-                out.push(k);
-            }
-        }
-        out
-    }
-
-    fn parts(&self, k: &Key) -> Vec<(Origin, &Benchmark)> {
-        self.sessions
-            .iter()
-            .flat_map(|s| {
-                let o = Origin::of(s);
-                s.benchmarks
-                    .iter()
-                    .filter(|b| &key(b) == k)
-                    .map(move |b| (o, b))
-            })
-            .collect()
-    }
-
-    fn counted(&self, k: &Key) -> usize {
-        self.parts(k)
-            .iter()
-            .map(|(_, b)| b.runs.iter().filter(|r| r.counted).count())
-            .sum()
-    }
-}
-
-/// Every matched benchmark has the metric on both sides; a time metric compares no runs under
-/// Valgrind with runs outside it (their times are Valgrind's, 20–100× the command's).
-fn check_metric(metric: &Metric, old: &Side, new: &Side, matched: &[Key]) -> anyhow::Result<()> {
-    for (side, name) in [(old, "old"), (new, "new")] {
-        for k in matched {
-            let runs = || {
-                side.parts(k)
-                    .into_iter()
-                    .flat_map(|(_, b)| b.runs.iter().filter(|r| r.counted))
-            };
-            match metric {
-                Metric::Counter(e) if !runs().any(|r| metric.value(r).is_some()) => {
-                    return Err(usage(format!(
-                        "--metric {e}: '{}' in the {name} side ({}) has no run with {e} counted; measure it with `tare run --counters {e}`, or compare --metric time",
-                        full_name(k, None),
-                        side.label
-                    )));
-                }
-                _ => {}
-            }
-        }
-    }
-    if *metric == Metric::WallTime {
-        let valgrind = |side: &Side| {
-            side.sessions
-                .iter()
-                .flat_map(|s| &s.benchmarks)
-                .flat_map(|b| &b.runs)
-                .any(|r| crate::conclude::counts::backend_of(r) == Some("valgrind"))
-        };
-        match (valgrind(old), valgrind(new)) {
-            (true, true) => eprintln!(
-                "tare: note: both sides ran under Valgrind: their times are Valgrind's (20–100× the commands' own); --metric instructions compares their counts"
-            ),
-            (o, n) if o != n => {
-                return Err(usage(format!(
-                    "the {} side ran under Valgrind (--counters-backend valgrind) and the other did not: their times are not comparable; compare --metric instructions (both counted), or measure both alike",
-                    if o { "old" } else { "new" }
-                )));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Each pair compared: a counter whose counts repeat on both sides by `conclude::counts`
-/// (no interval needed), the others together under the process-level model (Holm over them).
-fn compare_pairs(
-    pairs: &[(levels::Sessions, levels::Sessions)],
-    metric: &Metric,
-    settings: &levels::Settings,
-) -> Vec<levels::Comparison> {
-    let exact: Vec<Option<levels::Comparison>> = pairs
+/// One side, loaded from its files.
+fn load_side(paths: &[PathBuf], side: &str) -> anyhow::Result<Side> {
+    let files = expand(paths, side)?;
+    let sessions = files
         .iter()
-        .map(|(o, n)| match metric {
-            Metric::Counter(e) => crate::conclude::counts::compare(o, n, e),
-            Metric::WallTime => None,
-        })
-        .collect();
-    let rest: Vec<(levels::Sessions, levels::Sessions)> = pairs
-        .iter()
-        .zip(&exact)
-        .filter(|(_, e)| e.is_none())
-        .map(|(p, _)| p.clone())
-        .collect();
-    let mut modelled = levels::compare_sessions(&rest, settings).into_iter();
-    exact
-        .into_iter()
-        .map(|e| e.unwrap_or_else(|| modelled.next().expect("one record per pair")))
-        .collect()
+        .map(|f| load(f))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let label = match files.as_slice() {
+        [one] => one.display().to_string(),
+        many => format!("{} files ({}, …)", many.len(), many[0].display()),
+    };
+    Ok(Side { label, sessions })
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
@@ -293,53 +156,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     for (_, p) in &outputs {
         crate::results::fsio::check(p)?;
     }
-    let old = Side::load(&old_paths, "old")?;
-    let new = Side::load(&new_paths, "new")?;
-    // A gate never passes on nothing: a side without one counted run is an error.
-    for (side, name) in [(&old, "old"), (&new, "new")] {
-        if side.keys().iter().all(|k| side.counted(k) == 0) {
-            return Err(usage(format!(
-                "the {name} side ({}) has no counted run (a session stopped before its first run ended?): nothing to compare; measure it again",
-                side.label
-            )));
-        }
-    }
-    let (old_keys, new_keys) = (old.keys(), new.keys());
-    let mut matched = Vec::new();
-    let mut missing = Vec::new();
-    for k in &old_keys {
-        if !new_keys.contains(k) {
-            missing.push(format!("'{}' is only in old", full_name(k, None)));
-        } else if old.counted(k) == 0 || new.counted(k) == 0 {
-            let side = if old.counted(k) == 0 { "old" } else { "new" };
-            missing.push(format!(
-                "'{}' has no counted run in {side}",
-                full_name(k, None)
-            ));
-        } else {
-            matched.push(k.clone());
-        }
-    }
-    for k in new_keys.iter().filter(|k| !old_keys.contains(k)) {
-        missing.push(format!("'{}' is only in new", full_name(k, None)));
-    }
-    if matched.is_empty() {
-        return Err(usage(format!(
-            "no benchmark of {} matches one of {} by name and parameters; name them alike with --name",
-            old.label, new.label
-        )));
-    }
-    if !missing.is_empty() && !a.allow_missing {
-        return Err(usage(format!(
-            "{}{}: the two sides do not hold the same benchmarks; pass --allow-missing to compare those both have",
-            missing[0],
-            if missing.len() > 1 {
-                format!(" (and {} more)", missing.len() - 1)
-            } else {
-                String::new()
-            }
-        )));
-    }
+    let old = load_side(&old_paths, "old")?;
+    let new = load_side(&new_paths, "new")?;
     let test = if a.welch {
         Test::Welch
     } else {
@@ -354,60 +172,20 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         seed: a.seed,
     };
     let metric = Metric::parse(&a.metric);
-    check_metric(&metric, &old, &new, &matched)?;
-    let mut units_seen = Vec::new();
-    let pairs: Vec<(levels::Sessions, levels::Sessions)> = matched
-        .iter()
-        .map(|k| {
-            let (o, n) = (old.parts(k), new.parts(k));
-            for (origin, b) in o.iter().chain(&n) {
-                units_seen.push(levels::unit(b, *origin));
-            }
-            (
-                levels::side_sessions_of(&o, &metric),
-                levels::side_sessions_of(&n, &metric),
-            )
-        })
-        .collect();
-    let records = compare_pairs(&pairs, &metric, &settings);
-    // Names show the parameters that tell benchmarks apart (Criterion's sort/100 and
-    // sort/1000), not those every benchmark shares.
-    let varying: Vec<String> = {
-        let mut values: BTreeMap<&String, Vec<&String>> = BTreeMap::new();
-        for (_, p) in &matched {
-            for (n, v) in p {
-                let e = values.entry(n).or_default();
-                if !e.contains(&v) {
-                    e.push(v);
-                }
-            }
-        }
-        values
-            .into_iter()
-            .filter(|(n, v)| v.len() > 1 || matched.iter().any(|(_, p)| !p.contains_key(*n)))
-            .map(|(n, _)| n.clone())
-            .collect()
-    };
-    let names: Vec<String> = matched
-        .iter()
-        .map(|k| full_name(k, Some(&varying)))
-        .collect();
+    let cn = sides::compare(&old, &new, &a.metric, &settings, a.allow_missing)
+        .map_err(|e| usage(format!("{e:#}")))?;
+    for n in &cn.notes {
+        eprintln!("tare: note: {n}");
+    }
+    let (names, missing, model, session_lines) =
+        (&cn.names, &cn.missing, &cn.model, &cn.session_lines);
     let width = names
         .iter()
         .map(|n| n.chars().count())
         .max()
         .unwrap_or(9)
         .max(9);
-    let model = match &metric {
-        Metric::WallTime => levels::model_line(&units_seen, &records, test),
-        Metric::Counter(e) => format!(
-            "{e} per run; where each side's counts repeat within {}%, a change of {}% or more is a change in work (the interval: the range of the ratios of all runs); else {}",
-            crate::conclude::counts::REPEAT * 100.0,
-            crate::conclude::counts::WORK_CHANGE * 100.0,
-            levels::model_line(&units_seen, &records, test)
-        ),
-    };
-    let is_count = metric != Metric::WallTime;
+    let is_count = cn.is_count;
     let value = |v: f64| {
         if is_count {
             units::format_count(v)
@@ -415,10 +193,9 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             units::format_time(v, None)
         }
     };
-    let session_lines = levels::session_lines(&records);
     if show {
         println!("model: {model}");
-        for line in &session_lines {
+        for line in session_lines {
             println!("sessions: {line}");
         }
         if is_count {
@@ -429,28 +206,9 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             "benchmark", "old mean", "new mean", "change", "95% CI", "p (Holm)"
         );
     }
-    let mut rows = Vec::new();
-    for ((c, name), k) in records.iter().zip(&names).zip(&matched) {
-        let regression =
-            c.outcome == Outcome::Slower && threshold.is_some_and(|t| c.ratio - 1.0 > t);
-        // Where instructions changed, the functions that moved most (Valgrind's runs keep
-        // their busiest functions).
-        let functions = if metric == Metric::Counter("instructions".into())
-            && matches!(c.outcome, Outcome::Slower | Outcome::Faster)
-        {
-            let o: Vec<&Benchmark> = old.parts(k).into_iter().map(|(_, b)| b).collect();
-            let n: Vec<&Benchmark> = new.parts(k).into_iter().map(|(_, b)| b).collect();
-            crate::conclude::counts::functions_moved(&o, &n, 5)
-        } else {
-            Vec::new()
-        };
-        rows.push(comparison::Row {
-            name: name.clone(),
-            parameters: k.1.clone(),
-            comparison: c,
-            regression,
-            functions: functions.clone(),
-        });
+    let rows = comparison::rows(&cn, threshold);
+    for (r, name) in rows.iter().zip(names) {
+        let (c, regression, functions) = (r.comparison, r.regression, &r.functions);
         let marker = match c.outcome {
             Outcome::Slower if regression => "!! slower",
             Outcome::Slower => "slower",
@@ -483,12 +241,11 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
             println!(
                 "{:<width$} functions that moved most: {}",
                 "",
-                comparison::functions_words(&functions)
+                comparison::functions_words(functions)
             );
         }
     }
-    let items: Vec<(f64, Option<(f64, f64)>)> = records.iter().map(|c| (c.ratio, c.ci)).collect();
-    let geomean = crate::stats::geomean::geomean(&items, 0.95);
+    let geomean = cn.geomean;
     if show && rows.len() > 1 {
         if let Some(g) = &geomean {
             println!("{}", comparison::geomean_line(g));
@@ -496,12 +253,12 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     }
     let regression = rows.iter().any(|r| r.regression);
     let cx = comparison::Context {
-        model: &model,
-        sessions: &session_lines,
+        model,
+        sessions: session_lines,
         geomean,
         fail_if_slower: threshold,
         alpha,
-        missing: &missing,
+        missing,
         metric: &a.metric,
         count: is_count,
     };

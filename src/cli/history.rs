@@ -65,6 +65,13 @@ struct AddArgs {
     /// Do not ask git: store the sessions without a commit unless the files recorded one.
     #[arg(long, conflicts_with = "commit")]
     no_git: bool,
+    /// Upload to a `tare serve` server instead of writing a store (default: TARE_SERVER when
+    /// no --store is given).
+    #[arg(long, value_name = "URL")]
+    server: Option<String>,
+    /// The server's write token (default: TARE_TOKEN).
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -208,7 +215,19 @@ pub struct BisectArgs {
 pub fn history(a: HistoryArgs) -> Result<i32> {
     let spec = store::location(a.store.as_deref());
     match a.command {
-        HistoryCommand::Add(x) => add(&spec, x, false),
+        HistoryCommand::Add(x) => {
+            let env_server = std::env::var("TARE_SERVER").is_ok_and(|v| !v.is_empty());
+            if x.server.is_some() && a.store.is_some() {
+                return Err(usage(
+                    "give --store (write the store) or --server (upload to tare serve), not both",
+                ));
+            }
+            if x.server.is_some() || (a.store.is_none() && env_server) {
+                add_to_server(x)
+            } else {
+                add(&spec, x, false)
+            }
+        }
         HistoryCommand::Rebuild(x) => add(&spec, x, true),
         HistoryCommand::Show(x) => {
             let mut st = open(&spec)?;
@@ -332,6 +351,11 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
 }
 
 fn open(spec: &str) -> Result<Store> {
+    if crate::serve::client::is_url(spec) {
+        return Err(usage(format!(
+            "--store {spec} is a server: `tare history add --server {spec}` uploads to it, and its pages and API (docs/server.md) show it; the other history commands need the store itself (a path or postgresql://…)"
+        )));
+    }
     Store::open(spec).map_err(|e| usage(format!("{e:#}; check --store or TARE_STORE")))
 }
 
@@ -512,22 +536,7 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
         )));
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let given: Option<CommitInfo> = match (&a.commit, a.no_git) {
-        (_, true) => None,
-        (Some(rev), false) => Some(match git::commit_info(&cwd, Some(rev)) {
-            Ok(mut c) => {
-                c.branch = a.branch.clone().or(c.branch);
-                c
-            }
-            // Not a repository here: store the hash as given.
-            Err(_) => CommitInfo {
-                hash: rev.clone(),
-                branch: a.branch.clone(),
-                ..Default::default()
-            },
-        }),
-        (None, false) => None,
-    };
+    let given = given_commit(&a, &cwd);
     // HEAD is asked once, and only when a file recorded no commit.
     let mut head: Option<Option<CommitInfo>> = None;
     if rebuild {
@@ -563,14 +572,7 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
                     e
                 }
             })?;
-            let commit = match (&given, ingest::recorded_commit(&s), a.no_git) {
-                (Some(c), _, _) => Some(c.clone()),
-                (None, Some(c), _) => Some(c),
-                (None, None, false) => head
-                    .get_or_insert_with(|| git::commit_info(&cwd, None).ok())
-                    .clone(),
-                (None, None, true) => None,
-            };
+            let commit = commit_of(&given, &s, a.no_git, &mut head, &cwd);
             let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
             batch_runs += s.benchmarks.iter().map(|b| b.runs.len()).sum::<usize>();
             batch.push((f.clone(), s, commit, source.to_string_lossy().into_owned()));
@@ -619,18 +621,146 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// The commit of each file as `add` finds it: `--commit`, else what the file recorded, else
+/// HEAD of the repository here (asked once), unless `--no-git`.
+fn commit_of(
+    given: &Option<CommitInfo>,
+    s: &Session,
+    no_git: bool,
+    head: &mut Option<Option<CommitInfo>>,
+    cwd: &Path,
+) -> Option<CommitInfo> {
+    match (given, ingest::recorded_commit(s), no_git) {
+        (Some(c), _, _) => Some(c.clone()),
+        (None, Some(c), _) => Some(c),
+        (None, None, false) => head
+            .get_or_insert_with(|| git::commit_info(cwd, None).ok())
+            .clone(),
+        (None, None, true) => None,
+    }
+}
+
+/// `history add --server URL`: what `add` would store, uploaded to `tare serve` (the commits
+/// resolved here, where the repository is), BATCH_FILES files a request.
+fn add_to_server(a: AddArgs) -> Result<i32> {
+    let server = crate::serve::client::Server::from(a.server.as_deref(), a.token.as_deref())
+        .map_err(|e| usage(format!("{e:#}")))?;
+    let files = files_of(&a.files)?;
+    if files.is_empty() {
+        return Err(usage(
+            "no results file (*.json) given: nothing to upload; give files written by --export-json",
+        ));
+    }
+    if let Some(missing) = files.iter().find(|f| !f.exists()) {
+        return Err(usage(format!(
+            "cannot read results file {}: no such file; check the path",
+            missing.display()
+        )));
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let given = given_commit(&a, &cwd);
+    let mut head = None;
+    let mut total = crate::serve::client::Uploaded::default();
+    for chunk in files.chunks(BATCH_FILES) {
+        let mut batch = Vec::with_capacity(chunk.len());
+        for f in chunk {
+            let s = crate::results::read::load_session(f)?;
+            let c = commit_of(&given, &s, a.no_git, &mut head, &cwd);
+            batch.push((s, c));
+        }
+        let u = server.upload(batch).map_err(|e| {
+            UserError::run_failed(if total.added + total.already_stored > 0 {
+                format!(
+                    "{e:#} ({} sessions before were stored)",
+                    total.added + total.already_stored
+                )
+            } else {
+                format!("{e:#}")
+            })
+        })?;
+        total.added += u.added;
+        total.already_stored += u.already_stored;
+        total.runs += u.runs;
+    }
+    println!(
+        "added {} ({} runs){} on {}",
+        crate::units::plural(total.added as usize, "session"),
+        total.runs,
+        if total.already_stored > 0 {
+            format!("; {} already stored", total.already_stored)
+        } else {
+            String::new()
+        },
+        server.url
+    );
+    Ok(exit::OK)
+}
+
+fn given_commit(a: &AddArgs, cwd: &Path) -> Option<CommitInfo> {
+    match (&a.commit, a.no_git) {
+        (_, true) => None,
+        (Some(rev), false) => Some(match git::commit_info(cwd, Some(rev)) {
+            Ok(mut c) => {
+                c.branch = a.branch.clone().or(c.branch);
+                c
+            }
+            // Not a repository here: store the hash as given.
+            Err(_) => CommitInfo {
+                hash: rev.clone(),
+                branch: a.branch.clone(),
+                ..Default::default()
+            },
+        }),
+        (None, false) => None,
+    }
+}
+
 /// For `tare run --store`: the commit of the repository in the current directory, if any.
 pub fn current_commit() -> Option<CommitInfo> {
     git::commit_info(&std::env::current_dir().ok()?, None).ok()
 }
 
-/// For `tare run --store`: opens the store before the first run (a bad URL is a usage error).
-pub fn open_for_run(spec: Option<&str>) -> Result<Store> {
-    open(&store::location(spec))
+/// Where `tare run --store` puts its session: a store, or a `tare serve` server.
+pub enum RunStore {
+    Local(Store),
+    Server(crate::serve::client::Server),
+}
+
+/// For `tare run --store`: opens the store (or checks that the server answers and takes
+/// TARE_TOKEN) before the first run (a bad URL is a usage error).
+pub fn open_for_run(spec: Option<&str>) -> Result<RunStore> {
+    let spec = store::location(spec);
+    match spec.as_str() {
+        url if crate::serve::client::is_url(url) => {
+            let server = crate::serve::client::Server::from(Some(url), None)
+                .map_err(|e| usage(format!("--store {url}: {e:#}")))?;
+            server
+                .check()
+                .map_err(|e| usage(format!("--store {url}: {e:#}")))?;
+            Ok(RunStore::Server(server))
+        }
+        local => Ok(RunStore::Local(open(local)?)),
+    }
 }
 
 /// For `tare run --store`: adds the finished session. One line on failure.
-pub fn store_session(st: &mut Store, session: &Session, source: Option<&Path>) -> Result<()> {
+pub fn store_session(st: &mut RunStore, session: &Session, source: Option<&Path>) -> Result<()> {
+    let st = match st {
+        RunStore::Local(st) => st,
+        RunStore::Server(server) => {
+            // The commit `tare run` recorded in the session's extra.git goes with it.
+            let u = server.upload(vec![(session.clone(), None)])?;
+            eprintln!(
+                "stored {} runs on {}{}",
+                u.runs,
+                server.url,
+                ingest::recorded_commit(session)
+                    .map(|c| format!(" at commit {}", &c.hash[..10.min(c.hash.len())]))
+                    .unwrap_or_default()
+            );
+            return Ok(());
+        }
+    };
     let source = source.map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()));
     let r = ingest::add_session(
         &mut st.db,

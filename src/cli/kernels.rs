@@ -144,7 +144,7 @@ pub struct KernelsArgs {
     #[command(flatten)]
     exports: super::opts::ExportArgs,
     /// Add the finished session to the history store: --store PATH, --store postgresql://…, or
-    /// --store default (as `tare run --store`).
+    /// --store default, or a `tare serve` URL (as `tare run --store`).
     #[arg(long, value_name = "URL|PATH|default")]
     store: Option<String>,
     #[command(flatten)]

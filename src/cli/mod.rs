@@ -15,6 +15,7 @@ mod plan_cmd;
 mod remote;
 mod report;
 mod run;
+mod serve;
 mod suite;
 mod table;
 
@@ -58,6 +59,8 @@ enum Command {
     Report(report::ReportArgs),
     /// History of results by commit (SQLite or PostgreSQL): add, show, check for change points, report, confirm.
     History(Box<history::HistoryArgs>),
+    /// Serve a history store to a team: dashboard, JSON upload API with tokens, alerts, comparisons.
+    Serve(Box<serve::ServeArgs>),
     /// Find the commit that made a program slower: git bisect with a measured comparison at each step (exit 4: inconclusive).
     Bisect(Box<history::BisectArgs>),
     /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
@@ -94,6 +97,7 @@ pub fn main() -> i32 {
         Command::Bias(args) => bias::bias(*args),
         Command::Plan(args) => plan_cmd::plan(args),
         Command::History(args) => history::history(*args),
+        Command::Serve(args) => serve::serve(*args),
         Command::Bisect(args) => history::bisect(*args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),

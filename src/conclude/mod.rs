@@ -14,5 +14,6 @@ pub mod levels;
 pub mod processor;
 pub mod scaling;
 pub mod setups;
+pub mod sides;
 pub mod suite;
 pub mod summary;

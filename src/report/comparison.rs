@@ -21,6 +21,24 @@ pub struct Row<'a> {
     pub functions: Vec<(String, f64)>,
 }
 
+/// The rows of a conclusion; `threshold` (`--fail-if-slower`) marks regressions.
+pub fn rows(cn: &crate::conclude::sides::Conclusion, threshold: Option<f64>) -> Vec<Row<'_>> {
+    cn.records
+        .iter()
+        .zip(&cn.names)
+        .zip(&cn.matched)
+        .zip(&cn.functions)
+        .map(|(((c, name), k), functions)| Row {
+            name: name.clone(),
+            parameters: k.1.clone(),
+            comparison: c,
+            regression: c.outcome == crate::conclude::levels::Outcome::Slower
+                && threshold.is_some_and(|t| c.ratio - 1.0 > t),
+            functions: functions.clone(),
+        })
+        .collect()
+}
+
 /// `main +160,000, strtol -12` for the functions that moved.
 pub fn functions_words(functions: &[(String, f64)]) -> String {
     functions

@@ -45,7 +45,7 @@ fn ratio_words(c: &Change) -> String {
     )
 }
 
-fn date(t: i64) -> String {
+pub fn date(t: i64) -> String {
     if t <= 0 {
         return "–".into();
     }
@@ -257,7 +257,7 @@ fn md(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-const CSS: &str = r#"
+pub const CSS: &str = r#"
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#1f2328}
 main{max-width:1200px;margin:0 auto;padding:20px 28px 48px}
 h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #d8dee4;padding-bottom:4px}
@@ -386,7 +386,7 @@ pub fn html(views: &[SeriesView], title: &str, new_ids: &[i64]) -> String {
 
 /// The trend of one series: median per commit with its interval as a band, change points as
 /// dashed lines, each point a link to its row.
-fn trend_svg(v: &SeriesView, k: usize) -> String {
+pub fn trend_svg(v: &SeriesView, k: usize) -> String {
     let (w, h) = (960.0, 300.0);
     let mut c = Canvas::new(w, h);
     let n = v.points.len().max(1);

@@ -7,7 +7,10 @@
 //! * [`git`] — commit, branch and dirty flag of the repository; work trees for `confirm`;
 //! * [`ingest`] — one session in, in one transaction;
 //! * [`query`] — the series and one series' trend (one point per commit);
-//! * [`detect`] — change points, effect sizes, alerts and their lifecycle.
+//! * [`detect`] — change points, effect sizes, alerts and their lifecycle;
+//! * [`load`] — stored sessions read back whole, for comparing two commits (`tare serve`);
+//! * [`overview`] — each series' newest value, fast, for the server's first page;
+//! * [`tokens`] — the hashed upload tokens of `tare serve`.
 //!
 //! Where the store is ([`location`]): `--store`, else `TARE_STORE`, else
 //! `.tare/history.sqlite` in the top directory of the git repository holding the current
@@ -18,8 +21,11 @@ pub mod db;
 pub mod detect;
 pub mod git;
 pub mod ingest;
+pub mod load;
+pub mod overview;
 pub mod query;
 pub mod schema;
+pub mod tokens;
 
 use anyhow::{Context, Result};
 use db::Db;

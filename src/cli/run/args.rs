@@ -206,7 +206,8 @@ pub struct RunArgs {
     pub(super) exports: crate::cli::opts::ExportArgs,
     /// Add the finished session to the history store: --store PATH, --store postgresql://…, or
     /// --store default (TARE_STORE, else .tare/history.sqlite in the git repository, see `tare
-    /// history --help`); the commit is read from git in the current directory.
+    /// history --help`), or --store http://HOST:PORT (a `tare serve`, with TARE_TOKEN); the commit
+    /// is read from git in the current directory.
     #[arg(long, value_name = "URL|PATH|default")]
     pub(super) store: Option<String>,
     /// Record environment variable values in the results (names only by default).

@@ -620,7 +620,7 @@ pub(super) struct Prepared {
     pub(super) backend: Box<dyn exec::Backend>,
     pub(super) targets: Targets,
     pub(super) exports: crate::cli::opts::ExportArgs,
-    pub(super) history: Option<crate::store::Store>,
+    pub(super) history: Option<crate::cli::history::RunStore>,
     pub(super) style: Style,
     pub(super) verbose: bool,
     pub(super) overwrite_journal: bool,

@@ -1,0 +1,125 @@
+//! `tare serve --store STORE [--listen ADDR]` (the team server, `crate::serve`) and its
+//! tokens: `tare serve --store STORE token new|list|revoke`. Parses arguments, opens the
+//! store, and hands over.
+
+use crate::error::{exit, usage};
+use crate::store::{self, tokens, Store};
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  tare serve --store postgresql://tare:pw@db/tare --listen 0.0.0.0:8330\n  tare serve --store .tare/history.sqlite token new ci-x86    # prints the token once\n  tare history add --server http://bench:8330 --token \"$TARE_TOKEN\" results.json\n\nSee docs/server.md for the API and the security model."
+)]
+pub struct ServeArgs {
+    /// The store: an SQLite file or postgresql://user:pass@host:port/db (default: TARE_STORE,
+    /// else .tare/history.sqlite in the git repository, else $XDG_DATA_HOME/tare/history.sqlite).
+    #[arg(long, global = true, value_name = "URL|PATH|default")]
+    store: Option<String>,
+    /// Where to listen (HOST:PORT; port 0 picks a free one, printed at start).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8330")]
+    listen: String,
+    /// Reads need a valid token too (API: Authorization: Bearer; pages: open once with ?token=).
+    #[arg(long)]
+    read_token_required: bool,
+    /// Largest request body (an upload): e.g. 64MiB.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB")]
+    max_upload: String,
+    #[command(subcommand)]
+    command: Option<ServeCommand>,
+}
+
+#[derive(Subcommand, Debug)]
+enum ServeCommand {
+    /// Upload tokens: new NAME (prints the token once), list, revoke NAME.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum TokenCommand {
+    /// Make a write token and print it (only its hash is stored: keep it now).
+    New {
+        /// A name for who uses it (e.g. ci-x86).
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// List the tokens: name, made, revoked, last used.
+    List,
+    /// Revoke the token NAME: requests with it are refused from now on.
+    Revoke {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+}
+
+fn open(spec: &str) -> Result<Store> {
+    Store::open(spec).map_err(|e| usage(format!("{e:#}; check --store or TARE_STORE")))
+}
+
+pub fn serve(a: ServeArgs) -> Result<i32> {
+    let spec = store::location(a.store.as_deref());
+    match a.command {
+        Some(ServeCommand::Token(t)) => {
+            let mut st = open(&spec)?;
+            match t {
+                TokenCommand::New { name } => {
+                    let token = tokens::create(&mut st.db, &name, &store::now())
+                        .map_err(|e| usage(format!("{e:#}")))?;
+                    eprintln!(
+                        "token '{name}' for {} (shown once; only its hash is stored):",
+                        st.location
+                    );
+                    println!("{token}");
+                }
+                TokenCommand::List => {
+                    let list = tokens::list(&mut st.db)?;
+                    if list.is_empty() {
+                        println!(
+                            "no tokens in {}: make one with `tare serve --store {} token new NAME`",
+                            st.location, st.location
+                        );
+                    }
+                    for t in list {
+                        println!(
+                            "{}\tmade {}\t{}\t{}",
+                            t.name,
+                            t.created_at,
+                            t.revoked_at
+                                .map(|r| format!("revoked {r}"))
+                                .unwrap_or_else(|| "live".into()),
+                            t.last_used
+                                .map(|r| format!("last used {r}"))
+                                .unwrap_or_else(|| "never used".into())
+                        );
+                    }
+                }
+                TokenCommand::Revoke { name } => {
+                    if !tokens::revoke(&mut st.db, &name, &store::now())? {
+                        return Err(usage(format!(
+                            "no live token named '{name}' in {}: see `tare serve --store {} token list`",
+                            st.location, st.location
+                        )));
+                    }
+                    println!("token '{name}' revoked");
+                }
+            }
+            Ok(exit::OK)
+        }
+        None => {
+            let max = crate::units::parse_bytes(&a.max_upload)
+                .map_err(|e| usage(format!("--max-upload: {e}")))?;
+            let mut st = open(&spec)?;
+            tokens::ensure(&mut st.db)?;
+            crate::serve::serve(
+                st,
+                crate::serve::Options {
+                    listen: a.listen,
+                    read_token_required: a.read_token_required,
+                    max_body: max.min(usize::MAX as u64) as usize,
+                },
+            )?;
+            Ok(exit::OK)
+        }
+    }
+}

@@ -1,0 +1,655 @@
+//! The JSON API under `/api/v1/` (docs/server.md has each endpoint with a curl example):
+//!
+//! * `POST results` — a results file (`tare run --export-json`), or `{"sessions": [...]}`,
+//!   stored in one transaction (all or nothing); `?commit=H&branch=B` as `history add` has them;
+//! * `GET series` (paged, `?metric=&q=&page=`), `GET series/B/M/MC` (trend, change points, alerts);
+//! * `GET alerts`, `POST alerts/ID` (`{"status": "acknowledged"}`), `POST check` (detection,
+//!   as `tare history check`);
+//! * `GET compare?old=A&new=B[&machine=ID]` — the verdicts of `tare compare`.
+//!
+//! Errors are `{"error": "one line"}` with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
+//! (too large), 422 (JSON, but not what was expected) or 500.
+
+use super::{auth, with_store, ApiError, App};
+use crate::report::history::SeriesView;
+use crate::results::model::Session;
+use crate::store::detect::{self, Alert, DetectSettings};
+use crate::store::git::CommitInfo;
+use crate::store::{ingest, load, overview, query, Store};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+type Res = Result<Response, ApiError>;
+
+/// Sessions of an upload body: one results file, or `{"sessions": [...]}`. The body is parsed
+/// once and each session taken out of it (no copy); a refused one is described from its text.
+pub fn parse_upload(bytes: &[u8]) -> Result<Vec<Session>, ApiError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad(format!(
+            "the body is not JSON ({e}): send a results file written by `tare run --export-json`, or {{\"sessions\": [...]}}"
+        ))
+    })?;
+    let (items, many) = match v {
+        Value::Object(mut m) if m.contains_key("sessions") => match m.remove("sessions") {
+            Some(Value::Array(a)) => (a, true),
+            _ => {
+                return Err(ApiError::unprocessable(
+                    "\"sessions\" must be an array of results (sessions written by `tare run --export-json`)",
+                ))
+            }
+        },
+        v => (vec![v], false),
+    };
+    if items.is_empty() {
+        return Err(ApiError::unprocessable(
+            "the upload holds no session: send at least one results file",
+        ));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let which = if many {
+            format!("session {} of the upload", i + 1)
+        } else {
+            "the upload".to_string()
+        };
+        if item.get("type").is_some() {
+            return Err(ApiError::unprocessable(format!(
+                "{which} is a journal line, not results: finish it with `tare recover` and upload the results file"
+            )));
+        }
+        let what = |item: &Value| crate::results::read::what_is(item.to_string().as_bytes());
+        let s: Session = match Session::deserialize(&item) {
+            Ok(s) => s,
+            Err(e) => {
+                return Err(ApiError::unprocessable(format!(
+                    "{which} is not a tare results file: it is {} ({e}); upload files written by `tare run --export-json` (`tare import` converts other harnesses' files)",
+                    what(&item)
+                )))
+            }
+        };
+        crate::results::read::check_session(&s)
+            .map_err(|e| ApiError::unprocessable(format!("{which}: {e}")))?;
+        out.push(s);
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize, Default)]
+pub struct UploadQuery {
+    commit: Option<String>,
+    branch: Option<String>,
+}
+
+fn check_rev(what: &str, v: &str) -> Result<(), ApiError> {
+    if v.is_empty() || v.len() > 200 || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ApiError::bad(format!(
+            "{what} '{}': give a commit hash (no spaces, at most 200 characters)",
+            v.chars().take(60).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+/// Stores the sessions of an upload in one transaction; what was added.
+pub fn store_upload(
+    st: &mut Store,
+    sessions: &[Session],
+    commit: Option<&CommitInfo>,
+    branch: Option<&str>,
+    source: &str,
+) -> Result<Value, ApiError> {
+    // A branch alone names the branch of the commits the files recorded.
+    let recorded: Vec<Option<CommitInfo>> = sessions
+        .iter()
+        .map(|s| {
+            commit.cloned().or_else(|| {
+                ingest::recorded_commit(s).map(|mut c| {
+                    if let Some(b) = branch {
+                        c.branch = Some(b.to_string());
+                    }
+                    c
+                })
+            })
+        })
+        .collect();
+    let items: Vec<(&Session, Option<&CommitInfo>, Option<&str>)> = sessions
+        .iter()
+        .zip(&recorded)
+        .map(|(s, c)| (s, c.as_ref(), Some(source)))
+        .collect();
+    let done = ingest::add_sessions(&mut st.db, &items, &mut ingest::Cache::default())
+        .map_err(|e| ApiError::internal(e.context("nothing was stored")))?;
+    let added: Vec<i64> = done
+        .iter()
+        .filter(|a| a.added)
+        .map(|a| a.session_id)
+        .collect();
+    Ok(json!({
+        "added": added.len(),
+        "already_stored": done.len() - added.len(),
+        "runs": done.iter().map(|a| a.runs).sum::<usize>(),
+        "session_ids": done.iter().map(|a| a.session_id).collect::<Vec<_>>(),
+        "commits": recorded.iter().map(|c| c.as_ref().map(|c| c.hash.clone())).collect::<Vec<_>>(),
+    }))
+}
+
+pub async fn upload(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Query(q): Query<UploadQuery>,
+    body: axum::body::Body,
+) -> Res {
+    let max = app.max_body;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the upload is larger than this server takes ({max} bytes, `tare serve --max-upload`): split it into several uploads"),
+        )
+    };
+    // A declared size over the limit is refused before a byte of the body is read; otherwise
+    // the body is read (up to the limit, without holding the store) before the token is
+    // checked, so that a client refused for its token reads the answer rather than a
+    // connection closed under the body it is still sending.
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let body = axum::body::to_bytes(body, max).await.map_err(|e| {
+        // A body without a declared length that runs past the limit.
+        let mut chain = e.to_string();
+        if let Some(s) = std::error::Error::source(&e) {
+            chain.push_str(&s.to_string());
+        }
+        if chain.contains("length limit exceeded") {
+            too_large()
+        } else {
+            ApiError::bad(format!("cannot read the body: {e}"))
+        }
+    })?;
+    with_store(&app, move |st| {
+        let who = auth::write(st, &headers)?;
+        let sessions = parse_upload(&body)?;
+        let commit = match &q.commit {
+            Some(h) => {
+                check_rev("commit", h)?;
+                Some(CommitInfo {
+                    hash: h.clone(),
+                    branch: q.branch.clone(),
+                    ..Default::default()
+                })
+            }
+            None => None,
+        };
+        if let Some(b) = &q.branch {
+            check_rev("branch", b)?;
+        }
+        let out = store_upload(
+            st,
+            &sessions,
+            commit.as_ref(),
+            q.branch.as_deref(),
+            &format!("upload by token {who}"),
+        )?;
+        let status = if out["added"].as_u64() > Some(0) {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        Ok((status, Json(out)).into_response())
+    })
+    .await
+}
+
+#[derive(Deserialize, Default, Clone)]
+pub struct ListQuery {
+    pub metric: Option<String>,
+    pub q: Option<String>,
+    pub page: Option<usize>,
+    pub per_page: Option<usize>,
+    pub token: Option<String>,
+}
+
+pub const PER_PAGE: usize = 50;
+
+/// The series list the first page and `GET series` show: filtered, one page of it, and the
+/// number of matching series.
+pub fn list(st: &mut Store, q: &ListQuery) -> Result<(Vec<overview::Latest>, usize), ApiError> {
+    let metric = match q.metric.as_deref().unwrap_or("wall_time") {
+        "all" => None,
+        m if ingest::METRICS.contains(&m) => Some(m),
+        m => {
+            return Err(ApiError::bad(format!(
+                "metric '{m}': give one of {} or all",
+                ingest::METRICS.join(", ")
+            )))
+        }
+    };
+    let all = overview::latest(&mut st.db, metric)?;
+    let needle = q.q.as_deref().unwrap_or("").to_lowercase();
+    let matching: Vec<overview::Latest> = all
+        .into_iter()
+        .filter(|l| {
+            needle.is_empty()
+                || l.series.label().to_lowercase().contains(&needle)
+                || l.series.hostname.to_lowercase().contains(&needle)
+                || l.series.command.to_lowercase().contains(&needle)
+        })
+        .collect();
+    let total = matching.len();
+    let per = q.per_page.unwrap_or(PER_PAGE).clamp(1, 1000);
+    let page = q.page.unwrap_or(1).max(1);
+    Ok((
+        matching
+            .into_iter()
+            .skip((page - 1) * per)
+            .take(per)
+            .collect(),
+        total,
+    ))
+}
+
+fn finite(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        Value::Null
+    }
+}
+
+pub async fn series_list(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> Res {
+    let required = app.read_token_required;
+    with_store(&app, move |st| {
+        auth::read(st, &headers, required)?;
+        let (rows, total) = list(st, &q)?;
+        let per = q.per_page.unwrap_or(PER_PAGE).clamp(1, 1000);
+        Ok(Json(json!({
+            "total": total,
+            "page": q.page.unwrap_or(1).max(1),
+            "pages": total.div_ceil(per),
+            "series": rows.iter().map(|l| {
+                let s = &l.series;
+                json!({
+                    "id": format!("{}/{}/{}", s.benchmark_id, s.metric_id, s.machine_id),
+                    "benchmark": s.benchmark,
+                    "label": s.label(),
+                    "parameters": serde_json::from_str::<Value>(&s.parameters).unwrap_or(Value::Null),
+                    "metric": s.metric,
+                    "unit": s.unit,
+                    "machine": {"id": s.machine_id, "hostname": s.hostname, "fingerprint": s.fingerprint},
+                    "latest": {"commit": l.commit, "started_at": l.started_at, "median": finite(l.median), "ci": [finite(l.ci_low), finite(l.ci_high)]},
+                    "alerts": {"new": l.alerts[0], "acknowledged": l.alerts[1], "dismissed": l.alerts[2], "fixed": l.alerts[3]},
+                })
+            }).collect::<Vec<_>>(),
+        }))
+        .into_response())
+    })
+    .await
+}
+
+/// Commits of the trend looked at, and of change-point detection (as `tare history show`).
+pub const WINDOW: usize = 200;
+
+/// One series with its trend (the newest `last` commits), change points and alerts.
+pub fn series_view(
+    st: &mut Store,
+    ids: (i64, i64, i64),
+    last: usize,
+) -> Result<SeriesView, ApiError> {
+    let s = overview::series_by_ids(&mut st.db, ids.0, ids.1, ids.2)?.ok_or_else(|| {
+        ApiError::not_found(format!(
+            "no series {}/{}/{} in the store: pick one from the first page or GET /api/v1/series",
+            ids.0, ids.1, ids.2
+        ))
+    })?;
+    let points = query::trend(&mut st.db, &s, Some(last.max(2)))?;
+    let changes = detect::changes(&points, &s, &DetectSettings::default());
+    let alerts = detect::series_alerts(&mut st.db, &s)?;
+    Ok(SeriesView {
+        series: s,
+        points,
+        changes,
+        alerts,
+    })
+}
+
+pub fn alert_json(a: &Alert) -> Value {
+    json!({
+        "id": a.id,
+        "series": format!("{}/{}/{}", a.benchmark_id, a.metric_id, a.machine_id),
+        "commit": a.commit_key,
+        "before": a.before_key,
+        "kind": a.kind,
+        "ratio": finite(a.ratio),
+        "ci": [finite(a.ratio_low), finite(a.ratio_high)],
+        "p_value": finite(a.p_value),
+        "status": a.status,
+        "note": a.note,
+        "created_at": a.created_at,
+        "updated_at": a.updated_at,
+    })
+}
+
+#[derive(Deserialize, Default)]
+pub struct SeriesQuery {
+    last: Option<usize>,
+}
+
+pub async fn series_one(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path((b, m, mc)): Path<(i64, i64, i64)>,
+    Query(q): Query<SeriesQuery>,
+) -> Res {
+    let required = app.read_token_required;
+    with_store(&app, move |st| {
+        auth::read(st, &headers, required)?;
+        let v = series_view(st, (b, m, mc), q.last.unwrap_or(WINDOW))?;
+        let s = &v.series;
+        Ok(Json(json!({
+            "benchmark": s.benchmark,
+            "label": s.label(),
+            "command": s.command,
+            "metric": s.metric,
+            "unit": s.unit,
+            "direction": s.direction,
+            "machine": {"id": s.machine_id, "hostname": s.hostname, "fingerprint": s.fingerprint},
+            "points": v.points.iter().map(|p| json!({
+                "key": p.key,
+                "commit": p.commit,
+                "subject": p.subject,
+                "branch": p.branch,
+                "dirty": p.dirty,
+                "time": p.time,
+                "median": finite(p.value),
+                "ci": [finite(p.ci_low), finite(p.ci_high)],
+                "runs": p.n,
+                "sessions": p.sessions.len(),
+            })).collect::<Vec<_>>(),
+            "changes": v.changes.iter().map(|c| json!({
+                "index": c.index,
+                "commit": c.after_key,
+                "before": c.before_key,
+                "kind": c.kind,
+                "ratio": finite(c.ratio.estimate),
+                "ci": [finite(c.ratio.low), finite(c.ratio.high)],
+                "p_value": finite(c.p_value),
+                "alerted": c.alerted,
+                "machine_change": c.machine_change,
+            })).collect::<Vec<_>>(),
+            "alerts": v.alerts.iter().map(alert_json).collect::<Vec<_>>(),
+        }))
+        .into_response())
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+pub struct AlertsQuery {
+    pub status: Option<String>,
+}
+
+/// The statuses a `?status=` names: `open` (default: new and acknowledged), `all`, or one.
+pub fn statuses(s: Option<&str>) -> Result<Vec<&'static str>, ApiError> {
+    match s.unwrap_or("open") {
+        "open" => Ok(vec!["new", "acknowledged"]),
+        "all" => Ok(vec![]),
+        one => detect::STATUSES
+            .iter()
+            .find(|x| **x == one)
+            .map(|x| vec![*x])
+            .ok_or_else(|| {
+                ApiError::bad(format!(
+                    "status '{one}': give open, all, new, acknowledged, dismissed or fixed"
+                ))
+            }),
+    }
+}
+
+pub async fn alerts(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Query(q): Query<AlertsQuery>,
+) -> Res {
+    let required = app.read_token_required;
+    with_store(&app, move |st| {
+        auth::read(st, &headers, required)?;
+        let which = statuses(q.status.as_deref())?;
+        let list = detect::alerts(&mut st.db, &which)?;
+        Ok(
+            Json(json!({"alerts": list.iter().map(alert_json).collect::<Vec<_>>()}))
+                .into_response(),
+        )
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct AlertAction {
+    status: String,
+    note: Option<String>,
+}
+
+pub async fn alert_action(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    body: Result<Bytes, BytesRejection>,
+) -> Res {
+    let (required, csrf) = (app.read_token_required, app.csrf.clone());
+    with_store(&app, move |st| {
+        let who = auth::action(st, &headers, required, &csrf)?;
+        let body = body.map_err(|e| ApiError::new(e.status(), format!("cannot read the body: {e}")))?;
+        let a: AlertAction = serde_json::from_slice(&body).map_err(|e| {
+            ApiError::unprocessable(format!(
+                "give {{\"status\": \"acknowledged\" | \"dismissed\" | \"fixed\" | \"new\", \"note\": \"why\"}} ({e})"
+            ))
+        })?;
+        let status = match a.status.as_str() {
+            "ack" | "acknowledge" | "acknowledged" => "acknowledged",
+            "dismiss" | "dismissed" => "dismissed",
+            "fix" | "fixed" => "fixed",
+            "new" | "reopen" => "new",
+            other => {
+                return Err(ApiError::unprocessable(format!(
+                    "status '{other}': give acknowledged, dismissed, fixed or new"
+                )))
+            }
+        };
+        let note = a
+            .note
+            .filter(|n| !n.trim().is_empty())
+            .map(|n| format!("{} (by {who})", n.chars().take(500).collect::<String>()))
+            .unwrap_or_else(|| format!("{status} by {who}"));
+        if !detect::set_status(&mut st.db, id, status, Some(&note), &crate::store::now())? {
+            return Err(ApiError::not_found(format!("there is no alert #{id}")));
+        }
+        let a = detect::alerts(&mut st.db, &[])?
+            .into_iter()
+            .find(|a| a.id == id);
+        Ok(Json(json!({"alert": a.as_ref().map(alert_json)})).into_response())
+    })
+    .await
+}
+
+#[derive(Deserialize, Default)]
+pub struct CheckQuery {
+    metric: Option<String>,
+}
+
+/// `tare history check` over the store: change points found, alerts brought up to date; the
+/// new alerts.
+pub async fn check(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Query(q): Query<CheckQuery>,
+) -> Res {
+    with_store(&app, move |st| {
+        auth::write(st, &headers)?;
+        let metric = q.metric.unwrap_or_else(|| "wall_time".into());
+        if metric != "all" && !ingest::METRICS.contains(&metric.as_str()) {
+            return Err(ApiError::bad(format!(
+                "metric '{metric}': give one of {} or all",
+                ingest::METRICS.join(", ")
+            )));
+        }
+        let now = crate::store::now();
+        let mut new = Vec::new();
+        // The series that have values (one indexed look-up each, not a scan of the summaries).
+        let metric_name = (metric != "all").then_some(metric.as_str());
+        for s in overview::latest(&mut st.db, metric_name)?
+            .into_iter()
+            .map(|l| l.series)
+        {
+            let points = query::trend(&mut st.db, &s, Some(WINDOW))?;
+            let changes = detect::changes(&points, &s, &DetectSettings::default());
+            st.db.begin_write()?;
+            match detect::update_alerts(&mut st.db, &s, &points, &changes, &now) {
+                Ok(c) => {
+                    st.db.batch("COMMIT")?;
+                    new.extend(c);
+                }
+                Err(e) => {
+                    let _ = st.db.batch("ROLLBACK");
+                    return Err(e.into());
+                }
+            }
+        }
+        let list: Vec<Value> = detect::alerts(&mut st.db, &[])?
+            .iter()
+            .filter(|a| new.contains(&a.id))
+            .map(alert_json)
+            .collect();
+        Ok(Json(json!({"new_alerts": list})).into_response())
+    })
+    .await
+}
+
+#[derive(Deserialize, Default, Clone)]
+pub struct CompareQuery {
+    pub old: Option<String>,
+    pub new: Option<String>,
+    pub machine: Option<i64>,
+    pub metric: Option<String>,
+    pub token: Option<String>,
+}
+
+/// What comparing two stored commits gives: the `tare compare --export-json` object, with the
+/// commits and machine.
+pub fn comparison(st: &mut Store, q: &CompareQuery) -> Result<Value, ApiError> {
+    let (Some(old), Some(new)) = (q.old.as_deref(), q.new.as_deref()) else {
+        return Err(ApiError::bad(
+            "give both commits: ?old=HASH&new=HASH (a hash or its first characters)",
+        ));
+    };
+    let old = load::resolve_commit(&mut st.db, old)
+        .map_err(|e| ApiError::unprocessable(format!("old: {e:#}")))?;
+    let new = load::resolve_commit(&mut st.db, new)
+        .map_err(|e| ApiError::unprocessable(format!("new: {e:#}")))?;
+    let machine = match q.machine {
+        Some(m) => m,
+        None => {
+            let a = overview::machines_at(&mut st.db, &old)?;
+            let b = overview::machines_at(&mut st.db, &new)?;
+            let both: Vec<&(i64, String)> =
+                a.iter().filter(|x| b.iter().any(|y| y.0 == x.0)).collect();
+            match both.as_slice() {
+                [one] => one.0,
+                [] => {
+                    return Err(ApiError::unprocessable(
+                        "the two commits were not measured on one machine: a comparison needs the same machine on both sides",
+                    ))
+                }
+                many => {
+                    return Err(ApiError::unprocessable(format!(
+                        "both commits were measured on several machines: add &machine=ID ({})",
+                        many.iter().map(|(id, h)| format!("{id} = {h}")).collect::<Vec<_>>().join(", ")
+                    )))
+                }
+            }
+        }
+    };
+    let side = |st: &mut Store, hash: &str| -> Result<crate::conclude::sides::Side, ApiError> {
+        Ok(crate::conclude::sides::Side {
+            label: format!("commit {}", &hash[..10.min(hash.len())]),
+            sessions: load::sessions_at(&mut st.db, hash, Some(machine))?,
+        })
+    };
+    let (a, b) = (side(st, &old)?, side(st, &new)?);
+    for (s, h) in [(&a, &old), (&b, &new)] {
+        if s.sessions.is_empty() {
+            return Err(ApiError::unprocessable(format!(
+                "commit {h} has no clean session on machine {machine}"
+            )));
+        }
+    }
+    let metric = q.metric.clone().unwrap_or_else(|| "time".into());
+    let settings = crate::conclude::levels::Settings {
+        test: crate::conclude::analysis::Test::MannWhitney,
+        alpha: 0.05,
+        noise: 0.01,
+        confidence: 0.95,
+        resamples: 10_000,
+        seed: 0,
+    };
+    let cn = crate::conclude::sides::compare(&a, &b, &metric, &settings, true)
+        .map_err(|e| ApiError::unprocessable(format!("{e:#}")))?;
+    let rows = crate::report::comparison::rows(&cn, None);
+    let cx = crate::report::comparison::Context {
+        model: &cn.model,
+        sessions: &cn.session_lines,
+        geomean: cn.geomean,
+        fail_if_slower: None,
+        alpha: settings.alpha,
+        missing: &cn.missing,
+        metric: &metric,
+        count: cn.is_count,
+    };
+    let mut v = crate::report::comparison::json(&rows, &cx);
+    v["old"] = json!(old);
+    v["new"] = json!(new);
+    v["machine"] = json!(machine);
+    v["missing"] = json!(cn.missing);
+    v["notes"] = json!(cn.notes);
+    v["verdicts"] = json!(cn
+        .records
+        .iter()
+        .map(|c| c.words.clone())
+        .collect::<Vec<_>>());
+    Ok(v)
+}
+
+pub async fn compare(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Query(q): Query<CompareQuery>,
+) -> Res {
+    let required = app.read_token_required;
+    with_store(&app, move |st| {
+        auth::read(st, &headers, required)?;
+        Ok(Json(comparison(st, &q)?).into_response())
+    })
+    .await
+}
+
+/// The name of the request's write token: a client checks its token before a run.
+pub async fn whoami(State(app): State<Arc<App>>, headers: HeaderMap) -> Res {
+    with_store(&app, move |st| {
+        let name = auth::write(st, &headers)?;
+        Ok(Json(json!({ "token": name })).into_response())
+    })
+    .await
+}

@@ -1,0 +1,142 @@
+//! The client side of `tare serve`, for `tare history add --server URL` and `tare run --store
+//! URL`: sessions sent to `POST /api/v1/results` (blocking, ureq), each with the commit the
+//! caller resolved from git here (the server has no repository) in its `extra.git`, as `tare
+//! run --store` records it in results files. Sessions go in batches (one request and one
+//! transaction each) of at most [`BATCH_BYTES`] of JSON.
+
+use crate::results::model::Session;
+use crate::store::git::CommitInfo;
+use anyhow::{anyhow, bail, Result};
+
+/// Largest batch of one request (the server takes 64 MiB by default).
+pub const BATCH_BYTES: usize = 16 << 20;
+
+/// Whether a `--store` value names a server.
+pub fn is_url(spec: &str) -> bool {
+    spec.starts_with("http://") || spec.starts_with("https://")
+}
+
+/// What the server said it stored.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Uploaded {
+    pub added: u64,
+    pub already_stored: u64,
+    pub runs: u64,
+}
+
+/// A server and the token to write to it.
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub url: String,
+    pub token: String,
+}
+
+fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout_connect(std::time::Duration::from_secs(10))
+        .timeout(std::time::Duration::from_secs(600))
+        .build()
+}
+
+impl Server {
+    /// The server at `url` (TARE_SERVER when None) with `token` (TARE_TOKEN when None).
+    pub fn from(url: Option<&str>, token: Option<&str>) -> Result<Server> {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let url = url
+            .map(String::from)
+            .or_else(|| env("TARE_SERVER"))
+            .ok_or_else(|| anyhow!("no server: give --server URL or set TARE_SERVER"))?;
+        if !is_url(&url) {
+            bail!("server '{url}': give its URL, e.g. http://bench.example:8330");
+        }
+        if url.starts_with("https://") {
+            bail!("server '{url}': this tare speaks plain http; put tare serve behind a TLS proxy and reach it from inside, or use http://");
+        }
+        let token = token.map(String::from).or_else(|| env("TARE_TOKEN")).ok_or_else(|| {
+            anyhow!("no token for {url}: give --token TOKEN or set TARE_TOKEN (the server's admin makes one with `tare serve --store STORE token new NAME`)")
+        })?;
+        Ok(Server {
+            url: url.trim_end_matches('/').to_string(),
+            token,
+        })
+    }
+
+    fn error_of(&self, e: ureq::Error) -> anyhow::Error {
+        match e {
+            ureq::Error::Status(code, r) => {
+                let text = r.into_string().unwrap_or_default();
+                let msg = serde_json::from_str::<serde_json::Value>(&text)
+                    .ok()
+                    .and_then(|v| v["error"].as_str().map(String::from))
+                    .unwrap_or_else(|| text.chars().take(200).collect());
+                anyhow!("the server {} refused ({code}): {msg}", self.url)
+            }
+            other => anyhow!(
+                "cannot reach the server {} ({other}): is `tare serve` running there?",
+                self.url
+            ),
+        }
+    }
+
+    /// Checks that the server answers and takes the token for writing (before a run).
+    pub fn check(&self) -> Result<()> {
+        agent()
+            .get(&format!("{}/api/v1/token", self.url))
+            .set("Authorization", &format!("Bearer {}", self.token))
+            .call()
+            .map(|_| ())
+            .map_err(|e| self.error_of(e))
+    }
+
+    /// Sends one batch of sessions (one transaction on the server).
+    fn send(&self, batch: &[serde_json::Value]) -> Result<Uploaded> {
+        let body = serde_json::json!({ "sessions": batch }).to_string();
+        let r = agent()
+            .post(&format!("{}/api/v1/results", self.url))
+            .set("Authorization", &format!("Bearer {}", self.token))
+            .set("Content-Type", "application/json")
+            .send_string(&body)
+            .map_err(|e| self.error_of(e))?;
+        let v: serde_json::Value = r.into_json()?;
+        let n = |k: &str| v[k].as_u64().unwrap_or(0);
+        Ok(Uploaded {
+            added: n("added"),
+            already_stored: n("already_stored"),
+            runs: n("runs"),
+        })
+    }
+
+    /// Uploads sessions, each with its commit (put in `extra.git`), in batches. On a failure,
+    /// says how many were stored before it.
+    pub fn upload(&self, sessions: Vec<(Session, Option<CommitInfo>)>) -> Result<Uploaded> {
+        let mut total = Uploaded::default();
+        let mut batch: Vec<serde_json::Value> = Vec::new();
+        let mut size = 0;
+        let n = sessions.len();
+        let mut sent = 0;
+        for (k, (mut s, c)) in sessions.into_iter().enumerate() {
+            if let Some(c) = c {
+                s.extra.insert("git".into(), serde_json::to_value(c)?);
+            }
+            let v = serde_json::to_value(&s)?;
+            size += v.to_string().len();
+            batch.push(v);
+            if size >= BATCH_BYTES || k + 1 == n {
+                let u = self.send(&batch).map_err(|e| {
+                    if sent > 0 {
+                        anyhow!("{e:#} (the first {sent} sessions were stored; run the same command again: stored sessions are skipped)")
+                    } else {
+                        e
+                    }
+                })?;
+                sent += batch.len();
+                total.added += u.added;
+                total.already_stored += u.already_stored;
+                total.runs += u.runs;
+                batch.clear();
+                size = 0;
+            }
+        }
+        Ok(total)
+    }
+}

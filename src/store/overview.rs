@@ -1,0 +1,190 @@
+//! The dashboard's first page, fast on a large store: each series with its newest stored value
+//! and its alerts, without reading the series' history. One indexed look-up per candidate
+//! series (benchmark × machine × metric): the newest summary by session id through the
+//! `summaries_series` index, walked backwards (`+se.machine_id` keeps the planner from
+//! scanning the machine's sessions instead). Not for: trends (`query.rs`).
+
+use super::db::{Db, Val};
+use super::query::Series;
+use anyhow::Result;
+
+/// A series with its newest stored value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latest {
+    pub series: Series,
+    pub session_id: i64,
+    pub started_at: String,
+    pub commit: Option<String>,
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Alerts by status: new, acknowledged, dismissed, fixed.
+    pub alerts: [i64; 4],
+}
+
+fn series_rows(db: &mut Db, metric: Option<&str>) -> Result<Vec<Series>> {
+    let mut sql = String::from(
+        "SELECT b.id, m.id, mc.id, b.name, b.parameters, b.command, m.name, m.unit, m.direction, mc.fingerprint, mc.hostname \
+         FROM benchmarks b, metrics m, machines mc",
+    );
+    let mut params = Vec::new();
+    if let Some(m) = metric {
+        sql.push_str(" WHERE m.name = ?");
+        params.push(Val::text(m));
+    }
+    sql.push_str(" ORDER BY b.name, b.parameters, m.id, mc.fingerprint");
+    Ok(db
+        .query(&sql, &params)?
+        .into_iter()
+        .map(|r| {
+            let mut r = r.into_iter();
+            let mut i = || r.next().and_then(|v| v.as_i64()).unwrap_or(0);
+            let (b, m, mc) = (i(), i(), i());
+            let mut t = || r.next().and_then(Val::into_string).unwrap_or_default();
+            Series {
+                benchmark_id: b,
+                metric_id: m,
+                machine_id: mc,
+                benchmark: t(),
+                parameters: t(),
+                command: t(),
+                metric: t(),
+                unit: t(),
+                direction: t(),
+                fingerprint: t(),
+                hostname: t(),
+            }
+        })
+        .collect())
+}
+
+/// One series by its ids, if the store has such a benchmark, metric and machine.
+pub fn series_by_ids(db: &mut Db, b: i64, m: i64, mc: i64) -> Result<Option<Series>> {
+    let rows = db.query(
+        "SELECT b.name, b.parameters, b.command, m.name, m.unit, m.direction, mc.fingerprint, mc.hostname \
+         FROM benchmarks b, metrics m, machines mc WHERE b.id = ? AND m.id = ? AND mc.id = ?",
+        &[Val::int(b), Val::int(m), Val::int(mc)],
+    )?;
+    Ok(rows.into_iter().next().map(|r| {
+        let mut r = r.into_iter();
+        let mut t = || r.next().and_then(Val::into_string).unwrap_or_default();
+        Series {
+            benchmark_id: b,
+            metric_id: m,
+            machine_id: mc,
+            benchmark: t(),
+            parameters: t(),
+            command: t(),
+            metric: t(),
+            unit: t(),
+            direction: t(),
+            fingerprint: t(),
+            hostname: t(),
+        }
+    }))
+}
+
+/// Every series that has a value (of `metric`, when given), with its newest one and its alert
+/// counts, ordered by benchmark, parameters, metric and machine.
+pub fn latest(db: &mut Db, metric: Option<&str>) -> Result<Vec<Latest>> {
+    let mut alerts: std::collections::HashMap<(i64, i64, i64), [i64; 4]> = Default::default();
+    for r in db.query(
+        "SELECT benchmark_id, metric_id, machine_id, status, COUNT(*) FROM alerts GROUP BY benchmark_id, metric_id, machine_id, status",
+        &[],
+    )? {
+        let k = (
+            r[0].as_i64().unwrap_or(0),
+            r[1].as_i64().unwrap_or(0),
+            r[2].as_i64().unwrap_or(0),
+        );
+        if let Some(i) = super::detect::STATUSES
+            .iter()
+            .position(|s| Some(*s) == r[3].as_str())
+        {
+            alerts.entry(k).or_default()[i] = r[4].as_i64().unwrap_or(0);
+        }
+    }
+    let mut out = Vec::new();
+    for s in series_rows(db, metric)? {
+        let rows = db.query(
+            "SELECT s.session_id, se.started_at, c.hash, s.median, s.ci_low, s.ci_high \
+             FROM summaries s JOIN sessions se ON se.id = s.session_id LEFT JOIN commits c ON c.id = se.commit_id \
+             WHERE s.benchmark_id = ? AND s.metric_id = ? AND +se.machine_id = ? \
+             ORDER BY s.session_id DESC LIMIT 1",
+            &[
+                Val::int(s.benchmark_id),
+                Val::int(s.metric_id),
+                Val::int(s.machine_id),
+            ],
+        )?;
+        let Some(mut r) = rows.into_iter().next() else {
+            continue;
+        };
+        let key = (s.benchmark_id, s.metric_id, s.machine_id);
+        out.push(Latest {
+            session_id: r[0].as_i64().unwrap_or(0),
+            started_at: std::mem::replace(&mut r[1], Val::Text(None))
+                .into_string()
+                .unwrap_or_default(),
+            commit: std::mem::replace(&mut r[2], Val::Text(None)).into_string(),
+            median: r[3].as_f64().unwrap_or(f64::NAN),
+            ci_low: r[4].as_f64().unwrap_or(f64::NAN),
+            ci_high: r[5].as_f64().unwrap_or(f64::NAN),
+            alerts: alerts.get(&key).copied().unwrap_or_default(),
+            series: s,
+        });
+    }
+    Ok(out)
+}
+
+/// A machine's record: fingerprint, host name and the inventory JSON stored with it.
+pub fn machine(db: &mut Db, id: i64) -> Result<Option<(String, String, String)>> {
+    let rows = db.query(
+        "SELECT fingerprint, hostname, inventory FROM machines WHERE id = ?",
+        &[Val::int(id)],
+    )?;
+    Ok(rows.into_iter().next().map(|r| {
+        let mut r = r.into_iter();
+        let mut t = || r.next().and_then(Val::into_string).unwrap_or_default();
+        (t(), t(), t())
+    }))
+}
+
+/// The machines that measured commit `hash` (id, host name), by id.
+pub fn machines_at(db: &mut Db, hash: &str) -> Result<Vec<(i64, String)>> {
+    Ok(db
+        .query(
+            "SELECT DISTINCT mc.id, mc.hostname FROM sessions se JOIN commits c ON c.id = se.commit_id \
+             JOIN machines mc ON mc.id = se.machine_id WHERE c.hash = ? ORDER BY mc.id",
+            &[Val::text(hash)],
+        )?
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].as_i64().unwrap_or(0),
+                r[1].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect())
+}
+
+/// The newest stored commits (hash, subject, time), newest first.
+pub fn recent_commits(db: &mut Db, limit: usize) -> Result<Vec<(String, String, i64)>> {
+    Ok(db
+        .query(
+            &format!(
+                "SELECT hash, subject, time_unix FROM commits ORDER BY id DESC LIMIT {}",
+                limit.min(10_000)
+            ),
+            &[],
+        )?
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].as_str().unwrap_or_default().to_string(),
+                r[1].as_str().unwrap_or_default().to_string(),
+                r[2].as_i64().unwrap_or(0),
+            )
+        })
+        .collect())
+}
