@@ -53,8 +53,11 @@ fn setup(dir: &Path) -> Option<PathBuf> {
     Some(exe)
 }
 
+/// tare: cargo's build of it, or `TARE_BIN` (a copy of the build, where several checkouts share
+/// one target directory and the binary there may be another's).
 fn tare(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    let bin = std::env::var_os("TARE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_tare").into());
+    Command::new(bin)
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -635,5 +638,180 @@ fn blur_of_the_c_cpp_and_rust_clients_is_counted() {
         // 32×32 pixels, a 5-wide window two ways: thousands of instructions a loop at least.
         assert!(counts[0] > 10_000.0, "{}: {counts:?}", b["name"]);
         assert!(spread(&counts) <= 1e-4, "{}: {counts:?}", b["name"]);
+    }
+}
+
+/// `tare kernels --counters` of a Python worker (no native timed region): each kernel's loops
+/// counted as the difference of whole invocations of 1× and 2× the loops; a kernel whose setup
+/// does 100 times its body's work counts the same per loop as the same body with no setup
+/// (counting the setup would add 100 bodies over a few dozen loops), and the counts repeat
+/// (PYTHONHASHSEED fixed for the counted invocations).
+#[test]
+fn kernels_count_python_loops_by_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    if Command::new("python3").arg("--version").output().is_err() {
+        skip::skip("python3", "apt-get install python3");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let json = dir.path().join("py.json");
+    let out = tare(&[
+        "kernels",
+        "--counters",
+        "instructions",
+        "--invocations",
+        "2",
+        "--max-samples",
+        "3",
+        "--export-json",
+        json.to_str().unwrap(),
+        root.join("tests/fixtures/counters_kernel.py")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("per loop (1x/2x invocations, Valgrind): instructions"),
+        "{}",
+        text(&out)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let per_loop = |name: &str| -> Vec<f64> {
+        let b = doc["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"].as_str().unwrap().starts_with(name))
+            .unwrap();
+        b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["extra"]["counters"].is_array())
+            .map(|r| {
+                assert_eq!(r["extra"]["counters_method"], "1x/2x invocations", "{r}");
+                r["extra"]["counters"][0]["value"].as_f64().unwrap()
+            })
+            .collect()
+    };
+    let (light, heavy) = (per_loop("light"), per_loop("heavy"));
+    // One count per invocation (a pair of counted invocations each).
+    assert_eq!((light.len(), heavy.len()), (2, 2), "{light:?} {heavy:?}");
+    // The body: 3000 rounds of a Python loop, hundreds of instructions each.
+    assert!(light[0] > 300_000.0 && light[0] < 30_000_000.0, "{light:?}");
+    // Within 0.05%: a few thousand instructions of a whole invocation (~2e8) do not cancel
+    // (measured here: 0.0003% to 0.011%).
+    assert!(
+        spread(&light) <= 5e-4 && spread(&heavy) <= 5e-4,
+        "{light:?} {heavy:?}"
+    );
+    let ratio = heavy[0] / light[0];
+    assert!(
+        (ratio - 1.0).abs() < 1e-3,
+        "heavy {heavy:?} vs light {light:?}"
+    );
+}
+
+/// The blur example of the Go, Java and JS clients under `tare kernels --counters`: their loops
+/// counted by the difference of 1× and 2× invocations, one count per invocation, with the
+/// spread each runtime allows: node with `--predictable` (V8 deterministic) repeats to 0.01%;
+/// Go (its runtime's background threads) and Java with the JIT in the foreground (`-Xbatch
+/// -XX:-TieredCompilation -XX:+UseSerialGC`) within 2%. Skips a language whose toolchain is
+/// missing.
+#[test]
+fn blur_of_the_go_java_and_js_clients_is_counted_by_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut commands = Vec::new();
+    for (lang, tool, how, spread_max) in [
+        ("go", "go", "https://go.dev/dl", 0.02),
+        ("java", "mvn", "apt-get install openjdk-17-jdk maven", 0.02),
+        ("js", "node", "apt-get install nodejs", 1e-4),
+    ] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            skip::skip(&format!("{tool} for the {lang} blur example"), how);
+            continue;
+        }
+        let ex = root.join(format!("examples/kernels/blur/{lang}"));
+        let out = Command::new(ex.join("build.sh"))
+            .arg("--print-command")
+            .current_dir(&ex)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            skip::skip(
+                &format!("a build of the {lang} blur example"),
+                "see its build.sh",
+            );
+            continue;
+        }
+        let cmd = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        // The runtimes' own deterministic modes (docs/counters.md).
+        let cmd = match lang {
+            "js" => cmd.replacen("node ", "node --predictable ", 1),
+            "java" => cmd.replacen(
+                "java ",
+                "java -Xbatch -XX:-TieredCompilation -XX:+UseSerialGC ",
+                1,
+            ),
+            _ => cmd,
+        };
+        commands.push((lang, cmd, spread_max));
+    }
+    if commands.is_empty() {
+        return;
+    }
+    let json = dir.path().join("blur.json");
+    let mut args: Vec<String> = [
+        "kernels",
+        "--counters",
+        "instructions",
+        "--invocations",
+        "2",
+        "--max-samples",
+        "3",
+        "--filter",
+        "^blur$",
+        "-L",
+        "size",
+        "16",
+        "-L",
+        "radius",
+        "2",
+        "--export-json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(json.to_str().unwrap().into());
+    args.extend(commands.iter().map(|(_, c, _)| c.clone()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = tare(&refs);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("no counts"), "{}", text(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let benches = doc["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), commands.len(), "{}", text(&out));
+    for (b, (lang, _, spread_max)) in benches.iter().zip(&commands) {
+        let counts: Vec<f64> = b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["extra"]["counters"].is_array())
+            .map(|r| {
+                assert_eq!(r["extra"]["counters_method"], "1x/2x invocations", "{r}");
+                r["extra"]["counters"][0]["value"].as_f64().unwrap()
+            })
+            .collect();
+        assert_eq!(counts.len(), 2, "{lang}: {counts:?}");
+        // 16×16 pixels, a 5-wide window two ways: thousands of instructions a loop at least.
+        assert!(counts[0] > 5_000.0, "{lang}: {counts:?}");
+        assert!(spread(&counts) <= *spread_max, "{lang}: {counts:?}");
     }
 }

@@ -859,8 +859,18 @@ fn counts_line(b: &crate::results::Benchmark) -> Option<String> {
         .iter()
         .filter_map(|e| e["spread"].as_f64())
         .fold(0.0, f64::max);
+    let method = b
+        .runs
+        .iter()
+        .find_map(|r| r.extra.get(mk::COUNT_METHOD_KEY)?.as_str())
+        .unwrap_or(mk::REGION_METHOD);
+    let times = if method == mk::REGION_METHOD {
+        "times above are under Valgrind"
+    } else {
+        "counted in invocations of their own; times above are without Valgrind"
+    };
     Some(format!(
-        "per loop (timed region, Valgrind): {} ({}; times above are under Valgrind)",
+        "per loop ({method}, Valgrind): {} ({}; {times})",
         parts.join("   "),
         if repeats {
             format!("samples agree within {:.4}%", spread * 100.0)

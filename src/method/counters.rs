@@ -7,6 +7,7 @@
 //! counters it cannot have. perf's own start-up is inside the measured wall and CPU times of
 //! runs with counters (a few milliseconds); compare runs with counters only with each other.
 
+pub mod delta;
 pub mod valgrind;
 
 use std::path::Path;

@@ -177,7 +177,7 @@ pub fn probe(valgrind: &str, events: &[String]) -> Result<(), String> {
 }
 
 /// The first error line of Valgrind's logs in `dir` (for messages).
-fn log_line(dir: &Path) -> String {
+pub fn log_line(dir: &Path) -> String {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return "no log".into();
     };
