@@ -815,3 +815,100 @@ fn blur_of_the_go_java_and_js_clients_is_counted_by_difference() {
         assert!(spread(&counts) <= *spread_max, "{lang}: {counts:?}");
     }
 }
+
+/// Builds the C kernel fixture with `-DMORE=more` (percent more rounds in its body).
+fn build_kernel(dir: &Path, more: u32) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let client = root.join("clients/c");
+    let exe = dir.join(format!("kern{more}"));
+    let built = Command::new("cc")
+        .args(["-std=c11", "-O2", &format!("-DMORE={more}"), "-I"])
+        .arg(&client)
+        .arg("-o")
+        .arg(&exe)
+        .arg(root.join("tests/fixtures/counters_kernel.c"))
+        .arg(client.join("tare_worker.c"))
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(built.success());
+    exe
+}
+
+/// `tare kernels --counters`: the verdict between implementations is drawn on the counts per
+/// loop (a build whose body does 1% more work is slower on instructions, an identical build
+/// equal, with two invocations, fewer than a verdict on time needs), and the line says so;
+/// across builds, `tare compare --metric instructions --fail-if-slower 0.5%` exits 1.
+#[test]
+fn kernels_verdicts_are_on_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let (old, more) = (build_kernel(dir.path(), 0), build_kernel(dir.path(), 1));
+    let same = dir.path().join("same");
+    std::fs::copy(&old, &same).unwrap();
+    let json = dir.path().join("k.json");
+    let run = |programs: &[&Path], names: &[&str], json: &Path| -> Output {
+        let mut args: Vec<String> = [
+            "kernels",
+            "--counters",
+            "instructions",
+            "--invocations",
+            "2",
+            "--max-samples",
+            "3",
+            "--filter",
+            "^light$",
+            "--export-json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(json.to_str().unwrap().into());
+        for n in names {
+            args.extend(["--name".to_string(), n.to_string()]);
+        }
+        args.extend(programs.iter().map(|p| p.to_str().unwrap().to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        tare(&refs)
+    };
+    let out = run(&[&old, &more, &same], &["old", "more", "same"], &json);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("slower on instructions per loop"),
+        "{}",
+        text(&out)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cs = doc["comparisons"].as_array().unwrap();
+    let of = |name: &str| {
+        cs.iter()
+            .find(|c| c["candidate_name"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("no comparison of {name}: {cs:?}"))
+    };
+    assert_eq!(of("more")["metric"], "instructions", "{cs:?}");
+    assert_eq!(of("more")["verdict"], "slower", "{cs:?}");
+    let r = of("more")["ratio"].as_f64().unwrap();
+    assert!((r - 1.01).abs() < 0.002, "{cs:?}");
+    assert_eq!(of("same")["verdict"], "equal-within-noise", "{cs:?}");
+    assert!(of("same")["words"]
+        .as_str()
+        .unwrap()
+        .contains("the verdict is on the counts"));
+    // Across builds: two sessions, compared on the counts.
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    assert!(run(&[&old], &["c"], &a).status.success());
+    assert!(run(&[&more], &["c"], &b).status.success());
+    let gate = tare(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--metric",
+        "instructions",
+        "--fail-if-slower",
+        "0.5%",
+    ]);
+    assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
+    assert!(text(&gate).contains("change in work"), "{}", text(&gate));
+}

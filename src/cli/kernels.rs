@@ -757,8 +757,14 @@ pub fn summary(s: &Session) -> String {
                 let why = ck::withheld(c)
                     .map(|w| format!(" ({w})"))
                     .unwrap_or_default();
+                // A verdict drawn on counts says which (the time on the line is not it).
+                let on = if c.metric != "wall_time" {
+                    format!(" on {} per loop", c.metric)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{:.3}× [{:.3}, {:.3}] {}{why}",
+                    "{:.3}× [{:.3}, {:.3}] {}{on}{why}",
                     c.ratio, c.ratio_ci_low, c.ratio_ci_high, c.verdict
                 )
             } else {
