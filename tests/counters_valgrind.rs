@@ -912,3 +912,104 @@ fn kernels_verdicts_are_on_counts() {
     assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
     assert!(text(&gate).contains("change in work"), "{}", text(&gate));
 }
+
+/// Counts in the history store: each session's instructions a series of their own
+/// (`--metric instructions`), cut by steps, not a permutation test: four commits, the last
+/// two doing 1% more work, give one regression on instructions at the third (`history check`
+/// exits 1), which `history show` and the HTML report show with the counts.
+#[test]
+fn counts_are_a_history_series_with_steps_as_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = setup(dir.path()) else {
+        return;
+    };
+    let d = dir.path();
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(st.status.success(), "git {args:?}: {}", text(&st));
+        String::from_utf8_lossy(&st.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    let store = d.join("h.sqlite");
+    let store = store.to_str().unwrap();
+    for (i, rounds) in ["1000000", "1000000", "1010000", "1010000"]
+        .iter()
+        .enumerate()
+    {
+        std::fs::write(d.join("f"), i.to_string()).unwrap();
+        git(&["add", "f"]);
+        git(&["commit", "-qm", &format!("c{i}")]);
+        let hash = git(&["rev-parse", "HEAD"]);
+        let json = d.join(format!("r{i}.json"));
+        let out = tare(&[
+            "run",
+            "--counters",
+            "instructions",
+            "--counters-backend",
+            "valgrind",
+            "--style",
+            "none",
+            "-n",
+            "work",
+            "--export-json",
+            json.to_str().unwrap(),
+            &format!("{} {rounds}", exe.display()),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let add = tare(&[
+            "history",
+            "add",
+            "--store",
+            store,
+            "--commit",
+            &hash,
+            json.to_str().unwrap(),
+        ]);
+        assert!(add.status.success(), "{}", text(&add));
+    }
+    let show = tare(&[
+        "history",
+        "show",
+        "--store",
+        store,
+        "--metric",
+        "instructions",
+    ]);
+    assert!(show.status.success(), "{}", text(&show));
+    assert!(text(&show).contains("instructions"), "{}", text(&show));
+    // The level after the step, every digit: 10,000 more rounds of a few instructions.
+    assert!(text(&show).contains("regression"), "{}", text(&show));
+    let check = tare(&[
+        "history",
+        "check",
+        "--store",
+        store,
+        "--metric",
+        "instructions",
+    ]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    assert!(text(&check).contains("instructions"), "{}", text(&check));
+    let html = d.join("h.html");
+    let report = tare(&[
+        "history",
+        "report",
+        "--store",
+        store,
+        "--export-html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(report.status.success(), "{}", text(&report));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("instructions"),
+        "the report has no count series"
+    );
+    let bad = tare(&["history", "show", "--store", store, "--metric", "nope"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("instructions"), "{}", text(&bad));
+}
