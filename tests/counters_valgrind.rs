@@ -1013,3 +1013,101 @@ fn counts_are_a_history_series_with_steps_as_changes() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(text(&bad).contains("instructions"), "{}", text(&bad));
 }
+
+const TWO_FUNCTIONS: &str = r#"
+#include <stdlib.h>
+/* Two functions of the same work; -DMORE=1 makes `other` do 1% more. */
+#ifndef MORE
+#define MORE 0
+#endif
+static volatile unsigned long x;
+__attribute__((noinline)) static void hot(long n) { for (long i = 0; i < n; i++) x += (unsigned long)i * 7; }
+__attribute__((noinline)) static void other(long n) { n += n * MORE / 100; for (long i = 0; i < n; i++) x += (unsigned long)i * 3; }
+int main(int argc, char **argv) { long n = atol(argv[1]); hot(n); other(n); return 0; }
+"#;
+
+/// Callgrind's files kept beside the results (`NAME.callgrind/`, their directory in each
+/// run's `extra.callgrind`), readable by `callgrind_annotate`; of two C builds where one
+/// function does 1% more work, `tare compare --metric instructions` names that function first.
+#[test]
+fn callgrind_files_are_kept_and_the_function_that_moved_is_named_first() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let d = dir.path();
+    let src = d.join("two.c");
+    std::fs::write(&src, TWO_FUNCTIONS).unwrap();
+    let mut files = Vec::new();
+    for more in [0, 1] {
+        let exe = d.join(format!("two{more}"));
+        let ok = Command::new("cc")
+            .args(["-O1", "-g", &format!("-DMORE={more}"), "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let json = d.join(format!("r{more}.json"));
+        let out = tare(&[
+            "run",
+            "--counters",
+            "instructions",
+            "--counters-backend",
+            "valgrind",
+            "--runs",
+            "2",
+            "--style",
+            "none",
+            "-n",
+            "two",
+            "--export-json",
+            json.to_str().unwrap(),
+            &format!("{} 200000", exe.display()),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        files.push(json);
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    let kept = doc["benchmarks"][0]["runs"][1]["extra"]["callgrind"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no callgrind directory recorded: {doc}"))
+        .to_string();
+    assert!(kept.contains("r1.callgrind"), "{kept}");
+    let cg: Vec<PathBuf> = std::fs::read_dir(&kept)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(cg.len(), 1, "{cg:?}");
+    if Command::new("callgrind_annotate")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let ann = Command::new("callgrind_annotate")
+            .arg(&cg[0])
+            .output()
+            .unwrap();
+        assert!(ann.status.success(), "{}", text(&ann));
+        assert!(text(&ann).contains("other"), "{}", text(&ann));
+    }
+    let cmp = tare(&[
+        "compare",
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+        "--metric",
+        "instructions",
+        "--fail-if-slower",
+        "0.2%",
+    ]);
+    assert_eq!(cmp.status.code(), Some(1), "{}", text(&cmp));
+    let line = text(&cmp)
+        .lines()
+        .find(|l| l.contains("functions that moved most:"))
+        .unwrap_or_else(|| panic!("{}", text(&cmp)))
+        .to_string();
+    let first = line.split("most:").nth(1).unwrap().trim().to_string();
+    assert!(first.starts_with("other +"), "{line}");
+    assert!(text(&cmp).contains("Callgrind's files:"), "{}", text(&cmp));
+}

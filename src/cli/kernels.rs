@@ -843,6 +843,7 @@ fn kernel_counters(list: &str) -> anyhow::Result<crate::plan::Counters> {
         backend: crate::plan::CounterBackend::Valgrind,
         program,
         events,
+        keep: None,
     })
 }
 

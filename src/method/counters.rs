@@ -23,6 +23,10 @@ pub use crate::conclude::counts::{backend_of, BACKEND_KEY};
 /// instructions executed in each function itself, most first.
 pub use crate::conclude::counts::FUNCTIONS_KEY;
 
+/// Key of the directory that holds a Valgrind run's Callgrind output files in `Run.extra`
+/// (with `--export-json NAME.json`: `NAME.callgrind/BENCHMARK-runRUN`, 1-based).
+pub const CALLGRIND_KEY: &str = "callgrind";
+
 /// How many functions a run keeps (by instructions executed in them).
 pub const FUNCTIONS_KEPT: usize = 40;
 
