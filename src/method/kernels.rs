@@ -1286,7 +1286,8 @@ fn count_delta(
         }
         let limit = plan.timeout * VALGRIND_SLOWER;
         let start = plan.start_timeout * VALGRIND_SLOWER;
-        let (m, r) = worker::invoke(exec, &spec, limit, cancel, |w| {
+        let grace = worker::EXIT_GRACE * VALGRIND_SLOWER;
+        let (m, r) = worker::invoke_with_grace(exec, &spec, limit, grace, cancel, |w| {
             w.hello(start)?;
             if let Err(e) = w.setup(&target.kernel, &target.params)? {
                 return Ok(Err(format!("setup failed in the worker: {e}")));
