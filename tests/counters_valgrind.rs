@@ -53,8 +53,11 @@ fn setup(dir: &Path) -> Option<PathBuf> {
     Some(exe)
 }
 
+/// tare: cargo's build of it, or `TARE_BIN` (a copy of the build, where several checkouts share
+/// one target directory and the binary there may be another's).
 fn tare(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    let bin = std::env::var_os("TARE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_tare").into());
+    Command::new(bin)
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -636,4 +639,475 @@ fn blur_of_the_c_cpp_and_rust_clients_is_counted() {
         assert!(counts[0] > 10_000.0, "{}: {counts:?}", b["name"]);
         assert!(spread(&counts) <= 1e-4, "{}: {counts:?}", b["name"]);
     }
+}
+
+/// `tare kernels --counters` of a Python worker (no native timed region): each kernel's loops
+/// counted as the difference of whole invocations of 1× and 2× the loops; a kernel whose setup
+/// does 100 times its body's work counts the same per loop as the same body with no setup
+/// (counting the setup would add 100 bodies over a few dozen loops), and the counts repeat
+/// (PYTHONHASHSEED fixed for the counted invocations).
+#[test]
+fn kernels_count_python_loops_by_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    if Command::new("python3").arg("--version").output().is_err() {
+        skip::skip("python3", "apt-get install python3");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let json = dir.path().join("py.json");
+    let out = tare(&[
+        "kernels",
+        "--counters",
+        "instructions",
+        "--invocations",
+        "2",
+        "--max-samples",
+        "3",
+        "--export-json",
+        json.to_str().unwrap(),
+        root.join("tests/fixtures/counters_kernel.py")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("per loop (1x/2x invocations, Valgrind): instructions"),
+        "{}",
+        text(&out)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let per_loop = |name: &str| -> Vec<f64> {
+        let b = doc["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"].as_str().unwrap().starts_with(name))
+            .unwrap();
+        b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["extra"]["counters"].is_array())
+            .map(|r| {
+                assert_eq!(r["extra"]["counters_method"], "1x/2x invocations", "{r}");
+                r["extra"]["counters"][0]["value"].as_f64().unwrap()
+            })
+            .collect()
+    };
+    let (light, heavy) = (per_loop("light"), per_loop("heavy"));
+    // One count per invocation (a pair of counted invocations each).
+    assert_eq!((light.len(), heavy.len()), (2, 2), "{light:?} {heavy:?}");
+    // The body: 3000 rounds of a Python loop, hundreds of instructions each.
+    assert!(light[0] > 300_000.0 && light[0] < 30_000_000.0, "{light:?}");
+    // Within 0.05%: a few thousand instructions of a whole invocation (~2e8) do not cancel
+    // (measured here: 0.0003% to 0.011%).
+    assert!(
+        spread(&light) <= 5e-4 && spread(&heavy) <= 5e-4,
+        "{light:?} {heavy:?}"
+    );
+    let ratio = heavy[0] / light[0];
+    assert!(
+        (ratio - 1.0).abs() < 1e-3,
+        "heavy {heavy:?} vs light {light:?}"
+    );
+}
+
+/// The blur example of the Go, Java and JS clients under `tare kernels --counters`: their loops
+/// counted by the difference of 1× and 2× invocations, one count per invocation, with the
+/// spread each runtime allows: node with `--predictable` (V8 deterministic) repeats to 0.01%;
+/// Go (its runtime's background threads) and Java with the JIT in the foreground (`-Xbatch
+/// -XX:-TieredCompilation -XX:+UseSerialGC`) within 2%. Skips a language whose toolchain is
+/// missing.
+#[test]
+fn blur_of_the_go_java_and_js_clients_is_counted_by_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut commands = Vec::new();
+    for (lang, tool, how, spread_max) in [
+        ("go", "go", "https://go.dev/dl", 0.02),
+        ("java", "mvn", "apt-get install openjdk-17-jdk maven", 0.02),
+        ("js", "node", "apt-get install nodejs", 1e-4),
+    ] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            skip::skip(&format!("{tool} for the {lang} blur example"), how);
+            continue;
+        }
+        let ex = root.join(format!("examples/kernels/blur/{lang}"));
+        let out = Command::new(ex.join("build.sh"))
+            .arg("--print-command")
+            .current_dir(&ex)
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            skip::skip(
+                &format!("a build of the {lang} blur example"),
+                "see its build.sh",
+            );
+            continue;
+        }
+        let cmd = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        // The runtimes' own deterministic modes (docs/counters.md).
+        let cmd = match lang {
+            "js" => cmd.replacen("node ", "node --predictable ", 1),
+            "java" => cmd.replacen(
+                "java ",
+                "java -Xbatch -XX:-TieredCompilation -XX:+UseSerialGC ",
+                1,
+            ),
+            _ => cmd,
+        };
+        commands.push((lang, cmd, spread_max));
+    }
+    if commands.is_empty() {
+        return;
+    }
+    let json = dir.path().join("blur.json");
+    let mut args: Vec<String> = [
+        "kernels",
+        "--counters",
+        "instructions",
+        "--invocations",
+        "2",
+        "--max-samples",
+        "3",
+        "--filter",
+        "^blur$",
+        "-L",
+        "size",
+        "16",
+        "-L",
+        "radius",
+        "2",
+        "--export-json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(json.to_str().unwrap().into());
+    args.extend(commands.iter().map(|(_, c, _)| c.clone()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = tare(&refs);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("no counts"), "{}", text(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let benches = doc["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), commands.len(), "{}", text(&out));
+    for (b, (lang, _, spread_max)) in benches.iter().zip(&commands) {
+        let counts: Vec<f64> = b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["extra"]["counters"].is_array())
+            .map(|r| {
+                assert_eq!(r["extra"]["counters_method"], "1x/2x invocations", "{r}");
+                r["extra"]["counters"][0]["value"].as_f64().unwrap()
+            })
+            .collect();
+        assert_eq!(counts.len(), 2, "{lang}: {counts:?}");
+        // 16×16 pixels, a 5-wide window two ways: thousands of instructions a loop at least.
+        assert!(counts[0] > 5_000.0, "{lang}: {counts:?}");
+        assert!(spread(&counts) <= *spread_max, "{lang}: {counts:?}");
+    }
+}
+
+/// Builds the C kernel fixture with `-DMORE=more` (percent more rounds in its body).
+fn build_kernel(dir: &Path, more: u32) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let client = root.join("clients/c");
+    let exe = dir.join(format!("kern{more}"));
+    let built = Command::new("cc")
+        .args(["-std=c11", "-O2", &format!("-DMORE={more}"), "-I"])
+        .arg(&client)
+        .arg("-o")
+        .arg(&exe)
+        .arg(root.join("tests/fixtures/counters_kernel.c"))
+        .arg(client.join("tare_worker.c"))
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(built.success());
+    exe
+}
+
+/// `tare kernels --counters`: the verdict between implementations is drawn on the counts per
+/// loop (a build whose body does 1% more work is slower on instructions, an identical build
+/// equal, with two invocations, fewer than a verdict on time needs), and the line says so;
+/// across builds, `tare compare --metric instructions --fail-if-slower 0.5%` exits 1.
+#[test]
+fn kernels_verdicts_are_on_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let (old, more) = (build_kernel(dir.path(), 0), build_kernel(dir.path(), 1));
+    let same = dir.path().join("same");
+    std::fs::copy(&old, &same).unwrap();
+    let json = dir.path().join("k.json");
+    let run = |programs: &[&Path], names: &[&str], json: &Path| -> Output {
+        let mut args: Vec<String> = [
+            "kernels",
+            "--counters",
+            "instructions",
+            "--invocations",
+            "2",
+            "--max-samples",
+            "3",
+            "--filter",
+            "^light$",
+            "--export-json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.push(json.to_str().unwrap().into());
+        for n in names {
+            args.extend(["--name".to_string(), n.to_string()]);
+        }
+        args.extend(programs.iter().map(|p| p.to_str().unwrap().to_string()));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        tare(&refs)
+    };
+    let out = run(&[&old, &more, &same], &["old", "more", "same"], &json);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("slower on instructions per loop"),
+        "{}",
+        text(&out)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cs = doc["comparisons"].as_array().unwrap();
+    let of = |name: &str| {
+        cs.iter()
+            .find(|c| c["candidate_name"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("no comparison of {name}: {cs:?}"))
+    };
+    assert_eq!(of("more")["metric"], "instructions", "{cs:?}");
+    assert_eq!(of("more")["verdict"], "slower", "{cs:?}");
+    let r = of("more")["ratio"].as_f64().unwrap();
+    assert!((r - 1.01).abs() < 0.002, "{cs:?}");
+    assert_eq!(of("same")["verdict"], "equal-within-noise", "{cs:?}");
+    assert!(of("same")["words"]
+        .as_str()
+        .unwrap()
+        .contains("the verdict is on the counts"));
+    // Across builds: two sessions, compared on the counts.
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    assert!(run(&[&old], &["c"], &a).status.success());
+    assert!(run(&[&more], &["c"], &b).status.success());
+    let gate = tare(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--metric",
+        "instructions",
+        "--fail-if-slower",
+        "0.5%",
+    ]);
+    assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
+    assert!(text(&gate).contains("change in work"), "{}", text(&gate));
+}
+
+/// Counts in the history store: each session's instructions a series of their own
+/// (`--metric instructions`), cut by steps, not a permutation test: four commits, the last
+/// two doing 1% more work, give one regression on instructions at the third (`history check`
+/// exits 1), which `history show` and the HTML report show with the counts.
+#[test]
+fn counts_are_a_history_series_with_steps_as_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = setup(dir.path()) else {
+        return;
+    };
+    let d = dir.path();
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(st.status.success(), "git {args:?}: {}", text(&st));
+        String::from_utf8_lossy(&st.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    let store = d.join("h.sqlite");
+    let store = store.to_str().unwrap();
+    for (i, rounds) in ["1000000", "1000000", "1010000", "1010000"]
+        .iter()
+        .enumerate()
+    {
+        std::fs::write(d.join("f"), i.to_string()).unwrap();
+        git(&["add", "f"]);
+        git(&["commit", "-qm", &format!("c{i}")]);
+        let hash = git(&["rev-parse", "HEAD"]);
+        let json = d.join(format!("r{i}.json"));
+        let out = tare(&[
+            "run",
+            "--counters",
+            "instructions",
+            "--counters-backend",
+            "valgrind",
+            "--style",
+            "none",
+            "-n",
+            "work",
+            "--export-json",
+            json.to_str().unwrap(),
+            &format!("{} {rounds}", exe.display()),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        let add = tare(&[
+            "history",
+            "add",
+            "--store",
+            store,
+            "--commit",
+            &hash,
+            json.to_str().unwrap(),
+        ]);
+        assert!(add.status.success(), "{}", text(&add));
+    }
+    let show = tare(&[
+        "history",
+        "show",
+        "--store",
+        store,
+        "--metric",
+        "instructions",
+    ]);
+    assert!(show.status.success(), "{}", text(&show));
+    assert!(text(&show).contains("instructions"), "{}", text(&show));
+    // The level after the step, every digit: 10,000 more rounds of a few instructions.
+    assert!(text(&show).contains("regression"), "{}", text(&show));
+    let check = tare(&[
+        "history",
+        "check",
+        "--store",
+        store,
+        "--metric",
+        "instructions",
+    ]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    assert!(text(&check).contains("instructions"), "{}", text(&check));
+    let html = d.join("h.html");
+    let report = tare(&[
+        "history",
+        "report",
+        "--store",
+        store,
+        "--export-html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(report.status.success(), "{}", text(&report));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("instructions"),
+        "the report has no count series"
+    );
+    let bad = tare(&["history", "show", "--store", store, "--metric", "nope"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("instructions"), "{}", text(&bad));
+}
+
+const TWO_FUNCTIONS: &str = r#"
+#include <stdlib.h>
+/* Two functions of the same work; -DMORE=1 makes `other` do 1% more. */
+#ifndef MORE
+#define MORE 0
+#endif
+static volatile unsigned long x;
+__attribute__((noinline)) static void hot(long n) { for (long i = 0; i < n; i++) x += (unsigned long)i * 7; }
+__attribute__((noinline)) static void other(long n) { n += n * MORE / 100; for (long i = 0; i < n; i++) x += (unsigned long)i * 3; }
+int main(int argc, char **argv) { long n = atol(argv[1]); hot(n); other(n); return 0; }
+"#;
+
+/// Callgrind's files kept beside the results (`NAME.callgrind/`, their directory in each
+/// run's `extra.callgrind`), readable by `callgrind_annotate`; of two C builds where one
+/// function does 1% more work, `tare compare --metric instructions` names that function first.
+#[test]
+fn callgrind_files_are_kept_and_the_function_that_moved_is_named_first() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let d = dir.path();
+    let src = d.join("two.c");
+    std::fs::write(&src, TWO_FUNCTIONS).unwrap();
+    let mut files = Vec::new();
+    for more in [0, 1] {
+        let exe = d.join(format!("two{more}"));
+        let ok = Command::new("cc")
+            .args(["-O1", "-g", &format!("-DMORE={more}"), "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let json = d.join(format!("r{more}.json"));
+        let out = tare(&[
+            "run",
+            "--counters",
+            "instructions",
+            "--counters-backend",
+            "valgrind",
+            "--runs",
+            "2",
+            "--style",
+            "none",
+            "-n",
+            "two",
+            "--export-json",
+            json.to_str().unwrap(),
+            &format!("{} 200000", exe.display()),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        files.push(json);
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    let kept = doc["benchmarks"][0]["runs"][1]["extra"]["callgrind"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no callgrind directory recorded: {doc}"))
+        .to_string();
+    assert!(kept.contains("r1.callgrind"), "{kept}");
+    let cg: Vec<PathBuf> = std::fs::read_dir(&kept)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(cg.len(), 1, "{cg:?}");
+    if Command::new("callgrind_annotate")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let ann = Command::new("callgrind_annotate")
+            .arg(&cg[0])
+            .output()
+            .unwrap();
+        assert!(ann.status.success(), "{}", text(&ann));
+        assert!(text(&ann).contains("other"), "{}", text(&ann));
+    }
+    let cmp = tare(&[
+        "compare",
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+        "--metric",
+        "instructions",
+        "--fail-if-slower",
+        "0.2%",
+    ]);
+    assert_eq!(cmp.status.code(), Some(1), "{}", text(&cmp));
+    let line = text(&cmp)
+        .lines()
+        .find(|l| l.contains("functions that moved most:"))
+        .unwrap_or_else(|| panic!("{}", text(&cmp)))
+        .to_string();
+    let first = line.split("most:").nth(1).unwrap().trim().to_string();
+    assert!(first.starts_with("other +"), "{line}");
+    assert!(text(&cmp).contains("Callgrind's files:"), "{}", text(&cmp));
 }

@@ -243,6 +243,25 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
                 "",
                 comparison::functions_words(functions)
             );
+            // Callgrind's own files, where the runs kept them: the line-level view.
+            let dir = |side: &Vec<&Benchmark>| {
+                side.iter()
+                    .flat_map(|b| &b.runs)
+                    .find_map(|r| {
+                        r.extra
+                            .get(crate::method::counters::CALLGRIND_KEY)?
+                            .as_str()
+                    })
+                    .map(String::from)
+            };
+            let o: Vec<&Benchmark> = old.parts(k).into_iter().map(|(_, b)| b).collect();
+            let n: Vec<&Benchmark> = new.parts(k).into_iter().map(|(_, b)| b).collect();
+            if let (Some(a), Some(b)) = (dir(&o), dir(&n)) {
+                println!(
+                    "{:<width$} Callgrind's files: {a} and {b} (callgrind_annotate --auto=yes FILE)",
+                    ""
+                );
+            }
         }
     }
     let geomean = cn.geomean;

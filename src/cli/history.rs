@@ -79,8 +79,9 @@ struct SelectArgs {
     /// Only benchmarks whose name contains this text.
     #[arg(short, long, value_name = "TEXT")]
     benchmark: Option<String>,
-    /// Metric: wall_time, cpu_time, user_time, system_time, peak_memory, or all.
-    #[arg(short, long, value_name = "METRIC", default_value = "wall_time")]
+    /// Metric: wall_time, cpu_time, user_time, system_time, peak_memory, a counted event
+    /// (instructions, … from --counters), or all (default: wall_time and the counted events).
+    #[arg(short, long, value_name = "METRIC", default_value = "default")]
     metric: String,
 }
 
@@ -437,18 +438,38 @@ fn analyse(
     raise: bool,
 ) -> Result<(Vec<SeriesView>, Vec<i64>)> {
     let settings = settings(d)?;
-    if sel.metric != "all" && !ingest::METRICS.contains(&sel.metric.as_str()) {
+    // Counted events (`--counters`) are metrics of their own, named by the event.
+    let counted: Vec<String> = query::series(&mut st.db)?
+        .into_iter()
+        .filter(|s| s.unit == ingest::COUNT_UNIT)
+        .map(|s| s.metric)
+        .collect();
+    if sel.metric != "all"
+        && sel.metric != "default"
+        && !ingest::METRICS.contains(&sel.metric.as_str())
+        && !counted.contains(&sel.metric)
+    {
+        let mut known: Vec<String> = ingest::METRICS.iter().map(|m| m.to_string()).collect();
+        let mut counted = counted;
+        counted.sort();
+        counted.dedup();
+        known.extend(counted);
         return Err(usage(format!(
             "--metric {}: give one of {} or all",
             sel.metric,
-            ingest::METRICS.join(", ")
+            known.join(", ")
         )));
     }
     let now = store::now();
     let mut views = Vec::new();
     let mut new = Vec::new();
     for s in query::series(&mut st.db)? {
-        if sel.metric != "all" && s.metric != sel.metric {
+        let wanted = match sel.metric.as_str() {
+            "all" => true,
+            "default" => s.metric == "wall_time" || s.unit == ingest::COUNT_UNIT,
+            m => s.metric == m,
+        };
+        if !wanted {
             continue;
         }
         if let Some(b) = &sel.benchmark {

@@ -785,8 +785,14 @@ pub fn summary(s: &Session) -> String {
                 let why = ck::withheld(c)
                     .map(|w| format!(" ({w})"))
                     .unwrap_or_default();
+                // A verdict drawn on counts says which (the time on the line is not it).
+                let on = if c.metric != "wall_time" {
+                    format!(" on {} per loop", c.metric)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{:.3}× [{:.3}, {:.3}] {}{why}",
+                    "{:.3}× [{:.3}, {:.3}] {}{on}{why}",
                     c.ratio, c.ratio_ci_low, c.ratio_ci_high, c.verdict
                 )
             } else {
@@ -866,6 +872,7 @@ fn kernel_counters(list: &str) -> anyhow::Result<crate::plan::Counters> {
         backend: crate::plan::CounterBackend::Valgrind,
         program,
         events,
+        keep: None,
     })
 }
 
@@ -888,8 +895,18 @@ fn counts_line(b: &crate::results::Benchmark) -> Option<String> {
         .iter()
         .filter_map(|e| e["spread"].as_f64())
         .fold(0.0, f64::max);
+    let method = b
+        .runs
+        .iter()
+        .find_map(|r| r.extra.get(mk::COUNT_METHOD_KEY)?.as_str())
+        .unwrap_or(mk::REGION_METHOD);
+    let times = if method == mk::REGION_METHOD {
+        "times above are under Valgrind"
+    } else {
+        "counted in invocations of their own; times above are without Valgrind"
+    };
     Some(format!(
-        "per loop (timed region, Valgrind): {} ({}; times above are under Valgrind)",
+        "per loop ({method}, Valgrind): {} ({}; {times})",
         parts.join("   "),
         if repeats {
             format!("samples agree within {:.4}%", spread * 100.0)

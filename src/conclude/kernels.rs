@@ -259,8 +259,41 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     for (c, m) in session.comparisons.iter_mut().zip(model) {
         apply_process_level(c, &m, process_test);
     }
+    // Where both kernels were counted (`--counters`) and their counts repeat, the verdict is
+    // on the work, not on the time (whose processes were under Valgrind, or noisy): a change
+    // of 0.1% or more in the counts per loop is a change in work, no interval or test needed.
+    let mut on_counts = vec![false; session.comparisons.len()];
+    for (c, done) in session.comparisons.iter_mut().zip(&mut on_counts) {
+        if let Some(m) = count_verdict(
+            &session.benchmarks[c.reference],
+            &session.benchmarks[c.candidate],
+        ) {
+            let (event, m) = m;
+            c.metric = event.clone();
+            c.ratio = m.ratio;
+            if let Some((lo, hi)) = m.ci {
+                c.ratio_ci_low = lo;
+                c.ratio_ci_high = hi;
+            }
+            c.confidence = m.confidence;
+            c.test = "none (deterministic counts)".into();
+            c.p_value = 0.0;
+            c.p_adjusted = 0.0;
+            c.verdict = m.outcome.as_str().to_string();
+            c.words = format!(
+                "{} vs {}: {} per loop: {} (the verdict is on the counts, not on time)",
+                c.candidate_name, c.reference_name, event, m.words
+            );
+            *done = true;
+        }
+    }
     // Too few processes to know their spread: no verdict whatever the samples say.
-    for c in &mut session.comparisons {
+    for (c, _) in session
+        .comparisons
+        .iter_mut()
+        .zip(&on_counts)
+        .filter(|(_, d)| !**d)
+    {
         let n = invocations_counted(&session.benchmarks[c.reference])
             .min(invocations_counted(&session.benchmarks[c.candidate]));
         if n < MIN_INVOCATIONS {
@@ -300,6 +333,33 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
         );
         b.diagnostics = d;
     }
+}
+
+/// The comparison of two kernels on their counts per loop (`--counters`): the event both
+/// have (`instructions` first), where each side's counts repeat (`counts::compare`); None
+/// where a side has no counts or they vary (the time decides then).
+pub fn count_verdict(
+    reference: &Benchmark,
+    candidate: &Benchmark,
+) -> Option<(String, super::levels::Comparison)> {
+    use super::levels::{sessions_of, Metric, Origin};
+    let events = |b: &Benchmark| -> Vec<String> {
+        b.extra
+            .get(super::counts::SUMMARY_KEY)
+            .and_then(|c| c["events"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| e["event"].as_str().map(String::from))
+            .collect()
+    };
+    let (a, b) = (events(reference), events(candidate));
+    let mut shared: Vec<&String> = a.iter().filter(|e| b.contains(e)).collect();
+    shared.sort_by_key(|e| e.as_str() != "instructions");
+    let event = shared.first()?;
+    let metric = Metric::Counter(event.to_string());
+    let old = sessions_of(reference, Origin::Kernels, &metric);
+    let new = sessions_of(candidate, Origin::Kernels, &metric);
+    super::counts::compare(&old, &new, event).map(|m| (event.to_string(), m))
 }
 
 /// Puts the process-level comparison `m` into the record `c`: ratio, interval, p-values,

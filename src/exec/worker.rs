@@ -598,6 +598,19 @@ pub fn invoke<R>(
     cancel: &AtomicBool,
     converse: impl FnOnce(&mut Worker) -> Result<R, WorkerError>,
 ) -> anyhow::Result<(super::Measurement, Result<R, WorkerError>)> {
+    invoke_with_grace(executor, spec, limit, EXIT_GRACE, cancel, converse)
+}
+
+/// [`invoke`] with `grace` to exit after the conversation instead of [`EXIT_GRACE`] (a worker
+/// under Valgrind writes its counts as it exits, which takes seconds).
+pub fn invoke_with_grace<R>(
+    executor: &super::Executor,
+    spec: &super::RunSpec,
+    limit: Duration,
+    grace: Duration,
+    cancel: &AtomicBool,
+    converse: impl FnOnce(&mut Worker) -> Result<R, WorkerError>,
+) -> anyhow::Result<(super::Measurement, Result<R, WorkerError>)> {
     use std::os::fd::AsRawFd;
     let (mine, theirs) = UnixStream::pair()
         .map_err(|e| anyhow::anyhow!("cannot create the worker's socketpair: {e}"))?;
@@ -612,7 +625,7 @@ pub fn invoke<R>(
         let mut w = Worker::new(mine, limit, cancel);
         let r = converse(&mut w);
         let after = if r.is_ok() {
-            super::After::Wait(Some(EXIT_GRACE))
+            super::After::Wait(Some(grace))
         } else {
             super::After::Kill
         };

@@ -7,6 +7,7 @@
 //! counters it cannot have. perf's own start-up is inside the measured wall and CPU times of
 //! runs with counters (a few milliseconds); compare runs with counters only with each other.
 
+pub mod delta;
 pub mod valgrind;
 
 use std::path::Path;
@@ -21,6 +22,10 @@ pub use crate::conclude::counts::{backend_of, BACKEND_KEY};
 /// Key of a Valgrind run's busiest functions in `Run.extra`: `[{function, instructions}]`,
 /// instructions executed in each function itself, most first.
 pub use crate::conclude::counts::FUNCTIONS_KEY;
+
+/// Key of the directory that holds a Valgrind run's Callgrind output files in `Run.extra`
+/// (with `--export-json NAME.json`: `NAME.callgrind/BENCHMARK-runRUN`, 1-based).
+pub const CALLGRIND_KEY: &str = "callgrind";
 
 /// How many functions a run keeps (by instructions executed in them).
 pub const FUNCTIONS_KEPT: usize = 40;

@@ -694,6 +694,22 @@ impl Runner<'_> {
                         .collect();
                     extra.insert(counters::FUNCTIONS_KEY.to_string(), json!(list));
                 }
+                if let Some(keep) = &c.keep {
+                    let dest = keep.join(format!("{}-run{}", i + 1, benches[i].runs.len() + 1));
+                    match counters::valgrind::keep_outputs(f, &dest) {
+                        Ok(()) => {
+                            extra.insert(
+                                counters::CALLGRIND_KEY.to_string(),
+                                json!(dest.display().to_string()),
+                            );
+                        }
+                        Err(e) => eprintln!(
+                            "tare: warning: Callgrind's files of run {} of '{}' were not kept: {e}",
+                            benches[i].runs.len() + 1,
+                            benches[i].name
+                        ),
+                    }
+                }
             }
         }
         extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));

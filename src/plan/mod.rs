@@ -138,6 +138,9 @@ pub struct Counters {
     /// The program that counts (`perf` or `valgrind`, looked up in PATH).
     pub program: String,
     pub events: Vec<String>,
+    /// Where each Valgrind run's Callgrind output files are kept (beside `--export-json`:
+    /// `NAME.callgrind/`), for `callgrind_annotate`; None: removed with the run.
+    pub keep: Option<PathBuf>,
 }
 
 /// What counts the events (`--counters-backend`).

@@ -34,6 +34,8 @@ pub fn value(unit: &str, v: f64) -> String {
     match unit {
         "s" => units::format_time(v, None),
         "B" => units::format_bytes(v, None),
+        // A counted event (instructions): every digit, to a tenth (kernels count per loop).
+        crate::store::ingest::COUNT_UNIT => units::format_thousands((v * 10.0).round() / 10.0),
         _ => format!("{v:.4}"),
     }
 }

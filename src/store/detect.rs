@@ -138,6 +138,14 @@ pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> 
         }
     };
     let value_of = |k: usize| points[used[k]].detect_value;
+    // A count that repeats (Valgrind's) has no noise to test against: every step of at least
+    // `counts::WORK_CHANGE` that persists is a change in work.
+    let deterministic = repeating_counts(points, series);
+    let min_effect = if deterministic {
+        crate::conclude::counts::WORK_CHANGE
+    } else {
+        settings.min_effect
+    };
     let mut out = Vec::new();
     for (si, &(s0, s1)) in segments.iter().enumerate() {
         let values: Vec<f64> = (s0..s1).map(value_of).collect();
@@ -178,7 +186,11 @@ pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> 
                 level_after: la,
             });
         }
-        let cps = e_divisive(&values, &cfg);
+        let cps = if deterministic {
+            count_steps(&values)
+        } else {
+            e_divisive(&values, &cfg)
+        };
         let mut bounds: Vec<usize> = vec![0];
         bounds.extend(cps.iter().map(|c| c.index));
         bounds.push(values.len());
@@ -191,8 +203,8 @@ pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> 
             else {
                 continue;
             };
-            let alerted = (ratio.low > 1.0 || ratio.high < 1.0)
-                && (ratio.estimate - 1.0).abs() >= settings.min_effect;
+            let alerted =
+                (ratio.low > 1.0 || ratio.high < 1.0) && (ratio.estimate - 1.0).abs() >= min_effect;
             let (pa, pi) = (used[s0 + a], used[s0 + i]);
             let pb = used.get(s0 + b).copied().unwrap_or(points.len());
             out.push(Change {
@@ -216,6 +228,49 @@ pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> 
                 level_after: med(after),
             });
         }
+    }
+    out
+}
+
+/// Whether a series is a count whose runs repeat in every session (the range of each
+/// session's runs within `counts::REPEAT` of its median): its change points are steps
+/// ([`count_steps`]), not a permutation test's.
+pub fn repeating_counts(points: &[Point], series: &Series) -> bool {
+    series.unit == super::ingest::COUNT_UNIT
+        && !points.is_empty()
+        && points.iter().flat_map(|p| &p.sessions).all(|s| {
+            s.n >= 2
+                && s.median > 0.0
+                && (s.ci_high - s.ci_low) / s.median <= crate::conclude::counts::REPEAT
+        })
+}
+
+/// The change points of a repeating count's values: each point that differs from the level
+/// before it by at least `counts::WORK_CHANGE` and is not undone by the next point (a step
+/// that persists; the last point's step is one too: the count repeats, nothing to wait for).
+/// p-value 0: no test is made.
+pub fn count_steps(values: &[f64]) -> Vec<crate::stats::changepoint::ChangePoint> {
+    use crate::conclude::counts::WORK_CHANGE;
+    let moved = |a: f64, b: f64| a > 0.0 && (b / a - 1.0).abs() >= WORK_CHANGE;
+    let mut out = Vec::new();
+    let Some(&first) = values.first() else {
+        return out;
+    };
+    let mut level = first;
+    for i in 1..values.len() {
+        if !moved(level, values[i]) {
+            continue;
+        }
+        let undone = values.get(i + 1).is_some_and(|&next| !moved(level, next));
+        if undone {
+            continue;
+        }
+        out.push(crate::stats::changepoint::ChangePoint {
+            index: i,
+            p_value: 0.0,
+            statistic: values[i] / level,
+        });
+        level = values[i];
     }
     out
 }
@@ -464,4 +519,20 @@ pub fn update_alerts(
 
 fn short(key: &str) -> String {
     key.chars().take(10).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_of_a_repeating_count_that_persist_are_changes() {
+        let v = [1e6, 1e6, 1.01e6, 1.01e6, 1.0105e6, 1.02e6, 1.01e6, 1.01e6];
+        let idx: Vec<usize> = count_steps(&v).iter().map(|c| c.index).collect();
+        // 1% up at 2; 0.05% at 4 is none; 1.02e6 at 5 is undone at 6: a blip, not a change.
+        assert_eq!(idx, vec![2]);
+        // A step at the last point counts (a count repeats: nothing to wait for).
+        assert_eq!(count_steps(&[5.0, 5.0, 5.1]).len(), 1);
+        assert!(count_steps(&[5.0, 5.004, 5.0]).is_empty());
+    }
 }

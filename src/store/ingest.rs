@@ -202,6 +202,52 @@ pub struct Cache {
     machines: std::collections::HashMap<String, i64>,
     commits: std::collections::HashMap<String, i64>,
     benchmarks: std::collections::HashMap<String, i64>,
+    /// Metrics of counted events (`--counters`), by event name.
+    counters: std::collections::HashMap<String, i64>,
+}
+
+/// The unit of a counted event's metric (`--counters`: instructions, estimated cycles, …): a
+/// series of its own per event, named by the event.
+pub const COUNT_UNIT: &str = "count";
+
+/// The id of a counted event's metric, added when missing (an upsert, as machines are).
+fn counter_metric_id(db: &mut Db, cache: &mut Cache, event: &str) -> Result<i64> {
+    if let Some(&id) = cache.counters.get(event) {
+        return Ok(id);
+    }
+    let id = upsert_id(
+        db,
+        "INSERT INTO metrics (name, unit, direction) VALUES (?, ?, 'lower') ON CONFLICT (name) DO NOTHING",
+        &[Val::text(event), Val::text(COUNT_UNIT)],
+        "SELECT id FROM metrics WHERE name = ?",
+        Val::text(event),
+    )?;
+    cache.counters.insert(event.to_string(), id);
+    Ok(id)
+}
+
+/// Each counted event of a benchmark's counted runs (`runs[].extra.counters`), with the runs'
+/// values in order. A metric of time (`wall_time`, …) is never a counter's name.
+pub fn counter_values(b: &crate::results::model::Benchmark) -> Vec<(String, Vec<f64>)> {
+    let mut out: Vec<(String, Vec<f64>)> = Vec::new();
+    for r in b.runs.iter().filter(|r| r.counted) {
+        let Some(list) = r.extra.get("counters").and_then(|v| v.as_array()) else {
+            continue;
+        };
+        for c in list {
+            let (Some(ev), Some(v)) = (c["event"].as_str(), c["value"].as_f64()) else {
+                continue;
+            };
+            if METRICS.contains(&ev) {
+                continue;
+            }
+            match out.iter_mut().find(|e| e.0 == ev) {
+                Some(e) => e.1.push(v),
+                None => out.push((ev.to_string(), vec![v])),
+            }
+        }
+    }
+    out
 }
 
 /// Adds one session (inside its own transaction).
@@ -441,6 +487,31 @@ fn add_batch(
                         Val::Real(clean),
                     ]);
                 }
+            }
+            // Counts: a series per event; the interval stored is the range of the runs (a
+            // count Valgrind simulates repeats, and load does not disturb it: none is left
+            // out as interfered with).
+            for (event, xs) in counter_values(b) {
+                let Some(d) = crate::stats::describe(&xs) else {
+                    continue;
+                };
+                let mid = counter_metric_id(db, cache, &event)?;
+                sums.push(vec![
+                    Val::int(sid),
+                    Val::int(bid),
+                    Val::int(mid),
+                    Val::int(d.n as i64),
+                    Val::real(d.median),
+                    Val::real(d.min),
+                    Val::real(d.max),
+                    Val::real(d.mean),
+                    Val::real(d.stddev),
+                    Val::real(d.min),
+                    Val::real(d.max),
+                    Val::int(multimodal),
+                    Val::int(0),
+                    Val::Real(None),
+                ]);
             }
         }
         out.push(Added {

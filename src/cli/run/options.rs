@@ -67,6 +67,7 @@ fn counters(list: &str, backend: CountersBackendArg) -> anyhow::Result<crate::pl
             backend: CounterBackend::Perf,
             program,
             events: events.clone(),
+            keep: None,
         })
     };
     let valgrind = || -> anyhow::Result<Counters> {
@@ -88,6 +89,7 @@ fn counters(list: &str, backend: CountersBackendArg) -> anyhow::Result<crate::pl
             backend: CounterBackend::Valgrind,
             program,
             events: events.clone(),
+            keep: None,
         })
     };
     match backend {
@@ -691,6 +693,17 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
         None => None,
         Some(list) => Some(counters(list, a.counters_backend)?),
     };
+    // Callgrind's files beside the results: `r.json` keeps them in `r.callgrind/`.
+    let counters = counters.map(|mut c| {
+        if c.backend == crate::plan::CounterBackend::Valgrind {
+            c.keep = a
+                .exports
+                .export_json
+                .as_ref()
+                .map(|j| j.with_extension("callgrind"));
+        }
+        c
+    });
     let exact = counters
         .as_ref()
         .is_some_and(|c| c.backend == crate::plan::CounterBackend::Valgrind);

@@ -177,7 +177,7 @@ pub fn probe(valgrind: &str, events: &[String]) -> Result<(), String> {
 }
 
 /// The first error line of Valgrind's logs in `dir` (for messages).
-fn log_line(dir: &Path) -> String {
+pub fn log_line(dir: &Path) -> String {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return "no log".into();
     };
@@ -321,6 +321,24 @@ pub fn top_functions(dir: &Path, top: usize) -> Vec<(String, u64)> {
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v.truncate(top);
     v
+}
+
+/// Copies the run's Callgrind output files (`cg.PID`, `cg.PID.N`) from its private `dir` into
+/// `dest` (made, with its parents), each read as [`collect`] reads it (no link followed).
+pub fn keep_outputs(dir: &Path, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot make {}: {e}", dest.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.to_string_lossy().starts_with(OUT_PREFIX) {
+            continue;
+        }
+        let text = read_private(&e.path())?;
+        let to = dest.join(&name);
+        std::fs::write(&to, text).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+    }
+    Ok(())
 }
 
 /// tare's events from Valgrind's summed totals (`Ir`, `Dr`, `I1mr`, …).
