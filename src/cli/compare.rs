@@ -11,7 +11,7 @@ use crate::conclude::levels::{self, Metric, Outcome};
 use crate::conclude::sides::{self, Side};
 use crate::error::{exit, usage};
 use crate::report::comparison;
-use crate::results::Session;
+use crate::results::{Benchmark, Session};
 use crate::units;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -207,7 +207,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         );
     }
     let rows = comparison::rows(&cn, threshold);
-    for (r, name) in rows.iter().zip(names) {
+    for ((r, name), k) in rows.iter().zip(names).zip(&cn.matched) {
         let (c, regression, functions) = (r.comparison, r.regression, &r.functions);
         let marker = match c.outcome {
             Outcome::Slower if regression => "!! slower",
