@@ -48,6 +48,7 @@ enum TokenCommand {
     List,
     /// Revoke the token NAME: requests with it are refused from now on.
     Revoke {
+        /// The name the token was made with (`token list` shows them).
         #[arg(value_name = "NAME")]
         name: String,
     },
