@@ -1111,3 +1111,41 @@ fn callgrind_files_are_kept_and_the_function_that_moved_is_named_first() {
     assert!(first.starts_with("other +"), "{line}");
     assert!(text(&cmp).contains("Callgrind's files:"), "{}", text(&cmp));
 }
+
+/// tare runs as root: where a symlink stands in the place of the directory Callgrind's files
+/// are kept in (`NAME.callgrind`), it is refused with one line, not followed (nothing lands in
+/// the directory it points to), and the run itself completes.
+#[test]
+fn a_symlink_in_place_of_the_callgrind_directory_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    if setup(dir.path()).is_none() {
+        return;
+    }
+    let d = dir.path();
+    let victim = d.join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("out.callgrind")).unwrap();
+    let json = d.join("out.json");
+    let o = tare(&[
+        "run",
+        "--counters",
+        "instructions",
+        "--counters-backend",
+        "valgrind",
+        "--runs",
+        "1",
+        "-n",
+        "w",
+        "/bin/true",
+        "--export-json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("out.callgrind is not a directory (a link or another file is there; tare does not follow it)"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+    assert!(json.is_file());
+}

@@ -324,9 +324,15 @@ pub fn top_functions(dir: &Path, top: usize) -> Vec<(String, u64)> {
 }
 
 /// Copies the run's Callgrind output files (`cg.PID`, `cg.PID.N`) from its private `dir` into
-/// `dest` (made, with its parents), each read as [`collect`] reads it (no link followed).
+/// `dest` (made, and its parent), each read as [`collect`] reads it (no link followed). tare
+/// runs as root: `dest` and its parent must be real directories (a symlink or a file there is
+/// refused, not followed), and each file is made anew (`create_new`: never written through a
+/// link someone left in its place).
 pub fn keep_outputs(dir: &Path, dest: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dest).map_err(|e| format!("cannot make {}: {e}", dest.display()))?;
+    if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+        real_dir(parent)?;
+    }
+    real_dir(dest)?;
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
     for e in entries.flatten() {
@@ -336,9 +342,35 @@ pub fn keep_outputs(dir: &Path, dest: &Path) -> Result<(), String> {
         }
         let text = read_private(&e.path())?;
         let to = dest.join(&name);
-        std::fs::write(&to, text).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+        // A leftover (an earlier export's file, or a link put there) is removed, never
+        // followed: removing a link removes the link.
+        if std::fs::symlink_metadata(&to).is_ok_and(|m| !m.is_dir()) {
+            let _ = std::fs::remove_file(&to);
+        }
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&to)?
+                .write_all(text.as_bytes())
+        };
+        write().map_err(|e| format!("cannot write {}: {e}", to.display()))?;
     }
     Ok(())
+}
+
+/// `p` as a directory of its own: made where missing; an error naming it where something else
+/// (a symlink, a file, a device) is there.
+fn real_dir(p: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!(
+            "{} is not a directory (a link or another file is there; tare does not follow it): remove it, or export elsewhere",
+            p.display()
+        )),
+        Err(_) => std::fs::create_dir(p).map_err(|e| format!("cannot make {}: {e}", p.display())),
+    }
 }
 
 /// tare's events from Valgrind's summed totals (`Ir`, `Dr`, `I1mr`, …).
