@@ -732,7 +732,9 @@ fn blur_of_the_go_java_and_js_clients_is_counted_by_difference() {
     for (lang, tool, how, spread_max) in [
         ("go", "go", "https://go.dev/dl", 0.02),
         ("java", "mvn", "apt-get install openjdk-17-jdk maven", 0.02),
-        ("js", "node", "apt-get install nodejs", 1e-4),
+        // node --predictable: 0.0005% between invocations in the helper's runs, 0.014% in one
+        // run at the end of the session (155,557.0 against 155,535.1); without it 35%.
+        ("js", "node", "apt-get install nodejs", 1e-3),
     ] {
         if Command::new(tool).arg("--version").output().is_err() {
             skip::skip(&format!("{tool} for the {lang} blur example"), how);
