@@ -17,7 +17,8 @@ static std::vector<int> data(long long n) {
     return v;
 }
 
-static void insertion_sort(std::vector<int>& a) {
+// Not inlined: every shape runs the same machine code (see tests/kernels/sort.c).
+[[gnu::noinline]] static void insertion_sort(std::vector<int>& a) {
     for (std::size_t i = 1; i < a.size(); i++) {
         int v = a[i];
         std::size_t j = i;
