@@ -338,6 +338,41 @@ fn errors_are_one_line() {
     let o = tare(d, &["history", "--store", "not.sqlite", "info"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("not.sqlite"), "{}", text(&o));
+    // A store path that is a FIFO, a device (made here, as root), a directory or a link to a
+    // FIFO: refused in one line naming what it is, nothing read from it or written into it.
+    for cmd in ["mkfifo fifo", "mknod null c 1 3"] {
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(d)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{cmd}");
+    }
+    std::fs::create_dir(d.join("adir")).unwrap();
+    std::os::unix::fs::symlink(d.join("fifo"), d.join("tofifo")).unwrap();
+    for (store, kind) in [
+        ("fifo", "a FIFO"),
+        ("null", "a character device"),
+        ("adir", "a directory"),
+        ("tofifo", "a FIFO"),
+    ] {
+        for args in [
+            vec!["history", "--store", store, "info"],
+            vec!["serve", "--store", store, "--listen", "127.0.0.1:0"],
+        ] {
+            let o = tare(d, &args);
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.starts_with("tare: error: ")
+                    && err.contains(&format!("the store {store} is {kind}")),
+                "{args:?}: {err}"
+            );
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        }
+    }
+    assert!(!d.join("fifo-wal").exists() && !d.join("adir").join("x").exists());
 }
 
 /// Issue 24: `--store` takes its value as every option does (`--store PATH`; it once swallowed

@@ -76,6 +76,35 @@ pub enum Db {
     ),
 }
 
+/// A store path that exists must be a regular file (through any links): SQLite on a FIFO, a
+/// device or a directory fails later with "disk I/O error" or, on a device, reads and writes it.
+fn not_a_file(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // missing: SQLite creates it (a dangling link's target too)
+    };
+    let t = meta.file_type();
+    let kind = if t.is_file() {
+        return Ok(());
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(anyhow!(
+        "the store {} is {kind}, not an SQLite file: name a file (a new path creates one)",
+        path.display()
+    ))
+}
+
 impl Db {
     /// Opens (creating) an SQLite file; its directory is created when missing.
     pub fn open_sqlite(path: &Path) -> Result<Db> {
@@ -84,6 +113,7 @@ impl Db {
                 format!("cannot create the store's directory {}", dir.display())
             })?;
         }
+        not_a_file(path)?;
         let c = rusqlite::Connection::open(path)
             .with_context(|| format!("cannot open the SQLite store {}", path.display()))?;
         // Concurrent writers (two CI jobs adding results) wait for each other up to this long.
