@@ -913,6 +913,13 @@ fn kernels_verdicts_are_on_counts() {
     ]);
     assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
     assert!(text(&gate).contains("change in work"), "{}", text(&gate));
+    // Kernels' counts are per loop, in invocations (the line once said "per run").
+    assert!(
+        text(&gate).contains("instructions per loop;")
+            && text(&gate).contains("the ratios of all invocations"),
+        "{}",
+        text(&gate)
+    );
 }
 
 /// Counts in the history store: each session's instructions a series of their own
