@@ -1,6 +1,7 @@
 /* The plain timing loops of bench/kernel_shapes.sh: the same kernels (shapes.h) timed with
  * clock_gettime(CLOCK_MONOTONIC) the way one would by hand, no library. Prints one line per
- * shape: NAME NS_PER_LOOP CPU_NS_PER_LOOP (process CPU time: both threads' for hash_threads).
+ * shape: NAME NS_PER_LOOP CPU_NS_PER_LOOP MIN_NS_PER_LOOP (process CPU time: both threads' for
+ * hash_threads; MIN the fastest timing loop's, or the fastest single sort or long loop).
  *   hash, hash_fixed  one clock read around LOOPS (1000, or 100) calls, the mean of 30 such
  *   sort              per loop: copy (untimed), clock, sort, clock; summed
  *   long              3 loops, each timed alone; their mean
@@ -54,20 +55,27 @@ int main(int argc, char **argv) {
     fill(bufs[0], HASH_N, 1);
     fill(bufs[1], HASH_N, 8);
     hash_loop(bufs[0], loops);
-    double sum = 0;
+    double sum = 0, best = 1e300, x;
     uint64_t c0 = cpu_now();
-    for (int r = 0; r < REPS; r++) sum += hash_loop(bufs[0], loops);
-    printf("hash %.1f %.1f\n", sum / REPS, (double)(cpu_now() - c0) / (REPS * loops));
+    for (int r = 0; r < REPS; r++) {
+        sum += x = hash_loop(bufs[0], loops);
+        best = x < best ? x : best;
+    }
+    printf("hash %.1f %.1f %.1f\n", sum / REPS, (double)(cpu_now() - c0) / (REPS * loops), best);
     sum = 0;
+    best = 1e300;
     c0 = cpu_now();
-    for (int r = 0; r < REPS; r++) sum += hash_loop(bufs[0], 100);
-    printf("hash_fixed %.1f %.1f\n", sum / REPS, (double)(cpu_now() - c0) / (REPS * 100));
+    for (int r = 0; r < REPS; r++) {
+        sum += x = hash_loop(bufs[0], 100);
+        best = x < best ? x : best;
+    }
+    printf("hash_fixed %.1f %.1f %.1f\n", sum / REPS, (double)(cpu_now() - c0) / (REPS * 100), best);
 
     static int src[SORT_N], work[SORT_N];
     fill_ints(src, SORT_N);
     /* Wall: each sort alone (the copy untimed); CPU: around all of them, copies included
      * (a 4 KB copy is under 1% of a sort; two CPU-clock reads a sort cost more here). */
-    uint64_t total = 0;
+    uint64_t total = 0, d, fastest = UINT64_MAX;
     int sorts = 300;
     c0 = cpu_now();
     for (int r = 0; r < sorts; r++) {
@@ -75,35 +83,43 @@ int main(int argc, char **argv) {
         uint64_t t0 = now();
         insertion_sort(work, SORT_N);
         __asm__ volatile("" : : "r"(work) : "memory");
-        total += now() - t0;
+        total += d = now() - t0;
+        fastest = d < fastest ? d : fastest;
     }
-    printf("sort %.1f %.1f\n", (double)total / sorts, (double)(cpu_now() - c0) / sorts);
+    printf("sort %.1f %.1f %.1f\n", (double)total / sorts, (double)(cpu_now() - c0) / sorts,
+           (double)fastest);
 
     total = 0;
+    fastest = UINT64_MAX;
     c0 = cpu_now();
     for (int r = 0; r < 3; r++) {
         uint64_t t0 = now();
         sink = long_spin(88172645463325252ull + (uint64_t)r);
-        total += now() - t0;
+        total += d = now() - t0;
+        fastest = d < fastest ? d : fastest;
     }
-    printf("long %.1f %.1f\n", (double)total / 3, (double)(cpu_now() - c0) / 3);
+    printf("long %.1f %.1f %.1f\n", (double)total / 3, (double)(cpu_now() - c0) / 3, (double)fastest);
 
     tloops = loops;
     sum = 0;
     double csum = 0;
+    best = 1e300;
     for (int r = 0; r < REPS; r++) {
         pthread_barrier_init(&start, NULL, 3);
         pthread_t ids[2];
         for (long i = 0; i < 2; i++) pthread_create(&ids[i], NULL, thread_main, (void *)i);
         c0 = cpu_now();
-        pthread_barrier_wait(&start);
+        /* The clock before the release: read after it, on 2 CPUs this thread could be
+         * scheduled again only after a worker had finished (end before start). */
         uint64_t t0 = now();
+        pthread_barrier_wait(&start);
         for (int i = 0; i < 2; i++) pthread_join(ids[i], NULL);
         uint64_t end = ends[0] > ends[1] ? ends[0] : ends[1];
-        sum += (double)(end - t0) / tloops;
+        sum += x = (double)(end - t0) / tloops;
+        best = x < best ? x : best;
         csum += (double)(cpu_now() - c0) / tloops;
         pthread_barrier_destroy(&start);
     }
-    printf("hash_threads %.1f %.1f\n", sum / REPS, csum / REPS);
+    printf("hash_threads %.1f %.1f %.1f\n", sum / REPS, csum / REPS, best);
     return 0;
 }
