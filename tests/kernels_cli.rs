@@ -810,7 +810,7 @@ fn a_verdict_must_hold_across_invocations() {
     let words = c["words"].as_str().unwrap();
     assert_eq!(c["verdict"], "no-significant-difference", "{words}");
     assert!(
-        words.contains("includes 1") && words.contains("5 vs 5 processes"),
+        words.contains("includes 1") && words.contains("5 vs 5 processes, paired over 5 rounds"),
         "{words}"
     );
     // The p-value is the process-level test's: the paired t on the per-round ratios of the

@@ -93,7 +93,7 @@ pub fn compare(old: &Sessions, new: &Sessions, metric: &str) -> Option<Compariso
         why: Vec::new(),
         words,
         session: None,
-        paired: false,
+        paired_rounds: None,
     })
 }
 

@@ -377,11 +377,11 @@ fn apply_process_level(
         c.ratio_ci_high = high;
         c.confidence = m.confidence;
     }
-    c.paired = m.paired;
+    c.paired = m.paired_rounds.is_some();
     if let (Some(p), Some(q)) = (m.p_value, m.p_adjusted) {
         c.p_value = p;
         c.p_adjusted = q;
-        c.test = if m.paired {
+        c.test = if m.paired_rounds.is_some() {
             PAIRED_TEST.to_string()
         } else {
             test.name().to_string()
@@ -396,10 +396,13 @@ fn apply_process_level(
         Outcome::NoSignificantDifference | Outcome::Inconclusive => (
             "no-significant-difference".to_string(),
             format!(
-                "{names}: no significant difference{WITHHELD}{} ({} vs {} processes)",
+                "{names}: no significant difference{WITHHELD}{} ({} vs {} processes{})",
                 m.why.join("; "),
                 m.old_processes,
-                m.new_processes
+                m.new_processes,
+                m.paired_rounds
+                    .map(|k| format!(", paired over {k} rounds"))
+                    .unwrap_or_default()
             ),
         ),
     };

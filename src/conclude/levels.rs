@@ -266,9 +266,9 @@ pub struct Comparison {
     pub words: String,
     /// How the session level was handled (comparisons across results files only).
     pub session: Option<SessionLevel>,
-    /// Whether the interval and test came from per-round ratios ([`compare_rounds`]); the
-    /// ratio is then their geometric mean.
-    pub paired: bool,
+    /// Over how many rounds the interval and test came from per-round ratios
+    /// ([`compare_rounds`]; the ratio is then their geometric mean); `None` when unpaired.
+    pub paired_rounds: Option<usize>,
 }
 
 /// The process-level statistic: the mean of the per-process values (NaN when there are none).
@@ -660,7 +660,7 @@ fn classify(r: Raw, p_adj: Option<f64>, tested: usize, s: &Settings) -> Comparis
         why: Vec::new(),
         words: String::new(),
         session: level.clone(),
-        paired: paired.is_some(),
+        paired_rounds: paired.map(|(_, k)| k),
     };
     let units = if unit == "session" {
         "sessions"
