@@ -421,8 +421,9 @@ fn pyperf_interpreter_is_named_and_recorded() {
 /// invocations bounded by a 30 s budget. No "faster"/"slower" at α 0.1%: a model that pooled
 /// samples gave verdicts in most sessions here; the process-level model's A/A p-values on this
 /// VM (16 sessions, by hand) fell under 0.01 once and under 0.05 three times (more than the
-/// 0.8 that 5% would give: this VM's two speeds, 2× apart, make rounds heavy-tailed), and at
-/// α 1% the test failed a CI run (1.117×, p 0.0046). The interval on the line agrees with its
+/// 0.8 that 5% would give: here a side can lean one way through a whole session, 10 of 11
+/// rounds, as pytest-benchmark's in docs/native-workers.md), and at α 1% the test failed a CI
+/// run (1.117×, p 0.0046). The interval on the line agrees with its
 /// words, and each side's line says what its "±" is and where the next session is expected.
 #[test]
 fn a_real_suite_against_itself_gets_no_verdict() {
