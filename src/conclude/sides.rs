@@ -270,15 +270,18 @@ pub fn compare(
         .iter()
         .map(|k| full_name(k, Some(&varying)))
         .collect();
+    // Kernels' counts are per loop, measured in invocations; commands' per run.
+    let (per, unit) = if units_seen.iter().all(|u| u == "invocation") {
+        ("loop", "invocation")
+    } else {
+        ("run", "run")
+    };
     let model = match &metric {
         Metric::WallTime => levels::model_line(&units_seen, &records, settings.test),
         Metric::Counter(e) => format!(
-            "{e} per {}; where each side's counts repeat within {}%, a change of {}% or more is a change in work (the interval: the range of the ratios of all {}s); else {}",
-            // Kernels' counts are per loop, measured in invocations; commands' per run.
-            if units_seen.iter().all(|u| u == "invocation") { "loop" } else { "run" },
+            "{e} per {per}; where each side's counts repeat within {}%, a change of {}% or more is a change in work (the interval: the range of the ratios of all {unit}s); else {}",
             super::counts::REPEAT * 100.0,
             super::counts::WORK_CHANGE * 100.0,
-            if units_seen.iter().all(|u| u == "invocation") { "invocation" } else { "run" },
             levels::model_line(&units_seen, &records, settings.test)
         ),
     };

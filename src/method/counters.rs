@@ -46,6 +46,25 @@ pub struct CounterValue {
     pub running: Option<f64>,
 }
 
+impl CounterValue {
+    /// A value Valgrind (or a difference of two of its counts) gave: `counted` where there is
+    /// one, `not-counted` where not; never multiplexed.
+    pub fn exact(event: &str, value: Option<f64>, unit: &str) -> CounterValue {
+        CounterValue {
+            event: event.to_string(),
+            value,
+            unit: unit.to_string(),
+            status: if value.is_some() {
+                "counted"
+            } else {
+                "not-counted"
+            }
+            .into(),
+            running: None,
+        }
+    }
+}
+
 /// Parses the CSV that `perf stat -x,` writes (comment and blank lines skipped; fields
 /// value, unit, event, run time, percentage running, metric value, metric unit).
 pub fn parse_perf_csv(text: &str) -> Vec<CounterValue> {

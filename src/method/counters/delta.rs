@@ -32,18 +32,7 @@ pub fn per_loop(
                 (Some(x), Some(y)) if extra > 0 && y > x => Some((y - x) / extra as f64),
                 _ => None,
             };
-            CounterValue {
-                event: a.event.clone(),
-                value,
-                unit: "per loop".into(),
-                status: if value.is_some() {
-                    "counted"
-                } else {
-                    "not-counted"
-                }
-                .into(),
-                running: None,
-            }
+            CounterValue::exact(&a.event, value, "per loop")
         })
         .collect()
 }

@@ -397,18 +397,7 @@ pub fn values(totals: &[(String, u64)], events: &[String]) -> Vec<CounterValue> 
                     .map(|((accesses, l1), ll)| cycles_estimate(accesses, l1, ll)),
                 _ => None,
             };
-            CounterValue {
-                event: e.clone(),
-                value: value.map(|v| v as f64),
-                unit: String::new(),
-                status: if value.is_some() {
-                    "counted"
-                } else {
-                    "not-counted"
-                }
-                .into(),
-                running: None,
-            }
+            CounterValue::exact(e, value.map(|v| v as f64), "")
         })
         .collect()
 }
