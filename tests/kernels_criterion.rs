@@ -133,7 +133,7 @@ fn a_criterion_suite_built_listed_and_measured() {
 }
 
 /// Two identical builds and a third whose `hash` does three times the work, in one session of
-/// 10 invocations: no verdict between the identical two, and only `hash` slower in the third (a
+/// 12 rounds: no verdict between the identical two, and only `hash` slower in the third (a
 /// large change: this 2-core VM's processes differ by 20-40% under load, and at load 5 twice
 /// the work came out 1.66× [1.23, 2.29] with Holm's p 0.033 over 8 comparisons: withheld).
 #[test]
@@ -157,8 +157,12 @@ fn builds_of_one_criterion_suite_head_to_head() {
         tare()
             .args(["kernels", &w(&a), &w(&b), &w(&slow)])
             .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args(["--stop", "runs >= 10", "-r", "10"])
-            .args(["--alpha", "0.01", "--seed", "26"])
+            .args([
+                "--stop",
+                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
+            ])
+            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
+            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
     );

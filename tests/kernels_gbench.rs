@@ -214,8 +214,8 @@ fn a_google_benchmark_suite_listed_and_measured() {
     assert!(med(1) / med(0) > 3.0, "{} / {}", med(1), med(0));
 }
 
-/// Two identical builds and a third whose BM_hash does twice the work, in one session of 10
-/// invocations: no verdict between the identical two, and only BM_hash slower in the third.
+/// Two identical builds and a third whose BM_hash does twice the work, in one session of 12
+/// rounds: no verdict between the identical two, and only BM_hash slower in the third.
 /// (The change is large: this 2-core VM's processes differ by 20-50% under load, and a test
 /// must hold there; a 25% change was not called in 40 s here, docs/native-workers.md.)
 #[test]
@@ -235,8 +235,12 @@ fn builds_of_one_suite_head_to_head() {
         tare()
             .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
             .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args(["--stop", "runs >= 10", "-r", "10"])
-            .args(["--alpha", "0.01", "--seed", "26"])
+            .args([
+                "--stop",
+                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
+            ])
+            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
+            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
     );

@@ -145,8 +145,12 @@ fn builds_of_one_jmh_suite_head_to_head() {
         tare()
             .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
             .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args(["--stop", "runs >= 10", "-r", "10"])
-            .args(["--alpha", "0.01", "--seed", "26"])
+            .args([
+                "--stop",
+                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
+            ])
+            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
+            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
     );

@@ -131,7 +131,7 @@ fn a_pytest_benchmark_suite_listed_and_measured() {
 }
 
 /// Two identical copies and a third whose `test_hash` does three times the work, in one
-/// session of 10 invocations: no verdict between the identical two, and only `test_hash` slower
+/// session of 12 rounds: no verdict between the identical two, and only `test_hash` slower
 /// in the third. (Python processes here differ by 20-40% under load: a large change.)
 #[test]
 fn copies_of_one_pytest_suite_head_to_head() {
@@ -150,8 +150,12 @@ fn copies_of_one_pytest_suite_head_to_head() {
         tare()
             .args(["kernels", &a, &b, &slow])
             .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args(["--stop", "runs >= 10", "-r", "10"])
-            .args(["--alpha", "0.01", "--seed", "26"])
+            .args([
+                "--stop",
+                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
+            ])
+            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
+            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
     );

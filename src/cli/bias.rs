@@ -1,6 +1,6 @@
 //! `tare bias`: sweep one setup factor (environment size, working-directory path length,
 //! argv[0] length, ASLR) over levels with the others held fixed, each level repeated and the
-//! levels interleaved in shuffled rounds; test whether the factor changes the result
+//! levels interleaved in counterbalanced rounds; test whether the factor changes the result
 //! (Kruskal–Wallis), report the spread it induces, and — for the factors that move the stack —
 //! repeat the sweep with ASLR on (the intervention that breaks the link from the factor to the
 //! stack's alignment, seed 002 §7) to see whether the effect disappears.
@@ -40,7 +40,7 @@ pub struct BiasArgs {
     /// stack offsets within four cache lines), off,on for aslr.
     #[arg(long, value_name = "LEVELS")]
     levels: Option<String>,
-    /// Runs per level (levels interleaved in shuffled rounds).
+    /// Runs per level (levels interleaved in counterbalanced rounds).
     #[arg(long, value_name = "N", default_value_t = 10)]
     repeat: usize,
     /// Unrecorded-in-statistics runs per level before measuring.
@@ -311,7 +311,7 @@ pub fn bias(a: BiasArgs) -> anyhow::Result<i32> {
     let style = a.style.style();
     if style != Style::None {
         eprintln!(
-            "tare bias: {} levels of {}{} × {} runs{}; levels interleaved in shuffled rounds",
+            "tare bias: {} levels of {}{} × {} runs{}; levels interleaved in counterbalanced rounds",
             lv.len(),
             factor.name(),
             if factor == Factor::Aslr {

@@ -21,7 +21,8 @@
 //!   Mann–Whitney, `stats::warmup`) and excluded, saying which;
 //! - **samples** per invocation until the iteration-level stop rule holds (`plan::stop`, over
 //!   this invocation's samples); samples shorter than the clock can resolve are refused;
-//! - **invocations** in rounds: each program once per round in a shuffled order, and inside a
+//! - **invocations** in rounds: each program once per round, counterbalanced (every program in
+//!   every position once per block of rounds, `method::order`), and inside a
 //!   process its kernels in a shuffled order, until the invocation-level rule holds for every
 //!   benchmark (over per-invocation medians), so rounds stay paired. By default the rule
 //!   adapts ([`Adaptive`]): at least 5 processes, more while a benchmark's process-level
@@ -714,6 +715,8 @@ pub fn execute(
     cancel: &AtomicBool,
 ) -> KernelsOutcome {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
+    // Counterbalanced rounds: every program in every position once per block (`order`).
+    let mut rounds = super::order::Rounds::new(plan.programs.len());
     let mut state = vec![
         State {
             loops: plan.loops,
@@ -737,9 +740,7 @@ pub fn execute(
         let round_start = Instant::now();
         // Of this round, what later rounds do not repeat (calibration, linearity).
         let mut once = Duration::ZERO;
-        let mut order: Vec<usize> = (0..plan.programs.len()).collect();
-        order.shuffle(&mut rng);
-        for p in order {
+        for p in rounds.next(&mut rng) {
             let mut mine: Vec<usize> = (0..plan.targets.len())
                 .filter(|&i| plan.targets[i].program == p && !state[i].done)
                 .filter(|&i| state[i].failed.is_none())

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod counters;
 pub mod energy_ratio;
 pub mod kernels;
+pub mod order;
 pub mod planning;
 pub mod stages;
 pub mod success;
@@ -32,7 +33,6 @@ use crate::setup::build::Builds;
 use crate::setup::realize::Workspace;
 use crate::setup::Setup;
 use actions::run_action;
-use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
 use std::cell::RefCell;
@@ -433,13 +433,13 @@ impl Runner<'_> {
         }
         obs.started(benches, None);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.plan.seed);
-        let mut order: Vec<usize> = (0..benches.len()).collect();
+        // Counterbalanced rounds: every command in every position once per block (`order`).
+        let mut rounds = order::Rounds::new(benches.len());
         let started = Instant::now();
         let mut counted = vec![0usize; benches.len()];
         let mut schedule = Schedule::new();
         for round in 0.. {
-            order.shuffle(&mut rng);
-            for &i in &order {
+            for i in rounds.next(&mut rng) {
                 let bp = &self.plan.benchmarks[i];
                 if let Step::Interrupted = self.measure(bp, benches, i, false, Some(round), obs)? {
                     return Ok(Step::Interrupted);

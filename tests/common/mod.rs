@@ -73,3 +73,23 @@ pub fn exported(cmd: &mut Command, export: &std::path::Path) -> (String, serde_j
         .unwrap_or_else(|e| panic!("{}: {e}\n{stdout}", export.display()));
     (stdout, serde_json::from_str(&text).unwrap())
 }
+
+/// The α of the head-to-head tests that run an A/A pair (two identical builds) beside a
+/// changed one in one `tare kernels` session, and assert no verdict on the pair.
+///
+/// A test that asserts "no verdict" at α fails α of the time when tare is right: five such
+/// tests at 0.01 fail about one CI run in twenty, as two recent CI runs did (a 1.117× xxhash
+/// A/A verdict, p 0.0046; a Google Benchmark one). So they ask for 0.001: they still fail when
+/// A/A verdicts come far more often than α (a model that pools iterations gives them in most
+/// sessions), and the changes they must find (2-3×) have Holm p below 1e-4 in 9 rounds on this
+/// VM idle (with a build beside it once 0.0021: hence 12 rounds). How
+/// often A/A verdicts come at α 0.05 is measured over many sessions instead
+/// (bench/native_power.sh, docs/native-workers.md).
+#[allow(dead_code)]
+pub const HEAD_TO_HEAD_ALPHA: &str = "0.001";
+
+/// Rounds of the head-to-head sessions of three programs (a, its copy, the changed one): four
+/// whole blocks, so every program runs first, second and third in a round equally often
+/// (`method::order`).
+#[allow(dead_code)]
+pub const HEAD_TO_HEAD_ROUNDS: &str = "12";
