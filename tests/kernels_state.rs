@@ -90,10 +90,13 @@ fn check(times: &[(String, f64, Vec<String>)], label: &str) {
         assert!(!k.2.iter().any(|k| k == "first-loop"), "{label}: {times:?}");
     }
     // The per-loop shape reports the sort of unsorted data, as the plain loop does (whose copy
-    // of the data costs little beside the sort).
+    // of the data costs little beside the sort). Within a factor of 2.5 either way: this VM
+    // runs at one of two speeds 2x apart for seconds at a time, and a kernel's fastest sample
+    // over five processes was once taken at the slow one (per-loop / plain 0.498, 1 in 10
+    // runs here); the wrong shape, sorted data, is 300x off.
     let r = each.1 / plain.1;
     assert!(
-        (0.5..1.6).contains(&r),
+        (0.4..2.5).contains(&r),
         "{label}: per-loop / plain = {r:.2}: {times:?}"
     );
 }

@@ -139,7 +139,8 @@ pub const FIRST_LOOP_PAIRS: usize = 5;
 
 /// The first-loop check: from calibration's first two steps (`steps`: loops and the first
 /// sample's ns at each), whether a later loop looked [`FIRST_LOOP_RATIO`] times cheaper than
-/// the first; if so, [`FIRST_LOOP_PAIRS`] pairs of samples of 1 and 2 loops (`time(n)`, each
+/// the first (taking one more sample of the second step's loops where the first did not: the
+/// faster of the two); if so, [`FIRST_LOOP_PAIRS`] pairs of samples of 1 and 2 loops (`time(n)`, each
 /// after the kernel's per-sample init) confirm it: the median of time(2)/time(1) under
 /// [`FIRST_LOOP_CONFIRM`]. Returns `[first, later]` ns (the medians of time(1) and of
 /// time(2) less that) where confirmed. A body that sorts in place with its input copied once
@@ -153,9 +154,17 @@ pub fn check_first_loop<E>(
     let (Some(&(1, t1)), Some(&(n2, t2))) = (steps.first(), steps.get(1)) else {
         return Ok(None);
     };
-    let later = (t2 - t1) / (n2.max(2) - 1) as f64;
-    if n2 < 2 || t1 < min_ns || later * FIRST_LOOP_RATIO > t1 {
+    if n2 < 2 || t1 < min_ns {
         return Ok(None);
+    }
+    let later = |t2: f64| (t2 - t1) / (n2 - 1) as f64;
+    if later(t2) * FIRST_LOOP_RATIO > t1 {
+        // One preempted or stolen sample of n2 loops hides the first loop (a CI run here: the
+        // sort's per-sample shape went unnoticed under steal); the screen takes the faster of
+        // two such samples, one more sample of a kernel's first invocation.
+        if later(time(n2)?.min(t2)) * FIRST_LOOP_RATIO > t1 {
+            return Ok(None);
+        }
     }
     let (mut ones, mut twos, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..FIRST_LOOP_PAIRS {
@@ -1924,9 +1933,13 @@ mod tests {
         let (r, asked) = check(&[(1, sort(1)), (16, sort(16))], &sort);
         assert_eq!(r, Some([700_000.0, 4_000.0]));
         assert_eq!(asked, [1, 2, 2, 1, 1, 2, 2, 1, 1, 2]);
-        // A body whose cost is in its loop: not even screened (nothing asked).
+        // A body whose cost is in its loop: screened out by a second sample of 16 loops.
         let linear = |n: u64| 50_000.0 * n as f64;
-        assert_eq!(check(&[(1, 50e3), (16, 800e3)], &linear), (None, vec![]));
+        assert_eq!(check(&[(1, 50e3), (16, 800e3)], &linear), (None, vec![16]));
+        // Calibration's sample of 16 loops preempted for 10 ms: the second one screens it in.
+        let (r, asked) = check(&[(1, sort(1)), (16, sort(16) + 10e6)], &sort);
+        assert_eq!(r, Some([700_000.0, 4_000.0]));
+        assert_eq!(asked[0], 16);
         // Screened by a preempted first sample, not confirmed by the pairs.
         assert_eq!(check(&[(1, 9e6), (16, 800e3)], &linear).0, None);
         // Screened by an interpreted first step, then fast (a JIT): 1.5 µs a sample of one
