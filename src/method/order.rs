@@ -4,8 +4,9 @@
 //! A fresh shuffle every round makes a position's effect (the first process of a round runs
 //! after the stop rule's arithmetic and the result files, a later one right after another
 //! process; a machine that slows within a round) noise *on average over sessions*, but one
-//! session's orders are what they are: with seed 26, 3 programs and 10 rounds, program 0 ran
-//! before program 1 in 8 of the 10 rounds and program 1 last in 6. A position effect then
+//! session's orders are what they are: with seed 26, 3 programs of 5 kernels and 10 rounds (a
+//! head-to-head test's session), program 0 ran before program 1 in 8 of the 10 rounds and
+//! program 1 last in 6. A position effect then
 //! becomes a difference between two identical programs in that session, and the paired test,
 //! which sees only that session's rounds, takes it for one.
 //!

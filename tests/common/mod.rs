@@ -81,8 +81,8 @@ pub fn exported(cmd: &mut Command, export: &std::path::Path) -> (String, serde_j
 /// tests at 0.01 fail about one CI run in twenty, as two recent CI runs did (a 1.117× xxhash
 /// A/A verdict, p 0.0046; a Google Benchmark one). So they ask for 0.001: they still fail when
 /// A/A verdicts come far more often than α (a model that pools iterations gives them in most
-/// sessions), and the changes they must find (2-3×) have Holm p below 1e-4 in 9 rounds on this
-/// VM idle (with a build beside it once 0.0021: hence 12 rounds). How
+/// sessions), and the changes they must find (2-3×) had Holm p of 1.3e-4 or less in 9 rounds on
+/// this VM idle (with a build beside it once 0.0021: hence 12 rounds). How
 /// often A/A verdicts come at α 0.05 is measured over many sessions instead
 /// (bench/native_power.sh, docs/native-workers.md).
 #[allow(dead_code)]
