@@ -225,7 +225,7 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     }
     // Samples of one process are not independent of each other (Kalibera & Jones): the
     // verdict, its interval and its test come from the one process-level model, so the printed
-    // interval is the one the verdict used. Each program runs once a round (in a shuffled
+    // interval is the one the verdict used. Each program runs once a round (in a counterbalanced
     // order), so a kernel's processes in two programs pair by round: where both sides have
     // values in 3 or more common rounds, the interval and the t test are of the per-round
     // ratios of per-invocation means and the ratio is their geometric mean

@@ -330,7 +330,7 @@ pub fn compare(pairs: &[(Groups, Groups)], s: &Settings) -> Vec<Comparison> {
 }
 
 /// Process values of one side keyed by the round they ran in (`tare kernels`: every program
-/// once a round, in a shuffled order).
+/// once a round, in a counterbalanced order, `method::order`).
 pub type ByRound = Vec<(usize, Vec<f64>)>;
 
 /// Least rounds in which both sides have a value for the paired interval and test; with fewer,

@@ -40,7 +40,8 @@ pub struct BenchmarkPlan {
 /// Order of runs when there are several benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
-    /// Round by round, each benchmark once per round, shuffled afresh every round.
+    /// Round by round, each benchmark once per round, counterbalanced over blocks of rounds
+    /// (`method::order`).
     Interleaved,
     /// All runs of one benchmark, then the next.
     Sequential,

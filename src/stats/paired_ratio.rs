@@ -1,5 +1,5 @@
 //! The ratio of two programs measured in the same rounds — one process of each per round, in a
-//! shuffled order, as `tare kernels` runs them — from the per-round log ratios (issue 26).
+//! counterbalanced order, as `tare kernels` runs them — from the per-round log ratios (issue 26).
 //!
 //! Why pair: on a VM whose speed moves in episodes of seconds, the processes of one round share
 //! the machine's state, and most of the spread between processes is that state. An unpaired
@@ -13,8 +13,9 @@
 //! than Welch (0–4%, 6–20 rounds). See docs/statistics.md.
 //!
 //! What pairing assumes: rounds independent of each other given the machine's state — the
-//! order inside a round is shuffled, so a state that favours whichever side runs first or last
-//! does not favour one program.
+//! order inside a round is counterbalanced (every program in every position equally often,
+//! `method::order`), so a state that favours whichever side runs first or last does not favour
+//! one program.
 //!
 //! The statistic: `d = ln(new) − ln(old)` per round; the ratio `exp(mean d)` (the geometric
 //! mean of the per-round ratios), Student's t with `n − 1` degrees of freedom on `d`, the

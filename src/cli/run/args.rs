@@ -68,7 +68,7 @@ pub struct RunArgs {
     /// Let a --stop rule run without the --max-runs / --time-budget caps (until it holds or Ctrl-C).
     #[arg(long, requires = "stop")]
     pub(super) no_cap: bool,
-    /// Order of runs with several commands: interleaved rounds (shuffled each round) or sequential.
+    /// Order of runs with several commands: interleaved rounds (each command in every position of a round equally often) or sequential.
     #[arg(long, value_enum, default_value_t = OrderArg::Interleaved)]
     pub(super) order: OrderArg,
     /// Seed for the run order (and resampling); recorded in the results. Random by default.
