@@ -109,8 +109,15 @@ fn compares_implementations_head_to_head() {
         let runs = b["runs"].as_array().unwrap();
         for r in runs {
             let s = &r["extra"]["sample"];
-            assert_eq!(s["loops"].as_u64().unwrap(), loops);
-            let per = s["ns"].as_f64().unwrap() / loops as f64 * 1e-9;
+            // Its first process runs the loops it calibrated; later ones the loops the two
+            // programs of the kernel share (the larger, `method::kernels::share_loops`).
+            let own = s["loops"].as_u64().unwrap();
+            if s["invocation"] == 0 {
+                assert!(own <= loops, "{own} > {loops}");
+            } else {
+                assert_eq!(own, loops);
+            }
+            let per = s["ns"].as_f64().unwrap() / own as f64 * 1e-9;
             assert!((r["wall_time"].as_f64().unwrap() - per).abs() <= 1e-12 * per.max(1.0));
             assert!(s["ns"].as_f64().unwrap() >= 1e6 * 0.5, "samples ≈ ≥ 1 ms");
         }
@@ -864,6 +871,63 @@ fn a_level_the_whole_round_shares_cancels() {
         line.contains(&format!("[{lo:.3}, {hi:.3}] slower")),
         "{stdout}"
     );
+}
+
+/// The programs of one kernel calibrate alone in their first process, at whatever speed the
+/// machine had then; from the next round on they run the same loops per sample (the larger),
+/// so that a cost each sample carries (a harness's bookkeeping between rounds) weighs alike on
+/// both sides. Programs more than 4× apart keep their own loops.
+#[test]
+fn programs_of_one_kernel_run_the_same_loops_after_the_first_round() {
+    let session = |scale: &str| -> Vec<(Vec<u64>, u64)> {
+        let dir = tempfile::tempdir().unwrap();
+        let j = dir.path().join("k.json");
+        let prog = |name: &str, scale: &str| {
+            format!(
+                "env FAKE_LEVEL_FILE={} FAKE_SCALE={scale} python3 {FAKE}",
+                dir.path().join(name).display()
+            )
+        };
+        let (_, v) = common::exported(
+            tare()
+                .args(["kernels", &prog("a", "1"), &prog("b", scale)])
+                .args(["-n", "fast", "-n", "slow", "--filter", "^levels$"])
+                .args(["--invocations", "3", "--stop", "runs >= 5"])
+                .args(["--sample-time", "1ms", "--seed", "7"])
+                .args(["--export-json", j.to_str().unwrap()]),
+            &j,
+        );
+        // Per program: the loops of its counted samples in each process, and the kernel's.
+        v["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let mut per: Vec<u64> = vec![0; 3];
+                for r in b["runs"].as_array().unwrap() {
+                    let s = &r["extra"]["sample"];
+                    if r["warmup"] != true {
+                        per[s["invocation"].as_u64().unwrap() as usize] =
+                            s["loops"].as_u64().unwrap();
+                    }
+                }
+                (per, b["extra"]["kernel"]["loops"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    // 2.5× slower: calibrated apart, then the fast one's loops on both.
+    let s = session("2.5");
+    let ((fast, fast_k), (slow, slow_k)) = (&s[0], &s[1]);
+    assert!(fast[0] > slow[0] * 2, "calibrated alone: {fast:?} {slow:?}");
+    assert_eq!(fast[1..], slow[1..], "{fast:?} {slow:?}");
+    assert_eq!(slow[1], fast[0], "{fast:?} {slow:?}");
+    assert_eq!((fast_k, slow_k), (&fast[0], &fast[0]));
+    // 10× slower: each keeps its own.
+    let s = session("10");
+    let ((fast, _), (slow, _)) = (&s[0], &s[1]);
+    assert!(fast[0] > slow[0] * 4, "{fast:?} {slow:?}");
+    assert_eq!(fast[2], fast[0], "{fast:?}");
+    assert_eq!(slow[2], slow[0], "{slow:?}");
 }
 
 /// Invocations adapt when no count is given: at least 5 processes, more while the processes'

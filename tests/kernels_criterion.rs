@@ -151,42 +151,6 @@ fn builds_of_one_criterion_suite_head_to_head() {
     std::fs::copy(cache.join("suite-a"), &b).unwrap();
     std::fs::copy(cache.join("suite-slow"), &slow).unwrap();
     let _turn = take_turn();
-    let j = d.path().join("h.json");
     let w = |p: &PathBuf| worker(p.to_str().unwrap());
-    let (stdout, v) = common::exported(
-        tare()
-            .args(["kernels", &w(&a), &w(&b), &w(&slow)])
-            .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args([
-                "--stop",
-                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
-            ])
-            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
-            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
-            .args(["--export-json", j.to_str().unwrap()]),
-        &j,
-    );
-    let cs = v["comparisons"].as_array().unwrap();
-    assert_eq!(cs.len(), 8, "{cs:?}");
-    for c in cs {
-        let verdict = c["verdict"].as_str().unwrap();
-        let cand = c["candidate_name"].as_str().unwrap();
-        if cand == "hash/slow" {
-            assert_eq!(verdict, "slower", "{c}\n{stdout}");
-            let r = c["ratio"].as_f64().unwrap();
-            assert!(r > 1.8 && r < 5.0, "{r}");
-        } else {
-            assert!(
-                verdict != "faster" && verdict != "slower",
-                "{cand}: {c}\n{stdout}"
-            );
-        }
-    }
-    let suites = v["extra"]["suites"].as_array().unwrap();
-    assert_eq!(suites.len(), 2, "{suites:?}");
-    for s in suites {
-        let slower = if s["candidate"] == "slow" { 1 } else { 0 };
-        assert_eq!(s["slower"], slower, "{s}");
-        assert_eq!(s["faster"], 0, "{s}");
-    }
+    common::head_to_head([&w(&a), &w(&b), &w(&slow)], d.path(), 4, "hash", 1.8..5.0);
 }

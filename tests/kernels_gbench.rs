@@ -230,44 +230,11 @@ fn builds_of_one_suite_head_to_head() {
     let b = dir.path().join("b");
     std::fs::copy(&a, &b).unwrap();
     let _turn = take_turn();
-    let j = dir.path().join("h.json");
-    let (stdout, v) = common::exported(
-        tare()
-            .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
-            .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args([
-                "--stop",
-                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
-            ])
-            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
-            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
-            .args(["--export-json", j.to_str().unwrap()]),
-        &j,
+    common::head_to_head(
+        [&worker(&a), &worker(&b), &worker(&slow)],
+        dir.path(),
+        5,
+        "BM_hash",
+        1.4..3.0,
     );
-    let cs = v["comparisons"].as_array().unwrap();
-    assert_eq!(cs.len(), 10, "{cs:?}");
-    // The suite lines: b within noise everywhere, slow with its one slower benchmark.
-    let suites = v["extra"]["suites"].as_array().unwrap();
-    assert_eq!(suites.len(), 2, "{suites:?}");
-    for s in suites {
-        let line = s["line"].as_str().unwrap();
-        assert!(stdout.contains(line), "{line}\n{stdout}");
-        assert_eq!(s["benchmarks"], 5, "{line}");
-        assert_eq!(s["faster"], 0, "{line}");
-        let slower = if s["candidate"] == "slow" { 1 } else { 0 };
-        assert_eq!(s["slower"], slower, "{line}");
-        assert!(line.contains("; geometric mean "), "{line}");
-    }
-    for c in cs {
-        let verdict = c["verdict"].as_str().unwrap();
-        let cand = c["candidate_name"].as_str().unwrap();
-        let decided = verdict == "faster" || verdict == "slower";
-        if cand == "BM_hash/slow" {
-            assert_eq!(verdict, "slower", "{c}\n{stdout}");
-            let r = c["ratio"].as_f64().unwrap();
-            assert!(r > 1.4 && r < 3.0, "{r}");
-        } else {
-            assert!(!decided, "{cand}: {c}\n{stdout}");
-        }
-    }
 }

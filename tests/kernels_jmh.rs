@@ -140,36 +140,11 @@ fn builds_of_one_jmh_suite_head_to_head() {
     std::fs::copy(cache.join("a.jar"), &b).unwrap();
     std::fs::copy(cache.join("slow.jar"), &slow).unwrap();
     let _turn = take_turn();
-    let j = d.path().join("h.json");
-    let (stdout, v) = common::exported(
-        tare()
-            .args(["kernels", &worker(&a), &worker(&b), &worker(&slow)])
-            .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args([
-                "--stop",
-                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
-            ])
-            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
-            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
-            .args(["--export-json", j.to_str().unwrap()]),
-        &j,
+    common::head_to_head(
+        [&worker(&a), &worker(&b), &worker(&slow)],
+        d.path(),
+        4,
+        "SuiteBench.hash",
+        1.4..3.0,
     );
-    let cs = v["comparisons"].as_array().unwrap();
-    assert_eq!(cs.len(), 8, "{cs:?}");
-    for c in cs {
-        let verdict = c["verdict"].as_str().unwrap();
-        let cand = c["candidate_name"].as_str().unwrap();
-        if cand == "SuiteBench.hash/slow" {
-            assert_eq!(verdict, "slower", "{c}\n{stdout}");
-            let r = c["ratio"].as_f64().unwrap();
-            assert!(r > 1.4 && r < 3.0, "{r}");
-        } else {
-            assert!(
-                verdict != "faster" && verdict != "slower",
-                "{cand}: {c}\n{stdout}"
-            );
-        }
-    }
-    let suites = v["extra"]["suites"].as_array().unwrap();
-    assert_eq!(suites.len(), 2, "{suites:?}");
 }

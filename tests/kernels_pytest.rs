@@ -145,38 +145,7 @@ fn copies_of_one_pytest_suite_head_to_head() {
         suite(dir.path(), "b", 0),
         suite(dir.path(), "slow", 200),
     );
-    let j = dir.path().join("h.json");
-    let (stdout, v) = common::exported(
-        tare()
-            .args(["kernels", &a, &b, &slow])
-            .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args([
-                "--stop",
-                &format!("runs >= {}", common::HEAD_TO_HEAD_ROUNDS),
-            ])
-            .args(["-r", common::HEAD_TO_HEAD_ROUNDS])
-            .args(["--alpha", common::HEAD_TO_HEAD_ALPHA, "--seed", "26"])
-            .args(["--export-json", j.to_str().unwrap()]),
-        &j,
-    );
-    let cs = v["comparisons"].as_array().unwrap();
-    assert_eq!(cs.len(), 8, "{cs:?}");
-    for c in cs {
-        let verdict = c["verdict"].as_str().unwrap();
-        let cand = c["candidate_name"].as_str().unwrap();
-        if cand == "test_hash/slow" {
-            assert_eq!(verdict, "slower", "{c}\n{stdout}");
-            let r = c["ratio"].as_f64().unwrap();
-            assert!(r > 1.8 && r < 5.0, "{r}");
-        } else {
-            assert!(
-                verdict != "faster" && verdict != "slower",
-                "{cand}: {c}\n{stdout}"
-            );
-        }
-    }
-    let suites = v["extra"]["suites"].as_array().unwrap();
-    assert_eq!(suites.len(), 2, "{suites:?}");
+    common::head_to_head([&a, &b, &slow], dir.path(), 4, "test_hash", 1.8..5.0);
     // Each invocation's pytest is gone with it.
     let left = std::fs::read_dir("/proc")
         .unwrap()

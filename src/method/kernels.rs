@@ -6,10 +6,12 @@
 //! benchmark (a kernel, its parameters, one program):
 //!
 //! - **calibration** (first invocation): loops per sample grow from 1 until one sample lasts at
-//!   least `max(1000 × clock resolution, 100 × clock read cost, --sample-time)`; the same loops
-//!   are used in every later invocation, so samples are comparable; at 2^20 loops or more a
-//!   sample implying under 0.01 ns a loop ends it (the body was optimized away: that kernel
-//!   fails, saying so, rather than climbing to 2^40 loops);
+//!   least `max(1000 × clock resolution, 100 × clock read cost, --sample-time)`; at 2^20 loops
+//!   or more a sample implying under 0.01 ns a loop ends it (the body was optimized away: that
+//!   kernel fails, saying so, rather than climbing to 2^40 loops). From the next round on, the
+//!   programs of one kernel run the same loops per sample, the larger of their calibrations
+//!   ([`share_loops`]), kept in every later invocation, so samples are comparable within a
+//!   program and between programs;
 //! - **linearity** (first invocation): N and 2N loops alternated in pairs, each pair's
 //!   time(2N)/time(N) a ratio (the two samples are next to each other in time, so a machine's
 //!   slow phase or speed mode hits both); 6 to 16 pairs, until the 95% interval of the median
@@ -931,6 +933,7 @@ pub fn execute(
                 }
             }
         }
+        share_loops(&plan.targets, &mut state);
         // Invocation-level rule, checked once per round so rounds stay paired.
         if let Some(ad) = &plan.adaptive {
             use crate::conclude::kernels::{inconclusive, process_spread};
@@ -1029,6 +1032,46 @@ pub fn execute(
         }
     }
     KernelsOutcome::Complete
+}
+
+/// How far apart (a factor) the loops calibrated for one kernel in different programs may be
+/// and still be made one (the larger): beyond it the programs differ more than a machine's
+/// speed modes make calibrations differ (2× on the VM the tests run on), and the slower
+/// program's samples would last that many times longer than it needs.
+pub const SHARED_LOOPS_WITHIN: u64 = 4;
+
+/// Gives the programs of one kernel (its name and parameters) the same loops per sample: the
+/// largest any of them calibrated, where every one has calibrated and they are within
+/// [`SHARED_LOOPS_WITHIN`] of each other; called after each round (a JIT's warm-up may raise
+/// one program's loops in a later process).
+///
+/// Each program's first invocation calibrates alone, at whatever speed the machine had then:
+/// on a VM with two speeds 2× apart, two identical pytest-benchmark suites got loop counts up to
+/// 2× apart, kept for the whole session. A cost each sample carries whatever its loops (a
+/// harness's bookkeeping between rounds, caches it leaves cold) then weighs more per loop on
+/// the side with fewer: in one pytest-benchmark process, samples of 200 loops against 100,
+/// alternated, were 1.9% ± 0.8% (`test_sort`) and 2.9% ± 1.2% (`test_sum[4096]`) faster per
+/// loop (32 processes; docs/native-workers.md), a difference of the two sides' settings that
+/// pairing by round cannot cancel. Samples of the same loops carry the same share of it.
+fn share_loops(targets: &[Target], state: &mut [State]) {
+    let mut groups: BTreeMap<(&str, &BTreeMap<String, String>), Vec<usize>> = BTreeMap::new();
+    for (i, t) in targets.iter().enumerate() {
+        if state[i].failed.is_none() {
+            groups.entry((&t.kernel, &t.params)).or_default().push(i);
+        }
+    }
+    for members in groups.values().filter(|m| m.len() > 1) {
+        let loops: Option<Vec<u64>> = members.iter().map(|&i| state[i].loops).collect();
+        let Some(loops) = loops else { continue };
+        let (lo, hi) = (loops.iter().min().copied(), loops.iter().max().copied());
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if hi > lo && hi <= lo.saturating_mul(SHARED_LOOPS_WITHIN) {
+                for &i in members {
+                    state[i].loops = Some(hi);
+                }
+            }
+        }
+    }
 }
 
 /// The time the next round is expected to take: the slowest of the rounds after the first
@@ -1712,6 +1755,68 @@ mod tests {
     use super::*;
     use crate::exec::worker::{KernelInfo, ParamInfo};
     use crate::plan::command::Parameter;
+
+    #[test]
+    fn programs_of_one_kernel_share_the_larger_loops_within_a_factor() {
+        let t = |kernel: &str, n: &str, program: usize| Target {
+            kernel: kernel.into(),
+            params: [("n".to_string(), n.to_string())].into(),
+            program,
+        };
+        let targets = [
+            t("sort", "1", 0),
+            t("sort", "1", 1),
+            t("sort", "2", 0),
+            t("sort", "2", 1),
+            t("hash", "1", 0),
+            t("hash", "1", 1),
+            t("sum", "1", 0),
+            t("sum", "1", 1),
+            t("sum", "1", 2),
+        ];
+        let with = |loops: &[Option<u64>]| -> Vec<State> {
+            loops
+                .iter()
+                .map(|&l| State {
+                    loops: l,
+                    ..State::default()
+                })
+                .collect()
+        };
+        let loops = |s: &[State]| s.iter().map(|s| s.loops).collect::<Vec<_>>();
+        // sort n=1: 2× apart, both take 200; sort n=2 (other parameters): 4× apart, the limit,
+        // shared; hash: 5× apart, kept; sum: one program not calibrated yet, kept.
+        let mut s = with(&[
+            Some(100),
+            Some(200),
+            Some(50),
+            Some(200),
+            Some(10),
+            Some(50),
+            Some(7),
+            None,
+            Some(9),
+        ]);
+        share_loops(&targets, &mut s);
+        assert_eq!(
+            loops(&s),
+            [
+                Some(200),
+                Some(200),
+                Some(200),
+                Some(200),
+                Some(10),
+                Some(50),
+                Some(7),
+                None,
+                Some(9)
+            ]
+        );
+        // A failed program is left out of its kernel's group.
+        s[7].failed = Some("crashed".into());
+        share_loops(&targets, &mut s);
+        assert_eq!(loops(&s)[6..], [Some(9), None, Some(9)]);
+    }
 
     #[test]
     fn the_next_round_is_forecast_from_the_slowest_after_the_first() {

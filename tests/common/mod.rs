@@ -85,11 +85,71 @@ pub fn exported(cmd: &mut Command, export: &std::path::Path) -> (String, serde_j
 /// this VM idle (with a build beside it once 0.0021: hence 12 rounds). How
 /// often A/A verdicts come at α 0.05 is measured over many sessions instead
 /// (bench/native_power.sh, docs/native-workers.md).
-#[allow(dead_code)]
 pub const HEAD_TO_HEAD_ALPHA: &str = "0.001";
 
 /// Rounds of the head-to-head sessions of three programs (a, its copy, the changed one): four
 /// whole blocks, so every program runs first, second and third in a round equally often
 /// (`method::order`).
-#[allow(dead_code)]
 pub const HEAD_TO_HEAD_ROUNDS: &str = "12";
+
+/// One head-to-head session of a harness's suite: `workers` are the worker commands of build
+/// `a`, an identical copy `b` and a build `slow` whose kernel `changed` does more work, run as
+/// one `tare kernels` session of [`HEAD_TO_HEAD_ROUNDS`] rounds at [`HEAD_TO_HEAD_ALPHA`] (seed
+/// 26), its export written into `dir`. Asserts what the harness tests share: a comparison per
+/// kernel and candidate (`kernels` a build); `changed` called slower in `slow` with its ratio
+/// within `ratio`; no verdict anywhere else (the A/A pair above all); and a printed suite line
+/// per candidate with one slower benchmark for `slow`, none for `b`, none faster. Returns
+/// stdout and the export, for what a harness checks besides.
+pub fn head_to_head(
+    workers: [&str; 3],
+    dir: &std::path::Path,
+    kernels: usize,
+    changed: &str,
+    ratio: std::ops::Range<f64>,
+) -> (String, serde_json::Value) {
+    let j = dir.join("head-to-head.json");
+    let (stdout, v) = exported(
+        tare()
+            .arg("kernels")
+            .args(workers)
+            .args(["-n", "a", "-n", "b", "-n", "slow"])
+            .args(["--stop", &format!("runs >= {HEAD_TO_HEAD_ROUNDS}")])
+            .args(["-r", HEAD_TO_HEAD_ROUNDS])
+            .args(["--alpha", HEAD_TO_HEAD_ALPHA, "--seed", "26"])
+            .args(["--export-json", j.to_str().unwrap()]),
+        &j,
+    );
+    let cs = v["comparisons"].as_array().unwrap();
+    assert_eq!(cs.len(), 2 * kernels, "{cs:?}");
+    let slow = format!("{changed}/slow");
+    assert!(
+        cs.iter().any(|c| c["candidate_name"] == slow.as_str()),
+        "no comparison of {slow}: {cs:?}"
+    );
+    for c in cs {
+        let verdict = c["verdict"].as_str().unwrap();
+        let cand = c["candidate_name"].as_str().unwrap();
+        if cand == slow {
+            assert_eq!(verdict, "slower", "{c}\n{stdout}");
+            let r = c["ratio"].as_f64().unwrap();
+            assert!(ratio.contains(&r), "{cand}: {r} outside {ratio:?}");
+        } else {
+            assert!(
+                verdict != "faster" && verdict != "slower",
+                "{cand}: {c}\n{stdout}"
+            );
+        }
+    }
+    let suites = v["extra"]["suites"].as_array().unwrap();
+    assert_eq!(suites.len(), 2, "{suites:?}");
+    for s in suites {
+        let line = s["line"].as_str().unwrap();
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+        assert_eq!(s["benchmarks"], kernels, "{line}");
+        assert_eq!(s["faster"], 0, "{line}");
+        let slower = if s["candidate"] == "slow" { 1 } else { 0 };
+        assert_eq!(s["slower"], slower, "{line}");
+        assert!(line.contains("; geometric mean "), "{line}");
+    }
+    (stdout, v)
+}
