@@ -775,6 +775,11 @@ fn actions_and_meters_at_their_stages() {
 /// first, each process at a level of (0.9, 1.0, 1.1) in turn; the second program's levels
 /// `offset` steps later. Its stdout and export.
 fn levels_session(offset: usize, invocations: usize) -> (String, Value) {
+    levels_run("1.04", offset, invocations, 20)
+}
+
+/// [`levels_session`] with the second program `scale`× the first and `samples` a process.
+fn levels_run(scale: &str, offset: usize, invocations: usize, samples: usize) -> (String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("k.json");
     let prog = |name: &str, scale: &str| {
@@ -786,17 +791,11 @@ fn levels_session(offset: usize, invocations: usize) -> (String, Value) {
     std::fs::write(dir.path().join("b"), offset.to_string()).unwrap();
     common::exported(
         tare()
-            .args(["kernels", &prog("a", "1"), &prog("b", "1.04")])
+            .args(["kernels", &prog("a", "1"), &prog("b", scale)])
             .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
             .args(["--invocations", &invocations.to_string()])
-            .args([
-                "--stop",
-                "runs >= 20",
-                "--sample-time",
-                "1ms",
-                "--seed",
-                "7",
-            ])
+            .args(["--stop", &format!("runs >= {samples}")])
+            .args(["--sample-time", "1ms", "--seed", "7"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
     )
@@ -880,23 +879,7 @@ fn a_level_the_whole_round_shares_cancels() {
 #[test]
 fn programs_of_one_kernel_run_the_same_loops_after_the_first_round() {
     let session = |scale: &str| -> Vec<(Vec<u64>, u64)> {
-        let dir = tempfile::tempdir().unwrap();
-        let j = dir.path().join("k.json");
-        let prog = |name: &str, scale: &str| {
-            format!(
-                "env FAKE_LEVEL_FILE={} FAKE_SCALE={scale} python3 {FAKE}",
-                dir.path().join(name).display()
-            )
-        };
-        let (_, v) = common::exported(
-            tare()
-                .args(["kernels", &prog("a", "1"), &prog("b", scale)])
-                .args(["-n", "fast", "-n", "slow", "--filter", "^levels$"])
-                .args(["--invocations", "3", "--stop", "runs >= 5"])
-                .args(["--sample-time", "1ms", "--seed", "7"])
-                .args(["--export-json", j.to_str().unwrap()]),
-            &j,
-        );
+        let (_, v) = levels_run(scale, 0, 3, 5);
         // Per program: the loops of its counted samples in each process, and the kernel's.
         v["benchmarks"]
             .as_array()
