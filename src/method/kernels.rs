@@ -933,7 +933,9 @@ pub fn execute(
                 }
             }
         }
-        share_loops(&plan.targets, &mut state);
+        if plan.counters.is_none() {
+            share_loops(&plan.targets, &mut state);
+        }
         // Invocation-level rule, checked once per round so rounds stay paired.
         if let Some(ad) = &plan.adaptive {
             use crate::conclude::kernels::{inconclusive, process_spread};
@@ -1053,6 +1055,12 @@ pub const SHARED_LOOPS_WITHIN: u64 = 4;
 /// alternated, were 1.9% ± 0.8% (`test_sort`) and 2.9% ± 1.2% (`test_sum[4096]`) faster per
 /// loop (32 processes; docs/native-workers.md), a difference of the two sides' settings that
 /// pairing by round cannot cancel. Samples of the same loops carry the same share of it.
+///
+/// Not with `--counters`: a program's counts per loop agree exactly between its invocations
+/// only at one loop count (a sample's fixed instructions are spread over its loops: the C++
+/// blur counted 186,824 a loop in its first process and 186,495 at the loops shared after it;
+/// a JS worker counted by difference, 155,548 and 170,997), and counts do not move with the
+/// machine's speed, which is what made calibrations differ.
 fn share_loops(targets: &[Target], state: &mut [State]) {
     let mut groups: BTreeMap<(&str, &BTreeMap<String, String>), Vec<usize>> = BTreeMap::new();
     for (i, t) in targets.iter().enumerate() {
