@@ -1051,10 +1051,11 @@ pub const SHARED_LOOPS_WITHIN: u64 = 4;
 /// on a VM with two speeds 2× apart, two identical pytest-benchmark suites got loop counts up to
 /// 2× apart, kept for the whole session. A cost each sample carries whatever its loops (a
 /// harness's bookkeeping between rounds, caches it leaves cold) then weighs more per loop on
-/// the side with fewer: in one pytest-benchmark process, samples of 200 loops against 100,
-/// alternated, were 1.9% ± 0.8% (`test_sort`) and 2.9% ± 1.2% (`test_sum[4096]`) faster per
-/// loop (32 processes; docs/native-workers.md), a difference of the two sides' settings that
-/// pairing by round cannot cancel. Samples of the same loops carry the same share of it.
+/// the side with fewer: in pytest-benchmark processes, samples of 200 loops alternated with
+/// samples of 100 were 3.4% ± 1.0% faster per loop for `test_sum[4096]` (32 processes,
+/// `bench/loops_per_sample.py`; docs/native-workers.md), a difference of the two sides'
+/// settings that pairing by round cannot cancel. Samples of the same loops carry the same
+/// share of it.
 ///
 /// Not with `--counters`: a program's counts per loop agree exactly between its invocations
 /// only at one loop count (a sample's fixed instructions are spread over its loops: the C++
