@@ -1072,12 +1072,12 @@ fn share_loops(targets: &[Target], state: &mut [State]) {
     for members in groups.values().filter(|m| m.len() > 1) {
         let loops: Option<Vec<u64>> = members.iter().map(|&i| state[i].loops).collect();
         let Some(loops) = loops else { continue };
-        let (lo, hi) = (loops.iter().min().copied(), loops.iter().max().copied());
-        if let (Some(lo), Some(hi)) = (lo, hi) {
-            if hi > lo && hi <= lo.saturating_mul(SHARED_LOOPS_WITHIN) {
-                for &i in members {
-                    state[i].loops = Some(hi);
-                }
+        let (Some(&lo), Some(&hi)) = (loops.iter().min(), loops.iter().max()) else {
+            continue;
+        };
+        if hi > lo && hi <= lo.saturating_mul(SHARED_LOOPS_WITHIN) {
+            for &i in members {
+                state[i].loops = Some(hi);
             }
         }
     }
