@@ -539,7 +539,7 @@ typedef struct {
     char in[TARE_MAX_LINE + 1];
     size_t in_len;
     int skipping; /* discarding the rest of an over-long line */
-    char out[TARE_MAX_LINE + 1];
+    char out[TARE_MAX_LINE + 16]; /* one line, and room for a `done` sent with the last sample */
     size_t out_len;
 } conn;
 
@@ -601,6 +601,16 @@ static void line_u64(conn *c, const char *key, uint64_t v) {
 
 static int line_end(conn *c) {
     c->out[c->out_len++] = '\n';
+    int rc = write_all(c->fd, c->out, c->out_len);
+    c->out_len = 0;
+    return rc;
+}
+
+/* Ends the line and sends it with a `done` line after it, in one write: the last sample of a
+ * run and its `done` reach tare together (one send, one wake-up of tare, not two). */
+static int line_end_done(conn *c) {
+    memcpy(c->out + c->out_len, "\ndone\n", 6);
+    c->out_len += 6;
     int rc = write_all(c->fd, c->out, c->out_len);
     c->out_len = 0;
     return rc;
@@ -782,9 +792,10 @@ static int handle_run(conn *c, tare_ctx *ctx, const message *m) {
             snprintf(key, sizeof key, "m.%s", ctx->metric_names[i]);
             line_num(c, key, ctx->metric_values[i]);
         }
-        if (line_end(c)) return -1;
+        /* Each sample is sent as soon as it is measured; the last one carries the `done`. */
+        if (r + 1 < reps ? line_end(c) : line_end_done(c)) return -1;
     }
-    return send_simple(c, "done");
+    return 0;
 }
 
 static int handle_teardown(conn *c, tare_ctx *ctx) {

@@ -255,6 +255,23 @@ static void test_protocol(const char *exe) {
     l = next(&w);
     CHECK(starts(l, "error message=") && strstr(S(get(l, "message")), "ran 2 times"), "teardown failure: %s", S(l));
 
+    /* the last sample and its done come in one write: one read gets both */
+    say(&w, "setup kernel=body p.expect=1\n");
+    expect(&w, "ok", "setup body");
+    CHECK(w.len == 0, "nothing pending before the run (%zu bytes)", w.len);
+    say(&w, "run loops=1 reps=1\n");
+    {
+        struct pollfd p = {w.fd, POLLIN, 0};
+        ssize_t r = poll(&p, 1, 10000) > 0 ? read(w.fd, w.buf, sizeof w.buf) : -1;
+        w.len = r > 0 ? (size_t)r : 0;
+        CHECK(r > 6 && starts(w.buf, "sample loops=1 ") && memcmp(w.buf + r - 6, "\ndone\n", 6) == 0,
+              "one read of the reply: '%.*s'", (int)w.len, w.buf);
+    }
+    expect(&w, "sample loops=1 ", "body sample");
+    expect(&w, "done", "body run");
+    say(&w, "teardown\n");
+    expect(&w, "ok", "teardown body");
+
     /* parameters are decoded (upper and lowercase hex) and converted */
     say(&w, "setup kernel=params p.text=a%20b%3d%C3%A9 p.num=2.5e-3\nrun loops=1 reps=1\n");
     expect(&w, "ok", "setup params");

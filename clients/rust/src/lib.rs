@@ -816,29 +816,39 @@ impl Worker {
             (Ok(l), Ok(r)) => (l, r),
             (Err(e), _) | (_, Err(e)) => return out.write_all(error_line(&e).as_bytes()),
         };
-        for _ in 0..reps {
-            let mut sample = Sample::default();
+        use std::fmt::Write as _;
+        let mut sample = Sample::default();
+        let mut text = String::with_capacity(128);
+        for r in 0..reps {
+            sample.metrics.clear();
             let (ns, cpu) = match self.kernels[a.index].rep(loops, &mut sample) {
                 Ok(r) => r,
                 Err(e) => return out.write_all(error_line(&e).as_bytes()),
             };
-            let mut text = format!("sample loops={loops} ns={ns}");
+            // Writing into a String cannot fail.
+            text.clear();
+            let _ = write!(text, "sample loops={loops} ns={ns}");
             if let Some(cpu) = cpu {
-                text.push_str(&format!(" cpu_ns={cpu}"));
+                let _ = write!(text, " cpu_ns={cpu}");
             }
             if a.bytes_per_loop > 0.0 {
-                text.push_str(&format!(" bytes={}", number(a.bytes_per_loop * loops as f64)));
+                let _ = write!(text, " bytes={}", number(a.bytes_per_loop * loops as f64));
             }
             if a.items_per_loop > 0.0 {
-                text.push_str(&format!(" items={}", number(a.items_per_loop * loops as f64)));
+                let _ = write!(text, " items={}", number(a.items_per_loop * loops as f64));
             }
             for (k, v) in &sample.metrics {
-                text.push_str(&format!(" m.{k}={}", percent_encode(number(*v).as_bytes())));
+                let _ = write!(text, " m.{k}={}", percent_encode(number(*v).as_bytes()));
             }
             text.push('\n');
+            // Each sample is sent as soon as it is measured; the last one carries the `done`,
+            // in the same write (one send, one wake-up of tare, not two).
+            if r + 1 == reps {
+                text.push_str("done\n");
+            }
             out.write_all(text.as_bytes())?;
         }
-        out.write_all(b"done\n")
+        Ok(())
     }
 
     fn standalone(&mut self, args: &[String]) -> Result<(), String> {

@@ -254,6 +254,26 @@ fn body_runs_exactly_loops_times_reps() {
 }
 
 #[test]
+fn the_last_sample_and_done_come_in_one_write() {
+    use std::io::Read;
+    let mut w = Worker::start("test_worker");
+    w.skip_hello();
+    w.say("setup kernel=body p.expect=1\n");
+    assert_eq!(w.next(), "ok");
+    assert!(w.lines.buffer().is_empty(), "nothing pending before the run");
+    w.say("run loops=1 reps=1\n");
+    let mut buf = vec![0u8; 4096];
+    let n = w.lines.get_mut().read(&mut buf).unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]).to_string();
+    assert!(
+        text.starts_with("sample loops=1 ") && text.ends_with("\ndone\n") && text.lines().count() == 2,
+        "one read of the reply: {text:?}"
+    );
+    w.say("teardown\n");
+    assert_eq!(w.next(), "ok");
+}
+
+#[test]
 fn per_loop_input_is_fresh_for_every_loop() {
     let mut w = Worker::start("test_worker");
     w.skip_hello();
