@@ -15,6 +15,9 @@ pub struct MachineArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// How long to time each CPU's speed (a short loop pinned on each CPU in turn); 0 skips it.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::units::parse_duration_or_zero)]
+    speed_time: std::time::Duration,
 }
 
 #[derive(Subcommand, Debug)]
@@ -51,7 +54,15 @@ pub fn machine(a: MachineArgs) -> anyhow::Result<i32> {
     let root = SysRoot::from_env();
     match a.action.unwrap_or(Action::Show { json: a.json }) {
         Action::Show { json } => {
-            let inv = inventory::take_inventory(&root, &InventoryOptions::default());
+            let mut inv = inventory::take_inventory(&root, &InventoryOptions::default());
+            // Timing is of this machine only: a synthetic tree's CPUs are not here.
+            if root.is_host() && !a.speed_time.is_zero() {
+                let cpus: Vec<usize> = match &inv.facts.topology {
+                    Some(t) => t.cpus.iter().map(|c| c.id).collect(),
+                    None => (0..inv.facts.info.logical_cpus.max(1)).collect(),
+                };
+                inventory::add_speed(&mut inv, crate::machine::speed::check(&cpus, a.speed_time));
+            }
             let disks = crate::machine::blockdev::read(&root);
             if json || a.json {
                 let mut v = serde_json::to_value(&inv)?;

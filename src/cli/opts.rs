@@ -9,7 +9,7 @@
 
 use crate::error::usage;
 use crate::exec::{self, Backend, Needs, Preference, Sink};
-use crate::machine::{pinned, sysfs::SysRoot, topology};
+use crate::machine::{pinned, speed, sysfs::SysRoot, topology};
 use crate::plan::command::{self, Parameter};
 use crate::report::Style;
 use crate::results::export::{self, Export, Format};
@@ -280,8 +280,26 @@ impl CoreArgs {
                     topology::format_cpu_list(&online)
                 )));
             }
+            // The user's choice stands; a CPU that is clearly slow or unsteady now is said.
+            let mut notes = Vec::new();
+            if root.is_host() && online.len() > 1 {
+                let r = speed::check(&online, speed::CHOICE_BUDGET);
+                let off: Vec<&speed::CpuSpeed> = r
+                    .beyond(speed::CLEARLY)
+                    .into_iter()
+                    .filter(|c| cores.contains(&c.cpu))
+                    .collect();
+                if !off.is_empty() {
+                    notes.push(format!(
+                        "--cores {list}: {} at the start (kept, as asked; --cpus {} would choose steady ones)",
+                        r.findings(&off, speed::CLEARLY),
+                        cores.len()
+                    ));
+                }
+            }
             return Ok(Cores {
                 run: Some(cores),
+                notes,
                 ..none
             });
         }
@@ -289,14 +307,38 @@ impl CoreArgs {
             let topo = topology::read_topology(root)
                 .map_err(|e| usage(format!("--cpus: cannot read the CPU topology: {e}")))?;
             // Cores other sessions have pinned are avoided while enough others are left.
-            let choice = match topology::choose_cores(&pinned::without(&topo, busy), n) {
-                Ok(c) if !busy.is_empty() => c,
-                _ => topology::choose_cores(&topo, n).map_err(|e| usage(format!("--cpus: {e}")))?,
+            let pool = match topology::choose_cores(&pinned::without(&topo, busy), n) {
+                Ok(_) if !busy.is_empty() => pinned::without(&topo, busy),
+                _ => topo,
             };
+            let mut choice =
+                topology::choose_cores(&pool, n).map_err(|e| usage(format!("--cpus: {e}")))?;
+            let mut notes = choice.notes.clone();
+            // With more cores than the run needs, CPUs clearly slow or unsteady right now are
+            // left out while the choice makes no compromise it did not make with them, and a
+            // run CPU that is still off trades places with tare's (machine::speed).
+            if root.is_host() && pool.cores.len() > n {
+                let cpus: Vec<usize> = pool.cpus.iter().map(|c| c.id).collect();
+                let r = speed::check(&cpus, speed::CHOICE_BUDGET);
+                let first = choice.clone();
+                let (steady, left) = speed::prefer_steady(&pool, &r, |t| {
+                    topology::choose_cores(t, n).is_ok_and(|c| {
+                        c.notes.len() <= first.notes.len()
+                            && c.tare_cores.is_empty() == first.tare_cores.is_empty()
+                    })
+                });
+                if !left.is_empty() {
+                    choice = topology::choose_cores(&steady, n)
+                        .map_err(|e| usage(format!("--cpus: {e}")))?;
+                }
+                let to_tare = speed::swap_with_tare(&mut choice, &steady, &r);
+                notes = choice.notes.clone();
+                notes.extend(speed::left_out_note(&r, &left, to_tare));
+            }
             return Ok(Cores {
                 run: Some(choice.run_cores.clone()),
                 tare: choice.tare_cores.clone(),
-                notes: choice.notes.clone(),
+                notes,
                 choice: Some(choice),
             });
         }

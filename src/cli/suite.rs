@@ -244,6 +244,15 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
         pinned::others()
     };
     let busy = pinned::cpus_of(&others);
+    // CPUs clearly slow or unsteady right now are left out while the slots still fit.
+    let (topo, steady) = alloc::prefer_steady(
+        &topo,
+        &busy,
+        parallel,
+        p.cores_per_run,
+        p.limits.memory,
+        &mem,
+    );
     let avoiding = (!busy.is_empty())
         .then(|| {
             alloc::allocate(
@@ -283,6 +292,7 @@ fn allocate(p: &plan::SuitePlan, parallel: usize) -> anyhow::Result<alloc::Alloc
             a
         }
     };
+    a.warnings.extend(steady);
     a.warnings
         .extend(alloc::turbo_warning(Path::new("/"), parallel));
     Ok(a)

@@ -382,6 +382,7 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
             });
         }
     }
+    out.extend(cpu_speed(b));
     if let Some(a) = stats::lag1_autocorrelation(&xs) {
         if a.p_value < 0.01 && a.r1 > 0.0 {
             out.push(Diagnostic {
@@ -459,6 +460,140 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// The slow mode must be at least this many times the fast one for `cpu-speed`.
+pub const SPEED_MODE_RATIO: f64 = 1.25;
+
+/// The `cpu-speed` diagnostic (issue 47): runs in a slow mode because the CPU ran slower, from
+/// the runs' own values, at no cost per run. The counted runs' log wall times are split in two
+/// where the classes are farthest apart (Otsu); it fires when
+/// 1. the slow class is at least [`SPEED_MODE_RATIO`] × the fast one (medians), at least 3 runs
+///    and 5% of at least 10, and both classes are tight: each one's interquartile range under a
+///    quarter of the distance between them (two modes, not a long tail of preempted runs);
+/// 2. the slow runs did the same work slower: where CPU times are recorded, the slow runs' CPU
+///    time grew by at least half as much as their wall time (a run that waited for I/O or a
+///    lock does not); without CPU times, the slow runs come in bursts (a Wald–Wolfowitz runs
+///    test over the run order, z < −1.645: the machine's state, not the program's own work);
+/// 3. the probe did not see why: at most half of the slow runs were flagged as interfered
+///    with (other load or steal on their cores; the `interference` diagnostic says those).
+pub fn cpu_speed(b: &Benchmark) -> Option<Diagnostic> {
+    let runs: Vec<&Run> = b
+        .runs
+        .iter()
+        .filter(|r| r.counted && r.wall_time > 0.0 && r.wall_time.is_finite())
+        .collect();
+    let n = runs.len();
+    if n < 10 {
+        return None;
+    }
+    let logs: Vec<f64> = runs.iter().map(|r| r.wall_time.ln()).collect();
+    let mut sorted = logs.clone();
+    sorted.sort_by(f64::total_cmp);
+    // Otsu: the split that maximizes k (n - k) (m1 - m2)^2, each class 2 runs or more.
+    let total: f64 = sorted.iter().sum();
+    let (mut best, mut cut, mut acc) = (f64::MIN, 0, 0.0);
+    for k in 1..n {
+        acc += sorted[k - 1];
+        if k < 2 || n - k < 2 {
+            continue;
+        }
+        let (m1, m2) = (acc / k as f64, (total - acc) / (n - k) as f64);
+        let between = (k * (n - k)) as f64 * (m2 - m1).powi(2);
+        if between > best {
+            (best, cut) = (between, k);
+        }
+    }
+    if cut == 0 {
+        return None;
+    }
+    let threshold = (sorted[cut - 1] + sorted[cut]) / 2.0;
+    let slow_count = n - cut;
+    if slow_count < 3 || (slow_count as f64) < 0.05 * n as f64 {
+        return None;
+    }
+    let q = |v: &[f64], p: f64| stats::quantile(v, p).unwrap_or(f64::NAN);
+    let (fast_logs, slow_logs) = sorted.split_at(cut);
+    let gap = q(slow_logs, 0.5) - q(fast_logs, 0.5);
+    let ratio = gap.exp();
+    if ratio < SPEED_MODE_RATIO {
+        return None;
+    }
+    let iqr = |v: &[f64]| q(v, 0.75) - q(v, 0.25);
+    if iqr(fast_logs) > gap / 4.0 || iqr(slow_logs) > gap / 4.0 {
+        return None;
+    }
+    let slow: Vec<bool> = logs.iter().map(|&l| l > threshold).collect();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        q(&v, 0.5)
+    };
+    let cpu_of = |want: bool| {
+        median(
+            runs.iter()
+                .zip(&slow)
+                .filter(|(_, &s)| s == want)
+                .map(|(r, _)| r.cpu_time)
+                .collect(),
+        )
+    };
+    let with_cpu = runs.iter().filter(|r| r.cpu_time > 0.0).count();
+    let cpu_ratio = (with_cpu as f64 >= 0.8 * n as f64).then(|| cpu_of(true) / cpu_of(false));
+    // Runs test: fewer switches between fast and slow than chance gives.
+    let switches = 1 + slow.windows(2).filter(|w| w[0] != w[1]).count();
+    let (n1, n2) = (cut as f64, slow_count as f64);
+    let nf = n as f64;
+    let expected = 2.0 * n1 * n2 / nf + 1.0;
+    let var = 2.0 * n1 * n2 * (2.0 * n1 * n2 - nf) / (nf * nf * (nf - 1.0));
+    let z = (switches as f64 - expected) / var.sqrt();
+    let bursts = var > 0.0 && z < -1.645;
+    let same_work = match cpu_ratio {
+        Some(c) => c - 1.0 >= 0.5 * (ratio - 1.0),
+        None => bursts,
+    };
+    if !same_work {
+        return None;
+    }
+    let interfered = runs
+        .iter()
+        .zip(&slow)
+        .filter(|(r, &s)| {
+            s && r.extra.get("environment").map(|e| &e["interfered"]) == Some(&json!(true))
+        })
+        .count();
+    if 2 * interfered > slow_count {
+        return None;
+    }
+    let fmt = |v: f64| crate::units::format_time(v, None);
+    let (fast_median, slow_median) = (q(fast_logs, 0.5).exp(), q(slow_logs, 0.5).exp());
+    let mut seen = Vec::new();
+    if let Some(c) = cpu_ratio {
+        seen.push(format!("their CPU time {c:.1}× too"));
+    }
+    if bursts {
+        seen.push("in bursts".to_string());
+    }
+    Some(Diagnostic {
+        kind: "cpu-speed".into(),
+        message: format!(
+            "{slow_count} of {n} runs in a slow mode ({} vs {}, {ratio:.1}×{}) with no steal or other load seen: \
+             the CPUs ran at several speeds during the session (on a VM, the host's contention, which steal time \
+             does not show; on bare metal, frequency or a busy SMT sibling)",
+            fmt(slow_median),
+            fmt(fast_median),
+            if seen.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", seen.join(", "))
+            }
+        ),
+        suggestion: "pin with --cpus (tare leaves out CPUs unsteady at the start) or compare commands head to head \
+                     (interleaved rounds put each through the same speeds); tare machine times each CPU"
+            .into(),
+        evidence: json!({"slow_runs": slow_count, "runs": n, "ratio": ratio, "fast_median": fast_median,
+                          "slow_median": slow_median, "cpu_ratio": cpu_ratio, "bursts_z": z,
+                          "interfered_slow": interfered}),
+    })
 }
 
 #[cfg(test)]
@@ -629,5 +764,121 @@ mod advice_tests {
         assert!(!diagnose(&bench(&series(1, 300, 0, 1.0)), &ALONE)
             .iter()
             .any(|d| d.kind == "trend"));
+    }
+
+    fn speed(b: &Benchmark) -> Option<Diagnostic> {
+        diagnose(b, &ALONE)
+            .into_iter()
+            .find(|d| d.kind == "cpu-speed")
+    }
+
+    /// `n` runs of 20 ms with 3% noise; those where `slow(i)` holds 1.55x slower (this VM's
+    /// 31 vs 20 ms).
+    fn modes(seed: u64, n: usize, slow: impl Fn(usize) -> bool) -> Vec<f64> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..n)
+            .map(|i| {
+                let x = 20e-3 * (1.0 + 0.03 * (rng.gen::<f64>() - 0.5));
+                if slow(i) {
+                    x * 1.55
+                } else {
+                    x
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runs_in_a_slow_cpu_mode_are_counted_and_explained() {
+        for seed in 0..20 {
+            // 19 of 60 slow in one burst, CPU time with them (as seen on this VM).
+            let d = speed(&bench(&modes(seed, 60, |i| i < 19))).expect("slow mode missed");
+            assert!(
+                d.message.starts_with("19 of 60 runs in a slow mode"),
+                "{}",
+                d.message
+            );
+            assert!(
+                d.message.contains("1.5×") || d.message.contains("1.6×"),
+                "{}",
+                d.message
+            );
+            assert!(
+                d.message.contains("in bursts") && d.message.contains("steal time"),
+                "{}",
+                d.message
+            );
+            assert!(d.suggestion.contains("--cpus"), "{}", d.suggestion);
+            // Slow runs scattered through the session: still the CPU (its time grew too).
+            let d = speed(&bench(&modes(seed, 40, |i| i % 4 == 1)))
+                .expect("scattered slow mode missed");
+            assert!(d.message.starts_with("10 of 40 runs"), "{}", d.message);
+            assert!(!d.message.contains("in bursts"), "{}", d.message);
+        }
+    }
+
+    #[test]
+    fn slow_runs_that_waited_or_were_seen_interfered_are_not_cpu_speed() {
+        for seed in 0..20 {
+            let xs = modes(seed, 60, |i| (20..35).contains(&i));
+            // The slow runs waited (CPU time as the fast ones'): not the CPU's speed.
+            let mut b = bench(&xs);
+            for r in &mut b.runs {
+                r.cpu_time = 19e-3;
+            }
+            assert!(speed(&b).is_none(), "waiting flagged");
+            // The probe saw other load during the slow runs: the interference diagnostic's.
+            let mut b = bench(&xs);
+            for r in b.runs.iter_mut().filter(|r| r.wall_time > 25e-3) {
+                r.extra
+                    .insert("environment".into(), json!({"interfered": true}));
+            }
+            assert!(speed(&b).is_none(), "interfered flagged");
+        }
+    }
+
+    #[test]
+    fn one_mode_or_a_tail_of_preempted_runs_is_not_cpu_speed() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for seed in 0..50 {
+            // One mode, 5% noise.
+            assert!(speed(&bench(&series(seed, 100, 0, 1.0))).is_none());
+            // A tail: 6 of 60 runs preempted by 1.3x to 4x (the time went to another
+            // process: their own CPU time did not grow).
+            let xs = series(seed, 60, 0, 1.0);
+            let mut b = bench(&xs);
+            for i in 0..6 {
+                b.runs[i * 9 + 3].wall_time *= 1.3 + 2.7 * rng.gen::<f64>();
+            }
+            assert!(speed(&b).is_none(), "tail flagged: {xs:?}");
+            // Modes 10% apart: not a speed mode.
+            let mut xs = series(seed, 60, 0, 1.0);
+            for x in xs.iter_mut().take(20) {
+                *x *= 1.1;
+            }
+            assert!(speed(&bench(&xs)).is_none(), "10% flagged");
+        }
+    }
+
+    #[test]
+    fn without_cpu_times_only_bursts_count() {
+        let no_cpu = |xs: &[f64]| {
+            let mut b = bench(xs);
+            for r in &mut b.runs {
+                r.cpu_time = 0.0;
+            }
+            b
+        };
+        for seed in 0..20 {
+            // Alternating in a fixed pattern: no bursts, the program's own modes maybe.
+            assert!(speed(&no_cpu(&modes(seed, 60, |i| i % 3 == 0))).is_none());
+            // In bursts of 10: the machine.
+            let d = speed(&no_cpu(&modes(seed, 60, |i| (i / 10) % 2 == 1))).expect("bursts missed");
+            assert!(
+                d.message.starts_with("30 of 60") && d.message.contains("in bursts"),
+                "{}",
+                d.message
+            );
+        }
     }
 }

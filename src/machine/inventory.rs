@@ -98,6 +98,9 @@ pub struct Facts {
     /// NVIDIA GPUs (NVML), empty where there are none.
     #[serde(default)]
     pub gpus: Vec<super::gpu::GpuReading>,
+    /// Each CPU's speed, timed (`tare machine` only: [`add_speed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<super::speed::SpeedReport>,
 }
 
 impl Facts {
@@ -242,7 +245,125 @@ pub fn read_facts(root: &SysRoot, opts: &InventoryOptions) -> Facts {
             .map(|n| n.read())
             .unwrap_or_default(),
         topology,
+        speed: None,
     }
+}
+
+/// Adds the CPU speed section (`machine::speed`) after the virtualization items: a summary
+/// with the verdict, and a line per CPU (per flagged CPU only beyond 16 CPUs).
+pub fn add_speed(inv: &mut Inventory, r: super::speed::SpeedReport) {
+    use super::speed::{SLOW, UNSTEADY};
+    let mut it = Items(Vec::new());
+    let fmt = |s: f64| crate::units::format_time(s, None);
+    if r.cpus.is_empty() {
+        it.push(
+            "speed",
+            "CPU speed",
+            format!(
+                "not measured: no CPU could be pinned to{}",
+                if r.unpinnable.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (tried {})", format_cpu_list(&r.unpinnable))
+                }
+            ),
+            Verdict::Unknown,
+            None,
+        );
+    } else {
+        let fastest = r.cpus.iter().map(|c| c.typical).fold(f64::MAX, f64::min);
+        let flagged = r.flagged();
+        let head = format!(
+            "{} timed {} times each over {:.1} s in shuffled order (a {}-step integer loop, {} on the fastest); typical times {:.2}× apart",
+            crate::units::plural(r.cpus.len(), "CPU"),
+            r.passes,
+            r.seconds,
+            crate::units::format_count(r.loops as f64),
+            fmt(fastest),
+            r.across
+        );
+        if flagged.is_empty() {
+            it.push("speed", "CPU speed", head, Verdict::Ok, None);
+        } else {
+            let virtualized = inv.facts.info.virtualization.is_some();
+            let limit = SLOW.min(UNSTEADY);
+            it.push(
+                "speed",
+                "CPU speed",
+                format!(
+                    "{}: {}",
+                    r.findings(&flagged, limit),
+                    r.cause(&flagged, virtualized)
+                ),
+                Verdict::Warn,
+                Some(&format!(
+                    "{head}. Runs on these CPUs take longer by chance; --cpus N leaves CPUs that are unsteady at its start out, \
+                     and comparing commands head to head (interleaved rounds, the default) puts both through the same speeds"
+                )),
+            );
+        }
+        let many = r.cpus.len() > 16;
+        for c in &r.cpus {
+            let off = c.slower >= SLOW || c.over_time.is_some_and(|o| o >= UNSTEADY);
+            if many && !off {
+                continue;
+            }
+            let over = c
+                .over_time
+                .map(|o| format!(", varied {o:.2}× over time"))
+                .unwrap_or_default();
+            let extra = match (c.other_busy, c.steal) {
+                (Some(o), _) if o > super::speed::OTHER_WORK => {
+                    format!(", other work {:.0}% of its time", 100.0 * o)
+                }
+                (_, Some(st)) if st > 0.01 => format!(", steal {:.0}%", 100.0 * st),
+                _ => String::new(),
+            };
+            it.push(
+                "speed",
+                format!("CPU {}", c.cpu),
+                format!(
+                    "{} a loop, {:.2}× the fastest{over}{extra} ({} loops)",
+                    fmt(c.typical),
+                    c.slower,
+                    c.visits
+                ),
+                if off { Verdict::Warn } else { Verdict::Ok },
+                None,
+            );
+        }
+        if many {
+            it.push(
+                "speed",
+                "other CPUs",
+                format!(
+                    "{} within {SLOW}× of the fastest and steady",
+                    crate::units::plural(r.cpus.len() - flagged.len(), "CPU")
+                ),
+                Verdict::Ok,
+                None,
+            );
+        }
+        if !r.unpinnable.is_empty() {
+            it.push(
+                "speed",
+                "not timed",
+                format!(
+                    "CPU {}: not allowed to this process (cpuset or affinity)",
+                    format_cpu_list(&r.unpinnable)
+                ),
+                Verdict::Unknown,
+                None,
+            );
+        }
+    }
+    let at = inv
+        .items
+        .iter()
+        .rposition(|i| i.section == "virtualization")
+        .map_or(inv.items.len(), |i| i + 1);
+    inv.items.splice(at..at, it.0);
+    inv.facts.speed = Some(r);
 }
 
 fn read_power(root: &SysRoot) -> Vec<PowerSupply> {

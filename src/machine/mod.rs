@@ -17,6 +17,7 @@
 //! | [`tune`] | `tare machine tune/reset`: performance governor, turbo off, exact undo |
 //! | [`probe`] | per-run [`probe::RunEnvironment`] (`Run.extra["environment"]`): other load, steal, freq, temp, PSI |
 //! | [`cooldown`] | bounded cool-down and heat-up between runs |
+//! | [`speed`] | each CPU's speed, timed: slow or unsteady vCPUs; which CPUs a core choice leaves out |
 //!
 //! Every sysfs/procfs file is read through one root (see [`sysfs`]) so tests can point it at a
 //! synthetic tree (`tests/fixtures/sysfs/`). Missing files are never errors: they become `None`
@@ -35,6 +36,7 @@ pub mod pinned;
 pub mod probe;
 pub mod procfs;
 pub mod quiesce;
+pub mod speed;
 pub mod sysfs;
 pub mod thermal;
 pub mod topology;

@@ -6,6 +6,7 @@
 //! single run with tare kept apart (see `crate::machine::topology::choose_cores`).
 
 use crate::machine::topology::{PhysicalCore, Topology};
+use crate::machine::{pinned, speed};
 use std::collections::BTreeMap;
 
 /// The resources of one slot; runs in one slot follow each other.
@@ -183,6 +184,64 @@ pub fn allocate(
     })
 }
 
+/// The topology without CPUs that are clearly slow or unsteady right now (`machine::speed`,
+/// a check of [`speed::CHOICE_BUDGET`] over the CPUs the slots could use), each left out only
+/// while `parallel` slots still fit (avoiding `busy`, other sessions' cores, where they fitted
+/// before); and the one line naming what was left out. Without spare physical cores nothing is
+/// measured and nothing changes: the check never makes a suite refuse to run.
+pub fn prefer_steady(
+    topo: &Topology,
+    busy: &std::collections::BTreeSet<usize>,
+    parallel: usize,
+    cpus_per_run: usize,
+    memory_per_run: Option<u64>,
+    memory: &Memory,
+) -> (Topology, Option<String>) {
+    let fits_in = |t: &Topology| allocate(t, parallel, cpus_per_run, memory_per_run, memory);
+    let avoiding = !busy.is_empty() && fits_in(&pinned::without(topo, busy)).is_ok();
+    let pool = if avoiding {
+        pinned::without(topo, busy)
+    } else {
+        topo.clone()
+    };
+    let Ok(first) = fits_in(&pool) else {
+        return (topo.clone(), None);
+    };
+    let used = pool
+        .cores
+        .iter()
+        .filter(|c| {
+            first
+                .slots
+                .iter()
+                .any(|s| s.cpus.iter().any(|id| c.cpus.contains(id)))
+        })
+        .count();
+    if pool.cores.len() <= used {
+        return (topo.clone(), None);
+    }
+    let cpus: Vec<usize> = pool.cpus.iter().map(|c| c.id).collect();
+    let r = speed::check(&cpus, speed::CHOICE_BUDGET);
+    steady_of(topo, &r, |t| {
+        if avoiding {
+            fits_in(&pinned::without(t, busy)).is_ok()
+        } else {
+            fits_in(t).is_ok()
+        }
+    })
+}
+
+/// [`prefer_steady`] given the speeds (pure).
+pub fn steady_of(
+    topo: &Topology,
+    r: &speed::SpeedReport,
+    fits: impl Fn(&Topology) -> bool,
+) -> (Topology, Option<String>) {
+    let (t, left) = speed::prefer_steady(topo, r, fits);
+    let note = speed::left_out_note(r, &left, None);
+    (t, note)
+}
+
 /// A warning when turbo boost is on and runs go in parallel (the frequency of one core then
 /// depends on the load of the others), if the kernel tells.
 pub fn turbo_warning(root: &std::path::Path, parallel: usize) -> Option<String> {
@@ -261,6 +320,63 @@ mod tests {
         assert_ne!(a.slots[0].node, a.slots[1].node);
         let e = allocate(&t, 3, 3, None, &Memory::default()).unwrap_err();
         assert!(e.contains("--parallel 2 or fewer"), "{e}");
+    }
+
+    #[test]
+    fn slots_leave_out_clearly_unsteady_cpus_while_they_fit() {
+        use crate::machine::speed::{analyse, Probe, Visit};
+        // 4 cores of 1 CPU; CPU 2 runs 2x slower, CPU 3 varies 1.7x over the check.
+        let mut t = topo(&[(&[0], 0, 0), (&[1], 0, 0), (&[2], 0, 0), (&[3], 0, 0)]);
+        t.cpus = (0..4)
+            .map(|id| crate::machine::topology::LogicalCpu {
+                id,
+                package: Some(0),
+                core_id: None,
+                node: Some(0),
+                capacity: None,
+            })
+            .collect();
+        let mut visits = Vec::new();
+        for pass in 0..40 {
+            for cpu in 0..4 {
+                let s = match cpu {
+                    2 => 6e-4,
+                    3 if pass >= 20 => 5.1e-4,
+                    _ => 3e-4,
+                };
+                visits.push(Visit {
+                    cpu,
+                    pass,
+                    seconds: s,
+                });
+            }
+        }
+        let r = analyse(&Probe {
+            loops: 1000,
+            seconds: 0.3,
+            passes: 40,
+            visits,
+            ..Default::default()
+        });
+        let mem = &Memory::default();
+        let fits = |n: usize| move |x: &Topology| allocate(x, n, 1, Some(1), mem).is_ok();
+        // 2 slots: both off CPUs left out, and the slots get 0 and 1.
+        let (t2, note) = steady_of(&t, &r, fits(2));
+        let a = allocate(&t2, 2, 1, Some(1), mem).unwrap();
+        let mut used: Vec<usize> = a.slots.iter().flat_map(|s| s.cpus.clone()).collect();
+        used.sort();
+        assert_eq!(used, vec![0, 1]);
+        let note = note.unwrap();
+        assert!(
+            note.starts_with("left out CPU 2-3: unsteady at the start (CPU 2 ran 2.0× slower"),
+            "{note}"
+        );
+        // 3 slots: only the worst goes; 4 slots: none, and the suite still runs on all four.
+        let (_, note) = steady_of(&t, &r, fits(3));
+        assert!(note.unwrap().starts_with("left out CPU 2:"));
+        let (t4, note) = steady_of(&t, &r, fits(4));
+        assert!(note.is_none());
+        assert_eq!(allocate(&t4, 4, 1, Some(1), mem).unwrap().slots.len(), 4);
     }
 
     #[test]
