@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 
 # Tools the tests run: python3 (memory test), taskset/runuser (util-linux), gzip/xz (example
-# suite), cc (C programs of the bias tests), hyperfine (benchmarks).
+# suite), cc (C programs of the bias tests), hyperfine (benchmarks), strace (the per-run
+# system-call budget, tests/syscall_budget.rs).
 need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3)
 command -v taskset >/dev/null || need_apt+=(util-linux)
@@ -24,6 +25,7 @@ command -v xz >/dev/null || need_apt+=(xz-utils)
 command -v cmp >/dev/null || need_apt+=(diffutils)
 command -v cc >/dev/null || need_apt+=(gcc libc6-dev)
 command -v hyperfine >/dev/null || need_apt+=(hyperfine)
+command -v strace >/dev/null || need_apt+=(strace)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need_apt[@]}" >/dev/null

@@ -1,7 +1,9 @@
-//! GPUs through NVML (issue 29), with a fake NVML built from tests/fixtures/nvml/fake_nvml.c
-//! (no machine here has an NVIDIA GPU): `tare machine` shows the GPU, and every run's
-//! environment records its clocks, temperature and the energy it used. Without the library
-//! nothing changes.
+//! GPUs through NVML (issues 29, 47), with a fake NVML built from tests/fixtures/nvml/fake_nvml.c
+//! (no machine here has an NVIDIA GPU): `tare machine` shows the GPU, every run's environment
+//! records its clocks and temperature, the energy counter is read only by the GPU energy meter
+//! (`--energy`: per-run energy against power × time, idle power, the counter's period, coarse
+//! short runs, comparisons and `compare --metric gpu_energy`). Without the library nothing
+//! changes.
 
 mod common;
 #[path = "common/skip.rs"]
@@ -66,8 +68,11 @@ fn a_gpu_is_reported_and_each_run_records_it() {
         let g = &r["extra"]["environment"]["gpu"][0];
         assert_eq!(g["name"], "Fake GPU 9000", "{r}");
         assert_eq!(g["sm_clock_mhz_after"], 1410);
-        // The fake counter grows by 1 J a reading: each run used energy, in joules.
-        assert!(g["energy_j"].as_f64().unwrap() >= 1.0, "{g}");
+        assert!((g["power_w_after"].as_f64().unwrap() - 123.456).abs() < 1e-9);
+        // The energy counter (milliseconds a read on a real GPU) is the GPU energy meter's,
+        // `--energy`: not read around every run.
+        assert!(g.get("energy_j").is_none(), "{g}");
+        assert!(r.get("energy").is_none(), "{r}");
     }
 
     // No library: no GPU section, no field, no error.
@@ -129,4 +134,239 @@ fn tune_locks_application_clocks_and_reset_restores_them() {
         "1593,1410"
     );
     assert!(!state.exists());
+}
+
+/// Counter reads the fake logged at each shutdown, summed.
+fn energy_reads(log: &Path) -> u64 {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("energy_reads ")?.parse::<u64>().ok())
+        .sum()
+}
+
+#[test]
+fn without_a_gpu_meter_runs_never_read_the_energy_counter() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = fake(dir.path()) else {
+        return skip::skip("a C compiler", "apt-get install gcc");
+    };
+    let reads = |runs: &str| {
+        let log = dir.path().join(format!("log-{runs}"));
+        let out = tare()
+            .args(["run", "--style", "none", "--runs", runs, "true"])
+            .env("TARE_NVML_LIB", &lib)
+            .env("FAKE_NVML_LOG", &log)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        energy_reads(&log)
+    };
+    // Whatever the session reads once (the machine's facts), 40 runs read no more than 2.
+    let (two, forty) = (reads("2"), reads("40"));
+    assert_eq!(
+        two, forty,
+        "energy counter reads grew with runs: {two} for 2, {forty} for 40"
+    );
+}
+
+fn run_json(dir: &Path, lib: &Path, name: &str, args: &[&str]) -> Value {
+    let j = dir.join(format!("{name}.json"));
+    let out = tare()
+        .args(["run", "--energy", "--energy-idle", "0.3s", "--export-json"])
+        .arg(&j)
+        .args(args)
+        .env("TARE_NVML_LIB", lib)
+        .env("FAKE_NVML_BUSY", dir.join("busy"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    doc["_stdout"] = Value::String(String::from_utf8_lossy(&out.stdout).into_owned());
+    doc
+}
+
+#[test]
+fn gpu_energy_is_a_meter_compared_and_gated_like_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = fake(dir.path()) else {
+        return skip::skip("a C compiler", "apt-get install gcc");
+    };
+    let busy = format!(
+        "sh -c 'touch {0}; sleep 0.3; rm -f {0}'",
+        dir.path().join("busy").display()
+    );
+    let doc = run_json(
+        dir.path(),
+        &lib,
+        "ab",
+        &[
+            "--style",
+            "basic",
+            "--runs",
+            "6",
+            "-n",
+            "idle",
+            "-n",
+            "busy",
+            "sleep 0.3",
+            &busy,
+        ],
+    );
+    // The counter's period (the fake's 20 ms) and the idle power, measured before the runs.
+    let g = &doc["extra"]["energy"]["gpus"][0];
+    let period = g["update_period_s"].as_f64().unwrap();
+    assert!((0.015..0.03).contains(&period), "{g}");
+    let idle = g["idle_watts"].as_f64().unwrap();
+    assert!((idle - 123.456).abs() < 12.0, "{g}");
+    // Each run's energy is its power × its time (within a period's worth at each end and the
+    // shell's start-up), and the energy above idle follows.
+    for (b, watts) in [(0, 123.456), (1, 400.0)] {
+        for r in doc["benchmarks"][b]["runs"].as_array().unwrap() {
+            let e = &r["energy"]["gpus"][0];
+            let (j, wall) = (
+                e["joules"].as_f64().unwrap(),
+                r["wall_time"].as_f64().unwrap(),
+            );
+            let expect = watts * wall;
+            assert!(
+                (j - expect).abs() < 0.2 * expect + 0.04 * 400.0,
+                "{b}: {e} vs {expect}"
+            );
+            assert!(e.get("coarse").is_none(), "{e}");
+            let dynamic = e["dynamic_joules"].as_f64().unwrap();
+            assert!((dynamic - (j - idle * wall)).abs() < 1e-6, "{e}");
+        }
+    }
+    // The summary shows it, and the busy command uses ~3.2× the idle one's energy.
+    let out = doc["_stdout"].as_str().unwrap();
+    assert!(
+        out.contains("GPU 0 (Fake GPU 9000)") && out.contains("above idle"),
+        "{out}"
+    );
+    let c = doc["extra"]["energy_comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["quantity"] == "GPU energy (J)")
+        .unwrap();
+    assert!(c["ratio_ci_low"].as_f64().unwrap() > 2.0, "{c}");
+    assert!(
+        out.contains("uses") && out.contains("the GPU energy of idle"),
+        "{out}"
+    );
+
+    // Gated like time: `compare --metric gpu_energy` fails on the busy side.
+    let side = |name: &str, cmd: &str| {
+        let d = run_json(
+            dir.path(),
+            &lib,
+            name,
+            &["--style", "none", "--runs", "6", "-n", "x", cmd],
+        );
+        let p = dir.path().join(format!("{name}.json"));
+        assert!(d["benchmarks"][0]["runs"].as_array().unwrap().len() >= 6);
+        p
+    };
+    let (old, new) = (side("old", "sleep 0.3"), side("new", &busy));
+    let out = tare()
+        .args([
+            "compare",
+            "--metric",
+            "gpu_energy",
+            "--fail-if-slower",
+            "5%",
+        ])
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("GPU energy"), "{text}");
+    // Wall time did not change: no verdict there.
+    let out = tare()
+        .args(["compare"])
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn runs_shorter_than_the_counter_are_coarse_and_get_no_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = fake(dir.path()) else {
+        return skip::skip("a C compiler", "apt-get install gcc");
+    };
+    let doc = run_json(
+        dir.path(),
+        &lib,
+        "short",
+        &[
+            "--style",
+            "basic",
+            "--runs",
+            "5",
+            "-n",
+            "a",
+            "-n",
+            "b",
+            "true",
+            "sleep 0.01",
+        ],
+    );
+    for b in doc["benchmarks"].as_array().unwrap() {
+        for r in b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["counted"] == true)
+        {
+            assert_eq!(r["energy"]["gpus"][0]["coarse"], true, "{r}");
+        }
+    }
+    let c = doc["extra"]["energy_comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["quantity"] == "GPU energy (J)")
+        .unwrap();
+    assert!(
+        c["withheld"].as_str().unwrap().contains("update periods"),
+        "{c}"
+    );
+    assert!(c.get("ratio").is_none(), "{c}");
+    let out = doc["_stdout"].as_str().unwrap();
+    assert!(out.contains("no verdict on GPU energy"), "{out}");
+    // And the gate refuses to judge on it, saying why.
+    let p = dir.path().join("short.json");
+    let out = tare()
+        .args(["compare", "--metric", "gpu_energy", "--allow-missing"])
+        .arg(&p)
+        .arg(&p)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("too coarse"), "{err}");
 }

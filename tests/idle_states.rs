@@ -163,7 +163,7 @@ fn a_pinned_run_records_the_idle_states_its_cores_entered() {
         .unwrap();
     assert!(copy.success());
     let root = SysRoot::new(dir.path().join("t"));
-    let mut probe = RunProbe::new(&root, &[1], InterferenceThresholds::default());
+    let mut probe = RunProbe::new(&root, &[1], true, InterferenceThresholds::default());
     let start = probe.start();
     let state = dir
         .path()
@@ -180,9 +180,14 @@ fn a_pinned_run_records_the_idle_states_its_cores_entered() {
     let d = &env.idle["haltpoll idle"];
     assert_eq!((d.entries, d.time_us), (5, 1234));
     // Not pinned: nothing is read, nothing recorded.
-    let mut all = RunProbe::new(&root, &[], InterferenceThresholds::default());
+    let mut all = RunProbe::new(&root, &[], false, InterferenceThresholds::default());
     let s = all.start();
     assert!(all.finish(s, 0.0, 0.01).idle.is_empty());
+    // Every CPU watched for an unpinned run: their idle states are not the run's, not read.
+    let mut unpinned = RunProbe::new(&root, &[0, 1], false, InterferenceThresholds::default());
+    let s = unpinned.start();
+    bump("usage", 5);
+    assert!(unpinned.finish(s, 0.0, 0.01).idle.is_empty());
 }
 
 #[test]

@@ -266,7 +266,7 @@ fn probe_on_a_synthetic_proc_stat() {
     )
     .unwrap();
     let root = SysRoot::new(d.path());
-    let mut p = RunProbe::new(&root, &[1], InterferenceThresholds::default());
+    let mut p = RunProbe::new(&root, &[1], true, InterferenceThresholds::default());
 
     // Quiet: nothing moved.
     let s = p.start();
@@ -318,7 +318,7 @@ fn probe_reuses_the_last_end_snapshot_only_when_recent() {
     std::fs::create_dir_all(d.path().join("proc")).unwrap();
     std::fs::write(d.path().join("proc/stat"), stat(1000)).unwrap();
     let root = SysRoot::new(d.path());
-    let mut p = RunProbe::new(&root, &[0], InterferenceThresholds::default());
+    let mut p = RunProbe::new(&root, &[0], true, InterferenceThresholds::default());
 
     // A long reuse window: the snapshot of the first finish is the second start.
     p.set_reuse_within(Duration::from_secs(3600));

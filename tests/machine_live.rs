@@ -51,7 +51,7 @@ fn busy_neighbour_is_reported_and_flagged() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let cpu = last_cpu();
     let root = SysRoot::host();
-    let mut probe = RunProbe::new(&root, &[cpu], InterferenceThresholds::default());
+    let mut probe = RunProbe::new(&root, &[cpu], true, InterferenceThresholds::default());
     let Some(_spin) = spin_on(cpu) else {
         skip::skip("taskset", "apt-get install util-linux");
         return;
@@ -84,7 +84,7 @@ fn quiet_window_is_not_flagged() {
         steal_share: 0.5,
         tick_allowance: 5,
     };
-    let mut probe = RunProbe::new(&root, &[cpu], th);
+    let mut probe = RunProbe::new(&root, &[cpu], true, th);
     // The machine is shared and noise is bursty: one quiet window out of ten is enough. Every
     // window must be consistent: flagged exactly when other work exceeded the threshold.
     let mut seen = Vec::new();
@@ -114,7 +114,7 @@ fn quiet_window_is_not_flagged() {
 #[test]
 fn probe_is_cheap() {
     let root = SysRoot::host();
-    let mut probe = RunProbe::new(&root, &[0], InterferenceThresholds::default());
+    let mut probe = RunProbe::new(&root, &[0], true, InterferenceThresholds::default());
     let n = 200;
     let t = Instant::now();
     for _ in 0..n {

@@ -67,24 +67,40 @@ pub fn unit(b: &Benchmark, origin: Origin) -> String {
     }
 }
 
-/// What a comparison compares: the runs' wall times, or one of their counters (`--counters`),
-/// by event name.
+/// What a comparison compares: the runs' wall times, one of their counters (`--counters`),
+/// by event name, or their energy (`--energy`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Metric {
     WallTime,
     Counter(String),
+    Energy(EnergyKind),
+}
+
+/// Which energy of a run (`Run.meters.energy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnergyKind {
+    /// The CPU packages' (RAPL `package-N` domains, or `psys` without them), where the run
+    /// could use every CPU of its packages (`attributed`).
+    Package,
+    /// Every NVIDIA GPU's (NVML), where the run was long enough for the counter's resolution
+    /// (not `coarse`).
+    Gpu,
 }
 
 impl Metric {
-    /// `time` is the wall time; any other name a counter's event.
+    /// `time` is the wall time; `energy`/`package_energy` and `gpu_energy` the runs' energy;
+    /// any other name a counter's event.
     pub fn parse(name: &str) -> Metric {
         match name {
             "time" | "wall" | "wall-time" | "wall_time" => Metric::WallTime,
+            "energy" | "package_energy" | "package-energy" => Metric::Energy(EnergyKind::Package),
+            "gpu_energy" | "gpu-energy" => Metric::Energy(EnergyKind::Gpu),
             e => Metric::Counter(e.to_string()),
         }
     }
 
-    /// The run's value of this metric; None for a run that has none (a counter not counted).
+    /// The run's value of this metric; None for a run that has none (a counter not counted,
+    /// energy not measured, not attributed or too coarse to judge).
     pub fn value(&self, r: &crate::results::Run) -> Option<f64> {
         match self {
             Metric::WallTime => Some(r.wall_time),
@@ -95,6 +111,11 @@ impl Metric {
                 .iter()
                 .find(|c| c["event"] == event.as_str())?["value"]
                 .as_f64(),
+            Metric::Energy(EnergyKind::Package) => package_joules(r),
+            Metric::Energy(EnergyKind::Gpu) => {
+                let (j, coarse) = gpu_joules(r)?;
+                (!coarse).then_some(j)
+            }
         }
     }
 
@@ -102,8 +123,43 @@ impl Metric {
         match self {
             Metric::WallTime => "wall time",
             Metric::Counter(e) => e,
+            Metric::Energy(EnergyKind::Package) => "package energy (J)",
+            Metric::Energy(EnergyKind::Gpu) => "GPU energy (J)",
         }
     }
+}
+
+/// The run's package energy: the sum of its `package-N` domains (or `psys` when there is no
+/// package domain), joules; `None` when not measured or not attributed to the run.
+pub fn package_joules(r: &crate::results::Run) -> Option<f64> {
+    let e = r.meters.energy.as_ref()?;
+    if e["attributed"] != true {
+        return None;
+    }
+    let domains = e["domains"].as_array()?;
+    let sum = |pred: &dyn Fn(&str) -> bool| -> Option<f64> {
+        let xs: Vec<f64> = domains
+            .iter()
+            .filter(|d| d["name"].as_str().is_some_and(pred))
+            .filter_map(|d| d["joules"].as_f64())
+            .collect();
+        (!xs.is_empty()).then(|| xs.iter().sum())
+    };
+    sum(&|n| n.starts_with("package-")).or_else(|| sum(&|n| n == "psys"))
+}
+
+/// The run's GPU energy, summed over its GPUs (joules), and whether any GPU's reading was
+/// coarse (the run shorter than a few of the counter's update periods); `None` when no GPU
+/// energy was measured.
+pub fn gpu_joules(r: &crate::results::Run) -> Option<(f64, bool)> {
+    let gpus = r.meters.energy.as_ref()?.get("gpus")?.as_array()?;
+    let joules: Vec<f64> = gpus.iter().filter_map(|g| g["joules"].as_f64()).collect();
+    (!joules.is_empty()).then(|| {
+        (
+            joules.iter().sum(),
+            gpus.iter().any(|g| g["coarse"] == true),
+        )
+    })
 }
 
 /// Counted wall times of a benchmark keyed by (source, process): numbers sort as numbers.

@@ -119,6 +119,28 @@ fn check_metric(
                         side.label
                     );
                 }
+                Metric::Energy(kind) if !runs().any(|r| metric.value(r).is_some()) => {
+                    let why = match kind {
+                        levels::EnergyKind::Gpu if runs().any(|r| levels::gpu_joules(r).is_some()) => {
+                            "GPU energy only from runs shorter than 5 of the GPU energy counter's update periods (too coarse to judge); measure longer runs"
+                        }
+                        levels::EnergyKind::Gpu => {
+                            "no GPU energy; measure it with `tare run --energy` on a machine with an NVIDIA GPU"
+                        }
+                        levels::EnergyKind::Package if runs().any(|r| r.meters.energy.is_some()) => {
+                            "no package energy attributed to its runs (pinned to part of a package, or no RAPL); run unpinned or on whole packages"
+                        }
+                        levels::EnergyKind::Package => {
+                            "no package energy; measure it with `tare run --energy` on a machine with RAPL"
+                        }
+                    };
+                    bail!(
+                        "--metric {}: '{}' in the {name} side ({}) has {why}, or compare --metric time",
+                        metric.name(),
+                        full_name(k, None),
+                        side.label
+                    );
+                }
                 _ => {}
             }
         }
@@ -158,7 +180,7 @@ fn compare_pairs(
         .iter()
         .map(|(o, n)| match metric {
             Metric::Counter(e) => super::counts::compare(o, n, e),
-            Metric::WallTime => None,
+            Metric::WallTime | Metric::Energy(_) => None,
         })
         .collect();
     let rest: Vec<(levels::Sessions, levels::Sessions)> = pairs
@@ -278,6 +300,11 @@ pub fn compare(
     };
     let model = match &metric {
         Metric::WallTime => levels::model_line(&units_seen, &records, settings.test),
+        Metric::Energy(_) => format!(
+            "{} per run; {}",
+            metric.name(),
+            levels::model_line(&units_seen, &records, settings.test)
+        ),
         Metric::Counter(e) => format!(
             "{e} per {per}; where each side's counts repeat within {}%, a change of {}% or more is a change in work (the interval: the range of the ratios of all {unit}s); else {}",
             super::counts::REPEAT * 100.0,

@@ -66,20 +66,71 @@ impl Drop for InFlight {
     }
 }
 
-/// tare's children now (`/proc/self/task/*/children`); empty when tare is not a subreaper.
+/// A `children` file of one of tare's threads, opened once and re-read from offset 0 (procfs
+/// regenerates it on every read), so a run's two looks cost two reads and no open.
+struct ChildrenFile(Option<std::fs::File>);
+
+impl ChildrenFile {
+    fn read(&mut self, path: &str, out: &mut Vec<i32>) {
+        use std::os::unix::fs::FileExt;
+        if self.0.is_none() {
+            self.0 = std::fs::File::open(path).ok();
+        }
+        let Some(f) = &self.0 else { return };
+        let mut buf = [0u8; 4096];
+        let mut text = Vec::new();
+        loop {
+            match f.read_at(&mut buf, text.len() as u64) {
+                Ok(0) => break,
+                Ok(n) => {
+                    text.extend_from_slice(&buf[..n]);
+                    if n < buf.len() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.0 = None;
+                    return;
+                }
+            }
+        }
+        out.extend(
+            String::from_utf8_lossy(&text)
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+}
+
+/// The main thread's file: orphans are re-parented to the first live thread of a subreaper,
+/// its main thread.
+static MAIN_CHILDREN: Mutex<ChildrenFile> = Mutex::new(ChildrenFile(None));
+
+thread_local! {
+    /// The calling thread's own file: the runs it started (a parallel suite's slot threads).
+    static OWN_CHILDREN: std::cell::RefCell<ChildrenFile> =
+        const { std::cell::RefCell::new(ChildrenFile(None)) };
+}
+
+/// tare's children that a run's sweep may meet: the main thread's (where orphans go) and the
+/// calling thread's (what it started); empty when tare is not a subreaper. Other threads'
+/// children are theirs to sweep. Reads two kept-open files, opens none after the first call.
 pub fn children() -> Vec<i32> {
     if !on() {
         return Vec::new();
     }
     let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return out;
-    };
-    for t in tasks.flatten() {
-        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
-        }
+    let main = format!("/proc/self/task/{}/children", std::process::id());
+    MAIN_CHILDREN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .read(&main, &mut out);
+    if std::thread::current().name() != Some("main") {
+        OWN_CHILDREN.with(|f| f.borrow_mut().read("/proc/thread-self/children", &mut out));
     }
+    out.sort_unstable();
+    out.dedup();
     out
 }
 

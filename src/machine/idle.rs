@@ -107,6 +107,57 @@ pub fn usage(root: &SysRoot, cores: &[usize]) -> BTreeMap<String, (u64, u64)> {
     out
 }
 
+/// The pinned cores' idle-state counters, resolved once a session: each state's name is read
+/// once, and its `usage` and `time` files are kept open (close-on-exec) and re-read from offset
+/// 0, so a snapshot costs two reads a state a core and opens nothing (the states of a CPU do
+/// not change while the cpuidle driver stays loaded).
+#[derive(Debug)]
+pub struct UsageWatch {
+    /// (state name, `usage`, `time`) of every state of every watched core.
+    files: Vec<(String, super::sysfs::KernelFile, super::sysfs::KernelFile)>,
+    buf: String,
+}
+
+impl UsageWatch {
+    /// The states of `cores` (`None` when none of them has cpuidle states).
+    pub fn new(root: &SysRoot, cores: &[usize]) -> Option<UsageWatch> {
+        let mut files = Vec::new();
+        for &c in cores {
+            for index in 0.. {
+                let d = state_dir(c, index);
+                let Some(name) = root.opt_string(&format!("{d}/name")) else {
+                    break;
+                };
+                files.push((
+                    name,
+                    super::sysfs::KernelFile::new(root, &format!("{d}/usage")),
+                    super::sysfs::KernelFile::new(root, &format!("{d}/time")),
+                ));
+            }
+        }
+        (!files.is_empty()).then(|| UsageWatch {
+            files,
+            buf: String::with_capacity(32),
+        })
+    }
+
+    /// Entries into and time in each state (by name) summed over the cores, as [`usage`] gives.
+    pub fn read(&mut self) -> BTreeMap<String, (u64, u64)> {
+        let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for (name, usage, time) in &mut self.files {
+            let mut value = |f: &mut super::sysfs::KernelFile| {
+                f.read_into(&mut self.buf).ok()?;
+                self.buf.trim().parse::<u64>().ok()
+            };
+            let (u, t) = (value(usage).unwrap_or(0), value(time).unwrap_or(0));
+            let e = out.entry(name.clone()).or_default();
+            e.0 += u;
+            e.1 += t;
+        }
+        out
+    }
+}
+
 /// What happened in each idle state on a run's cores during the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StateDelta {
@@ -235,6 +286,30 @@ mod tests {
                 time_us: 1500
             }
         );
+    }
+
+    #[test]
+    fn the_watch_reads_what_usage_reads_and_follows_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/intel-4c8t");
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(&src)
+            .arg(dir.path().join("t"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let root = SysRoot::new(dir.path().join("t"));
+        let mut w = UsageWatch::new(&root, &[0, 4]).unwrap();
+        assert_eq!(w.read(), usage(&root, &[0, 4]));
+        // Rewritten in place (as the kernel's counters change): the kept files see it.
+        let f = root.path("/sys/devices/system/cpu/cpu4/cpuidle/state3/usage");
+        let was: u64 = std::fs::read_to_string(&f).unwrap().trim().parse().unwrap();
+        std::fs::write(&f, format!("{}\n", was + 7)).unwrap();
+        let d = delta(&usage(&root, &[0, 4]), &w.read());
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(w.read()["C3_ACPI"].0, usage(&root, &[0, 4])["C3_ACPI"].0);
+        assert!(UsageWatch::new(&fixture("xeon-2s"), &[0, 1]).is_none());
     }
 
     #[test]

@@ -18,6 +18,10 @@
 //! | [`probe`] | per-run [`probe::RunEnvironment`] (`Run.extra["environment"]`): other load, steal, freq, temp, PSI |
 //! | [`cooldown`] | bounded cool-down and heat-up between runs |
 //! | [`speed`] | each CPU's speed, timed: slow or unsteady vCPUs; which CPUs a core choice leaves out |
+//! | [`energy`] | RAPL energy per run (`--energy`): domains, wrap-around, idle power, attribution |
+//! | [`gpu`] | NVIDIA GPUs through NVML: clocks, temperature, power, energy counter; application clocks |
+//! | [`gpu_energy`] | GPU energy per run (`--energy`): a sampler thread off the runs' path, counter period, idle power |
+//! | [`idle`] | cpuidle states; the pinned cores' usage kept open for the probe; `--idle shallow` |
 //!
 //! Every sysfs/procfs file is read through one root (see [`sysfs`]) so tests can point it at a
 //! synthetic tree (`tests/fixtures/sysfs/`). Missing files are never errors: they become `None`
@@ -29,6 +33,7 @@ pub mod cooldown;
 pub mod energy;
 pub mod freq;
 pub mod gpu;
+pub mod gpu_energy;
 pub mod idle;
 pub mod info;
 pub mod inventory;

@@ -124,8 +124,8 @@ pub struct RunProbe {
     /// The snapshot `finish` took last, offered to the next `start` (see [`REUSE_WITHIN`]).
     last: Option<ProbeStart>,
     reuse_within: std::time::Duration,
-    /// Where to read the pinned cores' idle-state counters (none when not pinned or no cpuidle).
-    idle_root: Option<SysRoot>,
+    /// The pinned cores' idle-state counters, kept open (none when not pinned or no cpuidle).
+    idle: Option<super::idle::UsageWatch>,
     /// NVML where the machine has NVIDIA GPUs.
     nvml: Option<super::gpu::Nvml>,
 }
@@ -141,8 +141,15 @@ pub const REUSE_WITHIN: std::time::Duration = std::time::Duration::from_micros(5
 const PSI_NAMES: [&str; 3] = ["cpu", "io", "memory"];
 
 impl RunProbe {
-    /// Resolves the files to read for a run on `cores` (empty: not pinned, watch all CPUs).
-    pub fn new(root: &SysRoot, cores: &[usize], thresholds: InterferenceThresholds) -> RunProbe {
+    /// Resolves the files to read for a run on `cores` (empty: watch all CPUs). `pinned`: the
+    /// run is held to `cores`, so their idle states are its own and are recorded; an unpinned
+    /// run's are not (every CPU's would be read each run: hundreds of files on a large machine).
+    pub fn new(
+        root: &SysRoot,
+        cores: &[usize],
+        pinned: bool,
+        thresholds: InterferenceThresholds,
+    ) -> RunProbe {
         let psi_files = PSI_NAMES.map(|n| {
             let p = format!("/proc/pressure/{n}");
             root.exists(&p).then(|| KernelFile::new(root, &p))
@@ -164,19 +171,25 @@ impl RunProbe {
             buf: String::with_capacity(16 * 1024),
             last: None,
             reuse_within: REUSE_WITHIN,
-            idle_root: (!cores.is_empty() && !super::idle::cpu_states(root, cores[0]).is_empty())
-                .then(|| root.clone()),
+            idle: (pinned && !cores.is_empty())
+                .then(|| super::idle::UsageWatch::new(root, cores))
+                .flatten(),
             nvml: super::gpu::Nvml::load(),
         }
     }
 
+    /// Clocks and temperature (microseconds a GPU); not the energy counter, which takes
+    /// milliseconds a read and is the GPU energy meter's (`machine::gpu::EnergySampler`).
     fn read_gpu(&self) -> Vec<super::gpu::GpuReading> {
-        self.nvml.as_ref().map(|n| n.read()).unwrap_or_default()
+        self.nvml
+            .as_ref()
+            .map(|n| n.read_cheap())
+            .unwrap_or_default()
     }
 
-    fn read_idle(&self) -> BTreeMap<String, (u64, u64)> {
-        match &self.idle_root {
-            Some(root) => super::idle::usage(root, &self.cores),
+    fn read_idle(&mut self) -> BTreeMap<String, (u64, u64)> {
+        match &mut self.idle {
+            Some(w) => w.read(),
             None => BTreeMap::new(),
         }
     }

@@ -1,51 +1,87 @@
 //! Energy compared like time (`--energy` with several commands): each benchmark's package
-//! energy per run against the reference's — ratio of medians with a 95% bootstrap CI, paired
-//! by round when interleaved — in `Session.extra["energy_comparisons"]`. Only runs whose energy
-//! was attributed count (a package shared with other work is not the run's).
+//! energy and GPU energy per run against the reference's — ratio of medians with a 95%
+//! bootstrap CI, paired by round when interleaved — in `Session.extra["energy_comparisons"]`.
+//! Only runs whose package energy was attributed count (a package shared with other work is
+//! not the run's); GPU energy of runs too short for the counter's resolution (`coarse`) is
+//! not compared, and the record says so.
 
+use crate::conclude::levels::{gpu_joules, package_joules, EnergyKind};
 use crate::results::{Benchmark, Run};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// The run's energy: the sum of its `package-N` domains (or `psys` when there is no package
-/// domain), in joules; `None` when not measured or not attributed.
-pub fn run_joules(r: &Run) -> Option<f64> {
-    let e = r.meters.energy.as_ref()?;
-    if e["attributed"] != true {
-        return None;
+fn value(kind: EnergyKind, r: &Run) -> Option<f64> {
+    match kind {
+        EnergyKind::Package => package_joules(r),
+        EnergyKind::Gpu => gpu_joules(r).map(|(j, _)| j),
     }
-    let domains = e["domains"].as_array()?;
-    let sum = |pred: &dyn Fn(&str) -> bool| -> Option<f64> {
-        let xs: Vec<f64> = domains
-            .iter()
-            .filter(|d| d["name"].as_str().is_some_and(pred))
-            .filter_map(|d| d["joules"].as_f64())
-            .collect();
-        (!xs.is_empty()).then(|| xs.iter().sum())
-    };
-    sum(&|n| n.starts_with("package-")).or_else(|| sum(&|n| n == "psys"))
 }
 
-fn by_round(b: &Benchmark) -> BTreeMap<usize, f64> {
+fn by_round(b: &Benchmark, kind: EnergyKind) -> BTreeMap<usize, f64> {
     b.runs
         .iter()
         .filter(|r| r.counted)
-        .filter_map(|r| Some((r.round?, run_joules(r)?)))
+        .filter_map(|r| Some((r.round?, value(kind, r)?)))
         .collect()
 }
 
 /// Every benchmark against `reference` on energy (empty when fewer than two have energy).
 pub fn compare(benches: &[Benchmark], reference: usize, paired: bool, seed: u64) -> Vec<Value> {
+    let mut out = compare_kind(benches, reference, paired, seed, EnergyKind::Package);
+    out.extend(compare_kind(
+        benches,
+        reference,
+        paired,
+        seed,
+        EnergyKind::Gpu,
+    ));
+    out
+}
+
+fn compare_kind(
+    benches: &[Benchmark],
+    reference: usize,
+    paired: bool,
+    seed: u64,
+    kind: EnergyKind,
+) -> Vec<Value> {
     let Some(refb) = benches.get(reference) else {
         return Vec::new();
+    };
+    let quantity = match kind {
+        EnergyKind::Package => "package energy (J)",
+        EnergyKind::Gpu => "GPU energy (J)",
+    };
+    let coarse = |b: &Benchmark| {
+        b.runs
+            .iter()
+            .filter(|r| r.counted)
+            .any(|r| gpu_joules(r).is_some_and(|(_, c)| c))
     };
     let mut out = Vec::new();
     for (i, b) in benches.iter().enumerate() {
         if i == reference {
             continue;
         }
+        if kind == EnergyKind::Gpu
+            && (coarse(refb) || coarse(b))
+            && by_round(b, kind).len() + by_round(refb, kind).len() > 0
+        {
+            out.push(json!({
+                "quantity": quantity,
+                "reference": reference,
+                "candidate": i,
+                "reference_name": refb.name,
+                "candidate_name": b.name,
+                "withheld": format!(
+                    "runs shorter than {} of the GPU energy counter's update periods: each run's GPU energy is known to about a period's worth; measure longer runs",
+                    crate::machine::gpu_energy::COARSE_PERIODS
+                ),
+            }));
+            continue;
+        }
         let (x, y, is_paired) = {
-            let (ra, rb) = (by_round(refb), by_round(b));
+            let (ra, rb) = (by_round(refb, kind), by_round(b, kind));
             let common: Vec<usize> = ra.keys().filter(|k| rb.contains_key(k)).copied().collect();
             if paired && common.len() >= 2 {
                 (
@@ -58,7 +94,7 @@ pub fn compare(benches: &[Benchmark], reference: usize, paired: bool, seed: u64)
                     b.runs
                         .iter()
                         .filter(|r| r.counted)
-                        .filter_map(run_joules)
+                        .filter_map(|r| value(kind, r))
                         .collect()
                 };
                 (all(refb), all(b), false)
@@ -70,7 +106,7 @@ pub fn compare(benches: &[Benchmark], reference: usize, paired: bool, seed: u64)
             continue;
         };
         out.push(json!({
-            "quantity": "package energy (J)",
+            "quantity": quantity,
             "reference": reference,
             "candidate": i,
             "reference_name": refb.name,

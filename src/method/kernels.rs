@@ -743,7 +743,12 @@ pub fn execute(
             .map(|t| t.cpus.iter().map(|c| c.id).collect())
             .unwrap_or_default()
     });
-    let mut probe = crate::machine::probe::RunProbe::new(&root, &cores, Default::default());
+    let mut probe = crate::machine::probe::RunProbe::new(
+        &root,
+        &cores,
+        plan.spec.cores.is_some(),
+        Default::default(),
+    );
     let t0 = Instant::now();
     // How long each round took, for the time budget's forecast of the next.
     let mut round_times: Vec<Duration> = Vec::new();

@@ -109,6 +109,18 @@ struct Runner<'a> {
     builds: Option<Builds>,
     /// RAPL energy around each run (`--energy` on a machine that has it).
     energy: Option<crate::machine::energy::EnergyMeter>,
+    /// Each run's window, for the GPU energy meter (`--energy` on a machine with an NVIDIA
+    /// GPU): its energy is computed once the runs are over.
+    gpu_energy_runs: RefCell<Option<Vec<GpuEnergyRun>>>,
+}
+
+/// Where a run sits in the session and when it ran, for its GPU energy.
+struct GpuEnergyRun {
+    bench: usize,
+    run: usize,
+    start: Instant,
+    end: Instant,
+    wall: f64,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -127,7 +139,12 @@ pub fn execute(
             .map(|t| t.cpus.iter().map(|c| c.id).collect())
             .unwrap_or_default()
     });
-    let probe = RefCell::new(RunProbe::new(&root, &cores, plan.machine.thresholds));
+    let probe = RefCell::new(RunProbe::new(
+        &root,
+        &cores,
+        plan.cores.is_some(),
+        plan.machine.thresholds,
+    ));
     let uses_setups =
         plan.setups.is_some() || plan.benchmarks.iter().any(|b| b.fixed_setup.is_some());
     let workspace = match uses_setups.then(Workspace::create).transpose() {
@@ -161,28 +178,46 @@ pub fn execute(
             }
         }
     };
-    let energy = plan.meters.energy.and_then(|idle| {
-        let Some(mut m) = crate::machine::energy::EnergyMeter::discover(&root) else {
-            session.extra.insert(
-                "energy".into(),
-                json!({"available": false, "reason": "no RAPL domains under /sys/class/powercap"}),
-            );
-            return None;
-        };
-        let before = m.read();
-        let t = Instant::now();
-        std::thread::sleep(idle);
-        let after = m.read();
-        m.set_idle(&before, &after, t.elapsed().as_secs_f64());
-        session.extra.insert(
-            "energy".into(),
-            json!({"available": true, "domains": m.domains, "idle_watts": m.idle_watts,
-                   "idle_seconds": idle.as_secs_f64()}),
-        );
-        Some(m)
-    });
+    // `--energy`: RAPL and NVIDIA GPUs, idle power measured over one window before the first
+    // run (the GPU meter's sampler thread also learns its counter's update period there).
+    let (energy, gpu_energy) = match plan.meters.energy {
+        None => (None, None),
+        Some(idle) => {
+            let mut rapl = crate::machine::energy::EnergyMeter::discover(&root);
+            let mut gpu = crate::machine::gpu_energy::GpuEnergyMeter::start();
+            if rapl.is_none() && gpu.is_none() {
+                session.extra.insert(
+                    "energy".into(),
+                    json!({"available": false, "reason": "no RAPL domains under /sys/class/powercap and no NVIDIA GPU with an energy counter (NVML)"}),
+                );
+            } else {
+                let before = rapl.as_ref().map(|m| m.read());
+                let t = Instant::now();
+                std::thread::sleep(idle);
+                let t1 = Instant::now();
+                if let (Some(m), Some(b)) = (&mut rapl, before) {
+                    let after = m.read();
+                    m.set_idle(&b, &after, (t1 - t).as_secs_f64());
+                }
+                if let Some(g) = &mut gpu {
+                    g.set_idle(t, t1);
+                }
+                let mut record = json!({"available": true, "idle_seconds": idle.as_secs_f64()});
+                if let Some(m) = &rapl {
+                    record["domains"] = json!(m.domains);
+                    record["idle_watts"] = json!(m.idle_watts);
+                }
+                if let Some(g) = &gpu {
+                    record["gpus"] = json!(g.info);
+                }
+                session.extra.insert("energy".into(), record);
+            }
+            (rapl, gpu)
+        }
+    };
     let runner = Runner {
         energy,
+        gpu_energy_runs: RefCell::new(gpu_energy.as_ref().map(|_| Vec::new())),
         plan,
         exec,
         cancel,
@@ -198,11 +233,43 @@ pub fn execute(
         Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
         Order::Interleaved => runner.interleaved(&mut session.benchmarks, obs),
     };
+    if let (Some(meter), Some(runs)) = (gpu_energy, runner.gpu_energy_runs.take()) {
+        add_gpu_energy(session, meter, &runs);
+    }
     analyse(plan, session);
     match result {
         Ok(Step::Ok) => Outcome::Complete,
         Ok(Step::Interrupted) => Outcome::Interrupted,
         Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// Gives each run its GPU energy, once the meter's counters moved past the last run (see
+/// `machine::gpu_energy`): into `Run.meters.energy["gpus"]`, beside the run's RAPL record or
+/// in a record of its own.
+fn add_gpu_energy(
+    session: &mut Session,
+    meter: crate::machine::gpu_energy::GpuEnergyMeter,
+    runs: &[GpuEnergyRun],
+) {
+    let windows: Vec<(Instant, Instant, f64)> =
+        runs.iter().map(|r| (r.start, r.end, r.wall)).collect();
+    for (r, gpus) in runs.iter().zip(meter.finish(&windows)) {
+        let Some(run) = session
+            .benchmarks
+            .get_mut(r.bench)
+            .and_then(|b| b.runs.get_mut(r.run))
+        else {
+            continue;
+        };
+        if gpus.is_empty() {
+            continue;
+        }
+        let record = run.meters.energy.get_or_insert_with(|| {
+            json!({"domains": [], "attributed": false,
+                   "note": "no RAPL domains: GPU energy only"})
+        });
+        record["gpus"] = json!(gpus);
     }
 }
 
@@ -644,7 +711,9 @@ impl Runner<'_> {
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
         let energy_before = self.energy.as_ref().map(|e| e.read());
+        let run_start = Instant::now();
         let m = self.exec.run(&spec, self.cancel);
+        let run_end = Instant::now();
         let energy = match (&self.energy, energy_before, &m) {
             (Some(e), Some(before), Ok(m)) => Some(e.record(
                 &before,
@@ -766,6 +835,15 @@ impl Runner<'_> {
         }
         let bench = &mut benches[i];
         let index = bench.runs.len();
+        if let Some(runs) = self.gpu_energy_runs.borrow_mut().as_mut() {
+            runs.push(GpuEnergyRun {
+                bench: i,
+                run: index,
+                start: run_start,
+                end: run_end,
+                wall: m.wall.as_secs_f64(),
+            });
+        }
         bench.runs.push(Run {
             index,
             round,

@@ -66,6 +66,9 @@ pub fn csv_columns(session: &Session) -> Vec<&'static str> {
     if runs().any(|r| r.meters.energy.is_some()) {
         cols.extend(["energy_package_joules", "energy_attributed"]);
     }
+    if runs().any(|r| crate::conclude::levels::gpu_joules(r).is_some()) {
+        cols.extend(["energy_gpu_joules", "energy_gpu_coarse"]);
+    }
     cols
 }
 
@@ -81,6 +84,8 @@ pub fn csv_value(r: &Run, col: &str) -> String {
         "ready_time" => m.ready_time.map(|t| t.to_string()),
         "background" => m.background.map(|b| b.to_string()),
         "energy_package_joules" => package_joules(r).map(|j| j.to_string()),
+        "energy_gpu_joules" => crate::conclude::levels::gpu_joules(r).map(|(j, _)| j.to_string()),
+        "energy_gpu_coarse" => crate::conclude::levels::gpu_joules(r).map(|(_, c)| c.to_string()),
         "energy_attributed" => m
             .energy
             .as_ref()
@@ -291,6 +296,9 @@ pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String
             ),
         ));
     }
+    if let Some(line) = gpu_energy_line(b) {
+        lines.push(("gpu energy", line));
+    }
     if let Some(s) = b.extra.get("success_rate") {
         let f = |k: &str| s[k].as_f64().unwrap_or(f64::NAN);
         lines.push((
@@ -314,6 +322,57 @@ pub fn terminal_lines(b: &Benchmark) -> (Vec<(&'static str, String)>, Vec<String
     (lines, warnings)
 }
 
+/// The benchmark's GPU energy per GPU (medians of its counted runs), with the energy above
+/// idle power and a word where the runs were too short for the counter.
+fn gpu_energy_line(b: &Benchmark) -> Option<String> {
+    let gpus = |r: &Run| -> Vec<serde_json::Value> {
+        r.meters
+            .energy
+            .as_ref()
+            .and_then(|e| e.get("gpus")?.as_array().cloned())
+            .unwrap_or_default()
+    };
+    let mut names: Vec<(u64, String)> = b
+        .runs
+        .iter()
+        .filter(|r| r.counted)
+        .flat_map(gpus)
+        .filter_map(|g| Some((g["index"].as_u64()?, g["name"].as_str()?.to_string())))
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return None;
+    }
+    let field = |r: &Run, index: u64, key: &str| -> Option<f64> {
+        gpus(r).iter().find(|g| g["index"] == index)?[key].as_f64()
+    };
+    let parts: Vec<String> = names
+        .iter()
+        .map(|(i, name)| {
+            let j = median_of(b, |r| field(r, *i, "joules")).unwrap_or(f64::NAN);
+            match median_of(b, |r| field(r, *i, "dynamic_joules")) {
+                Some(d) => format!("GPU {i} ({name}) {j:.3} J ({d:.3} J above idle)"),
+                None => format!("GPU {i} ({name}) {j:.3} J"),
+            }
+        })
+        .collect();
+    let coarse = b
+        .runs
+        .iter()
+        .filter(|r| r.counted)
+        .any(|r| crate::conclude::levels::gpu_joules(r).is_some_and(|(_, c)| c));
+    Some(format!(
+        "{} (medians){}",
+        parts.join(", "),
+        if coarse {
+            "; runs shorter than 5 counter periods: each to about a period's energy, no verdict"
+        } else {
+            ""
+        }
+    ))
+}
+
 /// Session-wide notes of the meters (e.g. energy asked for but unavailable).
 pub fn session_lines(session: &Session) -> Vec<String> {
     let mut out = Vec::new();
@@ -322,6 +381,25 @@ pub fn session_lines(session: &Session) -> Vec<String> {
             out.push(format!(
                 "energy: unavailable ({})",
                 e["reason"].as_str().unwrap_or("no RAPL domains")
+            ));
+        }
+        for g in e
+            .get("gpus")
+            .and_then(|g| g.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let period = g["update_period_s"].as_f64();
+            out.push(format!(
+                "energy: GPU {} ({}): counter updates every {}, idle {}",
+                g["index"],
+                g["name"].as_str().unwrap_or("?"),
+                period.map_or("? (it did not move while idle)".into(), |p| format_time(
+                    p, None
+                )),
+                g["idle_watts"]
+                    .as_f64()
+                    .map_or("power unknown".into(), |w| format!("{w:.1} W")),
             ));
         }
     }
@@ -333,8 +411,20 @@ pub fn session_lines(session: &Session) -> Vec<String> {
         .flatten()
     {
         let f = |k: &str| c[k].as_f64().unwrap_or(f64::NAN);
+        let quantity = c["quantity"]
+            .as_str()
+            .unwrap_or("package energy (J)")
+            .trim_end_matches(" (J)");
+        if let Some(why) = c["withheld"].as_str() {
+            out.push(format!(
+                "energy: {} against {}: no verdict on {quantity} ({why})",
+                c["candidate_name"].as_str().unwrap_or("?"),
+                c["reference_name"].as_str().unwrap_or("?"),
+            ));
+            continue;
+        }
         out.push(format!(
-            "energy: {} uses {:.2}× the package energy of {} (95% CI {:.2}–{:.2}{})",
+            "energy: {} uses {:.2}× the {quantity} of {} (95% CI {:.2}–{:.2}{})",
             c["candidate_name"].as_str().unwrap_or("?"),
             f("ratio"),
             c["reference_name"].as_str().unwrap_or("?"),
