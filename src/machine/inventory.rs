@@ -304,7 +304,7 @@ pub fn add_speed(inv: &mut Inventory, r: super::speed::SpeedReport) {
         }
         let many = r.cpus.len() > 16;
         for c in &r.cpus {
-            let off = c.slower >= SLOW || c.over_time.is_some_and(|o| o >= UNSTEADY);
+            let off = c.slow(SLOW) || c.unsteady(UNSTEADY);
             if many && !off {
                 continue;
             }

@@ -88,6 +88,21 @@ impl CpuSpeed {
     pub fn badness(&self) -> f64 {
         self.slower.max(self.over_time.unwrap_or(1.0))
     }
+
+    /// Whether it ran `limit` times slower than the fastest, as printed (two decimals).
+    pub fn slow(&self, limit: f64) -> bool {
+        at_least(self.slower, limit)
+    }
+
+    /// Whether it varied `limit` times over the check, as printed (two decimals).
+    pub fn unsteady(&self, limit: f64) -> bool {
+        self.over_time.is_some_and(|o| at_least(o, limit))
+    }
+}
+
+/// `x >= limit` on the two decimals a ratio is printed with (1.2996 shows as 1.30).
+fn at_least(x: f64, limit: f64) -> bool {
+    (x * 100.0).round() >= (limit * 100.0).round()
 }
 
 /// The speeds of all measured CPUs.
@@ -118,7 +133,7 @@ impl SpeedReport {
         let mut v: Vec<&CpuSpeed> = self
             .cpus
             .iter()
-            .filter(|c| c.slower >= SLOW || c.over_time.is_some_and(|o| o >= UNSTEADY))
+            .filter(|c| c.slow(SLOW) || c.unsteady(UNSTEADY))
             .collect();
         v.sort_by(|a, b| b.badness().total_cmp(&a.badness()).then(a.cpu.cmp(&b.cpu)));
         v
@@ -132,10 +147,10 @@ impl SpeedReport {
             .take(4)
             .map(|c| {
                 let mut what = Vec::new();
-                if c.slower >= limit {
+                if c.slow(limit) {
                     what.push(format!("ran {:.1}× slower than the fastest", c.slower));
                 }
-                if let Some(o) = c.over_time.filter(|&o| o >= limit) {
+                if let Some(o) = c.over_time.filter(|_| c.unsteady(limit)) {
                     what.push(format!("varied {o:.1}× over {:.1} s", self.seconds));
                 }
                 format!("CPU {} {}", c.cpu, what.join(" and "))
