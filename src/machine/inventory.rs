@@ -281,8 +281,11 @@ pub fn add_speed(inv: &mut Inventory, r: super::speed::SpeedReport) {
             crate::units::format_count(r.loops as f64),
             fmt(fastest),
             r.across
-        );
-        if flagged.is_empty() {
+        ) + &r
+            .together
+            .map(|t| format!(", all together moved {t:.2}× over time"))
+            .unwrap_or_default();
+        if flagged.is_empty() && !r.machine_unsteady() {
             it.push("speed", "CPU speed", head, Verdict::Ok, None);
         } else {
             let virtualized = inv.facts.info.virtualization.is_some();
@@ -308,10 +311,13 @@ pub fn add_speed(inv: &mut Inventory, r: super::speed::SpeedReport) {
             if many && !off {
                 continue;
             }
-            let over = c
-                .over_time
-                .map(|o| format!(", varied {o:.2}× over time"))
-                .unwrap_or_default();
+            let over = match (c.over_time, c.own_over_time, r.together) {
+                (Some(o), Some(own), Some(_)) => {
+                    format!(", varied {o:.2}× over time ({own:.2}× beyond the others)")
+                }
+                (Some(o), _, _) => format!(", varied {o:.2}× over time"),
+                _ => String::new(),
+            };
             let extra = match (c.other_busy, c.steal) {
                 (Some(o), _) if o > super::speed::OTHER_WORK => {
                     format!(", other work {:.0}% of its time", 100.0 * o)
@@ -323,7 +329,7 @@ pub fn add_speed(inv: &mut Inventory, r: super::speed::SpeedReport) {
                 "speed",
                 format!("CPU {}", c.cpu),
                 format!(
-                    "{} a loop, {:.2}× the fastest{over}{extra} ({} loops)",
+                    "{} a loop, {:.2}× the fastest{over}{extra}; {} loops",
                     fmt(c.typical),
                     c.slower,
                     c.visits

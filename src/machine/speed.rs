@@ -77,6 +77,10 @@ pub struct CpuSpeed {
     pub slower: f64,
     /// The slowest time window's median over the fastest window's; `None` with one window.
     pub over_time: Option<f64>,
+    /// The same after dividing out what all CPUs did together in each window (the machine's
+    /// own movement, [`SpeedReport::together`]): how this CPU varied beyond the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_over_time: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_busy: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,7 +90,7 @@ pub struct CpuSpeed {
 impl CpuSpeed {
     /// How far off the CPU is, slower or varying, whichever is worse (1 = steady and fastest).
     pub fn badness(&self) -> f64 {
-        self.slower.max(self.over_time.unwrap_or(1.0))
+        self.slower.max(self.own_over_time.unwrap_or(1.0))
     }
 
     /// Whether it ran `limit` times slower than the fastest, as printed (two decimals).
@@ -94,9 +98,9 @@ impl CpuSpeed {
         at_least(self.slower, limit)
     }
 
-    /// Whether it varied `limit` times over the check, as printed (two decimals).
+    /// Whether it varied `limit` times over the check beyond the others, as printed.
     pub fn unsteady(&self, limit: f64) -> bool {
-        self.over_time.is_some_and(|o| at_least(o, limit))
+        self.own_over_time.is_some_and(|o| at_least(o, limit))
     }
 }
 
@@ -116,6 +120,11 @@ pub struct SpeedReport {
     pub windows: usize,
     /// The slowest CPU's typical time over the fastest's.
     pub across: f64,
+    /// How far all CPUs moved together: per window, the median over CPUs of each one's
+    /// window median over its typical time; the slowest window's over the fastest's. `None`
+    /// with one window or one CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unpinnable: Vec<usize>,
 }
@@ -123,7 +132,11 @@ pub struct SpeedReport {
 impl SpeedReport {
     /// CPUs at or beyond `limit` in slowness or spread over time, worst first.
     pub fn beyond(&self, limit: f64) -> Vec<&CpuSpeed> {
-        let mut v: Vec<&CpuSpeed> = self.cpus.iter().filter(|c| c.badness() >= limit).collect();
+        let mut v: Vec<&CpuSpeed> = self
+            .cpus
+            .iter()
+            .filter(|c| c.slow(limit) || c.unsteady(limit))
+            .collect();
         v.sort_by(|a, b| b.badness().total_cmp(&a.badness()).then(a.cpu.cmp(&b.cpu)));
         v
     }
@@ -139,42 +152,66 @@ impl SpeedReport {
         v
     }
 
+    /// Whether all CPUs changed speed together by [`UNSTEADY`] or more.
+    pub fn machine_unsteady(&self) -> bool {
+        self.together.is_some_and(|t| at_least(t, UNSTEADY))
+    }
+
     /// In words, for the CPUs given: "CPU 5 ran 3.1× slower than the fastest; CPU 12 varied
-    /// 3.2× over 2.0 s" (at most 4 named, then how many more).
+    /// 3.2× over 2.0 s" (at most 4 named, then how many more), after "all CPUs changed speed
+    /// together, 1.5× over 2.0 s" where they did.
     pub fn findings(&self, cpus: &[&CpuSpeed], limit: f64) -> String {
-        let mut parts: Vec<String> = cpus
-            .iter()
-            .take(4)
-            .map(|c| {
-                let mut what = Vec::new();
-                if c.slow(limit) {
-                    what.push(format!("ran {:.1}× slower than the fastest", c.slower));
-                }
-                if let Some(o) = c.over_time.filter(|_| c.unsteady(limit)) {
-                    what.push(format!("varied {o:.1}× over {:.1} s", self.seconds));
-                }
-                format!("CPU {} {}", c.cpu, what.join(" and "))
-            })
-            .collect();
+        let moved = self.together.filter(|&t| at_least(t, 1.1));
+        let beyond = if moved.is_some() { " beyond that" } else { "" };
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(t) = self.together.filter(|&t| at_least(t, limit)) {
+            parts.push(format!(
+                "all CPUs changed speed together, {t:.1}× over {:.1} s",
+                self.seconds
+            ));
+        }
+        parts.extend(cpus.iter().take(4).map(|c| {
+            let mut what = Vec::new();
+            if c.slow(limit) {
+                what.push(format!("ran {:.1}× slower than the fastest", c.slower));
+            }
+            if let Some(o) = c.own_over_time.filter(|_| c.unsteady(limit)) {
+                what.push(format!("varied {o:.1}× over {:.1} s{beyond}", self.seconds));
+            }
+            format!("CPU {} {}", c.cpu, what.join(" and "))
+        }));
         if cpus.len() > 4 {
             parts.push(format!("and {} more", cpus.len() - 4));
         }
         parts.join("; ")
     }
 
-    /// The likely mechanism behind the CPUs given, from what /proc/stat said during the check.
+    /// The likely mechanism behind the CPUs given (all CPUs where the machine moved as a
+    /// whole), from what /proc/stat said during the check: other work or steal where it was
+    /// seen on at least half of them.
     pub fn cause(&self, cpus: &[&CpuSpeed], virtualized: bool) -> String {
-        let max = |f: fn(&CpuSpeed) -> Option<f64>| {
-            cpus.iter().filter_map(|c| f(c)).fold(0.0_f64, f64::max)
+        let all: Vec<&CpuSpeed> = self.cpus.iter().collect();
+        let cpus = if cpus.is_empty() || self.machine_unsteady() {
+            &all[..]
+        } else {
+            cpus
         };
-        let other = max(|c| c.other_busy);
-        let steal = max(|c| c.steal);
-        if other > OTHER_WORK {
+        let share = |f: fn(&CpuSpeed) -> Option<f64>, above: f64| -> (usize, f64) {
+            let seen: Vec<f64> = cpus
+                .iter()
+                .filter_map(|c| f(c))
+                .filter(|&v| v > above)
+                .collect();
+            (seen.len(), seen.iter().copied().fold(0.0, f64::max))
+        };
+        let (other_n, other) = share(|c| c.other_busy, OTHER_WORK);
+        let (steal_n, steal) = share(|c| c.steal, 0.01);
+        if 2 * other_n >= cpus.len() && other_n > 0 {
             format!(
                 "other work ran on them (up to {:.0}% of a CPU's time during the check)",
                 100.0 * other
             )
-        } else if steal > 0.01 {
+        } else if 2 * steal_n >= cpus.len() && steal_n > 0 {
             format!(
                 "the hypervisor took them away (steal up to {:.0}%)",
                 100.0 * steal
@@ -311,10 +348,23 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
+/// The largest over the smallest of at least two values.
+fn spread(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = v.collect();
+    (v.len() >= 2).then(|| {
+        let hi = v.iter().copied().fold(f64::MIN, f64::max);
+        let lo = v.iter().copied().fold(f64::MAX, f64::min);
+        hi / lo
+    })
+}
+
 /// From timings to speeds (pure). Each CPU's `typical` is the median of its timings; its
 /// timings are split by pass into up to [`MAX_WINDOWS`] windows of at least 4 passes each, and
 /// `over_time` is the slowest window's median over the fastest's (medians, so one preempted
 /// loop moves nothing; a burst of seconds does). `slower` is `typical` over the fastest CPU's.
+/// `together` is how the CPUs moved as one (per window, the median over CPUs of each one's
+/// window median over its typical time), and `own_over_time` each CPU's spread once that is
+/// divided out: a CPU that varied on its own, not with the whole machine.
 pub fn analyse(p: &Probe) -> SpeedReport {
     let windows = (p.passes / 4).clamp(1, MAX_WINDOWS);
     let mut by_cpu: BTreeMap<usize, Vec<&Visit>> = BTreeMap::new();
@@ -324,6 +374,8 @@ pub fn analyse(p: &Probe) -> SpeedReport {
         }
     }
     let mut cpus: Vec<CpuSpeed> = Vec::new();
+    // Per CPU, each window's median (None where it has no timing there).
+    let mut window_medians: Vec<Vec<Option<f64>>> = Vec::new();
     for (cpu, vs) in &by_cpu {
         let mut all: Vec<f64> = vs.iter().map(|v| v.seconds).collect();
         let Some(typical) = median(&mut all) else {
@@ -334,21 +386,41 @@ pub fn analyse(p: &Probe) -> SpeedReport {
             let w = (v.pass * windows / p.passes.max(1)).min(windows - 1);
             per_window[w].push(v.seconds);
         }
-        let meds: Vec<f64> = per_window.iter_mut().filter_map(|w| median(w)).collect();
-        let over_time = (meds.len() >= 2).then(|| {
-            let hi = meds.iter().copied().fold(f64::MIN, f64::max);
-            let lo = meds.iter().copied().fold(f64::MAX, f64::min);
-            hi / lo
-        });
+        let meds: Vec<Option<f64>> = per_window.iter_mut().map(|w| median(w)).collect();
+        let over_time = spread(meds.iter().flatten().copied());
+        window_medians.push(meds.iter().map(|m| m.map(|m| m / typical)).collect());
         cpus.push(CpuSpeed {
             cpu: *cpu,
             visits: vs.len(),
             typical,
             slower: 1.0,
             over_time,
+            own_over_time: over_time,
             other_busy: p.other_busy.get(cpu).copied(),
             steal: p.steal.get(cpu).copied(),
         });
+    }
+    // What all CPUs did together in each window, and each CPU beyond it.
+    let mut together = None;
+    if cpus.len() >= 2 {
+        let machine: Vec<Option<f64>> = (0..windows)
+            .map(|w| {
+                median(
+                    &mut window_medians
+                        .iter()
+                        .filter_map(|m| m[w])
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        together = spread(machine.iter().flatten().copied());
+        for (c, meds) in cpus.iter_mut().zip(&window_medians) {
+            c.own_over_time = spread(
+                meds.iter()
+                    .zip(&machine)
+                    .filter_map(|(m, all)| Some(m.as_ref()? / all.as_ref()?)),
+            );
+        }
     }
     let fastest = cpus.iter().map(|c| c.typical).fold(f64::MAX, f64::min);
     let slowest = cpus.iter().map(|c| c.typical).fold(0.0, f64::max);
@@ -362,6 +434,7 @@ pub fn analyse(p: &Probe) -> SpeedReport {
             slowest / fastest
         },
         cpus,
+        together,
         seconds: p.seconds,
         loops: p.loops,
         passes: p.passes,
@@ -563,9 +636,48 @@ mod tests {
     }
 
     #[test]
+    fn cpus_that_change_speed_together_are_the_machine_not_one_cpu() {
+        // All 16 CPUs 1.6x slower for the last third of the check (as on the H200 VM): the
+        // machine moved, no CPU on its own; nothing to leave out, but tare machine warns.
+        let r = analyse(&probe(16, 120, |c, p| {
+            let base = if c == 3 { 4.5e-4 } else { 3e-4 };
+            if p >= 80 {
+                base * 1.6
+            } else {
+                base
+            }
+        }));
+        let t = r.together.unwrap();
+        assert!((t - 1.6).abs() < 0.1, "{t}");
+        assert!(r.machine_unsteady());
+        assert!(r.cpus.iter().all(|c| c.over_time.unwrap() > 1.5));
+        assert!(
+            r.cpus.iter().all(|c| c.own_over_time.unwrap() < 1.1),
+            "{:?}",
+            r.cpus
+        );
+        // CPU 3 is slow throughout: named alone, and the only one left out.
+        let f = r.flagged();
+        assert_eq!(f.iter().map(|c| c.cpu).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(leave_out(&r), vec![3]);
+        let words = r.findings(&f, SLOW);
+        assert!(
+            words.starts_with(
+                "all CPUs changed speed together, 1.6× over 2.0 s; CPU 3 ran 1.5× slower"
+            ),
+            "{words}"
+        );
+        assert_eq!(
+            r.cause(&f, true),
+            "hidden contention on the host (steal reads 0)"
+        );
+    }
+
+    #[test]
     fn the_cause_follows_what_proc_stat_said() {
         let mut p = probe(2, 40, |c, _| if c == 1 { 6e-4 } else { 3e-4 });
         p.other_busy.insert(1, 0.4);
+        p.other_busy.insert(0, 0.0);
         let r = analyse(&p);
         assert!(r
             .cause(&r.flagged(), true)
