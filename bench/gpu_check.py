@@ -9,7 +9,8 @@
    time and GPU energy compared;
 4. per-run GPU energy against the board's own counter read by NVML (pynvml) around 5
    back-to-back runs of the same workload, and against power x time;
-5. `tare machine` (GPU facts, CPU speeds).
+5. `tare machine` (GPU facts, CPU speeds);
+6. a 30M-add loop unpinned and with --cpus 1 (slow-mode runs flagged?).
 
     TARE=path [TARE_BASE=path] [HYPERFINE=path] python3 bench/gpu_check.py OUTDIR
 
@@ -22,18 +23,29 @@ TARE = os.environ.get("TARE", "./target/release/tare")
 BASE = os.environ.get("TARE_BASE")
 HF = os.environ.get("HYPERFINE", "hyperfine")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Which parts to run (GPU_CHECK_SECTIONS=1356, say, on a second pass), and which tools part 1
+# times (GPU_CHECK_BASE=0 leaves out the older tare and --energy).
+SECTIONS = os.environ.get("GPU_CHECK_SECTIONS", "123456")
 
 
 def sh(cmd, **kw):
     print("$", cmd if isinstance(cmd, str) else " ".join(cmd), flush=True)
-    return subprocess.run(cmd, shell=isinstance(cmd, str), text=True, capture_output=True, **kw)
+    try:
+        return subprocess.run(cmd, shell=isinstance(cmd, str), text=True, capture_output=True, **kw)
+    except OSError as e:
+        return subprocess.CompletedProcess(cmd, 127, "", str(e))
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(cmd, 124, str(e.stdout or ""), f"timed out: {e}")
 
 
 def timed(argv, env=None):
     e = dict(os.environ)
     e.update(env or {})
     t = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e)
+    try:
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e)
+    except OSError as err:
+        print("cannot run", argv[0], err)
     return time.perf_counter() - t
 
 
@@ -41,7 +53,7 @@ print(sh("nvidia-smi --query-gpu=name,driver_version,power.draw,clocks.sm --form
 print("nproc", os.cpu_count(), "kernel", os.uname().release, flush=True)
 
 # 1. per-run cost
-N = 1000
+N = int(os.environ.get("GPU_CHECK_RUNS", "1000"))
 tools = {
     "hyperfine -N": ([HF, "-N", "--style", "none", "--runs", str(N), "/bin/true"], None),
     "tare": ([TARE, "run", "--style", "none", "--runs", str(N), "/bin/true"], None),
@@ -49,39 +61,45 @@ tools = {
                       {"TARE_NVML_LIB": "/nonexistent"}),
     "tare --energy": ([TARE, "run", "--style", "none", "--energy", "--runs", str(N), "/bin/true"], None),
 }
+if os.environ.get("GPU_CHECK_BASE") == "0":
+    del tools["tare --energy"]
+    BASE = None
 if BASE:
     tools["tare before (base)"] = ([BASE, "run", "--style", "none", "--runs", str(N), "/bin/true"], None)
 times = {k: [] for k in tools}
-for rnd in range(3):
+for rnd in range(3 if "1" in SECTIONS else 0):
     order = list(tools)
     random.shuffle(order)
     for k in order:
         times[k].append(timed(*tools[k]))
 print(f"\nper-run cost, {N} x /bin/true, whole invocation, 3 interleaved rounds:")
-for k, ts in times.items():
+for k, ts in (times.items() if "1" in SECTIONS else []):
     ratios = [t / h for t, h in zip(ts, times["hyperfine -N"])]
     print(f"  {k:22s} {statistics.median(ts) / N * 1e6:8.1f} us/run   "
           f"x hyperfine: {statistics.median(ratios):.2f} (rounds {', '.join(f'{r:.2f}' for r in ratios)})")
 sys.stdout.flush()
 
 # 2. short runs with --energy
-r = sh([TARE, "run", "--energy", "--runs", "20", "--style", "basic", "--export-json",
+r = sh(["true"]) if "2" not in SECTIONS else sh([TARE, "run", "--energy", "--runs", "20", "--style", "basic", "--export-json",
         f"{OUT}/short.json", "-n", "true", "-n", "sleep", "/bin/true", "sleep 0.01"])
 print(r.stdout[-3000:], r.stderr[-1500:])
 
 # 3. A/B of two CUDA workloads
 spin = "/tmp/spin"
-r = sh(["nvcc", "-O2", "-o", spin, os.path.join(HERE, "gpu/spin.cu")])
-print(r.stdout, r.stderr[-1500:])
-R0 = 20_000_000
-t0 = timed([spin, str(R0)])
-t1 = timed([spin, str(2 * R0)])
-per = max((t1 - t0) / R0, 1e-12)
-R = int(0.8 / per)
+r = sh(["nvcc", "-O2", "-arch=sm_90", "-o", spin, os.path.join(HERE, "gpu/spin.cu")])
+if r.returncode != 0:
+    r = sh(["nvcc", "-O2", "-o", spin, os.path.join(HERE, "gpu/spin.cu")])
+print(r.returncode, r.stdout, r.stderr[-1500:])
+print("warm-up:", sh([spin, "1000"]).returncode)
+R0 = 50_000_000
+t0 = min(timed([spin, str(R0)]) for _ in range(2))
+t1 = min(timed([spin, str(3 * R0)]) for _ in range(2))
+per = max((t1 - t0) / (2 * R0), 1e-12)
+R = int(min(max(0.8 / per, 1e7), 1e9))
 print(f"calibration: {R0} rounds {t0:.3f} s, {2 * R0} rounds {t1:.3f} s -> R = {R} (~0.8 s of kernel)")
 R11 = int(R * 1.1)
-r = sh([TARE, "run", "--energy", "--runs", "10", "--style", "basic", "--export-json", f"{OUT}/ab.json",
-        "-n", "base", "-n", "more10", f"{spin} {R}", f"{spin} {R11}"])
+r = sh(["true"]) if "3" not in SECTIONS else sh([TARE, "run", "--energy", "--runs", "10", "--style", "basic", "--export-json", f"{OUT}/ab.json",
+        "-n", "base", "-n", "more10", f"{spin} {R}", f"{spin} {R11}"], timeout=150)
 print(r.stdout[-4000:], r.stderr[-2000:])
 r = sh([TARE, "compare", "--metric", "gpu_energy", "--fail-if-slower", "5%",
         f"{OUT}/ab.json", f"{OUT}/ab.json", "--allow-missing"])
@@ -129,3 +147,12 @@ if doc:
 # 5. the machine
 r = sh([TARE, "machine"])
 print(r.stdout[-6000:], r.stderr[-1000:])
+
+# 6. unsteady vCPUs: a 30M-add loop unpinned and on one CPU
+with open("/tmp/loop.c", "w") as f:
+    f.write("int main(void){volatile unsigned long x=0;"
+            "for(unsigned long i=0;i<30000000UL;i++)x+=i;return (int)(x&1);}\n")
+if sh(["cc", "-O1", "-o", "/tmp/loop", "/tmp/loop.c"]).returncode == 0:
+    for extra in ([], ["--cpus", "1"]):
+        r = sh([TARE, "run", "--runs", "40", "--style", "basic", *extra, "/tmp/loop"])
+        print(r.stdout[-2500:], r.stderr[-1000:])

@@ -310,6 +310,30 @@ fn gpu_energy_is_a_meter_compared_and_gated_like_time() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+
+    // The history keeps GPU energy as a series of its own, in joules.
+    let db = dir.path().join("h.sqlite");
+    for (file, commit) in [(&old, "aaaa1111"), (&new, "bbbb2222")] {
+        let out = tare()
+            .args(["history", "--store"])
+            .arg(&db)
+            .args(["add", "--commit", commit])
+            .arg(file)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = tare()
+        .args(["history", "--store"])
+        .arg(&db)
+        .args(["show", "-m", "gpu_energy"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("gpu_energy") && text.contains(" J"), "{text}");
 }
 
 #[test]

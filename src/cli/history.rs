@@ -438,10 +438,10 @@ fn analyse(
     raise: bool,
 ) -> Result<(Vec<SeriesView>, Vec<i64>)> {
     let settings = settings(d)?;
-    // Counted events (`--counters`) are metrics of their own, named by the event.
+    // Counted events (`--counters`) and energies (`--energy`) are metrics of their own.
     let counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
-        .filter(|s| s.unit == ingest::COUNT_UNIT)
+        .filter(|s| s.unit == ingest::COUNT_UNIT || s.unit == ingest::ENERGY_UNIT)
         .map(|s| s.metric)
         .collect();
     if sel.metric != "all"

@@ -128,7 +128,16 @@ pub struct RunProbe {
     idle: Option<super::idle::UsageWatch>,
     /// NVML where the machine has NVIDIA GPUs.
     nvml: Option<super::gpu::Nvml>,
+    /// The last GPU reading and when it was taken (see [`GPU_REFRESH`]).
+    gpu_last: Option<(Instant, Vec<super::gpu::GpuReading>)>,
 }
+
+/// GPU clocks, temperature and power are read at most this often: on an H200 VM the four
+/// NVML calls of a reading cost about 90 µs, a tenth of a `/bin/true` run, while the driver's
+/// power figure is itself an average over about a second and clocks and temperature move on
+/// the scale of tens of milliseconds. A run shorter than this gets the reading of up to this
+/// long ago; a longer one gets fresh ones before and after.
+pub const GPU_REFRESH: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// A `finish` snapshot this recent stands in for the next run's `start` snapshot: back to back,
 /// nothing but tare's own bookkeeping (microseconds of CPU, far below the one-tick allowance)
@@ -175,16 +184,25 @@ impl RunProbe {
                 .then(|| super::idle::UsageWatch::new(root, cores))
                 .flatten(),
             nvml: super::gpu::Nvml::load(),
+            gpu_last: None,
         }
     }
 
-    /// Clocks and temperature (microseconds a GPU); not the energy counter, which takes
-    /// milliseconds a read and is the GPU energy meter's (`machine::gpu::EnergySampler`).
-    fn read_gpu(&self) -> Vec<super::gpu::GpuReading> {
-        self.nvml
-            .as_ref()
-            .map(|n| n.read_cheap())
-            .unwrap_or_default()
+    /// Clocks, temperature and power (tens of microseconds a GPU, at most every
+    /// [`GPU_REFRESH`]); not the energy counter, which takes milliseconds a read and is the GPU
+    /// energy meter's (`machine::gpu_energy`).
+    fn read_gpu(&mut self) -> Vec<super::gpu::GpuReading> {
+        let Some(nvml) = &self.nvml else {
+            return Vec::new();
+        };
+        if let Some((at, r)) = &self.gpu_last {
+            if at.elapsed() < GPU_REFRESH {
+                return r.clone();
+            }
+        }
+        let r = nvml.read_cheap();
+        self.gpu_last = Some((Instant::now(), r.clone()));
+        r
     }
 
     fn read_idle(&mut self) -> BTreeMap<String, (u64, u64)> {

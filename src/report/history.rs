@@ -36,6 +36,7 @@ pub fn value(unit: &str, v: f64) -> String {
         "B" => units::format_bytes(v, None),
         // A counted event (instructions): every digit, to a tenth (kernels count per loop).
         crate::store::ingest::COUNT_UNIT => units::format_thousands((v * 10.0).round() / 10.0),
+        crate::store::ingest::ENERGY_UNIT => format!("{v:.4} J"),
         _ => format!("{v:.4}"),
     }
 }

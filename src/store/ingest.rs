@@ -210,20 +210,51 @@ pub struct Cache {
 /// series of its own per event, named by the event.
 pub const COUNT_UNIT: &str = "count";
 
+/// The unit of an energy metric (`--energy`: `package_energy`, `gpu_energy`).
+pub const ENERGY_UNIT: &str = "J";
+
 /// The id of a counted event's metric, added when missing (an upsert, as machines are).
 fn counter_metric_id(db: &mut Db, cache: &mut Cache, event: &str) -> Result<i64> {
-    if let Some(&id) = cache.counters.get(event) {
+    added_metric_id(db, cache, event, COUNT_UNIT)
+}
+
+/// The id of a metric beyond [`METRICS`] (a counted event, an energy), added when missing.
+fn added_metric_id(db: &mut Db, cache: &mut Cache, name: &str, unit: &str) -> Result<i64> {
+    if let Some(&id) = cache.counters.get(name) {
         return Ok(id);
     }
     let id = upsert_id(
         db,
         "INSERT INTO metrics (name, unit, direction) VALUES (?, ?, 'lower') ON CONFLICT (name) DO NOTHING",
-        &[Val::text(event), Val::text(COUNT_UNIT)],
+        &[Val::text(name), Val::text(unit)],
         "SELECT id FROM metrics WHERE name = ?",
-        Val::text(event),
+        Val::text(name),
     )?;
-    cache.counters.insert(event.to_string(), id);
+    cache.counters.insert(name.to_string(), id);
     Ok(id)
+}
+
+/// Each energy a benchmark's counted runs carry (`--energy`), with the runs' values in order:
+/// `package_energy` (attributed runs) and `gpu_energy` (runs long enough for the GPU counter),
+/// as `conclude::levels::Metric` reads them, so the history judges what `compare` judges.
+pub fn energy_values(b: &crate::results::model::Benchmark) -> Vec<(&'static str, Vec<f64>)> {
+    use crate::conclude::levels::{EnergyKind, Metric};
+    [
+        ("package_energy", EnergyKind::Package),
+        ("gpu_energy", EnergyKind::Gpu),
+    ]
+    .into_iter()
+    .filter_map(|(name, kind)| {
+        let m = Metric::Energy(kind);
+        let xs: Vec<f64> = b
+            .runs
+            .iter()
+            .filter(|r| r.counted)
+            .filter_map(|r| m.value(r))
+            .collect();
+        (!xs.is_empty()).then_some((name, xs))
+    })
+    .collect()
 }
 
 /// Each counted event of a benchmark's counted runs (`runs[].extra.counters`), with the runs'
@@ -504,6 +535,29 @@ fn add_batch(
                     Val::real(d.median),
                     Val::real(d.min),
                     Val::real(d.max),
+                    Val::real(d.mean),
+                    Val::real(d.stddev),
+                    Val::real(d.min),
+                    Val::real(d.max),
+                    Val::int(multimodal),
+                    Val::int(0),
+                    Val::Real(None),
+                ]);
+            }
+            // Energy: a series per kind, summarized as time is (median and its interval).
+            for (name, xs) in energy_values(b) {
+                let Some(d) = crate::stats::describe(&xs) else {
+                    continue;
+                };
+                let mid = added_metric_id(db, cache, name, ENERGY_UNIT)?;
+                sums.push(vec![
+                    Val::int(sid),
+                    Val::int(bid),
+                    Val::int(mid),
+                    Val::int(d.n as i64),
+                    Val::real(d.median),
+                    Val::real(d.median_ci_low),
+                    Val::real(d.median_ci_high),
                     Val::real(d.mean),
                     Val::real(d.stddev),
                     Val::real(d.min),
