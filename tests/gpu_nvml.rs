@@ -322,7 +322,11 @@ fn gpu_energy_is_a_meter_compared_and_gated_like_time() {
             .current_dir(dir.path())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let out = tare()
         .args(["history", "--store"])
@@ -332,7 +336,11 @@ fn gpu_energy_is_a_meter_compared_and_gated_like_time() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("gpu_energy") && text.contains(" J"), "{text}");
 }
 
