@@ -39,5 +39,6 @@ pub mod setup;
 pub mod stats;
 pub mod store;
 pub mod suite;
+pub mod sys;
 pub mod table;
 pub mod units;

@@ -37,7 +37,7 @@ fn try_flock(file: &File, kind: libc::c_int) -> io::Result<bool> {
 /// `$XDG_RUNTIME_DIR/tare`, else `<temporary directory>/tare-<uid>` (the path only; see
 /// [`runtime_dir`]).
 pub fn runtime_path() -> PathBuf {
-    let uid = crate::exec::sys::euid();
+    let uid = crate::sys::euid();
     if uid == 0 {
         return PathBuf::from("/run/tare");
     }
@@ -86,7 +86,7 @@ pub fn make_private(path: &std::path::Path) -> Result<(), String> {
         }
     }
     let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot read it ({e})"))?;
-    let me = crate::exec::sys::euid();
+    let me = crate::sys::euid();
     if meta.file_type().is_symlink() {
         return Err(format!(
             "it is a symbolic link (owned by uid {}), which tare does not follow",

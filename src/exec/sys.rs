@@ -1,7 +1,9 @@
 //! Narrow wrappers around the few Linux syscalls `exec` needs and `std` does not offer.
 //!
-//! Every `unsafe` block of the exec layer lives here, each with its SAFETY argument.
+//! Every `unsafe` block of the exec layer lives here, each with its SAFETY argument; `euid` and
+//! `kill`, which layers below exec use too, are `crate::sys`'s.
 
+pub use crate::sys::{euid, kill};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
@@ -86,18 +88,6 @@ pub fn poll_readable(fd: &OwnedFd, timeout: Duration) -> io::Result<bool> {
         return Err(err);
     }
     Ok(r > 0)
-}
-
-/// Sends `sig` to process `pid`; a process that is already gone is not an error.
-pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
-    // SAFETY: kill takes plain integers.
-    if unsafe { libc::kill(pid, sig) } != 0 {
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::ESRCH) {
-            return Err(err);
-        }
-    }
-    Ok(())
 }
 
 /// Async-signal-safe: writes `bytes` to `fd`. For use between fork and exec only.
@@ -604,12 +594,6 @@ fn spawn_with_stack(
         ));
     }
     Ok(pid)
-}
-
-/// The effective user id.
-pub fn euid() -> u32 {
-    // SAFETY: geteuid takes nothing and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 /// Whether `path` has the extended attribute `name` (e.g. systemd's `trusted.delegate`).

@@ -99,8 +99,7 @@ pub fn parse_ldd(text: &str) -> Vec<PathBuf> {
 /// Puts the page cache in `plan`'s state and returns the record, the named files' resident
 /// bytes measured right after.
 pub fn prepare(plan: &CachePlan) -> anyhow::Result<RunCache> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    prepare_as(plan, unsafe { libc::geteuid() } == 0)
+    prepare_as(plan, crate::sys::euid() == 0)
 }
 
 /// [`prepare`], choosing the machine-wide drop (`as_root`) or the per-file one; the

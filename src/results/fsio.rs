@@ -40,7 +40,7 @@ pub enum Target {
 }
 
 fn euid() -> u32 {
-    crate::exec::sys::euid()
+    crate::sys::euid()
 }
 
 fn refuse(path: &Path, why: &str, what: &str) -> anyhow::Error {

@@ -101,7 +101,7 @@ fn open_locked(path: &Path, create: bool) -> anyhow::Result<File> {
 /// directory before the session, to forge runs or hold the lock) or a file with other hard
 /// links (a victim's name under the journal's) is refused before a byte is written.
 fn foreign(path: &Path, meta: &std::fs::Metadata) -> anyhow::Result<()> {
-    let euid = crate::exec::sys::euid();
+    let euid = crate::sys::euid();
     if meta.uid() != euid {
         return Err(crate::error::usage(format!(
             "journal {} belongs to uid {}, not to you (uid {euid}); tare writes only its own journal: remove it or choose another export path",
