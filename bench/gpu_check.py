@@ -98,7 +98,7 @@ per = max((t1 - t0) / (2 * R0), 1e-12)
 R = int(min(max(0.8 / per, 1e7), 1e9))
 print(f"calibration: {R0} rounds {t0:.3f} s, {2 * R0} rounds {t1:.3f} s -> R = {R} (~0.8 s of kernel)")
 R11 = int(R * 1.1)
-r = sh(["true"]) if "3" not in SECTIONS else sh([TARE, "run", "--energy", "--runs", "10", "--style", "basic", "--export-json", f"{OUT}/ab.json",
+r = sh(["true"]) if "3" not in SECTIONS else sh([TARE, "run", "--energy", "--runs", os.environ.get("GPU_CHECK_AB_RUNS", "10"), "--style", "basic", "--export-json", f"{OUT}/ab.json",
         "-n", "base", "-n", "more10", f"{spin} {R}", f"{spin} {R11}"], timeout=150)
 print(r.stdout[-4000:], r.stderr[-2000:])
 r = sh([TARE, "compare", "--metric", "gpu_energy", "--fail-if-slower", "5%",
