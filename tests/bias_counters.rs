@@ -3,6 +3,7 @@
 //! as such in the file); end to end, the not-supported path on this machine and real counts
 //! of software events.
 
+mod common;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -73,7 +74,7 @@ fn parses_the_synthetic_pmu_output() {
 }
 
 fn tare(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
         .env("NO_COLOR", "1")
         .args(args)
         .output()

@@ -6,6 +6,7 @@
 //! instructions` (exit 1 with --fail-if-slower 0.5%), the same program twice equal; times under
 //! Valgrind never compared with times outside it. Skips when valgrind or cc is missing.
 
+mod common;
 #[path = "common/skip.rs"]
 mod skip;
 use serde_json::Value;
@@ -56,8 +57,7 @@ fn setup(dir: &Path) -> Option<PathBuf> {
 /// tare: cargo's build of it, or `TARE_BIN` (a copy of the build, where several checkouts share
 /// one target directory and the binary there may be another's).
 fn tare(args: &[&str]) -> Output {
-    let bin = std::env::var_os("TARE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_tare").into());
-    Command::new(bin)
+    common::tare()
         .args(args)
         .stdin(Stdio::null())
         .output()

@@ -1,12 +1,13 @@
 //! `tare run --isolate`: the isolation options of `tare suite exec` on `tare run`, checked
 //! before the first run, and runs that really are isolated (as root; skipped otherwise).
 
+mod common;
 #[path = "common/skip.rs"]
 mod skip;
 use std::process::Command;
 
 fn tare() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
 }
 
 fn root() -> bool {

@@ -2,11 +2,11 @@
 //! hand-computed values, `tare plan` on a committed pilot fixture, the recommendation checked
 //! by simulation, the hierarchical bootstrap's coverage, and `tare run --plan` end to end.
 
+mod common;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 use tare::stats::{hierarchical_bootstrap_ratio, kalibera_jones, plan_repetitions};
 
 #[track_caller]
@@ -182,7 +182,7 @@ fn hierarchical_bootstrap_covers_the_ratio_of_means() {
 }
 
 fn tare(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
         .env("NO_COLOR", "1")
         .args(args)
         .output()

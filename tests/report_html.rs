@@ -4,6 +4,7 @@
 //!
 //! Not for: how the page looks in a browser (see `tests/report_browser.rs`).
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tare::report::html::{self, Metric};
@@ -462,7 +463,7 @@ fn svg_files_are_standalone_and_uniquely_named() {
 }
 
 fn tare() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
 }
 
 #[test]

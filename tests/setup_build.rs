@@ -2,6 +2,7 @@
 //! over setups, each run's variant recorded and actually the one that ran; replaying a seed
 //! runs its variant; a failing build is one line, before any run.
 
+mod common;
 #[path = "common/skip.rs"]
 mod skip;
 use serde_json::Value;
@@ -9,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn tare(log: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
         .env("NO_COLOR", "1")
         .env("PROBE_OUT", log)
         .args(args)

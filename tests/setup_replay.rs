@@ -3,18 +3,19 @@
 //! ASLR personality flag); the results must record the same, and replaying a setup's seed
 //! must reproduce it.
 
+mod common;
 #[path = "common/skip.rs"]
 mod skip;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn probe() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bias/probe.sh")
 }
 
 fn tare(log: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
         .env("NO_COLOR", "1")
         .env("PROBE_OUT", log)
         .args(args)

@@ -5,6 +5,7 @@
 //! machine is shared, and the metric compared is CPU time (wall time on this 2-core VM shared
 //! with other builds varied by 45% between runs).
 
+mod common;
 #[path = "common/skip.rs"]
 mod skip;
 use std::path::Path;
@@ -49,7 +50,7 @@ fn repo(d: &Path) -> Vec<String> {
 }
 
 fn tare(d: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
         .args(args)
         .current_dir(d)
         .env("NO_COLOR", "1")

@@ -4,6 +4,7 @@
 //! regression alert, 0 once it is known), alert lifecycle commands, rebuild from files, and
 //! one-line errors.
 
+mod common;
 mod store_support;
 
 use std::path::Path;
@@ -11,7 +12,7 @@ use std::process::{Command, Output};
 use store_support::*;
 
 fn tare(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -21,7 +22,7 @@ fn tare(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn tare_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
