@@ -111,19 +111,54 @@ fn quiet_window_is_not_flagged() {
     );
 }
 
+/// This thread's read system calls so far (`/proc/thread-self/io`'s `syscr`: other test
+/// threads of this binary are not counted).
+fn reads_so_far() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/io")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("syscr:")?.trim().parse().ok())
+        .unwrap()
+}
+
 #[test]
 fn probe_is_cheap() {
     let root = SysRoot::host();
     let mut probe = RunProbe::new(&root, &[0], true, InterferenceThresholds::default());
+    let s = probe.start();
+    let _ = probe.finish(s, 0.0, 0.0);
+    // What a snapshot may read, once each: /proc/stat, three PSI files, core 0's
+    // scaling_cur_freq, the CPU thermal zones, two counters per idle state of core 0.
+    let count = |dir: &str, prefix: &str| {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+                    .count()
+            })
+            .unwrap_or(0) as u64
+    };
+    let budget = 1
+        + 3
+        + 1
+        + count("/sys/class/thermal", "thermal_zone")
+        + 2 * count("/sys/devices/system/cpu/cpu0/cpuidle", "state");
     let n = 200;
     let t = Instant::now();
+    let before = reads_so_far();
     for _ in 0..n {
         let s = probe.start();
         let _ = probe.finish(s, 0.0, 0.0);
     }
-    let per = t.elapsed() / n;
-    // Printed, not asserted: timing is measured by benchmarks, not tests.
-    eprintln!("start+finish: {per:?} per run");
+    // One reading of the io file itself between the two counts.
+    let per = (reads_so_far() - before).saturating_sub(1) as f64 / n as f64;
+    // The time is printed, not asserted (benchmarks measure time); the reads are counted: each
+    // file at most once a run, and none opened anew (an open always comes with a read).
+    eprintln!(
+        "start+finish: {:?} and {per} reads per run",
+        t.elapsed() / n
+    );
+    assert!(per <= budget as f64, "{per} reads a run, budget {budget}");
 }
 
 #[test]

@@ -109,8 +109,14 @@ fn setup_pool_like_the_readme() {
 
 #[test]
 fn bias_sweeps_every_size_factor() {
-    for factor in ["cwd", "env", "argv0"] {
-        let out = ok(&[
+    let dir = tempfile::tempdir().unwrap();
+    for (factor, key) in [
+        ("cwd", "cwd_length"),
+        ("env", "env_pad"),
+        ("argv0", "argv0_length"),
+    ] {
+        let j = dir.path().join(format!("{factor}.json"));
+        ok(&[
             "bias",
             "--style",
             "none",
@@ -123,10 +129,39 @@ fn bias_sweeps_every_size_factor() {
             "--warmup",
             "0",
             "--no-intervention",
+            "--export-json",
+            j.to_str().unwrap(),
             "--",
             "true",
         ]);
-        assert!(out.status.success(), "bias --factor {factor}");
+        // Every level of 0, 3, …, 300 swept, twice, each run made at its level.
+        let doc = json(&j);
+        let benches = doc["benchmarks"].as_array().unwrap();
+        assert_eq!(benches.len(), 101, "{factor}");
+        for (i, b) in benches.iter().enumerate() {
+            let level = 3 * i as u64;
+            assert_eq!(b["name"], format!("{factor}={level}"), "{factor}");
+            let runs: Vec<&Value> = b["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["counted"] == true)
+                .collect();
+            assert_eq!(runs.len(), 2, "{factor}={level}");
+            // A directory's name has one character at least: level 0 of cwd is 1.
+            let made = if factor == "cwd" { level.max(1) } else { level };
+            for r in runs {
+                assert_eq!(r["extra"]["setup"][key], made, "{factor}: {r}");
+            }
+        }
+        let bias = &doc["extra"]["bias"];
+        assert_eq!(bias["factor"], factor, "{bias}");
+        assert!(
+            bias["conclusion"]
+                .as_str()
+                .is_some_and(|c| c.contains(factor)),
+            "{bias}"
+        );
     }
 }
 

@@ -221,6 +221,21 @@ fn a_machine_change_starts_a_new_segment() {
         answers(&mut st, "2026-11-22T00:00:00Z");
         let new = detect::alerts(&mut st.db, &["new"]).unwrap();
         assert!(new.is_empty(), "{new:?}");
+        // The series is cut at the kernel change (annotated there, not alerted), and no
+        // change point of either segment raises an alert.
+        for s in query::series(&mut st.db).unwrap() {
+            let points = query::trend(&mut st.db, &s, None).unwrap();
+            let changes = detect::changes(&points, &s, &DetectSettings::default());
+            let cut = changes
+                .iter()
+                .find(|c| c.index == 15)
+                .unwrap_or_else(|| panic!("a boundary at 15: {changes:?}"));
+            assert!(cut.machine_change.is_some() && !cut.alerted, "{cut:?}");
+            assert!(
+                changes.iter().all(|c| !c.alerted),
+                "an alert across the kernel change: {changes:?}"
+            );
+        }
     }
 }
 
