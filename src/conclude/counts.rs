@@ -97,17 +97,8 @@ pub fn compare(old: &Sessions, new: &Sessions, metric: &str) -> Option<Compariso
     })
 }
 
-/// Key of the backend that counted a run (`perf` or `valgrind`) in `Run.extra`.
-pub const BACKEND_KEY: &str = "counters_backend";
-
-/// The backend of a run's counters, if it has any.
-pub fn backend_of(r: &crate::results::Run) -> Option<&str> {
-    match r.extra.get(BACKEND_KEY).and_then(|v| v.as_str()) {
-        Some(b) => Some(b),
-        // Runs counted before there was a choice were counted by perf.
-        None => r.extra.contains_key("counters").then_some("perf"),
-    }
-}
+/// Which backend counted a run: a fact of the record, read as exports read it.
+pub use crate::results::facts::{backend_of, BACKEND_KEY};
 
 /// Key of a run's busiest functions (Valgrind) in `Run.extra`.
 pub const FUNCTIONS_KEY: &str = "functions";

@@ -17,3 +17,38 @@ pub mod setups;
 pub mod sides;
 pub mod suite;
 pub mod summary;
+
+#[cfg(test)]
+mod tests {
+    use crate::results::Run;
+    use serde_json::json;
+
+    /// `levels::gpu_joules` (verdicts) and `results::facts::gpu_joules` (CSV, report) read a
+    /// run's GPU energy the same way, until levels re-exports the one in `results::facts`.
+    #[test]
+    fn gpu_energy_is_read_one_way() {
+        let run = |energy: serde_json::Value| -> Run {
+            serde_json::from_value(json!({"index": 0, "warmup": false, "start_offset": 0.0,
+                "wall_time": 1.0, "user_time": 0.0, "system_time": 0.0, "cpu_time": 0.0,
+                "peak_memory": null, "exit_code": 0, "signal": null, "termination": "exit",
+                "counted": true, "energy": energy}))
+            .unwrap()
+        };
+        for e in [
+            json!(null),
+            json!({"domains": []}),
+            json!({"gpus": []}),
+            json!({"gpus": [{"joules": 2.5}, {"joules": 1.0, "coarse": true}]}),
+            json!({"gpus": [{"joules": 3.0, "coarse": false}, {"name": "no reading"}]}),
+        ] {
+            let r = run(e.clone());
+            assert_eq!(
+                super::levels::gpu_joules(&r),
+                crate::results::facts::gpu_joules(&r),
+                "{e}"
+            );
+        }
+        let r = run(json!({"gpus": [{"joules": 2.5}, {"joules": 1.0, "coarse": true}]}));
+        assert_eq!(crate::results::facts::gpu_joules(&r), Some((3.5, true)));
+    }
+}

@@ -1,157 +1,13 @@
 //! How the optional meters (`--io`, `--cache`, `--ready`, `--background`, `--memory-sample`)
-//! are shown: terminal lines, CSV columns, a Markdown table and an HTML block per benchmark.
-//! Reads results only; what each number means is in docs/meters.md.
+//! are shown: terminal lines and an HTML block per benchmark. The per-run values and medians
+//! they show are `results::facts`', which the CSV columns and the Markdown I/O table of
+//! `results::export` read too. Reads results only; what each number means is in docs/meters.md.
 
 use crate::report::html::svg::esc;
-use crate::results::{Benchmark, Run, RunIo, Session};
-use crate::stats;
+use crate::results::facts::{gpu_joules, median_of};
+pub use crate::results::facts::{io_medians, IoMedians};
+use crate::results::{Benchmark, Run, Session};
 use crate::units::{format_bytes, format_time};
-
-/// The per-run values a CSV gets, one column each, in this order, when any run has them.
-const IO_COLUMNS: [&str; 12] = [
-    "io_block_read_bytes",
-    "io_block_write_bytes",
-    "io_block_read_ops",
-    "io_block_write_ops",
-    "io_syscall_read_bytes",
-    "io_syscall_write_bytes",
-    "io_syscall_reads",
-    "io_syscall_writes",
-    "io_storage_read_bytes",
-    "io_storage_write_bytes",
-    "io_dirty_left_bytes",
-    "io_block_source",
-];
-
-fn io_field(io: &RunIo, col: &str) -> Option<String> {
-    let v = match col {
-        "io_block_read_bytes" => io.block_read_bytes,
-        "io_block_write_bytes" => io.block_write_bytes,
-        "io_block_read_ops" => io.block_read_ops,
-        "io_block_write_ops" => io.block_write_ops,
-        "io_syscall_read_bytes" => io.syscall_read_bytes,
-        "io_syscall_write_bytes" => io.syscall_write_bytes,
-        "io_syscall_reads" => io.syscall_reads,
-        "io_syscall_writes" => io.syscall_writes,
-        "io_storage_read_bytes" => io.storage_read_bytes,
-        "io_storage_write_bytes" => io.storage_write_bytes,
-        "io_dirty_left_bytes" => io.dirty_left_bytes,
-        "io_block_source" => return io.block_source.clone(),
-        _ => None,
-    };
-    v.map(|x| x.to_string())
-}
-
-/// Extra CSV columns for the meters some run of the session has.
-pub fn csv_columns(session: &Session) -> Vec<&'static str> {
-    let runs = || session.benchmarks.iter().flat_map(|b| &b.runs);
-    let mut cols = Vec::new();
-    if runs().any(|r| r.meters.io.is_some()) {
-        cols.extend(IO_COLUMNS);
-    }
-    if runs().any(|r| r.meters.cache.is_some()) {
-        cols.extend([
-            "cache_state",
-            "cache_how",
-            "cache_resident_bytes",
-            "cache_file_bytes",
-        ]);
-    }
-    if runs().any(|r| r.meters.ready_time.is_some()) {
-        cols.push("ready_time");
-    }
-    if runs().any(|r| r.meters.background.is_some()) {
-        cols.push("background");
-    }
-    if runs().any(|r| r.meters.energy.is_some()) {
-        cols.extend(["energy_package_joules", "energy_attributed"]);
-    }
-    if runs().any(|r| crate::conclude::levels::gpu_joules(r).is_some()) {
-        cols.extend(["energy_gpu_joules", "energy_gpu_coarse"]);
-    }
-    cols
-}
-
-/// One run's value in a meter column ("" when the run has none).
-pub fn csv_value(r: &Run, col: &str) -> String {
-    let m = &r.meters;
-    let v = match col {
-        c if c.starts_with("io_") => m.io.as_ref().and_then(|io| io_field(io, c)),
-        "cache_state" => m.cache.as_ref().map(|c| c.state.clone()),
-        "cache_how" => m.cache.as_ref().map(|c| c.how.clone()),
-        "cache_resident_bytes" => m.cache.as_ref().map(|c| c.resident_bytes.to_string()),
-        "cache_file_bytes" => m.cache.as_ref().map(|c| c.file_bytes.to_string()),
-        "ready_time" => m.ready_time.map(|t| t.to_string()),
-        "background" => m.background.map(|b| b.to_string()),
-        "energy_package_joules" => package_joules(r).map(|j| j.to_string()),
-        "energy_gpu_joules" => crate::conclude::levels::gpu_joules(r).map(|(j, _)| j.to_string()),
-        "energy_gpu_coarse" => crate::conclude::levels::gpu_joules(r).map(|(_, c)| c.to_string()),
-        "energy_attributed" => m
-            .energy
-            .as_ref()
-            .and_then(|e| e["attributed"].as_bool())
-            .map(|b| b.to_string()),
-        _ => None,
-    };
-    v.unwrap_or_default()
-}
-
-/// The run's package energy: the sum of its `package-N` domains (`psys` without them), joules.
-fn package_joules(r: &Run) -> Option<f64> {
-    let domains = r.meters.energy.as_ref()?["domains"].as_array()?.clone();
-    let sum = |pred: &dyn Fn(&str) -> bool| -> Option<f64> {
-        let xs: Vec<f64> = domains
-            .iter()
-            .filter(|d| d["name"].as_str().is_some_and(pred))
-            .filter_map(|d| d["joules"].as_f64())
-            .collect();
-        (!xs.is_empty()).then(|| xs.iter().sum())
-    };
-    sum(&|n| n.starts_with("package-")).or_else(|| sum(&|n| n == "psys"))
-}
-
-fn median_of(b: &Benchmark, f: impl Fn(&Run) -> Option<f64>) -> Option<f64> {
-    let mut xs: Vec<f64> = b.runs.iter().filter(|r| r.counted).filter_map(f).collect();
-    xs.sort_by(f64::total_cmp);
-    stats::median(&xs)
-}
-
-/// Medians over the counted runs of the I/O meter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct IoMedians {
-    pub block_read: Option<f64>,
-    pub block_write: Option<f64>,
-    pub block_read_ops: Option<f64>,
-    pub block_write_ops: Option<f64>,
-    pub syscall_read: Option<f64>,
-    pub syscall_write: Option<f64>,
-    pub dirty_left_max: Option<f64>,
-}
-
-pub fn io_medians(b: &Benchmark) -> Option<IoMedians> {
-    if !b.runs.iter().any(|r| r.counted && r.meters.io.is_some()) {
-        return None;
-    }
-    let m = |f: fn(&RunIo) -> Option<u64>| {
-        median_of(b, |r| r.meters.io.as_deref().and_then(f).map(|v| v as f64))
-    };
-    let dirty_left_max = b
-        .runs
-        .iter()
-        .filter(|r| r.counted)
-        .filter_map(|r| r.meters.io.as_ref()?.dirty_left_bytes)
-        .max()
-        .map(|v| v as f64);
-    Some(IoMedians {
-        block_read: m(|io| io.block_read_bytes),
-        block_write: m(|io| io.block_write_bytes),
-        block_read_ops: m(|io| io.block_read_ops),
-        block_write_ops: m(|io| io.block_write_ops),
-        syscall_read: m(|io| io.syscall_read_bytes),
-        syscall_write: m(|io| io.syscall_write_bytes),
-        dirty_left_max,
-    })
-}
 
 fn bytes(v: Option<f64>) -> String {
     v.map_or("–".into(), |x| format_bytes(x, None))
@@ -361,7 +217,7 @@ fn gpu_energy_line(b: &Benchmark) -> Option<String> {
         .runs
         .iter()
         .filter(|r| r.counted)
-        .any(|r| crate::conclude::levels::gpu_joules(r).is_some_and(|(_, c)| c));
+        .any(|r| gpu_joules(r).is_some_and(|(_, c)| c));
     Some(format!(
         "{} (medians){}",
         parts.join(", "),
@@ -440,39 +296,6 @@ pub fn session_lines(session: &Session) -> Vec<String> {
     out
 }
 
-/// The I/O and cache medians as a table in Markdown (empty when no benchmark has them).
-pub fn markdown(session: &Session) -> String {
-    let mut rows = Vec::new();
-    for b in &session.benchmarks {
-        let Some(io) = io_medians(b) else { continue };
-        rows.push(format!(
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
-            b.name.replace('|', "\\|"),
-            bytes(io.block_read),
-            ops(io.block_read_ops),
-            bytes(io.block_write),
-            ops(io.block_write_ops),
-            bytes(io.syscall_read),
-            bytes(io.syscall_write),
-            bytes(io.dirty_left_max)
-        ));
-    }
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(
-        "\nI/O per run (medians of counted runs; disk = block layer of the whole tree, \
-         syscalls = main process and the children it waited for):\n\n\
-         | Command | Disk read | Read ops | Disk written | Write ops | Syscall read | Syscall written | Dirty left (max) |\n\
-         |:---|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for r in rows {
-        out.push_str(&r);
-        out.push('\n');
-    }
-    out
-}
-
 /// An HTML block for one benchmark's meters (empty when it has none); `id` makes the plot's
 /// id unique in the page.
 pub fn html(b: &Benchmark, id: &str) -> String {
@@ -541,7 +364,5 @@ mod tests {
             w.iter().any(|x| x.contains("written back by other tasks")),
             "{w:?}"
         );
-        let csv_cols = IO_COLUMNS.len();
-        assert_eq!(csv_cols, 12);
     }
 }

@@ -38,11 +38,7 @@ impl Paint {
     }
 }
 
-/// Half-width of the median CI when it is a real 95% interval: the value's resolution.
-pub fn resolution(m: &MetricSummary) -> Option<f64> {
-    let r = (m.median_ci_high - m.median_ci_low) / 2.0;
-    (m.median_ci_exact && r > 0.0).then_some(r)
-}
+pub use crate::results::facts::resolution;
 
 /// The unit of a group of times: the session's `--time-unit` if it set one, else the SI
 /// prefix that suits `seconds` (the largest, or typical, value of the group).
@@ -154,7 +150,7 @@ fn counter_medians(b: &Benchmark) -> (Vec<String>, f64) {
         let Some(list) = r.extra.get("counters").and_then(|v| v.as_array()) else {
             continue;
         };
-        exact |= crate::conclude::counts::backend_of(r) == Some("valgrind");
+        exact |= crate::results::facts::backend_of(r) == Some("valgrind");
         for c in list {
             let (Some(ev), Some(v)) = (c["event"].as_str(), c["value"].as_f64()) else {
                 continue;
@@ -195,7 +191,7 @@ fn counter_medians(b: &Benchmark) -> (Vec<String>, f64) {
 fn under_valgrind(b: &Benchmark) -> bool {
     b.runs
         .iter()
-        .any(|r| crate::conclude::counts::backend_of(r) == Some("valgrind"))
+        .any(|r| crate::results::facts::backend_of(r) == Some("valgrind"))
 }
 
 /// Renders one benchmark's block.

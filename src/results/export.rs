@@ -231,7 +231,7 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
     if !events.is_empty() {
         header.push("counters_backend".into());
     }
-    let meter_cols = crate::report::meters::csv_columns(session);
+    let meter_cols = super::facts::meter_columns(session);
     header.extend(meter_cols.iter().map(|c| c.to_string()));
     w.write_record(&header)?;
     for b in &session.benchmarks {
@@ -239,17 +239,9 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
             let mut row = csv_row(b, r, &params, &cores);
             row.extend(events.iter().map(|e| counter_of(r, e)));
             if !events.is_empty() {
-                row.push(
-                    crate::conclude::counts::backend_of(r)
-                        .unwrap_or_default()
-                        .to_string(),
-                );
+                row.push(super::facts::backend_of(r).unwrap_or_default().to_string());
             }
-            row.extend(
-                meter_cols
-                    .iter()
-                    .map(|c| crate::report::meters::csv_value(r, c)),
-            );
+            row.extend(meter_cols.iter().map(|c| super::facts::meter_value(r, c)));
             w.write_record(row)?;
         }
     }
@@ -338,7 +330,50 @@ impl TableSyntax {
 
 /// The summary table in Markdown: one row per benchmark, units chosen per column.
 pub fn to_markdown(session: &Session) -> String {
-    to_table(session, TableSyntax::Markdown) + &crate::report::meters::markdown(session)
+    to_table(session, TableSyntax::Markdown) + &io_markdown(session)
+}
+
+/// The I/O and cache medians as a table in Markdown (empty when no benchmark has them).
+fn io_markdown(session: &Session) -> String {
+    let mut rows = Vec::new();
+    for b in &session.benchmarks {
+        let Some(io) = super::facts::io_medians(b) else {
+            continue;
+        };
+        rows.push(format!(
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
+            b.name.replace('|', "\\|"),
+            bytes(io.block_read),
+            ops(io.block_read_ops),
+            bytes(io.block_write),
+            ops(io.block_write_ops),
+            bytes(io.syscall_read),
+            bytes(io.syscall_write),
+            bytes(io.dirty_left_max)
+        ));
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nI/O per run (medians of counted runs; disk = block layer of the whole tree, \
+         syscalls = main process and the children it waited for):\n\n\
+         | Command | Disk read | Read ops | Disk written | Write ops | Syscall read | Syscall written | Dirty left (max) |\n\
+         |:---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        out.push_str(&r);
+        out.push('\n');
+    }
+    out
+}
+
+fn bytes(v: Option<f64>) -> String {
+    v.map_or("–".into(), |x| units::format_bytes(x, None))
+}
+
+fn ops(v: Option<f64>) -> String {
+    v.map_or("–".into(), |x| format!("{x:.0}"))
 }
 
 /// The summary table (and the comparisons, if any) in `syntax`, with the session's

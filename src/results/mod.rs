@@ -4,6 +4,7 @@
 //! statistics (see `stats`) or printing to the terminal (`report`).
 
 pub mod export;
+pub mod facts;
 pub mod fsio;
 pub mod import;
 pub mod input;

@@ -273,10 +273,7 @@ pub fn display_name(b: &Benchmark) -> String {
     }
 }
 
-/// Half-width of a summary's median CI when it is a real 95% interval: the value's resolution.
-pub fn resolution(m: &MetricSummary) -> Option<f64> {
-    crate::report::terminal::resolution(m)
-}
+pub use crate::results::facts::resolution;
 
 /// Relative half-width of the median CI (e.g. 0.012 for ±1.2%), when exact.
 pub fn relative_ci(m: &MetricSummary) -> Option<f64> {
