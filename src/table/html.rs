@@ -8,15 +8,9 @@
 use super::model::{Spread, Table};
 use super::svg;
 use super::view::{Metric, View};
+use crate::report::html::svg::esc;
 use crate::suite::classify::Category;
 use std::fmt::Write;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// A unit chosen for a whole column group, from a typical value.
 #[derive(Clone, Copy)]

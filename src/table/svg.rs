@@ -4,6 +4,7 @@
 //!
 //! Not for: interactive plots or the full HTML report (another module's job).
 
+use crate::report::html::svg::esc;
 use std::fmt::Write;
 
 const W: f64 = 640.0;
@@ -15,13 +16,6 @@ const MB: f64 = 50.0;
 const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// A log-10 axis over [lo, hi] (positive), expanded to whole decades.
 struct LogAxis {
