@@ -1,0 +1,569 @@
+//! The layers, enforced (issue 41): reads every file under `src/`, collects each reference to
+//! another top-level module (`use crate::report::…`, an inline `crate::report::meters::x(…)`,
+//! a `super::` that climbs out of its module to the crate root), and fails on any edge that
+//! [`LAYERS`] does not permit, printing file:line and the edge. A module may use the modules of
+//! the layers below its own, never one of its own layer or above; `super::` within a layer is
+//! fine. [`EXCEPTIONS`] lists the upward edges still in the code, each with its reason; the
+//! test fails as well when one of them is gone, so the list only shrinks. The layers that the
+//! code's edges join must form no cycle, and docs/architecture.md's picture of the layers is
+//! the one [`picture`] draws from [`LAYERS`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, top first. Data flows one way: `cli` → `plan` → `method` → `exec`, `machine`;
+/// `conclude` turns runs into conclusions; `results` is the data model every layer above
+/// speaks; `report` presents; `stats` is pure and imports nothing of the crate.
+const LAYERS: &[&[&str]] = &[
+    &["cli"],
+    &["serve", "remote"],
+    &["table", "method"],
+    &["suite", "plan", "report"],
+    &["store"],
+    &["conclude", "exec", "machine"],
+    &["setup"],
+    &["results"],
+    &["lock", "error"],
+    &["stats", "units", "output", "sys", "harness"],
+];
+
+/// Upward edges the code still has: (file under `src/`, module it uses, why it is still there).
+/// Only ever remove entries: the test fails when an entry no longer matches an edge.
+const EXCEPTIONS: &[(&str, &str, &str)] = &[(
+    "machine/quiesce.rs",
+    "exec",
+    "exec::sys::kill (SIGSTOP/SIGCONT); src/machine/ was being edited: use crate::sys::kill",
+)];
+
+/// One reference from a file to another top-level module.
+#[derive(Debug, Clone)]
+struct Edge {
+    file: String,
+    line: usize,
+    from: String,
+    to: String,
+    path: String,
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The top-level modules: `src/NAME.rs` and `src/NAME/`, the crate roots left out.
+fn top_modules() -> BTreeSet<String> {
+    std::fs::read_dir(src())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.to_string();
+            if p.is_dir() {
+                Some(name)
+            } else {
+                name.strip_suffix(".rs").map(String::from)
+            }
+        })
+        .filter(|n| n != "lib" && n != "main")
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Colons,
+    Open,
+    Close,
+    Comma,
+    Dollar,
+    Other,
+}
+
+/// The tokens of Rust source that matter for paths, with their lines; comments, strings and
+/// character literals skipped.
+fn tokens(text: &str) -> Vec<(usize, Tok)> {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    let at = |i: usize| c.get(i).copied().unwrap_or('\0');
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '\n' {
+            line += 1;
+            i += 1;
+        } else if ch.is_whitespace() {
+            i += 1;
+        } else if ch == '/' && at(i + 1) == '/' {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if ch == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    i += 2;
+                } else if c[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    if c[i] == '\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            }
+        } else if ch == '"' {
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    i += 1;
+                }
+                if at(i) == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push((line, Tok::Other));
+        } else if ch == '\'' {
+            if at(i + 1) == '\\' {
+                // An escaped character literal: to its closing quote.
+                i += 2;
+                while i < c.len() && c[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if at(i + 2) == '\'' {
+                i += 3;
+            } else {
+                i += 1; // a lifetime or label: its name follows as an identifier
+            }
+            out.push((line, Tok::Other));
+        } else if ch.is_alphabetic() || ch == '_' {
+            let start = i;
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                i += 1;
+            }
+            let word: String = c[start..i].iter().collect();
+            // Raw strings: r"…", r#"…"#, br#"…"#.
+            if (word == "r" || word == "br") && (at(i) == '"' || at(i) == '#') {
+                let mut hashes = 0;
+                while at(i + hashes) == '#' {
+                    hashes += 1;
+                }
+                if at(i + hashes) == '"' {
+                    i += hashes + 1;
+                    loop {
+                        if i >= c.len() {
+                            break;
+                        }
+                        if c[i] == '"' && (0..hashes).all(|h| at(i + 1 + h) == '#') {
+                            i += 1 + hashes;
+                            break;
+                        }
+                        if c[i] == '\n' {
+                            line += 1;
+                        }
+                        i += 1;
+                    }
+                    out.push((line, Tok::Other));
+                    continue;
+                }
+                if word == "r" && hashes == 1 {
+                    i += 1; // a raw identifier: r#name
+                    continue;
+                }
+            }
+            out.push((line, Tok::Ident(word)));
+        } else if ch.is_ascii_digit() {
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_' || c[i] == '.') {
+                if c[i] == '.' && !at(i + 1).is_ascii_digit() {
+                    break;
+                }
+                i += 1;
+            }
+            out.push((line, Tok::Other));
+        } else {
+            let tok = match ch {
+                ':' if at(i + 1) == ':' => {
+                    i += 1;
+                    Tok::Colons
+                }
+                '{' => Tok::Open,
+                '}' => Tok::Close,
+                ',' => Tok::Comma,
+                '$' => Tok::Dollar,
+                _ => Tok::Other,
+            };
+            i += 1;
+            out.push((line, tok));
+        }
+    }
+    out
+}
+
+/// The module path of a file: `src/report/html/data.rs` → report, html, data.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap();
+    let stem = last.strip_suffix(".rs").unwrap_or(&last).to_string();
+    if stem != "mod" {
+        parts.push(stem);
+    }
+    parts
+}
+
+/// The first segment of each path of a `{…}` group starting at `toks[i]` (the `{`).
+fn group_heads(toks: &[(usize, Tok)], mut i: usize) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut expect = true;
+    while i < toks.len() {
+        match &toks[i].1 {
+            Tok::Open => {
+                depth += 1;
+                if depth == 1 {
+                    expect = true;
+                }
+            }
+            Tok::Close => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            Tok::Comma if depth == 1 => expect = true,
+            Tok::Ident(w) if depth == 1 && expect => {
+                heads.push(w.clone());
+                expect = false;
+            }
+            _ => {
+                if depth == 1 {
+                    expect = false;
+                }
+            }
+        }
+        i += 1;
+    }
+    heads
+}
+
+/// The path text from `toks[i]` on, for messages: identifiers joined by `::`.
+fn path_text(toks: &[(usize, Tok)], mut i: usize) -> String {
+    let mut s = String::new();
+    while i < toks.len() {
+        match &toks[i].1 {
+            Tok::Ident(w) => s.push_str(w),
+            Tok::Colons => s.push_str("::"),
+            Tok::Open => {
+                s.push_str("{…}");
+                break;
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    s
+}
+
+/// The references of one file to other top-level modules.
+fn edges_of(rel: &Path, text: &str, tops: &BTreeSet<String>) -> Vec<Edge> {
+    let toks = tokens(text);
+    let file = rel.to_string_lossy().replace('\\', "/");
+    let base = module_path(rel);
+    let from = base[0].clone();
+    let mut out = Vec::new();
+    // Braces, and which of them opened an inline `mod name { … }`.
+    let mut braces: Vec<Option<String>> = Vec::new();
+    let mut pending_mod: Option<String> = None;
+    let ident = |i: usize| match toks.get(i) {
+        Some((_, Tok::Ident(w))) => Some(w.as_str()),
+        _ => None,
+    };
+    let is = |i: usize, t: Tok| toks.get(i).is_some_and(|(_, x)| *x == t);
+    for i in 0..toks.len() {
+        let (line, tok) = &toks[i];
+        match tok {
+            Tok::Open => braces.push(pending_mod.take()),
+            Tok::Close => {
+                braces.pop();
+            }
+            Tok::Ident(w) if w == "mod" => {
+                pending_mod = ident(i + 1)
+                    .map(String::from)
+                    .filter(|_| is(i + 2, Tok::Open));
+            }
+            _ => {}
+        }
+        let Tok::Ident(w) = tok else { continue };
+        let starts_path = i == 0 || !(is(i - 1, Tok::Colons) || is(i - 1, Tok::Dollar));
+        if !starts_path || !is(i + 1, Tok::Colons) {
+            continue;
+        }
+        // Where the path lands: `crate::` at the root; `super::` climbs from this module.
+        let mut j = i;
+        let at_root = if w == "crate" {
+            j += 2;
+            true
+        } else if w == "super" {
+            let mut here: Vec<String> = base.clone();
+            here.extend(braces.iter().flatten().cloned());
+            while ident(j) == Some("super") && is(j + 1, Tok::Colons) {
+                here.pop();
+                j += 2;
+            }
+            here.is_empty()
+        } else {
+            continue;
+        };
+        if !at_root {
+            continue;
+        }
+        let heads = match ident(j) {
+            Some(h) => vec![h.to_string()],
+            None if is(j, Tok::Open) => group_heads(&toks, j),
+            None => Vec::new(),
+        };
+        for to in heads {
+            if to != from && tops.contains(&to) {
+                out.push(Edge {
+                    file: file.clone(),
+                    line: *line,
+                    from: from.clone(),
+                    to,
+                    path: format!(
+                        "{}{}",
+                        if w == "crate" {
+                            "crate::"
+                        } else {
+                            "super::…::"
+                        },
+                        path_text(&toks, j)
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn all_edges() -> Vec<Edge> {
+    let tops = top_modules();
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut out = Vec::new();
+    for p in files {
+        let rel = p.strip_prefix(src()).unwrap().to_path_buf();
+        if rel == Path::new("lib.rs") || rel == Path::new("main.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        out.extend(edges_of(&rel, &text, &tops));
+    }
+    out
+}
+
+/// Each module's layer, 0 the lowest.
+fn rank() -> BTreeMap<&'static str, usize> {
+    let mut r = BTreeMap::new();
+    for (i, layer) in LAYERS.iter().enumerate() {
+        for m in *layer {
+            assert!(
+                r.insert(*m, LAYERS.len() - 1 - i).is_none(),
+                "{m} twice in LAYERS"
+            );
+        }
+    }
+    r
+}
+
+#[test]
+fn every_module_has_a_layer() {
+    let rank = rank();
+    let tops = top_modules();
+    let missing: Vec<_> = tops
+        .iter()
+        .filter(|t| !rank.contains_key(t.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "modules without a layer in tests/layers.rs LAYERS: {missing:?}"
+    );
+}
+
+#[test]
+fn imports_go_down_the_layers() {
+    let rank = rank();
+    let edges = all_edges();
+    assert!(
+        edges.len() > 300,
+        "too few references found ({}): is the scan broken?",
+        edges.len()
+    );
+    let mut used = vec![false; EXCEPTIONS.len()];
+    let mut bad = Vec::new();
+    for e in &edges {
+        let (Some(&f), Some(&t)) = (rank.get(e.from.as_str()), rank.get(e.to.as_str())) else {
+            continue; // every_module_has_a_layer names it
+        };
+        if t < f {
+            continue;
+        }
+        if let Some(k) = EXCEPTIONS
+            .iter()
+            .position(|(file, to, _)| *file == e.file && *to == e.to)
+        {
+            used[k] = true;
+            continue;
+        }
+        let why = if t == f {
+            "the same layer"
+        } else {
+            "a layer above"
+        };
+        bad.push(format!(
+            "src/{}:{}: {} → {} ({}): {} is {why}",
+            e.file, e.line, e.from, e.to, e.path, e.to
+        ));
+    }
+    let stale: Vec<String> = EXCEPTIONS
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| !**u)
+        .map(|((file, to, _), _)| format!("src/{file} → {to}"))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "imports the layer table (tests/layers.rs LAYERS) does not permit:\n{}",
+        bad.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "exceptions no longer in the code; remove them from tests/layers.rs EXCEPTIONS:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn layers_form_no_cycle() {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in all_edges() {
+        graph.entry(e.from).or_default().insert(e.to);
+    }
+    // Depth-first search; a grey node met again closes a cycle.
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+        cycles: &mut Vec<String>,
+    ) {
+        state.insert(n.to_string(), 1);
+        stack.push(n.to_string());
+        for m in g.get(n).into_iter().flatten() {
+            match state.get(m.as_str()) {
+                Some(1) => {
+                    let at = stack.iter().position(|s| s == m).unwrap();
+                    cycles.push(format!("{} → {m}", stack[at..].join(" → ")));
+                }
+                Some(_) => {}
+                None => visit(m, g, state, stack, cycles),
+            }
+        }
+        stack.pop();
+        state.insert(n.to_string(), 2);
+    }
+    let (mut state, mut stack, mut cycles) = (BTreeMap::new(), Vec::new(), Vec::new());
+    for n in graph.keys() {
+        if !state.contains_key(n) {
+            visit(n, &graph, &mut state, &mut stack, &mut cycles);
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "layers that import each other:\n{}",
+        cycles.join("\n")
+    );
+}
+
+/// The picture of the layers docs/architecture.md shows, drawn from [`LAYERS`].
+fn picture() -> String {
+    let mut s = String::from("```text\n");
+    for layer in LAYERS {
+        s.push_str(layer.join("  ").trim_end());
+        s.push('\n');
+    }
+    s.push_str("```\n");
+    s
+}
+
+#[test]
+fn the_docs_show_the_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    const START: &str = "<!-- layers: drawn from tests/layers.rs LAYERS -->\n";
+    let at = doc
+        .find(START)
+        .map(|i| i + START.len())
+        .expect("docs/architecture.md has no layer picture after its marker");
+    let want = picture();
+    assert!(
+        doc[at..].starts_with(&want),
+        "docs/architecture.md's layer picture differs from LAYERS; it should read:\n{want}"
+    );
+}
+
+#[test]
+fn the_scan_sees_paths_as_the_compiler_does() {
+    let tops: BTreeSet<String> = ["report", "exec", "results", "lock"]
+        .map(String::from)
+        .into();
+    let text = r##"
+use crate::report::meters;
+use crate::{exec::sys, results::{Run, Session}};
+// crate::lock::ignored in a comment
+/* crate::lock::ignored /* nested */ crate::lock::ignored */
+fn f() { let s = "crate::lock::ignored"; let r = r#"crate::lock::"#; let c = '"'; }
+fn g<'a>(x: &'a str) { crate::exec::sys::euid(); $crate::lock::x; }
+mod tests { use super::super::super::lock; }
+"##;
+    let got: Vec<(usize, String)> = edges_of(Path::new("stats/x.rs"), text, &tops)
+        .into_iter()
+        .map(|e| (e.line, e.to))
+        .collect();
+    let want: Vec<(usize, String)> = vec![
+        (2, "report".into()),
+        (3, "exec".into()),
+        (3, "results".into()),
+        (7, "exec".into()),
+        (8, "lock".into()),
+    ];
+    assert_eq!(got, want);
+    // `super::` from a top-level module's mod.rs reaches the crate root; in a child it does not.
+    let text = "use super::lock::x;\nmod t { use super::super::exec; }\n";
+    let got: Vec<String> = edges_of(Path::new("stats/mod.rs"), text, &tops)
+        .into_iter()
+        .map(|e| e.to)
+        .collect();
+    assert_eq!(got, vec!["lock", "exec"]);
+}
