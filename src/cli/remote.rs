@@ -46,7 +46,8 @@ pub(crate) struct HostArgs {
 }
 
 impl HostArgs {
-    pub(crate) fn options(&self) -> crate::remote::host::HostOptions {
+    /// The options of `--host` for the subcommand at `path` (`["run"]`, `["suite", "run"]`).
+    pub(crate) fn options(&self, path: &[&str]) -> crate::remote::host::HostOptions {
         crate::remote::host::HostOptions {
             transport: crate::remote::transport::Ssh {
                 destination: self.host.clone().unwrap_or_default(),
@@ -54,8 +55,59 @@ impl HostArgs {
             },
             tare: self.remote_tare.clone().unwrap_or_else(|| "tare".into()),
             dir: self.remote_dir.clone(),
+            local_flags: local_flags(path),
         }
     }
+}
+
+/// The option groups that stay on this side with `--host` (clap names a flattened group by its
+/// struct): where to write, how to print, how to reach the host.
+const LOCAL_GROUPS: &[&str] = &["HostArgs", "ExportArgs", "StyleArgs"];
+/// Single options that stay on this side, by argument id.
+const LOCAL_IDS: &[&str] = &["overwrite_journal", "output_dir"];
+
+/// Every spelling of the arguments of `tare PATH…` that stay on this side, read from the
+/// definitions that parse them (long names, aliases, short names), by argument id.
+pub(crate) fn local_flags(path: &[&str]) -> Vec<crate::remote::host::LocalFlag> {
+    use clap::CommandFactory;
+    let mut root = super::Cli::command();
+    root.build();
+    let mut cmd = &root;
+    for p in path {
+        match cmd.find_subcommand(p) {
+            Some(c) => cmd = c,
+            None => return Vec::new(),
+        }
+    }
+    let mut ids: Vec<String> = LOCAL_IDS.iter().map(|s| s.to_string()).collect();
+    for g in cmd
+        .get_groups()
+        .filter(|g| LOCAL_GROUPS.contains(&g.get_id().as_str()))
+    {
+        ids.extend(g.get_args().map(|a| a.as_str().to_string()));
+    }
+    cmd.get_arguments()
+        .filter(|a| ids.iter().any(|i| i == a.get_id().as_str()))
+        .map(|a| {
+            let mut spellings: Vec<String> = Vec::new();
+            if let Some(l) = a.get_long() {
+                spellings.push(format!("--{l}"));
+            }
+            for l in a.get_all_aliases().unwrap_or_default() {
+                spellings.push(format!("--{l}"));
+            }
+            if let Some(c) = a.get_short() {
+                spellings.push(format!("-{c}"));
+            }
+            for c in a.get_all_short_aliases().unwrap_or_default() {
+                spellings.push(format!("-{c}"));
+            }
+            crate::remote::host::LocalFlag {
+                spellings,
+                takes_value: a.get_action().takes_values(),
+            }
+        })
+        .collect()
 }
 
 /// `tare suite run --slurm`: the suite as one Slurm array job (see `crate::remote::slurm`).
@@ -227,7 +279,7 @@ pub(crate) fn suite_on_host(h: &HostArgs, slurm: bool, s: &SuiteFlags) -> anyhow
     );
     let args = crate::remote::host::own_args(3)?;
     crate::remote::host::suite_command(
-        &h.options(),
+        &h.options(&["suite", "run"]),
         &[vec!["suite".to_string(), "run".to_string()], args].concat(),
         &local,
         &remote_out,
@@ -310,4 +362,50 @@ pub(crate) fn run_slurm(a: &SlurmArgs, s: &SuiteFlags, p: &SuitePlan) -> anyhow:
         );
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_flags;
+
+    fn spellings(path: &[&str]) -> Vec<String> {
+        local_flags(path)
+            .into_iter()
+            .flat_map(|f| f.spellings)
+            .collect()
+    }
+
+    #[test]
+    fn the_flags_that_stay_here_come_from_the_definitions() {
+        let run = spellings(&["run"]);
+        for f in [
+            "--host",
+            "--remote-tare",
+            "--ssh-option",
+            "--export-json",
+            "--export-json-hyperfine",
+            "--export-html",
+            "--style",
+            "-q",
+            "--overwrite-journal",
+        ] {
+            assert!(run.iter().any(|s| s == f), "{f} not among {run:?}");
+        }
+        for f in ["--runs", "--warmup", "--energy", "--cpus"] {
+            assert!(!run.iter().any(|s| s == f), "{f} among {run:?}");
+        }
+        let flags = local_flags(&["run"]);
+        let style = flags
+            .iter()
+            .find(|f| f.spellings.iter().any(|s| s == "--style"))
+            .unwrap();
+        assert!(style.takes_value);
+        let quiet = flags
+            .iter()
+            .find(|f| f.spellings.iter().any(|s| s == "-q"))
+            .unwrap();
+        assert!(!quiet.takes_value);
+        let suite = spellings(&["suite", "run"]);
+        assert!(suite.iter().any(|s| s == "--host"), "{suite:?}");
+    }
 }

@@ -37,6 +37,17 @@ pub struct HostOptions {
     pub tare: String,
     /// Directory to run in over there.
     pub dir: Option<String>,
+    /// The flags that stay on this side (exports, style, the host's own), as the command line
+    /// defines them: the caller derives them from the argument definitions by id.
+    pub local_flags: Vec<LocalFlag>,
+}
+
+/// A flag of this side: every spelling of it (`--long`, its aliases, `-s`) and whether it takes
+/// a value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalFlag {
+    pub spellings: Vec<String>,
+    pub takes_value: bool,
 }
 
 /// What this side writes for `tare run --host`.
@@ -99,25 +110,9 @@ pub fn own_args(skip: usize) -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-/// Flags that belong to this side: (name, takes a value).
-const LOCAL_FLAGS: &[(&str, bool)] = &[
-    ("--host", true),
-    ("--remote-tare", true),
-    ("--remote-dir", true),
-    ("--ssh-option", true),
-    ("--export-json", true),
-    ("--export-csv", true),
-    ("--export-markdown", true),
-    ("--export-asciidoc", true),
-    ("--export-orgmode", true),
-    ("--export-html", true),
-    ("--overwrite-journal", false),
-    ("--style", true),
-    ("--output-dir", true),
-];
-
-/// The arguments without this side's flags (both `--flag value` and `--flag=value`).
-pub fn remote_args(args: &[String]) -> Vec<String> {
+/// The arguments without this side's flags (`--flag value`, `--flag=value`, `-s value`,
+/// `-svalue`, and flags without a value), up to `--`, after which everything is the command's.
+pub fn remote_args(args: &[String], local: &[LocalFlag]) -> Vec<String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -126,12 +121,25 @@ pub fn remote_args(args: &[String]) -> Vec<String> {
             out.extend(args[i..].iter().cloned());
             break;
         }
-        let hit = LOCAL_FLAGS
-            .iter()
-            .find(|(f, _)| a == f || a.strip_prefix(f).is_some_and(|rest| rest.starts_with('=')));
+        // (flag, whether the value is the next argument)
+        let hit = local.iter().find_map(|f| {
+            f.spellings.iter().find_map(|sp| {
+                if a == sp {
+                    Some(f.takes_value)
+                } else if f.takes_value
+                    && (a.strip_prefix(sp.as_str()).is_some_and(|rest| {
+                        rest.starts_with('=') || (!sp.starts_with("--") && !rest.is_empty())
+                    }))
+                {
+                    Some(false)
+                } else {
+                    None
+                }
+            })
+        });
         match hit {
-            Some((f, true)) if a == f => i += 2,
-            Some(_) => i += 1,
+            Some(true) => i += 2,
+            Some(false) => i += 1,
             None => {
                 out.push(a.clone());
                 i += 1;
@@ -392,7 +400,7 @@ pub fn run_command(o: &HostOptions, args: &[String], local: &Local) -> anyhow::R
         )));
     }
     let mut remote = vec!["run".to_string()];
-    remote.extend(remote_args(args));
+    remote.extend(remote_args(args, &o.local_flags));
     remote.extend(["--stream-journal".into(), "--style".into(), "basic".into()]);
     let cancel = crate::output::install_stop_signals()?;
     let mut stream = Stream::start(o, &remote, local.summary)?;
@@ -579,7 +587,7 @@ pub fn suite_command(
             }
         }
     }
-    let mut remote = remote_args(args);
+    let mut remote = remote_args(args, &o.local_flags);
     remote.extend([
         "--output-dir".into(),
         remote_out.into(),
@@ -680,10 +688,28 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        let flag = |spellings: &[&str], takes_value| LocalFlag {
+            spellings: spellings.iter().map(|s| s.to_string()).collect(),
+            takes_value,
+        };
+        let local = [
+            flag(&["--host"], true),
+            flag(&["--export-json"], true),
+            flag(&["--ssh-option"], true),
+            flag(&["--style"], true),
+            flag(&["--remote-tare"], true),
+            flag(&["--quiet", "-q"], false),
+            flag(&["--output", "-o"], true),
+        ];
         assert_eq!(
-            remote_args(&a),
+            remote_args(&a, &local),
             ["--runs", "5", "sleep 0.1", "--", "--host"]
         );
+        let b: Vec<String> = ["-q", "-ox.json", "-o", "y.json", "--runs", "3", "true"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(remote_args(&b, &local), ["--runs", "3", "true"]);
     }
 
     #[test]

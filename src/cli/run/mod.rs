@@ -35,7 +35,7 @@ fn on_host(a: &RunArgs) -> anyhow::Result<i32> {
         verbose: a.verbose,
         overwrite_journal: a.overwrite_journal,
     };
-    crate::remote::host::run_command(&a.remote.options(), &args, &local)
+    crate::remote::host::run_command(&a.remote.options(&["run"]), &args, &local)
 }
 
 /// `tare recover`: rebuild results from a journal. Once a JSON export holds its runs, the
