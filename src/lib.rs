@@ -14,6 +14,7 @@ pub mod cli;
 pub mod conclude;
 pub mod error;
 pub mod exec;
+pub mod harness;
 pub mod lock;
 pub mod machine;
 pub mod method;

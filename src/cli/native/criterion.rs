@@ -20,6 +20,7 @@
 
 use super::pace::Pace;
 use super::{kernel_name, last_line, Harness, Kernel, Sample};
+use crate::harness::criterion as crit;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -136,11 +137,8 @@ fn listed(text: &str) -> Vec<String> {
 fn parse_samples(sample: &str, benchmark: &str) -> Result<Vec<Sample>, String> {
     let s: Value =
         serde_json::from_str(sample).map_err(|e| format!("Criterion's sample.json: {e}"))?;
-    let b: Value = serde_json::from_str(benchmark).unwrap_or(Value::Null);
-    let per = |k: &str| b["throughput"][k].as_f64();
-    let bytes = per("Bytes").or_else(|| per("BytesDecimal"));
-    let items = per("Elements");
-    let (Some(iters), Some(times)) = (s["iters"].as_array(), s["times"].as_array()) else {
+    let (bytes, items) = crit::throughput(&serde_json::from_str(benchmark).unwrap_or(Value::Null));
+    let (Some(iters), Some(times)) = (s[crit::ITERS].as_array(), s[crit::TIMES].as_array()) else {
         return Err("Criterion's sample.json has no iters and times".into());
     };
     iters
@@ -168,19 +166,11 @@ fn parse_samples(sample: &str, benchmark: &str) -> Result<Vec<Sample>, String> {
 /// The files of the one benchmark a run measured, under `home` (`.../new/sample.json` and
 /// its `benchmark.json`).
 fn find_new(home: &Path) -> Option<(PathBuf, PathBuf)> {
-    let mut stack = vec![home.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).ok()?.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                if p.file_name().is_some_and(|n| n == "new") && p.join("sample.json").is_file() {
-                    return Some((p.join("sample.json"), p.join("benchmark.json")));
-                }
-                stack.push(p);
-            }
-        }
-    }
-    None
+    let new = crit::bench_dirs(home, usize::MAX)
+        .into_iter()
+        .next()?
+        .join("new");
+    Some((new.join(crit::SAMPLE), new.join(crit::BENCHMARK)))
 }
 
 impl Criterion {

@@ -25,6 +25,7 @@
 
 use super::pace::Pace;
 use super::{kernel_name, last_line, Harness, Kernel, Sample};
+use crate::harness::gbench as gb;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -156,29 +157,6 @@ struct Repetition {
     basis_ns: f64,
 }
 
-/// Fields of a run in Google Benchmark's JSON that are not user counters.
-const NOT_COUNTERS: &[&str] = &[
-    "name",
-    "family_index",
-    "per_family_instance_index",
-    "run_name",
-    "run_type",
-    "repetitions",
-    "repetition_index",
-    "threads",
-    "iterations",
-    "real_time",
-    "cpu_time",
-    "time_unit",
-    "bytes_per_second",
-    "items_per_second",
-    "label",
-    "error_occurred",
-    "error_message",
-    "aggregate_name",
-    "aggregate_unit",
-];
-
 /// The repetitions of benchmark `name` in Google Benchmark's JSON (`--benchmark_out`).
 fn parse_results(text: &str, name: &str) -> Result<Vec<Repetition>, String> {
     let v: Value =
@@ -236,7 +214,7 @@ fn parse_results(text: &str, name: &str) -> Result<Vec<Repetition>, String> {
             .as_object()
             .into_iter()
             .flatten()
-            .filter(|(k, _)| !NOT_COUNTERS.contains(&k.as_str()))
+            .filter(|(k, _)| !gb::is_field(k, &[gb::RUN_FIELDS, gb::RATES]))
             .filter_map(|(k, v)| Some((metric_key(k), v.as_f64()?)))
             .collect();
         out.push(Repetition {

@@ -18,6 +18,7 @@
 //! as unknown (0).
 
 use super::{kernel_name, last_line, Harness, Kernel, Sample};
+use crate::harness::gotest;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -223,13 +224,9 @@ impl Built {
 /// `-test.cpu=1`, in order, each once.
 fn result_names(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for l in text.lines() {
-        let mut f = l.split_whitespace();
-        let (Some(head), Some(n)) = (f.next(), f.next()) else {
-            continue;
-        };
-        if let Some(name) = head.strip_prefix("Benchmark") {
-            if n.parse::<u64>().is_ok() && l.contains("ns/op") && !out.iter().any(|o| o == name) {
+    for l in text.lines().filter_map(|l| gotest::line(l.trim_start())) {
+        if let Some(name) = l.head.strip_prefix("Benchmark") {
+            if l.text.contains("ns/op") && !out.iter().any(|o| o == name) {
                 out.push(name.to_string());
             }
         }
@@ -301,32 +298,10 @@ impl Harness for Go {
 
 /// One `go test` benchmark result line: (iterations, ns/op, bytes/op if MB/s was set up).
 fn parse_line(line: &str, name: &str) -> Option<(u64, f64, Option<f64>)> {
-    let mut f = line.split_whitespace();
-    let head = f.next()?;
-    let bare = head.strip_prefix("Benchmark")?;
-    // The name, then `-GOMAXPROCS` unless that is 1.
-    let procs = bare.strip_prefix(name)?;
-    if !(procs.is_empty()
-        || procs
-            .strip_prefix('-')
-            .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit())))
-    {
-        return None;
-    }
-    let n: u64 = f.next()?.parse().ok()?;
-    let rest: Vec<&str> = f.collect();
-    let mut ns = None;
-    let mut mbs = None;
-    for w in rest.windows(2) {
-        match w[1] {
-            "ns/op" => ns = w[0].parse().ok(),
-            "MB/s" => mbs = w[0].parse::<f64>().ok(),
-            _ => {}
-        }
-    }
-    let ns: f64 = ns?;
+    let l = gotest::line(line.trim_start()).filter(|l| l.is(name))?;
+    let ns = l.value("ns/op")?;
     // MB/s = bytes/op × 1e3 / (ns/op) → bytes/op.
-    Some((n, ns, mbs.map(|m| m * ns / 1e3)))
+    Some((l.n, ns, l.value("MB/s").map(|m| m * ns / 1e3)))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! directory, or any of the JSON files in `new/`.
 
 use super::{benchmark, number, Imported, Input};
+use crate::harness::criterion as crit;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -28,43 +29,15 @@ fn bench_dir_of_file(path: &Path) -> Option<PathBuf> {
     let parent = path.parent()?;
     let ok = matches!(
         name,
-        "benchmark.json" | "sample.json" | "estimates.json" | "tukey.json"
+        crit::BENCHMARK | crit::SAMPLE | "estimates.json" | "tukey.json"
     ) && parent.file_name()? == "new"
-        && parent.join("sample.json").is_file();
+        && parent.join(crit::SAMPLE).is_file();
     ok.then(|| parent.parent().map(Path::to_path_buf))?
 }
 
 /// Benchmark directories (those with `new/sample.json`) at or below `dir`, sorted.
 fn bench_dirs(dir: &Path) -> Vec<PathBuf> {
-    fn walk(d: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-        if d.join("new").join("sample.json").is_file() {
-            out.push(d.to_path_buf());
-        }
-        if depth == 0 {
-            return;
-        }
-        let Ok(entries) = std::fs::read_dir(d) else {
-            return;
-        };
-        let mut subs: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.path())
-            .filter(|p| {
-                !matches!(
-                    p.file_name().and_then(|n| n.to_str()),
-                    Some("new" | "base" | "change" | "report")
-                )
-            })
-            .collect();
-        subs.sort();
-        for s in subs {
-            walk(&s, depth - 1, out);
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, MAX_DEPTH, &mut out);
-    out
+    crit::bench_dirs(dir, MAX_DEPTH)
 }
 
 fn read_json(path: &Path) -> anyhow::Result<Value> {
@@ -113,10 +86,10 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let mut modes = Vec::new();
     for dir in &dirs {
         let new = dir.join("new");
-        let sample_path = new.join("sample.json");
+        let sample_path = new.join(crit::SAMPLE);
         let sample = read_json(&sample_path)?;
-        let iters = numbers(&sample, "iters", &sample_path)?;
-        let times = numbers(&sample, "times", &sample_path)?;
+        let iters = numbers(&sample, crit::ITERS, &sample_path)?;
+        let times = numbers(&sample, crit::TIMES, &sample_path)?;
         if iters.len() != times.len() {
             anyhow::bail!(
                 "{}: {} iters but {} times",
@@ -125,7 +98,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
                 times.len()
             );
         }
-        let meta_path = new.join("benchmark.json");
+        let meta_path = new.join(crit::BENCHMARK);
         let meta = read_json(&meta_path).ok();
         let rel = dir
             .strip_prefix(input.path)

@@ -4,6 +4,7 @@
 //! `time_unit`) and `run_type: "aggregate"` entries are the tool's mean/median/stddev/cv.
 
 use super::{add_metric, benchmark, num, sample, seconds_per, string, Imported, Input};
+use crate::harness::gbench as gb;
 use crate::results::Termination;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -19,30 +20,6 @@ pub fn detect(input: &Input) -> bool {
                 })
     })
 }
-
-/// Fields of an entry that are not user counters.
-const KNOWN: &[&str] = &[
-    "name",
-    "family_index",
-    "per_family_instance_index",
-    "run_name",
-    "run_type",
-    "repetitions",
-    "repetition_index",
-    "threads",
-    "iterations",
-    "real_time",
-    "cpu_time",
-    "time_unit",
-    "aggregate_name",
-    "aggregate_unit",
-    "error_occurred",
-    "error_message",
-    "label",
-    "big_o",
-    "rms",
-    "complexity_n",
-];
 
 pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let doc = super::json_of(input)?;
@@ -155,7 +132,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         }
         if let Value::Object(fields) = e {
             for (key, v) in fields {
-                if KNOWN.contains(&key.as_str()) {
+                if gb::is_field(key, &[gb::RUN_FIELDS, gb::COMPLEXITY_FIELDS]) {
                     continue;
                 }
                 if let Some(x) = v.as_f64() {

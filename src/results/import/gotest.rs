@@ -6,6 +6,7 @@
 //! Hand-written: the format is a few lines of grammar and no maintained Rust crate reads it.
 
 use super::{add_metric, benchmark, seconds_per, Imported, Input};
+use crate::harness::gotest;
 use crate::results::PROCESS_KEY;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -27,41 +28,12 @@ struct Line<'a> {
 
 /// Some(result) for a line that starts like a benchmark result; None for any other line.
 fn result_line(line: &str) -> Option<Result<Line<'_>, String>> {
-    let rest = line.strip_prefix("Benchmark")?;
-    // benchfmt: "Benchmark" followed by a character that is not a lower-case letter.
-    if rest.starts_with(|c: char| c.is_lowercase()) {
-        return None;
-    }
-    let mut fields = line.split_whitespace();
-    let full = fields.next()?;
-    let n = fields.next()?;
-    // `--- FAIL`, `--- BENCH` and log lines have no iteration count: not results.
-    let n: f64 = n.parse::<u64>().ok()? as f64;
-    let (name, procs) = match full.rsplit_once('-') {
-        Some((a, p)) if !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()) => (a, Some(p)),
-        _ => (full, None),
-    };
-    let rest: Vec<&str> = fields.collect();
-    if !rest.len().is_multiple_of(2) {
-        return Some(Err(format!("'{}' has a value without a unit", line.trim())));
-    }
-    let mut values = Vec::new();
-    for pair in rest.chunks(2) {
-        match pair[0].parse::<f64>() {
-            Ok(v) if v.is_finite() => values.push((v, pair[1])),
-            _ => {
-                return Some(Err(format!(
-                    "'{}': '{}' is not a number",
-                    line.trim(),
-                    pair[0]
-                )))
-            }
-        }
-    }
-    Some(Ok(Line {
+    let l = gotest::line(line)?;
+    let (name, procs) = l.name_procs();
+    Some(l.pairs().map(|values| Line {
         name,
         procs,
-        n,
+        n: l.n as f64,
         values,
     }))
 }
