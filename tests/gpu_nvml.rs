@@ -13,6 +13,17 @@ use common::tare;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// Runs `c`, which must succeed (its stderr in the message otherwise).
+fn ok(c: &mut std::process::Command) -> std::process::Output {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn fake(dir: &Path) -> Option<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvml/fake_nvml.c");
     let lib = dir.join("libfake-nvml.so");
@@ -51,18 +62,11 @@ fn a_gpu_is_reported_and_each_run_records_it() {
         .any(|i| i["section"] == "gpu" && i["name"] == "GPU 0 (Fake GPU 9000)"));
 
     let j = dir.path().join("r.json");
-    let out = tare()
+    ok(tare()
         .args(["run", "--style", "none", "--runs", "3", "--export-json"])
         .arg(&j)
         .arg("true")
-        .env("TARE_NVML_LIB", &lib)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .env("TARE_NVML_LIB", &lib));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     for r in doc["benchmarks"][0]["runs"].as_array().unwrap() {
         let g = &r["extra"]["environment"]["gpu"][0];
@@ -153,17 +157,10 @@ fn without_a_gpu_meter_runs_never_read_the_energy_counter() {
     };
     let reads = |runs: &str| {
         let log = dir.path().join(format!("log-{runs}"));
-        let out = tare()
+        ok(tare()
             .args(["run", "--style", "none", "--runs", runs, "true"])
             .env("TARE_NVML_LIB", &lib)
-            .env("FAKE_NVML_LOG", &log)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .env("FAKE_NVML_LOG", &log));
         energy_reads(&log)
     };
     // Whatever the session reads once (the machine's facts), 40 runs read no more than 2.
@@ -176,19 +173,12 @@ fn without_a_gpu_meter_runs_never_read_the_energy_counter() {
 
 fn run_json(dir: &Path, lib: &Path, name: &str, args: &[&str]) -> Value {
     let j = dir.join(format!("{name}.json"));
-    let out = tare()
+    let out = ok(tare()
         .args(["run", "--energy", "--energy-idle", "0.3s", "--export-json"])
         .arg(&j)
         .args(args)
         .env("TARE_NVML_LIB", lib)
-        .env("FAKE_NVML_BUSY", dir.join("busy"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .env("FAKE_NVML_BUSY", dir.join("busy")));
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     doc["_stdout"] = Value::String(String::from_utf8_lossy(&out.stdout).into_owned());
     doc
@@ -314,19 +304,12 @@ fn gpu_energy_is_a_meter_compared_and_gated_like_time() {
     // The history keeps GPU energy as a series of its own, in joules.
     let db = dir.path().join("h.sqlite");
     for (file, commit) in [(&old, "aaaa1111"), (&new, "bbbb2222")] {
-        let out = tare()
+        ok(tare()
             .args(["history", "--store"])
             .arg(&db)
             .args(["add", "--commit", commit])
             .arg(file)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .current_dir(dir.path()));
     }
     let out = tare()
         .args(["history", "--store"])

@@ -63,21 +63,19 @@ fn compare_kind(
         if i == reference {
             continue;
         }
-        if kind == EnergyKind::Gpu
-            && (coarse(refb) || coarse(b))
-            && by_round(b, kind).len() + by_round(refb, kind).len() > 0
-        {
-            out.push(json!({
-                "quantity": quantity,
-                "reference": reference,
-                "candidate": i,
-                "reference_name": refb.name,
-                "candidate_name": b.name,
-                "withheld": format!(
-                    "runs shorter than {} of the GPU energy counter's update periods: each run's GPU energy is known to about a period's worth; measure longer runs",
-                    crate::machine::gpu_energy::COARSE_PERIODS
-                ),
-            }));
+        let mut record = json!({
+            "quantity": quantity,
+            "reference": reference,
+            "candidate": i,
+            "reference_name": refb.name,
+            "candidate_name": b.name,
+        });
+        if kind == EnergyKind::Gpu && (coarse(refb) || coarse(b)) {
+            record["withheld"] = json!(format!(
+                "runs shorter than {} of the GPU energy counter's update periods: each run's GPU energy is known to about a period's worth; measure longer runs",
+                crate::machine::gpu_energy::COARSE_PERIODS
+            ));
+            out.push(record);
             continue;
         }
         let (x, y, is_paired) = {
@@ -105,18 +103,16 @@ fn compare_kind(
         else {
             continue;
         };
-        out.push(json!({
-            "quantity": quantity,
-            "reference": reference,
-            "candidate": i,
-            "reference_name": refb.name,
-            "candidate_name": b.name,
-            "ratio": iv.estimate,
-            "ratio_ci_low": iv.low,
-            "ratio_ci_high": iv.high,
-            "confidence": 0.95,
-            "paired": is_paired,
-        }));
+        for (k, v) in [
+            ("ratio", json!(iv.estimate)),
+            ("ratio_ci_low", json!(iv.low)),
+            ("ratio_ci_high", json!(iv.high)),
+            ("confidence", json!(0.95)),
+            ("paired", json!(is_paired)),
+        ] {
+            record[k] = v;
+        }
+        out.push(record);
     }
     out
 }

@@ -213,11 +213,6 @@ pub const COUNT_UNIT: &str = "count";
 /// The unit of an energy metric (`--energy`: `package_energy`, `gpu_energy`).
 pub const ENERGY_UNIT: &str = "J";
 
-/// The id of a counted event's metric, added when missing (an upsert, as machines are).
-fn counter_metric_id(db: &mut Db, cache: &mut Cache, event: &str) -> Result<i64> {
-    added_metric_id(db, cache, event, COUNT_UNIT)
-}
-
 /// The id of a metric beyond [`METRICS`] (a counted event, an energy), added when missing.
 fn added_metric_id(db: &mut Db, cache: &mut Cache, name: &str, unit: &str) -> Result<i64> {
     if let Some(&id) = cache.counters.get(name) {
@@ -521,43 +516,32 @@ fn add_batch(
             }
             // Counts: a series per event; the interval stored is the range of the runs (a
             // count Valgrind simulates repeats, and load does not disturb it: none is left
-            // out as interfered with).
-            for (event, xs) in counter_values(b) {
+            // out as interfered with). Energy: a series per kind, summarized as time is
+            // (median and its interval).
+            let counts = counter_values(b)
+                .into_iter()
+                .map(|(e, xs)| (e, COUNT_UNIT, xs));
+            let energies = energy_values(b)
+                .into_iter()
+                .map(|(n, xs)| (n.to_string(), ENERGY_UNIT, xs));
+            for (name, unit, xs) in counts.chain(energies) {
                 let Some(d) = crate::stats::describe(&xs) else {
                     continue;
                 };
-                let mid = counter_metric_id(db, cache, &event)?;
+                let mid = added_metric_id(db, cache, &name, unit)?;
+                let (low, high) = if unit == COUNT_UNIT {
+                    (d.min, d.max)
+                } else {
+                    (d.median_ci_low, d.median_ci_high)
+                };
                 sums.push(vec![
                     Val::int(sid),
                     Val::int(bid),
                     Val::int(mid),
                     Val::int(d.n as i64),
                     Val::real(d.median),
-                    Val::real(d.min),
-                    Val::real(d.max),
-                    Val::real(d.mean),
-                    Val::real(d.stddev),
-                    Val::real(d.min),
-                    Val::real(d.max),
-                    Val::int(multimodal),
-                    Val::int(0),
-                    Val::Real(None),
-                ]);
-            }
-            // Energy: a series per kind, summarized as time is (median and its interval).
-            for (name, xs) in energy_values(b) {
-                let Some(d) = crate::stats::describe(&xs) else {
-                    continue;
-                };
-                let mid = added_metric_id(db, cache, name, ENERGY_UNIT)?;
-                sums.push(vec![
-                    Val::int(sid),
-                    Val::int(bid),
-                    Val::int(mid),
-                    Val::int(d.n as i64),
-                    Val::real(d.median),
-                    Val::real(d.median_ci_low),
-                    Val::real(d.median_ci_high),
+                    Val::real(low),
+                    Val::real(high),
                     Val::real(d.mean),
                     Val::real(d.stddev),
                     Val::real(d.min),
