@@ -5,8 +5,9 @@
 //! the layers below its own, never one of its own layer or above; `super::` within a layer is
 //! fine. [`EXCEPTIONS`] lists the upward edges still in the code, each with its reason; the
 //! test fails as well when one of them is gone, so the list only shrinks. The layers that the
-//! code's edges join must form no cycle, and docs/architecture.md's picture of the layers is
-//! the one [`picture`] draws from [`LAYERS`].
+//! code's edges join must form no cycle, nor may files import each other in a loop (within a
+//! layer too; [`FILE_LOOPS`] the ones left), and docs/architecture.md's picture of the layers
+//! is the one [`picture`] draws from [`LAYERS`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,7 +42,10 @@ struct Edge {
     file: String,
     line: usize,
     from: String,
+    /// The top-level module the path reaches.
     to: String,
+    /// The whole path, from the crate root, as far as it was read.
+    target: Vec<String>,
     path: String,
 }
 
@@ -233,39 +237,59 @@ fn module_path(rel: &Path) -> Vec<String> {
     parts
 }
 
-/// The first segment of each path of a `{…}` group starting at `toks[i]` (the `{`).
-fn group_heads(toks: &[(usize, Tok)], mut i: usize) -> Vec<String> {
-    let mut heads = Vec::new();
-    let mut depth = 0;
-    let mut expect = true;
-    while i < toks.len() {
-        match &toks[i].1 {
-            Tok::Open => {
-                depth += 1;
-                if depth == 1 {
-                    expect = true;
-                }
+/// The paths a use tree (or an inline path) names from `toks[i]` on, each `prefix` followed by
+/// its segments: `a::{b, c::d}` → a::b, a::c::d; `self` in a group names the prefix itself.
+fn use_tree(toks: &[(usize, Tok)], i: usize, prefix: &[String]) -> Vec<Vec<String>> {
+    match toks.get(i).map(|t| &t.1) {
+        Some(Tok::Ident(w)) => {
+            let mut p = prefix.to_vec();
+            if w != "self" {
+                p.push(w.clone());
             }
-            Tok::Close => {
-                depth -= 1;
-                if depth == 0 {
-                    break;
-                }
-            }
-            Tok::Comma if depth == 1 => expect = true,
-            Tok::Ident(w) if depth == 1 && expect => {
-                heads.push(w.clone());
-                expect = false;
-            }
-            _ => {
-                if depth == 1 {
-                    expect = false;
-                }
+            let next = toks.get(i + 2).map(|t| &t.1);
+            if toks.get(i + 1).is_some_and(|t| t.1 == Tok::Colons)
+                && matches!(next, Some(Tok::Ident(_)) | Some(Tok::Open))
+            {
+                use_tree(toks, i + 2, &p)
+            } else {
+                vec![p]
             }
         }
-        i += 1;
+        Some(Tok::Open) => {
+            let mut out = Vec::new();
+            let (mut depth, mut k, mut start) = (0, i, true);
+            while k < toks.len() {
+                match &toks[k].1 {
+                    Tok::Open => {
+                        if depth == 1 && start {
+                            out.extend(use_tree(toks, k, prefix));
+                            start = false;
+                        }
+                        depth += 1;
+                    }
+                    Tok::Close => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    Tok::Comma if depth == 1 => start = true,
+                    Tok::Ident(_) if depth == 1 && start => {
+                        out.extend(use_tree(toks, k, prefix));
+                        start = false;
+                    }
+                    _ => {
+                        if depth == 1 {
+                            start = false;
+                        }
+                    }
+                }
+                k += 1;
+            }
+            out
+        }
+        _ => vec![prefix.to_vec()],
     }
-    heads
 }
 
 /// The path text from `toks[i]` on, for messages: identifiers joined by `::`.
@@ -286,7 +310,7 @@ fn path_text(toks: &[(usize, Tok)], mut i: usize) -> String {
     s
 }
 
-/// The references of one file to other top-level modules.
+/// The references of one file to modules of the crate, its own included.
 fn edges_of(rel: &Path, text: &str, tops: &BTreeSet<String>) -> Vec<Edge> {
     let toks = tokens(text);
     let file = rel.to_string_lossy().replace('\\', "/");
@@ -320,54 +344,50 @@ fn edges_of(rel: &Path, text: &str, tops: &BTreeSet<String>) -> Vec<Edge> {
         if !starts_path || !is(i + 1, Tok::Colons) {
             continue;
         }
-        // Where the path lands: `crate::` at the root; `super::` climbs from this module.
-        let mut j = i;
-        let at_root = if w == "crate" {
-            j += 2;
-            true
+        // Where the path starts: `crate::` at the root; `super::` climbs from this module.
+        let mut j = i + 2;
+        let here: Vec<String> = if w == "crate" {
+            Vec::new()
         } else if w == "super" {
             let mut here: Vec<String> = base.clone();
             here.extend(braces.iter().flatten().cloned());
+            here.pop();
             while ident(j) == Some("super") && is(j + 1, Tok::Colons) {
                 here.pop();
                 j += 2;
             }
-            here.is_empty()
+            here
         } else {
             continue;
         };
-        if !at_root {
-            continue;
-        }
-        let heads = match ident(j) {
-            Some(h) => vec![h.to_string()],
-            None if is(j, Tok::Open) => group_heads(&toks, j),
-            None => Vec::new(),
-        };
-        for to in heads {
-            if to != from && tops.contains(&to) {
-                out.push(Edge {
-                    file: file.clone(),
-                    line: *line,
-                    from: from.clone(),
-                    to,
-                    path: format!(
-                        "{}{}",
-                        if w == "crate" {
-                            "crate::"
-                        } else {
-                            "super::…::"
-                        },
-                        path_text(&toks, j)
-                    ),
-                });
+        for target in use_tree(&toks, j, &here) {
+            if target.is_empty() || !tops.contains(&target[0]) {
+                continue;
             }
+            out.push(Edge {
+                file: file.clone(),
+                line: *line,
+                from: from.clone(),
+                to: target[0].clone(),
+                target,
+                path: format!(
+                    "{}{}",
+                    if w == "crate" {
+                        "crate::"
+                    } else {
+                        "super::…::"
+                    },
+                    path_text(&toks, j)
+                ),
+            });
         }
     }
     out
 }
 
-fn all_edges() -> Vec<Edge> {
+/// Every reference of every file under `src/` (the crate roots left out) to a module of the
+/// crate.
+fn all_references() -> Vec<Edge> {
     let tops = top_modules();
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
@@ -381,6 +401,139 @@ fn all_edges() -> Vec<Edge> {
         out.extend(edges_of(&rel, &text, &tops));
     }
     out
+}
+
+/// The references from one top-level module to another.
+fn all_edges() -> Vec<Edge> {
+    let mut out = all_references();
+    out.retain(|e| e.to != e.from);
+    out
+}
+
+/// Loops of files that import each other (files sorted, the loop's reason), the ones left;
+/// like [`EXCEPTIONS`], the list only shrinks.
+const FILE_LOOPS: &[(&[&str], &str)] = &[(
+    &["exec/ready.rs", "exec/spec.rs"],
+    "a RunSpec holds the ready check's settings and outcome; the ready check reads the RunSpec",
+)];
+
+/// The module files: module path (report, html, data) → file under `src/`.
+fn module_files() -> BTreeMap<Vec<String>, String> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files
+        .iter()
+        .map(|p| p.strip_prefix(src()).unwrap())
+        .filter(|rel| *rel != Path::new("lib.rs") && *rel != Path::new("main.rs"))
+        .map(|rel| (module_path(rel), rel.to_string_lossy().replace('\\', "/")))
+        .collect()
+}
+
+/// No files import each other in a loop, within a layer too (report/'s five files did: html/data
+/// → terminal → meters → html/plots → html/table → html/data). A file's use of the modules it
+/// sits in (a child's `super::Item` from its mod.rs) is its module's structure, not counted.
+#[test]
+fn files_form_no_loop() {
+    let files = module_files();
+    let by_file: BTreeMap<&String, &Vec<String>> = files.iter().map(|(m, f)| (f, m)).collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in all_references() {
+        let here = by_file[&e.file];
+        // The longest prefix of the path that is a module file.
+        let Some(to) = (1..=e.target.len())
+            .rev()
+            .find_map(|k| files.get(&e.target[..k]).map(|f| (k, f)))
+        else {
+            continue;
+        };
+        let target_module = &e.target[..to.0];
+        if *to.1 == e.file || here.starts_with(target_module) {
+            continue;
+        }
+        graph
+            .entry(e.file.clone())
+            .or_default()
+            .insert(to.1.clone());
+    }
+    // Tarjan's strongly connected components; each of more than one file is a loop.
+    struct T<'a> {
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<String, (usize, usize)>,
+        stack: Vec<String>,
+        on: BTreeSet<String>,
+        loops: Vec<Vec<String>>,
+    }
+    fn strong(t: &mut T, v: &str) {
+        let i = t.index.len();
+        t.index.insert(v.to_string(), (i, i));
+        t.stack.push(v.to_string());
+        t.on.insert(v.to_string());
+        for w in t.g.get(v).into_iter().flatten() {
+            if !t.index.contains_key(w) {
+                strong(t, w);
+                let lw = t.index[w].1;
+                let e = t.index.get_mut(v).unwrap();
+                e.1 = e.1.min(lw);
+            } else if t.on.contains(w) {
+                let iw = t.index[w].0;
+                let e = t.index.get_mut(v).unwrap();
+                e.1 = e.1.min(iw);
+            }
+        }
+        if t.index[v].0 == t.index[v].1 {
+            let mut comp = Vec::new();
+            loop {
+                let w = t.stack.pop().unwrap();
+                t.on.remove(&w);
+                let done = w == v;
+                comp.push(w);
+                if done {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                t.loops.push(comp);
+            }
+        }
+    }
+    let mut t = T {
+        g: &graph,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        loops: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !t.index.contains_key(v) {
+            strong(&mut t, v);
+        }
+    }
+    let listed: Vec<Vec<String>> = FILE_LOOPS
+        .iter()
+        .map(|(fs, _)| fs.iter().map(|f| f.to_string()).collect())
+        .collect();
+    let new: Vec<String> = t
+        .loops
+        .iter()
+        .filter(|l| !listed.contains(l))
+        .map(|l| l.join(" ⇄ "))
+        .collect();
+    let gone: Vec<String> = listed
+        .iter()
+        .filter(|l| !t.loops.contains(l))
+        .map(|l| l.join(" ⇄ "))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "files that import each other in a loop:\n{}",
+        new.join("\n")
+    );
+    assert!(
+        gone.is_empty(),
+        "loops no longer in the code; remove them from tests/layers.rs FILE_LOOPS:\n{}",
+        gone.join("\n")
+    );
 }
 
 /// Each module's layer, 0 the lowest.
@@ -549,13 +702,14 @@ mod tests { use super::super::super::lock; }
 "##;
     let got: Vec<(usize, String)> = edges_of(Path::new("stats/x.rs"), text, &tops)
         .into_iter()
-        .map(|e| (e.line, e.to))
+        .map(|e| (e.line, e.target.join("::")))
         .collect();
     let want: Vec<(usize, String)> = vec![
-        (2, "report".into()),
-        (3, "exec".into()),
-        (3, "results".into()),
-        (7, "exec".into()),
+        (2, "report::meters".into()),
+        (3, "exec::sys".into()),
+        (3, "results::Run".into()),
+        (3, "results::Session".into()),
+        (7, "exec::sys::euid".into()),
         (8, "lock".into()),
     ];
     assert_eq!(got, want);
