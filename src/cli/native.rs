@@ -20,6 +20,7 @@
 //! native-workers.md says, per harness, what tare adds and what it cannot do.
 
 mod ahead;
+mod common;
 mod criterion;
 mod gbench;
 mod go;
@@ -168,8 +169,11 @@ trait Harness {
     fn approximate_loops(&self) -> bool {
         false
     }
-    /// (resolution_ns, cost_ns) of the clock the harness times with.
-    fn clock(&mut self) -> Result<(f64, f64), String>;
+    /// (resolution_ns, cost_ns) of the clock the harness times with: by default the
+    /// harness's own, taken as 1 ns and free to read.
+    fn clock(&mut self) -> Result<(f64, f64), String> {
+        Ok((1.0, 0.0))
+    }
     /// A new entry of `kernels()` like entry `like` with other parameter values (all of them,
     /// in its order), where the harness takes values it did not list (JMH's `-p`); None where
     /// it does not, or a value it cannot take.
@@ -251,14 +255,14 @@ pub fn native(a: NativeArgs) -> anyhow::Result<i32> {
                 .map(|h| Box::new(h) as _)
         }
         "pytest-benchmark" => {
-            let python = a.python.clone().unwrap_or_else(|| "python3".into());
+            let python = a.python.clone().unwrap_or_else(|| common::PYTHON.into());
             pytest_bench::PytestBench::start(&python, &a.target, &a.args, tmp.path())
                 .map(|h| Box::new(h) as _)
         }
         "jmh" => jmh::Jmh::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         "gbench" => gbench::Gbench::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
         _ => {
-            let python = a.python.clone().unwrap_or_else(|| "python3".into());
+            let python = a.python.clone().unwrap_or_else(|| common::PYTHON.into());
             pyperf::Pyperf::start(&python, &a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _)
         }
     };

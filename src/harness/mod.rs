@@ -10,3 +10,4 @@
 pub mod criterion;
 pub mod gbench;
 pub mod gotest;
+pub mod pyperf;

@@ -18,6 +18,7 @@
 //! baseline, plots) is not used; no parameters (they are in the id); the clock is
 //! `std::time::Instant`, taken as 1 ns and free to read.
 
+use super::common;
 use super::pace::Pace;
 use super::{kernel_name, last_line, Harness, Kernel, Sample};
 use crate::harness::criterion as crit;
@@ -38,18 +39,8 @@ pub struct Criterion {
 /// The bench executable of a Cargo package: built (`cargo bench --no-run`), or found where an
 /// earlier worker of the session left its path.
 fn build(package: &Path, bench: Option<&str>) -> Result<PathBuf, String> {
-    let cached = std::env::var_os(crate::exec::worker::SESSION_ENV)
-        .map(PathBuf::from)
-        .filter(|d| d.is_dir())
-        .map(|d| {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            std::fs::canonicalize(package)
-                .unwrap_or_else(|_| package.to_path_buf())
-                .hash(&mut h);
-            bench.hash(&mut h);
-            d.join(format!("criterion-exe-{:016x}", h.finish()))
-        });
+    let cached =
+        common::session_dir().map(|d| d.join(common::cache_name("criterion-exe", package, &bench)));
     if let Some(exe) = cached
         .as_ref()
         .and_then(|c| std::fs::read_to_string(c).ok())
@@ -213,16 +204,13 @@ impl Criterion {
             ));
         }
         let mut kernels: Vec<Kernel> = Vec::new();
-        for id in &ids {
-            let mut name = kernel_name(id);
-            if kernels.iter().any(|k| k.name == name) {
-                name = format!("{name}.{}", kernels.len());
-            }
-            kernels.push(Kernel {
-                name,
-                doc: format!("Criterion.rs benchmark {id}"),
-                params: Vec::new(),
-            });
+        for (i, id) in ids.iter().enumerate() {
+            common::add_kernel(
+                &mut kernels,
+                kernel_name(id),
+                i,
+                format!("Criterion.rs benchmark {id}"),
+            );
         }
         let pace = Pace::load("criterion", &exe, args, ids.len());
         Ok(Criterion {
@@ -257,10 +245,6 @@ impl Harness for Criterion {
 
     fn approximate_loops(&self) -> bool {
         true
-    }
-
-    fn clock(&mut self) -> Result<(f64, f64), String> {
-        Ok((1.0, 0.0))
     }
 
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String> {

@@ -23,6 +23,7 @@
 //! their counts); no parameters (they are in the name); the clock is the library's, taken as
 //! 1 ns and free to read.
 
+use super::common;
 use super::pace::Pace;
 use super::{kernel_name, last_line, Harness, Kernel, Sample};
 use crate::harness::gbench as gb;
@@ -125,16 +126,13 @@ impl Gbench {
         }
         let exact = list(&["--benchmark_min_time=1x"])?.status.success();
         let mut kernels: Vec<Kernel> = Vec::new();
-        for n in &names {
-            let mut name = kernel_name(n);
-            if kernels.iter().any(|k| k.name == name) {
-                name = format!("{name}.{}", kernels.len());
-            }
-            kernels.push(Kernel {
-                name,
-                doc: format!("Google Benchmark {n}"),
-                params: Vec::new(),
-            });
+        for (i, n) in names.iter().enumerate() {
+            common::add_kernel(
+                &mut kernels,
+                kernel_name(n),
+                i,
+                format!("Google Benchmark {n}"),
+            );
         }
         let pace = Pace::load("gbench", &bin, args, names.len());
         Ok(Gbench {
@@ -247,10 +245,6 @@ impl Harness for Gbench {
 
     fn approximate_loops(&self) -> bool {
         !self.exact
-    }
-
-    fn clock(&mut self) -> Result<(f64, f64), String> {
-        Ok((1.0, 0.0))
     }
 
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String> {

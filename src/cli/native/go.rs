@@ -17,6 +17,7 @@
 //! there are no parameters; the clock is Go's, its resolution taken as 1 ns and its read cost
 //! as unknown (0).
 
+use super::common;
 use super::{kernel_name, last_line, Harness, Kernel, Sample};
 use crate::harness::gotest;
 use std::path::{Path, PathBuf};
@@ -39,10 +40,10 @@ impl Go {
     /// package builds into it and later ones reuse the binary, its names and the Go version;
     /// elsewhere (or where that directory cannot be used) into `dir`, kept until exit.
     pub fn start(package: &Path, args: &[String], dir: &Path) -> Result<Go, String> {
-        let session = std::env::var_os(SESSION_ENV).map(PathBuf::from);
+        let session = common::session_dir();
         let cached = session
             .as_deref()
-            .map(|s| s.join(cache_name(package, args)));
+            .map(|s| s.join(common::cache_name("go", package, &args)));
         if let Some(c) = cached.as_deref().and_then(Built::load) {
             return Ok(Go::from_built(package, args, c));
         }
@@ -74,16 +75,13 @@ impl Go {
 
     fn from_built(package: &Path, args: &[String], b: Built) -> Go {
         let mut kernels: Vec<Kernel> = Vec::new();
-        for n in &b.go_names {
-            let mut name = kernel_name(n);
-            if kernels.iter().any(|k| k.name == name) {
-                name = format!("{name}.{}", kernels.len());
-            }
-            kernels.push(Kernel {
-                name,
-                doc: format!("Go benchmark Benchmark{n}"),
-                params: Vec::new(),
-            });
+        for (i, n) in b.go_names.iter().enumerate() {
+            common::add_kernel(
+                &mut kernels,
+                kernel_name(n),
+                i,
+                format!("Go benchmark Benchmark{n}"),
+            );
         }
         Go {
             package: package.to_path_buf(),
@@ -94,22 +92,6 @@ impl Go {
             version: b.version,
         }
     }
-}
-
-/// The session directory tare gives every worker of a `tare kernels` session
-/// (`crate::exec::worker::SESSION_ENV`).
-const SESSION_ENV: &str = crate::exec::worker::SESSION_ENV;
-
-/// The name of a package's build in the session directory: the package's path and the
-/// arguments (they decide which sub-benchmarks the listing run finds).
-fn cache_name(package: &Path, args: &[String]) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::fs::canonicalize(package)
-        .unwrap_or_else(|_| package.to_path_buf())
-        .hash(&mut h);
-    args.hash(&mut h);
-    format!("go-{:016x}", h.finish())
 }
 
 /// A built test binary, its benchmarks (Go's full names, `Sum64/4B`) and the Go that built it.
@@ -254,10 +236,6 @@ impl Harness for Go {
 
     fn about(&self) -> Option<String> {
         Some(self.version.clone())
-    }
-
-    fn clock(&mut self) -> Result<(f64, f64), String> {
-        Ok((1.0, 0.0))
     }
 
     fn run(&mut self, index: usize, loops: u64, reps: u64) -> Result<Vec<Sample>, String> {

@@ -71,9 +71,7 @@ fn combinations(params: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> 
 /// The driver compiled against `jar`, in the session directory where tare names one (once
 /// per session), else in `dir`.
 fn compile(jar: &Path, dir: &Path) -> Result<PathBuf, String> {
-    let session = std::env::var_os(crate::exec::worker::SESSION_ENV)
-        .map(PathBuf::from)
-        .filter(|d| d.is_dir());
+    let session = super::common::session_dir();
     let out = match &session {
         Some(s) => s.join("jmh-driver"),
         None => dir.join("jmh-driver"),
@@ -246,10 +244,6 @@ impl Harness for Jmh {
 
     fn about(&self) -> Option<String> {
         Some(format!("JMH, {}", self.version))
-    }
-
-    fn clock(&mut self) -> Result<(f64, f64), String> {
-        Ok((1.0, 0.0))
     }
 
     /// Values JMH's `@Param` did not list are JMH's to take (`-p NAME=VALUE`): a new entry

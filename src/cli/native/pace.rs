@@ -14,16 +14,8 @@ pub struct Pace {
 impl Pace {
     /// The times kept for `kernels` kernels of `harness` on `target` with `args`, if any.
     pub fn load(harness: &str, target: &Path, args: &[String], kernels: usize) -> Pace {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        std::fs::canonicalize(target)
-            .unwrap_or_else(|_| target.to_path_buf())
-            .hash(&mut h);
-        args.hash(&mut h);
-        let file = std::env::var_os(crate::exec::worker::SESSION_ENV)
-            .map(PathBuf::from)
-            .filter(|d| d.is_dir())
-            .map(|d| d.join(format!("{harness}-{:016x}", h.finish())));
+        let file = super::common::session_dir()
+            .map(|d| d.join(super::common::cache_name(harness, target, &args)));
         let per_iter = (0..kernels)
             .map(|i| {
                 let f = file.as_ref()?.with_extension(i.to_string());

@@ -20,6 +20,7 @@
 //! Not for: benchmarks whose unit is not seconds (`--track-memory`, `--tracemalloc`): refused.
 
 use super::{kernel_name, last_line, Harness, Kernel, Sample};
+use crate::harness::pyperf as format;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -50,19 +51,17 @@ struct Bench {
 /// The benchmarks in a pyperf JSON file (format version 1.0).
 fn parse_results(text: &str) -> Result<Vec<Bench>, String> {
     let v: Value = serde_json::from_str(text).map_err(|e| format!("pyperf's JSON: {e}"))?;
-    let empty = serde_json::Map::new();
-    let meta = |v: &Value| v.get("metadata").and_then(Value::as_object).cloned();
-    let suite = meta(&v).unwrap_or_else(|| empty.clone());
+    let suite = format::metadata(&v);
     let mut out = Vec::new();
     for b in v["benchmarks"]
         .as_array()
         .ok_or("pyperf's JSON has no benchmarks")?
     {
         let mut m = suite.clone();
-        m.extend(meta(b).unwrap_or_default());
+        m.extend(format::metadata(b));
         let mut values = Vec::new();
         for r in b["runs"].as_array().into_iter().flatten() {
-            m.extend(meta(r).unwrap_or_default());
+            m.extend(format::metadata(r));
             values.extend(
                 r["values"]
                     .as_array()
@@ -79,11 +78,7 @@ fn parse_results(text: &str) -> Result<Vec<Bench>, String> {
                 .to_string(),
             loops: m.get("loops").and_then(Value::as_u64).unwrap_or(0),
             inner_loops: m.get("inner_loops").and_then(Value::as_u64).unwrap_or(1),
-            unit: m
-                .get("unit")
-                .and_then(Value::as_str)
-                .unwrap_or("second")
-                .to_string(),
+            unit: format::unit(&m).to_string(),
             values,
         });
     }
@@ -110,21 +105,7 @@ impl Pyperf {
         if !script.is_file() {
             return Err(format!("no pyperf script {}", script.display()));
         }
-        let py = python.display();
-        let out = Command::new(python)
-            .args(["-c", ABOUT_PY])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| {
-                format!("cannot run {py}: {e}; install Python 3 or name it with --python")
-            })?;
-        if !out.status.success() {
-            return Err(format!(
-                "{py} cannot import pyperf ({}): pip install pyperf for it, or name another interpreter with --python",
-                last_line(&out)
-            ));
-        }
-        let about = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let about = super::common::probe_python(python, ABOUT_PY, "pyperf")?;
         let mut p = Pyperf {
             python: python.to_path_buf(),
             about,
@@ -136,15 +117,8 @@ impl Pyperf {
         };
         let all = p.worker(None, 1, 1)?;
         for (i, b) in all.iter().enumerate() {
-            let mut name = kernel_name(&b.name);
-            if p.kernels.iter().any(|k| k.name == name) {
-                name = format!("{name}.{i}");
-            }
-            p.kernels.push(Kernel {
-                name,
-                doc: format!("pyperf benchmark {}", b.name),
-                params: Vec::new(),
-            });
+            let doc = format!("pyperf benchmark {}", b.name);
+            super::common::add_kernel(&mut p.kernels, kernel_name(&b.name), i, doc);
         }
         Ok(p)
     }

@@ -26,7 +26,7 @@
 //! module or class.
 
 use super::pace::Pace;
-use super::{kernel_name, last_line, Harness, Kernel, Sample};
+use super::{kernel_name, Harness, Kernel, Sample};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -169,20 +169,8 @@ impl PytestBench {
         } else {
             target.parent().unwrap_or(Path::new("/")).to_path_buf()
         };
+        let about = super::common::probe_python(python, ABOUT_PY, "pytest-benchmark")?;
         let py = python.display();
-        let out = Command::new(python)
-            .args(["-c", ABOUT_PY])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| {
-                format!("cannot run {py}: {e}; install Python 3 or name it with --python")
-            })?;
-        if !out.status.success() {
-            return Err(format!(
-                "{py} cannot import pytest-benchmark ({}): pip install pytest-benchmark for it, or name another interpreter with --python",
-                last_line(&out)
-            ));
-        }
         std::fs::write(dir.join("tare_pytest_worker.py"), PLUGIN_PY).map_err(|e| {
             format!(
                 "cannot write tare's pytest plugin into {}: {e}",
@@ -218,7 +206,7 @@ impl PytestBench {
             return Err("cannot talk to pytest".into());
         };
         let mut p = PytestBench {
-            about: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            about,
             child,
             stdin,
             stdout: BufReader::new(stdout),
@@ -238,15 +226,8 @@ impl PytestBench {
             let (Some(id), Some(name)) = (b[0].as_str(), b[1].as_str()) else {
                 continue;
             };
-            let mut k = bench_kernel_name(name);
-            if p.kernels.iter().any(|x| x.name == k) {
-                k = format!("{k}.{i}");
-            }
-            p.kernels.push(Kernel {
-                name: k,
-                doc: format!("pytest-benchmark {id}"),
-                params: Vec::new(),
-            });
+            let doc = format!("pytest-benchmark {id}");
+            super::common::add_kernel(&mut p.kernels, bench_kernel_name(name), i, doc);
             p.node_ids.push(id.to_string());
         }
         if p.kernels.is_empty() {

@@ -6,7 +6,8 @@
 //! hold only warm-ups. Run metadata overrides the benchmark's, which overrides the common.
 
 use super::{benchmark, number, sample, Imported, Input};
-use serde_json::{json, Map, Value};
+use crate::harness::pyperf;
+use serde_json::{json, Value};
 
 pub fn detect(input: &Input) -> bool {
     input.json.is_some_and(|v| {
@@ -17,14 +18,10 @@ pub fn detect(input: &Input) -> bool {
     })
 }
 
-fn obj(v: Option<&Value>) -> Map<String, Value> {
-    v.and_then(|m| m.as_object()).cloned().unwrap_or_default()
-}
-
 pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let doc = super::json_of(input)?;
     let entries = super::array(doc, "benchmarks", "the document")?;
-    let common = obj(doc.get("metadata"));
+    let common = pyperf::metadata(doc);
     let first_meta = |k: &str| -> Option<Value> {
         common.get(k).cloned().or_else(|| {
             entries
@@ -55,16 +52,13 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     for (k, e) in entries.iter().enumerate() {
         let what = format!("benchmarks[{k}]");
         let mut meta = common.clone();
-        meta.extend(obj(e.get("metadata")));
+        meta.extend(pyperf::metadata(e));
         let name = meta
             .get("name")
             .and_then(|v| v.as_str())
             .map(str::to_string)
             .unwrap_or_else(|| format!("benchmark {k}"));
-        let unit = meta
-            .get("unit")
-            .and_then(|v| v.as_str())
-            .unwrap_or("second");
+        let unit = pyperf::unit(&meta);
         if unit != "second" {
             other_units.push(format!("{name} ({unit})"));
             continue;
@@ -74,7 +68,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         for (r, run) in runs.iter().enumerate() {
             let rwhat = format!("{what}.runs[{r}]");
             let mut rmeta = meta.clone();
-            rmeta.extend(obj(run.get("metadata")));
+            rmeta.extend(pyperf::metadata(run));
             let loops = rmeta.get("loops").and_then(|v| v.as_f64()).unwrap_or(1.0);
             let inner = rmeta
                 .get("inner_loops")
@@ -140,7 +134,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
             true,
             "each pyperf run is a worker process: its values share a process (runs[i])",
         );
-        let bmeta = obj(e.get("metadata"));
+        let bmeta = pyperf::metadata(e);
         if !bmeta.is_empty() {
             b.extra.insert("metadata".into(), Value::Object(bmeta));
         }
