@@ -852,28 +852,16 @@ pub fn summary(s: &Session) -> String {
 fn kernel_counters(list: &str) -> anyhow::Result<crate::plan::Counters> {
     use crate::method::counters::{self, valgrind};
     let events = counters::parse_events(list).map_err(|e| usage(format!("--counters: {e}")))?;
-    if let Some(e) = events
-        .iter()
-        .find(|e| !valgrind::EVENTS.contains(&e.as_str()))
-    {
-        return Err(usage(format!(
-            "--counters: '{e}' cannot be counted in a kernel's timed region; tare kernels counts {} (with valgrind)",
-            valgrind::EVENTS.join(", ")
-        )));
-    }
-    let program = "valgrind".to_string();
-    super::run::check_program(&program, None).map_err(|_| {
-        usage(
-            "tare kernels --counters needs valgrind in PATH: install it (apt-get install valgrind)",
-        )
-    })?;
-    valgrind::probe(&program, &events).map_err(|e| usage(format!("--counters: {e}")))?;
-    Ok(crate::plan::Counters {
-        backend: crate::plan::CounterBackend::Valgrind,
-        program,
+    super::run::options::valgrind_counters(
         events,
-        keep: None,
-    })
+        |e| {
+            format!(
+                "--counters: '{e}' cannot be counted in a kernel's timed region; tare kernels counts {} (with valgrind)",
+                valgrind::EVENTS.join(", ")
+            )
+        },
+        "tare kernels --counters needs valgrind in PATH: install it (apt-get install valgrind)",
+    )
 }
 
 /// The counts of a kernel's timed region per loop (`--counters`), from its summary.

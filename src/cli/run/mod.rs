@@ -4,7 +4,7 @@
 //! gets the arguments as given.
 
 mod args;
-mod options;
+pub(crate) mod options;
 mod session;
 
 pub use args::{RecoverArgs, RunArgs};

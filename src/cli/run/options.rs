@@ -43,6 +43,32 @@ pub(crate) fn check_program(program: &str, cwd: Option<&Path>) -> anyhow::Result
     }))
 }
 
+/// `events` counted by Valgrind, checked before the first run (every command's one check):
+/// an event Valgrind cannot count is refused with `unsupported(event)`, a missing valgrind
+/// with `missing`, and the events are probed on `/bin/true`.
+pub(crate) fn valgrind_counters(
+    events: Vec<String>,
+    unsupported: impl Fn(&str) -> String,
+    missing: &str,
+) -> anyhow::Result<crate::plan::Counters> {
+    use method::counters::valgrind;
+    if let Some(e) = events
+        .iter()
+        .find(|e| !valgrind::EVENTS.contains(&e.as_str()))
+    {
+        return Err(usage(unsupported(e)));
+    }
+    let program = "valgrind".to_string();
+    check_program(&program, None).map_err(|_| usage(missing))?;
+    valgrind::probe(&program, &events).map_err(|e| usage(format!("--counters: {e}")))?;
+    Ok(crate::plan::Counters {
+        backend: crate::plan::CounterBackend::Valgrind,
+        program,
+        events,
+        keep: None,
+    })
+}
+
 /// What counts `--counters EVENTS` with `--counters-backend`: perf where asked, or (auto) where
 /// perf can count every event; Valgrind where asked, or (auto) where perf cannot and Valgrind
 /// counts every event. Checked before the first run; errors say what to do.
@@ -70,27 +96,17 @@ fn counters(list: &str, backend: CountersBackendArg) -> anyhow::Result<crate::pl
             keep: None,
         })
     };
-    let valgrind = || -> anyhow::Result<Counters> {
-        if let Some(e) = events
-            .iter()
-            .find(|e| !valgrind::EVENTS.contains(&e.as_str()))
-        {
-            return Err(usage(format!(
-                "--counters: valgrind does not count '{e}'; it counts {}",
-                valgrind::EVENTS.join(", ")
-            )));
-        }
-        let program = "valgrind".to_string();
-        check_program(&program, None).map_err(|_| {
-            usage("--counters with valgrind needs valgrind in PATH: install it (apt-get install valgrind)")
-        })?;
-        valgrind::probe(&program, &events).map_err(|e| usage(format!("--counters: {e}")))?;
-        Ok(Counters {
-            backend: CounterBackend::Valgrind,
-            program,
-            events: events.clone(),
-            keep: None,
-        })
+    let valgrind = || {
+        valgrind_counters(
+            events.clone(),
+            |e| {
+                format!(
+                    "--counters: valgrind does not count '{e}'; it counts {}",
+                    valgrind::EVENTS.join(", ")
+                )
+            },
+            "--counters with valgrind needs valgrind in PATH: install it (apt-get install valgrind)",
+        )
     };
     match backend {
         CountersBackendArg::Valgrind => valgrind(),
