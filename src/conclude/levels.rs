@@ -149,18 +149,8 @@ pub fn package_joules(r: &crate::results::Run) -> Option<f64> {
 }
 
 /// The run's GPU energy, summed over its GPUs (joules), and whether any GPU's reading was
-/// coarse (the run shorter than a few of the counter's update periods); `None` when no GPU
-/// energy was measured.
-pub fn gpu_joules(r: &crate::results::Run) -> Option<(f64, bool)> {
-    let gpus = r.meters.energy.as_ref()?.get("gpus")?.as_array()?;
-    let joules: Vec<f64> = gpus.iter().filter_map(|g| g["joules"].as_f64()).collect();
-    (!joules.is_empty()).then(|| {
-        (
-            joules.iter().sum(),
-            gpus.iter().any(|g| g["coarse"] == true),
-        )
-    })
-}
+/// coarse: the one reading of the record (`results::facts`), which exports and reports use too.
+pub use crate::results::facts::gpu_joules;
 
 /// Counted wall times of a benchmark keyed by (source, process): numbers sort as numbers.
 fn keyed(b: &Benchmark, origin: Origin) -> BTreeMap<(u64, u64, String), Vec<f64>> {

@@ -182,7 +182,7 @@ fn resume(r: &Record) -> Vec<String> {
     for s in &r.stopped {
         match stat_fields(s.pid) {
             Some((_, start, _)) if start == s.start_time => {
-                if let Err(e) = crate::exec::sys::kill(s.pid, libc::SIGCONT) {
+                if let Err(e) = crate::sys::kill(s.pid, libc::SIGCONT) {
                     notes.push(format!("cannot resume {} ({}): {e}", s.pid, s.comm));
                 }
             }
@@ -270,7 +270,7 @@ pub fn quiesce(targets: &[Target]) -> anyhow::Result<Quiesced> {
         _file: file,
     };
     for s in &q.record.stopped {
-        let _ = crate::exec::sys::kill(s.pid, libc::SIGSTOP);
+        let _ = crate::sys::kill(s.pid, libc::SIGSTOP);
     }
     for f in &q.record.frozen {
         set_frozen(f, true).map_err(|e| {
