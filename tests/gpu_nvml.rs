@@ -13,6 +13,16 @@ use common::tare;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// The session's comparison on GPU energy.
+fn gpu_comparison(doc: &Value) -> &Value {
+    doc["extra"]["energy_comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["quantity"] == "GPU energy (J)")
+        .unwrap()
+}
+
 /// Runs `c`, which must succeed (its stderr in the message otherwise).
 fn ok(c: &mut std::process::Command) -> std::process::Output {
     let out = c.output().unwrap();
@@ -246,12 +256,7 @@ fn gpu_energy_is_a_meter_compared_and_gated_like_time() {
         out.contains("GPU 0 (Fake GPU 9000)") && out.contains("above idle"),
         "{out}"
     );
-    let c = doc["extra"]["energy_comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["quantity"] == "GPU energy (J)")
-        .unwrap();
+    let c = gpu_comparison(&doc);
     assert!(c["ratio_ci_low"].as_f64().unwrap() > 2.0, "{c}");
     assert!(
         out.contains("uses") && out.contains("the GPU energy of idle"),
@@ -364,12 +369,7 @@ fn runs_shorter_than_the_counter_are_coarse_and_get_no_verdict() {
             assert_eq!(r["energy"]["gpus"][0]["coarse"], true, "{r}");
         }
     }
-    let c = doc["extra"]["energy_comparisons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["quantity"] == "GPU energy (J)")
-        .unwrap();
+    let c = gpu_comparison(&doc);
     assert!(
         c["withheld"].as_str().unwrap().contains("update periods"),
         "{c}"

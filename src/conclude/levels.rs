@@ -132,20 +132,10 @@ impl Metric {
 /// The run's package energy: the sum of its `package-N` domains (or `psys` when there is no
 /// package domain), joules; `None` when not measured or not attributed to the run.
 pub fn package_joules(r: &crate::results::Run) -> Option<f64> {
-    let e = r.meters.energy.as_ref()?;
-    if e["attributed"] != true {
-        return None;
-    }
-    let domains = e["domains"].as_array()?;
-    let sum = |pred: &dyn Fn(&str) -> bool| -> Option<f64> {
-        let xs: Vec<f64> = domains
-            .iter()
-            .filter(|d| d["name"].as_str().is_some_and(pred))
-            .filter_map(|d| d["joules"].as_f64())
-            .collect();
-        (!xs.is_empty()).then(|| xs.iter().sum())
-    };
-    sum(&|n| n.starts_with("package-")).or_else(|| sum(&|n| n == "psys"))
+    let attributed = r.meters.energy.as_ref()?["attributed"] == true;
+    attributed
+        .then(|| crate::results::facts::recorded_package_joules(r))
+        .flatten()
 }
 
 /// The run's GPU energy, summed over its GPUs (joules), and whether any GPU's reading was

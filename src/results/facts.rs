@@ -41,7 +41,7 @@ pub fn gpu_joules(r: &Run) -> Option<(f64, bool)> {
 
 /// The run's recorded package energy: the sum of its `package-N` domains (`psys` without
 /// them), joules, whether or not it was attributed to the run.
-fn recorded_package_joules(r: &Run) -> Option<f64> {
+pub fn recorded_package_joules(r: &Run) -> Option<f64> {
     let domains = r.meters.energy.as_ref()?["domains"].as_array()?.clone();
     let sum = |pred: &dyn Fn(&str) -> bool| -> Option<f64> {
         let xs: Vec<f64> = domains
