@@ -178,7 +178,6 @@ impl GpuEnergyMeter {
         });
         let t0 = Instant::now();
         let (s, indices) = (shared.clone(), gpus.iter().map(|g| g.0).collect::<Vec<_>>());
-        let n = indices.len();
         let thread = std::thread::Builder::new()
             .name("tare-gpu-energy".into())
             .spawn(move || sample(&nvml, &indices, &s, t0))
@@ -201,19 +200,7 @@ impl GpuEnergyMeter {
             info,
         };
         // Interpolation starts at the first change: wait for it (at most a second).
-        let until = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < until
-            && meter
-                .shared
-                .traces
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .take(n)
-                .any(|tr| tr.knots.is_empty())
-        {
-            std::thread::sleep(TICK);
-        }
+        meter.wait_until(Duration::from_secs(1), |tr| !tr.knots.is_empty());
         Some(meter)
     }
 
@@ -222,22 +209,27 @@ impl GpuEnergyMeter {
         t.saturating_duration_since(self.t0).as_secs_f64()
     }
 
-    /// Waits until every counter moved after `t` (at most `limit`); whether they all did.
-    fn wait_past(&self, t: f64, limit: Duration) -> bool {
+    /// Waits until every GPU's trace meets `done` (at most `limit`); whether they all did.
+    fn wait_until(&self, limit: Duration, done: impl Fn(&Trace) -> bool) -> bool {
         let until = Instant::now() + limit;
         loop {
-            let done = self
+            let all = self
                 .shared
                 .traces
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .iter()
-                .all(|tr| tr.covers(t));
-            if done || Instant::now() >= until {
-                return done;
+                .all(&done);
+            if all || Instant::now() >= until {
+                return all;
             }
             std::thread::sleep(TICK);
         }
+    }
+
+    /// Waits until every counter moved after `t` (at most `limit`); whether they all did.
+    fn wait_past(&self, t: f64, limit: Duration) -> bool {
+        self.wait_until(limit, |tr| tr.covers(t))
     }
 
     /// Idle power and update period from the window `[from, to]` with nothing measured in

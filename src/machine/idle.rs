@@ -94,19 +94,6 @@ pub fn read(root: &SysRoot, cpus: &[usize]) -> Idle {
     }
 }
 
-/// Entries into and time in each state (by name) summed over `cores`: a snapshot to subtract.
-pub fn usage(root: &SysRoot, cores: &[usize]) -> BTreeMap<String, (u64, u64)> {
-    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for &c in cores {
-        for s in cpu_states(root, c) {
-            let e = out.entry(s.name).or_default();
-            e.0 += s.usage;
-            e.1 += s.time_us;
-        }
-    }
-    out
-}
-
 /// The pinned cores' idle-state counters, resolved once a session: each state's name is read
 /// once, and its `usage` and `time` files are kept open (close-on-exec) and re-read from offset
 /// 0, so a snapshot costs two reads a state a core and opens nothing (the states of a CPU do
@@ -141,7 +128,8 @@ impl UsageWatch {
         })
     }
 
-    /// Entries into and time in each state (by name) summed over the cores, as [`usage`] gives.
+    /// Entries into and time in each state (by name) summed over the cores: a snapshot to
+    /// subtract ([`delta`]).
     pub fn read(&mut self) -> BTreeMap<String, (u64, u64)> {
         let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         for (name, usage, time) in &mut self.files {
@@ -269,10 +257,22 @@ mod tests {
         assert!(read(&fixture("xeon-2s"), &[0, 1]).cpus.is_empty());
     }
 
+    /// The states' entries and time summed over `cores` by name, from [`read`]: what a
+    /// [`UsageWatch`] must give.
+    fn usage(root: &SysRoot, cores: &[usize]) -> BTreeMap<String, (u64, u64)> {
+        let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for s in read(root, cores).cpus.into_iter().flat_map(|c| c.states) {
+            let e = out.entry(s.name).or_default();
+            e.0 += s.usage;
+            e.1 += s.time_us;
+        }
+        out
+    }
+
     #[test]
     fn usage_sums_the_cores_and_deltas_keep_what_moved() {
         let root = fixture("intel-4c8t");
-        let a = usage(&root, &[0, 4]);
+        let a = UsageWatch::new(&root, &[0, 4]).unwrap().read();
         assert_eq!(a["C1_ACPI"], (400_004, 1_800_000_000));
         let mut b = a.clone();
         b.get_mut("C3_ACPI").unwrap().0 += 7;
