@@ -9,6 +9,12 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The calling thread's id (the process id on its main thread).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid(2) takes no argument, touches no memory and cannot fail.
+    unsafe { libc::gettid() }
+}
+
 /// Sends `sig` to process `pid`; a process that is already gone is not an error.
 pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
     // SAFETY: kill takes plain integers.

@@ -126,7 +126,7 @@ pub fn children() -> Vec<i32> {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .read(&main, &mut out);
-    if std::thread::current().name() != Some("main") {
+    if crate::sys::gettid() != std::process::id() as i32 {
         OWN_CHILDREN.with(|f| f.borrow_mut().read("/proc/thread-self/children", &mut out));
     }
     out.sort_unstable();
