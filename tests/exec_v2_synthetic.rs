@@ -293,6 +293,7 @@ fn missing_memory_controller_is_said_not_guessed() {
                 ..Default::default()
             },
             None,
+            false,
         )
         .err()
         .unwrap();

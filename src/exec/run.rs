@@ -247,7 +247,9 @@ impl Executor {
         during: impl FnOnce(i32) -> (R, After),
     ) -> anyhow::Result<(Measurement, R)> {
         let cores = spec.cores.as_deref();
-        let mut group = self.backend.create(&spec.limits, cores)?;
+        let m = &spec.meters;
+        let own = m.io || m.memory_high.is_some() || m.memory_sample.is_some();
+        let mut group = self.backend.create(&spec.limits, cores, own)?;
         let since = std::time::SystemTime::now();
         // Orphans of the run that left its groups are tare's (subreaper): swept at its end.
         let grouped = self.backend.kind() != crate::results::MethodKind::Rusage;

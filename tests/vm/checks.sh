@@ -120,6 +120,26 @@ kill -KILL $p'
   jcheck peak-memory "$W/mem.json" '"peak_memory=%s" % d["benchmarks"][0]["runs"][-1]["peak_memory"]' \
     '300 <= d["benchmarks"][0]["runs"][-1]["peak_memory"] / 2**20 <= 450'
 
+  if [ "$full" = full ]; then
+  # Runs without limits share one group (Linux >= 6.12: memory.peak reset through tare's
+  # descriptor): every run's peak is its own, the same as in a fresh group of its own (a
+  # memory limit gives each run one), and every run is in the same group.
+  t run --runs 3 --export-json "$W/mem3.json" -- sh -c "cat /proc/self/cgroup >> $W/groups; python3 -c 'b = b\"x\" * (300 << 20)'"
+  t run --runs 3 --memory-limit 2GB --export-json "$W/mem3-fresh.json" -- sh -c "cat /proc/self/cgroup >> $W/groups-fresh; python3 -c 'b = b\"x\" * (300 << 20)'"
+  python3 - "$W" <<'EOF'
+import json, sys
+w = sys.argv[1]
+peaks = lambda f: [r["peak_memory"] / 2**20 for r in json.load(open(f))["benchmarks"][0]["runs"]]
+shared, fresh = peaks(w + "/mem3.json"), peaks(w + "/mem3-fresh.json")
+groups = len(set(open(w + "/groups").read().split()))
+fresh_groups = len(set(open(w + "/groups-fresh").read().split()))
+ok = groups == 1 and fresh_groups >= 3 and all(abs(s / f - 1) <= 0.05 for s in shared for f in fresh)
+print("INFO", "shared MiB", ["%.1f" % x for x in shared], "fresh MiB", ["%.1f" % x for x in fresh], "groups", groups, fresh_groups)
+open(w + "/shared.ok", "w").write("1" if ok else "0")
+EOF
+  [ "$(cat "$W/shared.ok" 2>/dev/null)" = 1 ]; result shared-group $? "see the INFO line above"
+  fi
+
   # Limits, each named as the run's termination.
   lim() { # NAME EXPECTED ARGS...
     local name=$1 want=$2

@@ -11,6 +11,10 @@
 #   TARE_VM_TIMEOUT  seconds the guest may run (default 1500: the container and delegated-scope contexts of issue 32 made the full check about 13 minutes on a quiet 2-core machine under software emulation)
 #   TARE_VM_BUILD_TIMEOUT  seconds building an image may take (default 1200)
 #   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
+#   TARE_VM_TCG_THREAD  TCG threading, multi (default) or single. The guest's 6.12 kernel
+#                    boots with tsc=unstable: without it, the sched_clock static key flipped
+#                    at run time (TCG's TSC is found unstable) and qemu 7.2's multi-threaded TCG
+#                    raced the kernel's code patching (an int3 oops, a panic at boot)
 #   TARE_VM_BEFORE   a second tare binary whose results the container checks print as INFO
 #   TARE_VM_ONLY     the contexts of checks.sh to run, each short (default: all)
 set -euo pipefail
@@ -85,7 +89,7 @@ mke2fs -q -t ext4 -d "$work/payload" "$work/payload.img" 256M
 
 accel=${TARE_VM_ACCEL:-tcg}
 accel_opts=$accel
-[ "$accel" = tcg ] && accel_opts=tcg,thread=multi
+[ "$accel" = tcg ] && accel_opts=tcg,thread=${TARE_VM_TCG_THREAD:-multi}
 started=$SECONDS
 set +e
 # snapshot=on puts qemu's overlay in TMPDIR (else /var/tmp): keep it in the work directory.
@@ -93,7 +97,7 @@ TMPDIR=$work timeout "${TARE_VM_TIMEOUT:-1500}" qemu-system-x86_64 \
   -machine q35 -accel "$accel_opts" -cpu max -smp 2 -m 2048 \
   -display none -monitor none -serial "file:$work/console.log" -no-reboot -nic none \
   -kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
-  -append "root=/dev/vda rw console=ttyS0 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all quiet loglevel=3 systemd.show_status=0 panic=-1" \
+  -append "root=/dev/vda rw console=ttyS0 systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all tsc=unstable quiet loglevel=3 systemd.show_status=0 panic=-1" \
   -drive "file=$image/rootfs.img,format=raw,if=virtio,snapshot=on" \
   -drive "file=$work/payload.img,format=raw,if=virtio,readonly=on" \
   </dev/null

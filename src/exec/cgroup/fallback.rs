@@ -53,7 +53,12 @@ impl Backend for RusageBackend {
         }
     }
 
-    fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
+    fn create(
+        &self,
+        limits: &Limits,
+        cores: Option<&[usize]>,
+        _own: bool,
+    ) -> io::Result<Box<dyn RunGroup>> {
         if limits.pids.is_some() {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,

@@ -84,8 +84,15 @@ pub trait Backend {
     fn kind(&self) -> MethodKind;
     /// What each number includes, and any caveats, for the record.
     fn method(&self) -> MeasurementMethod;
-    /// Hands out an empty group for one run with these limits and cores.
-    fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>>;
+    /// Hands out an empty group for one run with these limits and cores. `own`: the run reads
+    /// or sets its group's own files (I/O counters, `memory.high`, a memory timeline), so a
+    /// group shared with earlier runs will not do.
+    fn create(
+        &self,
+        limits: &Limits,
+        cores: Option<&[usize]>,
+        own: bool,
+    ) -> io::Result<Box<dyn RunGroup>>;
 }
 
 /// Which backend the user asked for (`--backend`, hidden; also `TARE_BACKEND`).
@@ -178,6 +185,7 @@ pub(crate) fn keyed_value(content: &str, key: &str) -> Option<u64> {
 
 /// A single-value cgroup control file kept open and re-read from offset 0: one `pread` per
 /// read instead of open + stat + read + close. Not for lists such as `cgroup.procs`.
+#[derive(Debug)]
 pub(crate) struct ControlFile {
     file: std::fs::File,
     path: std::path::PathBuf,

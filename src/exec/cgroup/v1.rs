@@ -187,7 +187,12 @@ impl Backend for V1 {
         }
     }
 
-    fn create(&self, limits: &Limits, cores: Option<&[usize]>) -> io::Result<Box<dyn RunGroup>> {
+    fn create(
+        &self,
+        limits: &Limits,
+        cores: Option<&[usize]>,
+        _own: bool,
+    ) -> io::Result<Box<dyn RunGroup>> {
         let shared = self.shared_for(cores)?;
         // A group that is not empty would mix another run's processes into this one; the
         // previous run's kill proved it empty unless nothing has run yet.
