@@ -11,6 +11,9 @@
 //! (microseconds after the write); port and file are probed every millisecond, so their times
 //! are late by up to 1 ms plus a connect or stat.
 
+// The settings (`Ready`, `ReadySource`) and the outcome live in `spec`, with the rest of
+// what a run is given and yields; re-exported here for the ready check's callers.
+pub use super::spec::{Outcome, Ready, ReadySource};
 use super::spec::{RunSpec, Sink};
 use super::sys;
 use regex::Regex;
@@ -22,49 +25,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// What counts as ready.
-#[derive(Debug, Clone)]
-pub enum ReadySource {
-    Stdout(Regex),
-    Stderr(Regex),
-    Port(u16),
-    File(PathBuf),
-    Notify,
-}
-
-/// `--ready` and `--ready-then`.
-#[derive(Debug, Clone)]
-pub struct Ready {
-    pub source: ReadySource,
-    /// Let the program run to its end after it is ready (else it is stopped then).
-    pub then_wait: bool,
-}
-
-impl std::str::FromStr for ReadySource {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
-        let regex = |what: &str| {
-            Regex::new(arg).map_err(|e| format!("--ready {what}: not a regular expression: {e}"))
-        };
-        match kind {
-            "stdout" if !arg.is_empty() => Ok(ReadySource::Stdout(regex("stdout")?)),
-            "stderr" if !arg.is_empty() => Ok(ReadySource::Stderr(regex("stderr")?)),
-            "port" => arg
-                .parse::<u16>()
-                .ok()
-                .filter(|p| *p > 0)
-                .map(ReadySource::Port)
-                .ok_or_else(|| format!("--ready port:{arg}: not a TCP port (1 to 65535)")),
-            "file" if !arg.is_empty() => Ok(ReadySource::File(PathBuf::from(arg))),
-            "notify" if arg.is_empty() => Ok(ReadySource::Notify),
-            _ => Err(format!(
-                "--ready '{s}': use stdout:REGEX, stderr:REGEX, port:N, file:PATH or notify"
-            )),
-        }
-    }
-}
 
 /// Where the watcher looks, set up before the spawn.
 enum Watch {
@@ -309,15 +269,6 @@ fn matches_a_line(regex: &Regex, text: &mut String) -> bool {
         text.clear(); // a line this long is not a readiness sign
     }
     hit
-}
-
-/// What the watcher saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Outcome {
-    /// Time from spawn to the sign, if it came.
-    pub ready: Option<Duration>,
-    /// tare stopped the program because it was ready.
-    pub stopped: bool,
 }
 
 /// The running watcher of one run.

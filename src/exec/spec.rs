@@ -1,6 +1,7 @@
 //! What one run is given (argv, environment, stdio, limits, cores) and what it yields.
 
 use crate::results::Termination;
+use regex::Regex;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -81,7 +82,7 @@ pub struct Meters {
     /// Block-layer and syscall-level I/O of the tree, dirty data left (`--io`).
     pub io: bool,
     /// Time to ready, and stop or wait after it (`--ready`, `--ready-then`).
-    pub ready: Option<super::ready::Ready>,
+    pub ready: Option<Ready>,
     /// Sample the run group's memory at this interval (`--memory-sample`).
     pub memory_sample: Option<Duration>,
     /// cgroup v2 `memory.high` of the run group, in bytes (`--memory-high`).
@@ -137,7 +138,7 @@ pub struct Measurement {
     /// What the I/O meter saw, when asked for.
     pub io: Option<crate::results::RunIo>,
     /// What the readiness watch saw (`--ready`), when asked for.
-    pub ready: Option<super::ready::Outcome>,
+    pub ready: Option<Outcome>,
     /// The memory timeline (`[seconds, bytes]`), when asked for.
     pub memory_timeline: Option<Vec<[f64; 2]>>,
     /// The run's processes left its cgroups: wait4 saw more CPU time (main process and the
@@ -157,4 +158,58 @@ impl Measurement {
     pub fn succeeded(&self) -> bool {
         self.termination == Termination::Exit && self.exit_code == Some(0)
     }
+}
+
+// `--ready`: what counts as ready, and what the watcher (`super::ready`) saw.
+
+/// What counts as ready.
+#[derive(Debug, Clone)]
+pub enum ReadySource {
+    Stdout(Regex),
+    Stderr(Regex),
+    Port(u16),
+    File(PathBuf),
+    Notify,
+}
+
+/// `--ready` and `--ready-then`.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub source: ReadySource,
+    /// Let the program run to its end after it is ready (else it is stopped then).
+    pub then_wait: bool,
+}
+
+impl std::str::FromStr for ReadySource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
+        let regex = |what: &str| {
+            Regex::new(arg).map_err(|e| format!("--ready {what}: not a regular expression: {e}"))
+        };
+        match kind {
+            "stdout" if !arg.is_empty() => Ok(ReadySource::Stdout(regex("stdout")?)),
+            "stderr" if !arg.is_empty() => Ok(ReadySource::Stderr(regex("stderr")?)),
+            "port" => arg
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .map(ReadySource::Port)
+                .ok_or_else(|| format!("--ready port:{arg}: not a TCP port (1 to 65535)")),
+            "file" if !arg.is_empty() => Ok(ReadySource::File(PathBuf::from(arg))),
+            "notify" if arg.is_empty() => Ok(ReadySource::Notify),
+            _ => Err(format!(
+                "--ready '{s}': use stdout:REGEX, stderr:REGEX, port:N, file:PATH or notify"
+            )),
+        }
+    }
+}
+
+/// What the watcher saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// Time from spawn to the sign, if it came.
+    pub ready: Option<Duration>,
+    /// tare stopped the program because it was ready.
+    pub stopped: bool,
 }
