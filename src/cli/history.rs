@@ -2,9 +2,11 @@
 //! `tare bisect`. Parses arguments, opens the store, calls `crate::store` and
 //! `crate::report::history`, and maps outcomes to exit codes: `check` (and `report
 //! --fail-on-new`) exit 1 when new regression alerts were raised. `confirm` and `bisect` build
-//! commits in git work trees and measure them interleaved with the `tare run` machinery, in
-//! this process.
+//! commits in git work trees, measure them interleaved with the `tare run` machinery, in this
+//! process, and judge them with `conclude::commits` (the one model of `conclude::levels`).
 
+use crate::conclude::commits::{self, Pool, Side};
+use crate::conclude::levels::{Comparison, Outcome};
 use crate::error::{exit, usage, UserError};
 use crate::report::history::{self as view, SeriesView};
 use crate::results::model::Session;
@@ -184,6 +186,8 @@ pub struct BuildRunArgs {
     /// Write the measured session as JSON here.
     #[arg(long, value_name = "FILE")]
     export_json: Option<PathBuf>,
+    #[command(flatten)]
+    level: super::opts::LevelArgs,
 }
 
 #[derive(Args, Debug)]
@@ -894,127 +898,6 @@ fn measure(spec: &BuildRunArgs, a: (&str, &Path), b: (&str, &Path), out: &Path) 
     crate::results::read::load_session(out)
 }
 
-/// The second benchmark against the first on `metric`: the ratio of medians with a 95%
-/// bootstrap interval, paired by round (the session is interleaved).
-struct Ratio {
-    ratio: f64,
-    low: f64,
-    high: f64,
-}
-
-impl Ratio {
-    fn verdict(&self) -> &'static str {
-        if self.low > 1.0 {
-            "slower"
-        } else if self.high < 1.0 {
-            "faster"
-        } else {
-            "no significant difference"
-        }
-    }
-}
-
-fn ratio_of(s: &Session, metric: &str) -> Result<Ratio> {
-    let (xa, xb) = pairs(s, metric)?;
-    ratio_from(&xa, &xb, metric, s.seed)
-}
-
-/// The counted runs of the session's two benchmarks on `metric`, paired by round. Each run is
-/// one process: the process is the unit, and these are its values.
-fn pairs(s: &Session, metric: &str) -> Result<(Vec<f64>, Vec<f64>)> {
-    let value = |r: &crate::results::model::Run| -> f64 {
-        match metric {
-            "cpu_time" => r.cpu_time,
-            _ => r.wall_time,
-        }
-    };
-    let (Some(a), Some(b)) = (s.benchmarks.first(), s.benchmarks.get(1)) else {
-        return Err(UserError::run_failed("the session does not hold the two commits").into());
-    };
-    let by_round =
-        |bench: &crate::results::model::Benchmark| -> std::collections::BTreeMap<usize, f64> {
-            bench
-                .runs
-                .iter()
-                .filter(|r| r.counted)
-                .filter_map(|r| r.round.map(|k| (k, value(r))))
-                .collect()
-        };
-    let (ra, rb) = (by_round(a), by_round(b));
-    let (mut xa, mut xb) = (Vec::new(), Vec::new());
-    for (k, v) in &ra {
-        if let Some(w) = rb.get(k) {
-            xa.push(*v);
-            xb.push(*w);
-        }
-    }
-    Ok((xa, xb))
-}
-
-/// The ratio of medians of `xb` to `xa` (paired) with a 95% bootstrap interval.
-fn ratio_from(xa: &[f64], xb: &[f64], metric: &str, seed: u64) -> Result<Ratio> {
-    let iv = crate::stats::bootstrap::bootstrap_ratio_of_medians(xa, xb, true, 0.95, 2000, seed)
-        .ok_or_else(|| {
-            UserError::run_failed(format!(
-                "too few paired runs to compare {metric} ({})",
-                xa.len()
-            ))
-        })?;
-    Ok(Ratio {
-        ratio: iv.estimate,
-        low: iv.low,
-        high: iv.high,
-    })
-}
-
-/// Every measurement of one commit against another, pooled: the pairs of all the sessions
-/// that measured them (a commit measured again adds to what it had).
-#[derive(Default)]
-struct Pool {
-    a: Vec<f64>,
-    b: Vec<f64>,
-    sessions: usize,
-}
-
-impl Pool {
-    fn add(&mut self, s: &Session, metric: &str) -> Result<()> {
-        let (xa, xb) = pairs(s, metric)?;
-        self.a.extend(xa);
-        self.b.extend(xb);
-        self.sessions += 1;
-        Ok(())
-    }
-    fn ratio(&self, metric: &str) -> Result<Ratio> {
-        ratio_from(&self.a, &self.b, metric, self.a.len() as u64)
-    }
-    fn words(&self) -> String {
-        format!(
-            "{} processes a side in {}",
-            self.a.len(),
-            crate::units::plural(self.sessions, "session")
-        )
-    }
-}
-
-/// Where a candidate falls against the threshold between GOOD's and BAD's times: only an
-/// interval wholly on one side decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
-    Slow,
-    Fast,
-    Undecided,
-}
-
-fn side(r: &Ratio, threshold: f64) -> Side {
-    if r.low >= threshold {
-        Side::Slow
-    } else if r.high < threshold {
-        Side::Fast
-    } else {
-        Side::Undecided
-    }
-}
-
 /// `git bisect …` in `dir`: (success, stdout and stderr).
 fn bisect_git(dir: &Path, args: &[&str]) -> Result<(bool, String)> {
     let out = std::process::Command::new("git")
@@ -1035,11 +918,35 @@ fn bisect_git(dir: &Path, args: &[&str]) -> Result<(bool, String)> {
 }
 
 fn check_metric(m: &str) -> Result<()> {
-    if m == "wall_time" || m == "cpu_time" {
+    if commits::METRICS.contains(&m) {
         Ok(())
     } else {
         Err(usage(format!("--metric {m}: give wall_time or cpu_time")))
     }
+}
+
+/// The runs of every session so far, the new build against the old, judged under the one
+/// model (`conclude::commits`).
+fn judge(pool: &Pool, spec: &BuildRunArgs) -> Result<Comparison> {
+    let (alpha, noise) = (spec.level.alpha()?, spec.level.noise()?);
+    pool.compare(alpha, noise)
+        .ok_or_else(|| UserError::run_failed("no counted runs to compare").into())
+}
+
+/// Adds a session to the pool, as a run failure when it does not hold the two builds.
+fn pool_add(pool: &mut Pool, s: &Session, metric: &str) -> Result<()> {
+    pool.add(s, metric)
+        .map_err(|e| UserError::run_failed(e).into())
+}
+
+/// "1.234× (95% CI 1.200–1.270; N processes a side in K sessions)".
+fn ratio_words(c: &Comparison, pool: &Pool) -> String {
+    let (low, high) = commits::interval(c);
+    format!(
+        "{:.3}× (95% CI {low:.3}–{high:.3}; {})",
+        c.ratio,
+        pool.words()
+    )
 }
 
 fn confirm(spec: &str, a: ConfirmArgs) -> Result<i32> {
@@ -1058,24 +965,18 @@ fn confirm(spec: &str, a: ConfirmArgs) -> Result<i32> {
         (&format!("after {}", a.after), &after.path),
         &out,
     )?;
-    let c = ratio_of(&s, &a.spec.metric)?;
-    println!(
-        "{} → {}: {} {:.3}× (95% CI {:.3}–{:.3}): {}",
-        a.before,
-        a.after,
-        a.spec.metric,
-        c.ratio,
-        c.low,
-        c.high,
-        c.verdict()
-    );
+    let mut pool = Pool::default();
+    pool_add(&mut pool, &s, &a.spec.metric)?;
+    let c = judge(&pool, &a.spec)?;
+    println!("{} → {}: {} {}", a.before, a.after, a.spec.metric, c.words);
     if let Some(id) = a.alert {
         let mut st = open(spec)?;
         let words = format!(
-            "{} {:.3}× ({:.3}–{:.3}) measured interleaved",
-            a.spec.metric, c.ratio, c.low, c.high
+            "{} {} measured interleaved",
+            a.spec.metric,
+            ratio_words(&c, &pool)
         );
-        let (status, note) = if c.verdict() == "slower" {
+        let (status, note) = if commits::slower(&c) {
             ("acknowledged", format!("confirmed: {words}"))
         } else {
             ("dismissed", format!("not reproduced: {words}"))
@@ -1104,40 +1005,30 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
         step_n += 1;
         builds.tmp.path().join(format!("step{step_n}.json"))
     };
-    // Measured until the pooled interval decides, adding --runs each time up to 4× --runs.
+    // Measured until the model decides, adding --runs each time up to 4× --runs.
     let max_sessions = 4;
     let mut pool = Pool::default();
     let c = loop {
         let s = measure(&a.spec, ("good", &good.path), ("bad", &cand.path), &json())?;
-        pool.add(&s, metric)?;
-        let c = pool.ratio(metric)?;
-        if c.low > 1.0 || c.ratio <= 1.0 || pool.sessions >= max_sessions {
+        pool_add(&mut pool, &s, metric)?;
+        let c = judge(&pool, &a.spec)?;
+        if commits::slower(&c) || c.ratio <= 1.0 || pool.sessions() >= max_sessions {
             break c;
         }
-        println!(
-            "bad/good = {:.3}× (95% CI {:.3}–{:.3}; {}): measuring again",
-            c.ratio,
-            c.low,
-            c.high,
-            pool.words()
-        );
+        println!("bad/good = {}: measuring again", ratio_words(&c, &pool));
     };
-    if c.low <= 1.0 {
+    if !commits::slower(&c) {
         println!(
-            "inconclusive: {} is not measurably slower than {} in {metric} ({:.3}×, 95% CI {:.3}–{:.3}; {}): nothing to bisect",
-            a.bad, a.good, c.ratio, c.low, c.high, pool.words()
+            "inconclusive: {} is not measurably slower than {} in {metric}: {}: nothing to bisect",
+            a.bad, a.good, c.words
         );
         return Ok(exit::INCONCLUSIVE);
     }
     // A commit is slow when it is closer to BAD's time than to GOOD's, on a log scale.
     let threshold = c.ratio.sqrt();
     println!(
-        "bad/good = {:.3}× (95% CI {:.3}–{:.3}; {}); a commit counts as slow above {:.3}×",
-        c.ratio,
-        c.low,
-        c.high,
-        pool.words(),
-        threshold
+        "bad/good = {}; a commit counts as slow above {threshold:.3}×",
+        ratio_words(&c, &pool)
     );
     let good_hash = git::resolve(&builds.repo, &a.good)?;
     git::run(&cand.path, &["bisect", "start", &bad_hash, &good_hash])?;
@@ -1156,20 +1047,16 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
                     ("candidate", &cand.path),
                     &json(),
                 )?;
-                pool.add(&s, metric)?;
-                let c = pool.ratio(metric)?;
-                let v = side(&c, threshold);
-                if v != Side::Undecided || pool.sessions >= max_sessions {
+                pool_add(&mut pool, &s, metric)?;
+                let c = judge(&pool, &a.spec)?;
+                let v = commits::side(&c, threshold);
+                if v != Side::Undecided || pool.sessions() >= max_sessions {
                     break (c, v);
                 }
                 println!(
-                    "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}; {}), on both sides of {:.3}×: measuring again",
+                    "step {step}: {} is {} good, on both sides of {threshold:.3}×: measuring again",
                     &head[..10],
-                    c.ratio,
-                    c.low,
-                    c.high,
-                    pool.words(),
-                    threshold
+                    ratio_words(&c, &pool)
                 );
             };
             let word = match verdict {
@@ -1178,12 +1065,9 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
                 Side::Undecided => "skip",
             };
             println!(
-                "step {step}: {} is {:.3}× good (95% CI {:.3}–{:.3}; {}) → {}",
+                "step {step}: {} is {} good → {}",
                 &head[..10],
-                c.ratio,
-                c.low,
-                c.high,
-                pool.words(),
+                ratio_words(&c, &pool),
                 if verdict == Side::Undecided {
                     "undecided, skipped"
                 } else {
@@ -1234,21 +1118,19 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
             ("first", &after.path),
             &json(),
         )?;
-        pool.add(&s, metric)?;
-        let c = pool.ratio(metric)?;
-        if c.low > 1.0 || c.high < 1.0 || pool.sessions >= max_sessions {
+        pool_add(&mut pool, &s, metric)?;
+        let c = judge(&pool, &a.spec)?;
+        let decided = !matches!(c.outcome, Outcome::NoSignificantDifference);
+        if decided || pool.sessions() >= max_sessions {
             break c;
         }
     };
     let words = format!(
-        "{:.3}× its parent {} in {metric} (95% CI {:.3}–{:.3}; {})",
-        c.ratio,
+        "{} its parent {} in {metric}",
+        ratio_words(&c, &pool),
         &parent[..10.min(parent.len())],
-        c.low,
-        c.high,
-        pool.words()
     );
-    if c.low > 1.0 {
+    if commits::slower(&c) {
         println!(
             "first slow commit: {} {} — {words}",
             info.hash,
@@ -1257,51 +1139,11 @@ pub fn bisect(a: BisectArgs) -> Result<i32> {
         Ok(exit::OK)
     } else {
         println!(
-            "inconclusive: bisect named {} {}, but it is {words}: not measurably slower",
+            "inconclusive: bisect named {} {}, but it is {words}: {}",
             info.hash,
-            info.subject.unwrap_or_default()
+            info.subject.unwrap_or_default(),
+            c.words
         );
         Ok(exit::INCONCLUSIVE)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_an_interval_wholly_on_one_side_decides() {
-        let r = |ratio, low, high| Ratio { ratio, low, high };
-        // 3% step: threshold √1.03 ≈ 1.0149. A point estimate above it with an interval
-        // reaching below does not name the commit slow (it used to decide by the estimate).
-        assert_eq!(side(&r(1.02, 1.005, 1.035), 1.0149), Side::Undecided);
-        assert_eq!(side(&r(1.03, 1.02, 1.04), 1.0149), Side::Slow);
-        assert_eq!(side(&r(1.0, 0.99, 1.01), 1.0149), Side::Fast);
-    }
-
-    #[test]
-    fn measurements_of_a_commit_are_pooled() {
-        let mut p = Pool::default();
-        let mut s = crate::results::read::load_session(Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results/plain.json"
-        )))
-        .unwrap();
-        let mut b = s.benchmarks[0].clone();
-        b.runs.truncate(5);
-        s.benchmarks = vec![b.clone(), b];
-        for (k, b) in s.benchmarks.iter_mut().enumerate() {
-            for (i, r) in b.runs.iter_mut().enumerate() {
-                r.round = Some(i);
-                r.counted = true;
-                r.wall_time = 1.0 + k as f64 * 0.1 + i as f64 * 0.001;
-            }
-        }
-        p.add(&s, "wall_time").unwrap();
-        p.add(&s, "wall_time").unwrap();
-        assert_eq!((p.a.len(), p.b.len(), p.sessions), (10, 10, 2));
-        let c = p.ratio("wall_time").unwrap();
-        assert!((c.ratio - 1.1).abs() < 0.01, "{}", c.ratio);
-        assert!(p.words().starts_with("10 processes a side in 2 sessions"));
     }
 }

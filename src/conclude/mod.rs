@@ -8,6 +8,7 @@
 //! `analysis::ratio_precision`, which the `ci(ratio)` stop rule reads.
 
 pub mod analysis;
+pub mod commits;
 pub mod counts;
 pub mod kernels;
 pub mod levels;
