@@ -18,6 +18,7 @@ pub mod harness;
 pub mod lock;
 pub mod machine;
 pub mod method;
+pub mod native;
 pub mod plan;
 pub mod remote;
 pub mod report;

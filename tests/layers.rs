@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["serve", "remote"],
     &["table", "method"],
     &["suite", "plan", "report"],
-    &["store"],
+    &["store", "native"],
     &["conclude", "exec", "machine"],
     &["setup"],
     &["results"],

@@ -1,5 +1,5 @@
 //! The formats of outside harnesses, read in one place (issue 41): what both `tare import`
-//! (`results::import`) and `tare native-worker` (`cli::native`) read of a harness's output —
+//! (`results::import`) and `tare native-worker` (`native`) read of a harness's output —
 //! field lists, line grammars, file layouts — one submodule per harness. Each caller keeps
 //! what it makes of it (the importer a `Session`, the native worker protocol samples) and its
 //! own errors.

@@ -101,7 +101,7 @@ impl Ahead {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::native::Kernel;
+    use crate::native::Kernel;
 
     /// A harness whose samples take `ns` ns each (numbered in `bytes`, over all runs) and
     /// that records each run's (kernel, loops, reps).
