@@ -19,6 +19,12 @@
 //!    "inconclusive: one process per side" (iterations alone never make one).
 //!
 //! Pure: takes samples grouped by process (or benchmarks), returns records; never prints.
+//!
+//! For (this file): the records ([`Settings`], [`Comparison`], [`Outcome`]), the per-process
+//! values ([`process_values`]) and the re-exports of the parts: what is compared (`metric.rs`),
+//! samples by process and session (`groups.rs`), the interval and test at each level
+//! (`compare.rs`), the session level (`session.rs`), Holm and the verdict (`verdict.rs`), the
+//! model's lines (`lines.rs`). Not for: printing, or reading anything but results.
 
 mod compare;
 mod groups;
