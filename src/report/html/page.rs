@@ -3,7 +3,7 @@
 //! diagnostics, and the machine and method metadata; a small script for sorting and filtering.
 //!
 //! For: assembling one self-contained file (no external resource; works from `file://`;
-//! readable with JavaScript off). Not for: drawing plots (`plots.rs`) or building tables
+//! readable with JavaScript off). Not for: drawing plots (`plots/`) or building tables
 //! (`table.rs`).
 
 use super::data::{self, Metric};

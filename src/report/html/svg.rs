@@ -3,7 +3,7 @@
 //!
 //! For: drawing plots that look the same inline in the HTML report and as standalone files
 //! (every style is a presentation attribute; no CSS class is needed). Not for: deciding what to
-//! plot (see `plots.rs`) or laying out the page (see `page.rs`).
+//! plot (see `plots/`) or laying out the page (see `page.rs`).
 
 use std::fmt::Write;
 

@@ -1,0 +1,80 @@
+//! What a comparison compares: the metric of a run ([`Metric`]: wall time, a counter's event,
+//! package or GPU energy) and the one reading of a run's energy it rests on.
+//!
+//! For: naming a metric (`--metric`, `--counters`, `--energy`) and reading its value off one
+//! run. Not for: grouping runs into processes (`groups.rs`) or comparing them (`compare.rs`).
+
+/// What a comparison compares: the runs' wall times, one of their counters (`--counters`),
+/// by event name, or their energy (`--energy`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Metric {
+    WallTime,
+    Counter(String),
+    Energy(EnergyKind),
+}
+
+/// Which energy of a run (`Run.meters.energy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnergyKind {
+    /// The CPU packages' (RAPL `package-N` domains, or `psys` without them), where the run
+    /// could use every CPU of its packages (`attributed`).
+    Package,
+    /// Every NVIDIA GPU's (NVML), where the run was long enough for the counter's resolution
+    /// (not `coarse`).
+    Gpu,
+}
+
+impl Metric {
+    /// `time` is the wall time; `energy`/`package_energy` and `gpu_energy` the runs' energy;
+    /// any other name a counter's event.
+    pub fn parse(name: &str) -> Metric {
+        match name {
+            "time" | "wall" | "wall-time" | "wall_time" => Metric::WallTime,
+            "energy" | "package_energy" | "package-energy" => Metric::Energy(EnergyKind::Package),
+            "gpu_energy" | "gpu-energy" => Metric::Energy(EnergyKind::Gpu),
+            e => Metric::Counter(e.to_string()),
+        }
+    }
+
+    /// The run's value of this metric; None for a run that has none (a counter not counted,
+    /// energy not measured, not attributed or too coarse to judge).
+    pub fn value(&self, r: &crate::results::Run) -> Option<f64> {
+        match self {
+            Metric::WallTime => Some(r.wall_time),
+            Metric::Counter(event) => r
+                .extra
+                .get("counters")?
+                .as_array()?
+                .iter()
+                .find(|c| c["event"] == event.as_str())?["value"]
+                .as_f64(),
+            Metric::Energy(EnergyKind::Package) => package_joules(r),
+            Metric::Energy(EnergyKind::Gpu) => {
+                let (j, coarse) = gpu_joules(r)?;
+                (!coarse).then_some(j)
+            }
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Metric::WallTime => "wall time",
+            Metric::Counter(e) => e,
+            Metric::Energy(EnergyKind::Package) => "package energy (J)",
+            Metric::Energy(EnergyKind::Gpu) => "GPU energy (J)",
+        }
+    }
+}
+
+/// The run's package energy: the sum of its `package-N` domains (or `psys` when there is no
+/// package domain), joules; `None` when not measured or not attributed to the run.
+pub fn package_joules(r: &crate::results::Run) -> Option<f64> {
+    let attributed = r.meters.energy.as_ref()?["attributed"] == true;
+    attributed
+        .then(|| crate::results::facts::recorded_package_joules(r))
+        .flatten()
+}
+
+/// The run's GPU energy, summed over its GPUs (joules), and whether any GPU's reading was
+/// coarse: the one reading of the record (`results::facts`), which exports and reports use too.
+pub use crate::results::facts::gpu_joules;
