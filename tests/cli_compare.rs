@@ -404,3 +404,63 @@ fn sessions_that_differ_are_the_unit() {
     assert!(out.contains("no significant difference"), "{out}");
     assert!(out.contains("4 vs 4 sessions)"), "{out}");
 }
+
+/// Issue 42: every run records CPU time and peak memory, and `compare` gates on them. Real
+/// runs: a Python loop 20× longer (CPU time; CPU time under load on this VM moves by ±30%), and a string 2.5× larger (peak memory); the
+/// same file against itself is no verdict.
+#[test]
+fn cpu_time_and_peak_memory_gate() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |name: &str, code: &str| {
+        let (c, out) = tare_in(
+            d.path(),
+            &[
+                "run",
+                "--runs",
+                "12",
+                "--style",
+                "none",
+                "--export-json",
+                name,
+                "-n",
+                "prog",
+                "--",
+                "python3",
+                "-c",
+                code,
+            ],
+        );
+        assert_eq!(c, 0, "{out}");
+    };
+    run("cpu-a.json", "sum(range(500_000))");
+    run("cpu-b.json", "sum(range(10_000_000))");
+    run("mem-a.json", "b = b'x' * (40 << 20)");
+    run("mem-b.json", "b = b'x' * (100 << 20)");
+    let gate = |a: &str, b: &str, metric: &str| {
+        tare_in(
+            d.path(),
+            &[
+                "compare",
+                a,
+                b,
+                "--metric",
+                metric,
+                "--fail-if-slower",
+                "5%",
+            ],
+        )
+    };
+    let (code, out) = gate("cpu-a.json", "cpu-b.json", "cpu_time");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("slower") && out.contains("ms"), "{out}");
+    let (code, out) = gate("mem-a.json", "mem-b.json", "peak_memory");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("2.") && out.contains("× larger") && out.contains(" MB"),
+        "{out}"
+    );
+    for metric in ["cpu_time", "peak_memory", "user_time"] {
+        let (code, out) = gate("cpu-a.json", "cpu-a.json", metric);
+        assert_eq!(code, 0, "{metric}: {out}");
+    }
+}

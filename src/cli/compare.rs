@@ -42,10 +42,11 @@ pub struct CompareArgs {
     /// Same as --test welch (kept for old scripts).
     #[arg(long, hide = true)]
     welch: bool,
-    /// What to compare: `time` (the runs' wall time) or a counter recorded with --counters
-    /// (e.g. instructions, cycles-estimate). Counts that repeat in every run (Valgrind's) need
-    /// no interval: a change of 0.1% or more is a change in work.
-    #[arg(long, value_name = "time|EVENT", default_value = "time")]
+    /// What to compare: `time` (the runs' wall time), `cpu_time`, `user_time`, `system_time`,
+    /// `peak_memory` (every run records these), `energy`/`gpu_energy` (--energy), or a counter
+    /// recorded with --counters (e.g. instructions, cycles-estimate). Counts that repeat in
+    /// every run (Valgrind's) need no interval: a change of 0.1% or more is a change in work.
+    #[arg(long, value_name = "METRIC", default_value = "time")]
     metric: String,
     /// Compare the benchmarks both sides have when some are in only one (listed, not compared).
     #[arg(long)]
@@ -186,13 +187,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         .unwrap_or(9)
         .max(9);
     let is_count = cn.is_count;
-    let value = |v: f64| {
-        if is_count {
-            units::format_count(v)
-        } else {
-            units::format_time(v, None)
-        }
-    };
+    let value = |v: f64| metric.format(v);
     if show {
         println!("model: {model}");
         for line in session_lines {

@@ -141,6 +141,24 @@ fn check_metric(
                         side.label
                     );
                 }
+                Metric::PeakMemory if !runs().any(|r| r.peak_memory.is_some()) => {
+                    bail!(
+                        "--metric peak_memory: '{}' in the {name} side ({}) has no run with peak memory measured (the rusage fallback, cgroup v2 before Linux 5.19 and kernels' samples do not measure it); measure it with `tare run` on cgroup v1 or v2, or compare --metric time",
+                        full_name(k, None),
+                        side.label
+                    );
+                }
+                Metric::CpuTime | Metric::UserTime | Metric::SystemTime
+                    if !runs().any(|r| metric.value(r).is_some_and(|v| v > 0.0)) =>
+                {
+                    bail!(
+                        "--metric {}: '{}' in the {name} side ({}) records no {} (its results file does not carry it); measure it with `tare run`, or compare --metric time",
+                        metric.name(),
+                        full_name(k, None),
+                        side.label,
+                        metric.name()
+                    );
+                }
                 _ => {}
             }
         }
@@ -180,7 +198,7 @@ fn compare_pairs(
         .iter()
         .map(|(o, n)| match metric {
             Metric::Counter(e) => super::counts::compare(o, n, e),
-            Metric::WallTime | Metric::Energy(_) => None,
+            _ => None,
         })
         .collect();
     let rest: Vec<(levels::Sessions, levels::Sessions)> = pairs
@@ -269,7 +287,17 @@ pub fn compare(
             )
         })
         .collect();
-    let records = compare_pairs(&pairs, &metric, settings);
+    let mut records = compare_pairs(&pairs, &metric, settings);
+    if metric == Metric::PeakMemory {
+        // More memory is the regression a gate catches, as "slower" is for times; the words
+        // say what it is.
+        for c in &mut records {
+            c.words = c
+                .words
+                .replace("× slower", "× larger")
+                .replace("× faster", "× smaller");
+        }
+    }
     // Names show the parameters that tell benchmarks apart (Criterion's sort/100 and
     // sort/1000), not those every benchmark shares.
     let varying: Vec<String> = {
@@ -300,7 +328,11 @@ pub fn compare(
     };
     let model = match &metric {
         Metric::WallTime => levels::model_line(&units_seen, &records, settings.test),
-        Metric::Energy(_) => format!(
+        Metric::Energy(_)
+        | Metric::CpuTime
+        | Metric::UserTime
+        | Metric::SystemTime
+        | Metric::PeakMemory => format!(
             "{} per run; {}",
             metric.name(),
             levels::model_line(&units_seen, &records, settings.test)
@@ -341,7 +373,7 @@ pub fn compare(
         model,
         session_lines,
         geomean,
-        is_count: metric != Metric::WallTime,
+        is_count: !metric.is_time(),
         notes,
     })
 }

@@ -66,12 +66,9 @@ pub struct Context<'a> {
     pub count: bool,
 }
 
+/// A value as the metric's unit writes it (`conclude::levels::Metric::format`).
 fn value(cx: &Context, v: f64) -> String {
-    if cx.count {
-        units::format_count(v)
-    } else {
-        units::format_time(v, None)
-    }
+    crate::conclude::levels::Metric::parse(cx.metric).format(v)
 }
 
 /// `+5.69%` for a ratio of 1.0569.

@@ -1,14 +1,20 @@
-//! What a comparison compares: the metric of a run ([`Metric`]: wall time, a counter's event,
-//! package or GPU energy) and the one reading of a run's energy it rests on.
+//! What a comparison compares: the metric of a run ([`Metric`]: wall, CPU, user or system time,
+//! peak memory, a counter's event, package or GPU energy), how its values are written, and the
+//! one reading of a run's energy it rests on.
 //!
 //! For: naming a metric (`--metric`, `--counters`, `--energy`) and reading its value off one
 //! run. Not for: grouping runs into processes (`groups.rs`) or comparing them (`compare.rs`).
 
-/// What a comparison compares: the runs' wall times, one of their counters (`--counters`),
-/// by event name, or their energy (`--energy`).
+/// What a comparison compares: the runs' wall times, their CPU time (whole tree, or its user or
+/// system part) or peak memory — every run records these — one of their counters
+/// (`--counters`), by event name, or their energy (`--energy`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Metric {
     WallTime,
+    CpuTime,
+    UserTime,
+    SystemTime,
+    PeakMemory,
     Counter(String),
     Energy(EnergyKind),
 }
@@ -25,11 +31,16 @@ pub enum EnergyKind {
 }
 
 impl Metric {
-    /// `time` is the wall time; `energy`/`package_energy` and `gpu_energy` the runs' energy;
-    /// any other name a counter's event.
+    /// `time` is the wall time; `cpu_time`, `user_time`, `system_time`, `peak_memory` the
+    /// run's own; `energy`/`package_energy` and `gpu_energy` the runs' energy; any other name a
+    /// counter's event.
     pub fn parse(name: &str) -> Metric {
         match name {
             "time" | "wall" | "wall-time" | "wall_time" => Metric::WallTime,
+            "cpu" | "cpu-time" | "cpu_time" => Metric::CpuTime,
+            "user" | "user-time" | "user_time" => Metric::UserTime,
+            "system" | "system-time" | "system_time" => Metric::SystemTime,
+            "memory" | "peak-memory" | "peak_memory" => Metric::PeakMemory,
             "energy" | "package_energy" | "package-energy" => Metric::Energy(EnergyKind::Package),
             "gpu_energy" | "gpu-energy" => Metric::Energy(EnergyKind::Gpu),
             e => Metric::Counter(e.to_string()),
@@ -41,6 +52,10 @@ impl Metric {
     pub fn value(&self, r: &crate::results::Run) -> Option<f64> {
         match self {
             Metric::WallTime => Some(r.wall_time),
+            Metric::CpuTime => Some(r.cpu_time),
+            Metric::UserTime => Some(r.user_time),
+            Metric::SystemTime => Some(r.system_time),
+            Metric::PeakMemory => r.peak_memory.map(|b| b as f64),
             Metric::Counter(event) => r
                 .extra
                 .get("counters")?
@@ -59,9 +74,33 @@ impl Metric {
     pub fn name(&self) -> &str {
         match self {
             Metric::WallTime => "wall time",
+            Metric::CpuTime => "CPU time",
+            Metric::UserTime => "user time",
+            Metric::SystemTime => "system time",
+            Metric::PeakMemory => "peak memory",
             Metric::Counter(e) => e,
             Metric::Energy(EnergyKind::Package) => "package energy (J)",
             Metric::Energy(EnergyKind::Gpu) => "GPU energy (J)",
+        }
+    }
+}
+
+impl Metric {
+    /// Whether the values are seconds (a time of the run).
+    pub fn is_time(&self) -> bool {
+        matches!(
+            self,
+            Metric::WallTime | Metric::CpuTime | Metric::UserTime | Metric::SystemTime
+        )
+    }
+
+    /// A value of this metric as every view writes it: a time, bytes, or a count (joules and
+    /// counters' events).
+    pub fn format(&self, v: f64) -> String {
+        match self {
+            m if m.is_time() => crate::units::format_time(v, None),
+            Metric::PeakMemory => crate::units::format_bytes(v, None),
+            _ => crate::units::format_count(v),
         }
     }
 }
