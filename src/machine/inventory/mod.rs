@@ -315,63 +315,7 @@ pub fn add_speed(inv: &mut Inventory, r: super::speed::SpeedReport) {
                 )),
             );
         }
-        let many = r.cpus.len() > 16;
-        for c in &r.cpus {
-            let off = c.slow(SLOW) || c.unsteady(UNSTEADY);
-            if many && !off {
-                continue;
-            }
-            let over = match (c.over_time, c.own_over_time, r.together) {
-                (Some(o), Some(own), Some(_)) => {
-                    format!(", varied {o:.2}× over time ({own:.2}× beyond the others)")
-                }
-                (Some(o), _, _) => format!(", varied {o:.2}× over time"),
-                _ => String::new(),
-            };
-            let extra = match (c.other_busy, c.steal) {
-                (Some(o), _) if o > super::speed::OTHER_WORK => {
-                    format!(", other work {:.0}% of its time", 100.0 * o)
-                }
-                (_, Some(st)) if st > 0.01 => format!(", steal {:.0}%", 100.0 * st),
-                _ => String::new(),
-            };
-            it.push(
-                "speed",
-                format!("CPU {}", c.cpu),
-                format!(
-                    "{} a loop, {:.2}× the fastest{over}{extra}; {} loops",
-                    fmt(c.typical),
-                    c.slower,
-                    c.visits
-                ),
-                if off { Verdict::Warn } else { Verdict::Ok },
-                None,
-            );
-        }
-        if many {
-            it.push(
-                "speed",
-                "other CPUs",
-                format!(
-                    "{} within {SLOW}× of the fastest and steady",
-                    crate::units::plural(r.cpus.len() - flagged.len(), "CPU")
-                ),
-                Verdict::Ok,
-                None,
-            );
-        }
-        if !r.unpinnable.is_empty() {
-            it.push(
-                "speed",
-                "not timed",
-                format!(
-                    "CPU {}: not allowed to this process (cpuset or affinity)",
-                    format_cpu_list(&r.unpinnable)
-                ),
-                Verdict::Unknown,
-                None,
-            );
-        }
+        speed_cpu_items(&mut it, &r, flagged.len());
     }
     let at = inv
         .items
@@ -380,6 +324,70 @@ pub fn add_speed(inv: &mut Inventory, r: super::speed::SpeedReport) {
         .map_or(inv.items.len(), |i| i + 1);
     inv.items.splice(at..at, it.0);
     inv.facts.speed = Some(r);
+}
+
+/// The speed section's line per CPU (per flagged CPU only beyond 16 CPUs, the others in one
+/// line) and the CPUs that could not be timed.
+fn speed_cpu_items(it: &mut Items, r: &super::speed::SpeedReport, flagged: usize) {
+    use super::speed::{SLOW, UNSTEADY};
+    let fmt = |s: f64| crate::units::format_time(s, None);
+    let many = r.cpus.len() > 16;
+    for c in &r.cpus {
+        let off = c.slow(SLOW) || c.unsteady(UNSTEADY);
+        if many && !off {
+            continue;
+        }
+        let over = match (c.over_time, c.own_over_time, r.together) {
+            (Some(o), Some(own), Some(_)) => {
+                format!(", varied {o:.2}× over time ({own:.2}× beyond the others)")
+            }
+            (Some(o), _, _) => format!(", varied {o:.2}× over time"),
+            _ => String::new(),
+        };
+        let extra = match (c.other_busy, c.steal) {
+            (Some(o), _) if o > super::speed::OTHER_WORK => {
+                format!(", other work {:.0}% of its time", 100.0 * o)
+            }
+            (_, Some(st)) if st > 0.01 => format!(", steal {:.0}%", 100.0 * st),
+            _ => String::new(),
+        };
+        it.push(
+            "speed",
+            format!("CPU {}", c.cpu),
+            format!(
+                "{} a loop, {:.2}× the fastest{over}{extra}; {} loops",
+                fmt(c.typical),
+                c.slower,
+                c.visits
+            ),
+            if off { Verdict::Warn } else { Verdict::Ok },
+            None,
+        );
+    }
+    if many {
+        it.push(
+            "speed",
+            "other CPUs",
+            format!(
+                "{} within {SLOW}× of the fastest and steady",
+                crate::units::plural(r.cpus.len() - flagged, "CPU")
+            ),
+            Verdict::Ok,
+            None,
+        );
+    }
+    if !r.unpinnable.is_empty() {
+        it.push(
+            "speed",
+            "not timed",
+            format!(
+                "CPU {}: not allowed to this process (cpuset or affinity)",
+                format_cpu_list(&r.unpinnable)
+            ),
+            Verdict::Unknown,
+            None,
+        );
+    }
 }
 
 fn read_power(root: &SysRoot) -> Vec<PowerSupply> {
