@@ -337,6 +337,31 @@ fn remove_dir_retrying_once(dir: &Path) -> io::Result<()> {
 
 pub(crate) use lease::group_name;
 
+/// Sends SIGKILL to every process `members` lists (a group's `cgroup.procs`) until it lists
+/// none, for at most 10 s; then an error naming the survivors and the group `what`.
+pub(crate) fn kill_until_empty(
+    what: &Path,
+    members: impl Fn() -> io::Result<Vec<i32>>,
+) -> io::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = members()?;
+        if left.is_empty() {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(io::Error::other(format!(
+                "processes {left:?} survived SIGKILL in {}",
+                what.display()
+            )));
+        }
+        for pid in left {
+            crate::exec::sys::kill(pid, libc::SIGKILL)?;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
 /// Current cgroup path of this process in a hierarchy, from /proc/self/cgroup.
 /// `controller` is a v1 controller name, or `None` for the v2 line ("0::").
 pub(crate) fn own_cgroup(root: &Path, controller: Option<&str>) -> io::Result<String> {

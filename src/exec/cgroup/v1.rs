@@ -521,24 +521,9 @@ impl RunGroup for V1Group {
             sys::kill(pid, libc::SIGKILL)?;
         }
         self.shared.freezer_state("THAWED")?;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let left = read_pids_in(&self.shared.members_dir)?;
-            if left.is_empty() {
-                self.shared.known_empty.set(true);
-                return Ok(first.len());
-            }
-            if Instant::now() > deadline {
-                return Err(io::Error::other(format!(
-                    "processes {left:?} survived SIGKILL in {}",
-                    members.display()
-                )));
-            }
-            for pid in left {
-                sys::kill(pid, libc::SIGKILL)?;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
+        super::kill_until_empty(members, || read_pids_in(&self.shared.members_dir))?;
+        self.shared.known_empty.set(true);
+        Ok(first.len())
     }
 
     fn account(&self, _rusage: &Rusage) -> io::Result<Accounting> {

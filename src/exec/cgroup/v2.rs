@@ -55,7 +55,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The v2 backend of one thread: a handle on the process-wide [`Subtree`], and the group its
 /// runs share.
@@ -1044,23 +1044,7 @@ fn kill_members(dir: &Path, members: impl Fn() -> io::Result<Vec<i32>>) -> io::R
         }
         write_file(&dir.join("cgroup.freeze"), "0")?;
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = members()?;
-        if left.is_empty() {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            return Err(io::Error::other(format!(
-                "processes {left:?} survived SIGKILL in {}",
-                dir.display()
-            )));
-        }
-        for pid in left {
-            sys::kill(pid, libc::SIGKILL)?;
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
+    super::kill_until_empty(dir, members)
 }
 
 /// Writes a run group's limits: `memory.max` and `memory.swap.max` = 0 (so the limit covers
