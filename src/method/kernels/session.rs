@@ -1,0 +1,426 @@
+//! A `tare kernels` session: rounds of invocations, each program once a round in a
+//! counterbalanced order (`method::order`), each invocation with its actions, meters, machine
+//! probe, randomized setup and counts around it; after each round the loops shared across
+//! programs and the invocation-level rule (by default [`Adaptive`]: processes until
+//! `--precision`, within `--time-budget`), until every benchmark's rule holds.
+//!
+//! Not for: the conversation inside one invocation (`invoke.rs`), the records made of it
+//! (`records.rs`), or the conclusions (`conclude::kernels`).
+
+use super::calibrate::share_loops;
+use super::counts::{count_taken, counts_region, read_counts, wrap_region};
+use super::discover::Discovered;
+use super::invoke::{invocation, At};
+use super::records::record;
+use super::{
+    explain, Adaptive, KernelsObserver, KernelsOutcome, KernelsPlan, Samples, State, Taken,
+};
+use crate::exec::worker::{self, WorkerError};
+use crate::exec::{Executor, Measurement, RunSpec};
+use crate::machine::probe::RunProbe;
+use crate::method::stages::{Actions, Meter, Stage, StageContext};
+use crate::results::{Benchmark, Termination};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Runs the session: rounds of invocations until every benchmark's invocation rule holds (or
+/// `max_invocations`), appending samples and invocation records to `benches`.
+#[allow(clippy::too_many_arguments)]
+pub fn execute(
+    plan: &KernelsPlan,
+    exec: &Executor,
+    found: &[Discovered],
+    benches: &mut [Benchmark],
+    actions: &mut Actions,
+    meters: &mut [Box<dyn Meter>],
+    observer: &mut dyn KernelsObserver,
+    cancel: &AtomicBool,
+) -> KernelsOutcome {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
+    // Counterbalanced rounds: every program in every position once per block (`order`).
+    let mut rounds = crate::method::order::Rounds::new(plan.programs.len());
+    let mut s = Session {
+        plan,
+        exec,
+        found,
+        benches,
+        actions,
+        meters,
+        observer,
+        cancel,
+        state: vec![
+            State {
+                loops: plan.loops,
+                ..State::default()
+            };
+            plan.targets.len()
+        ],
+        probe: probe(plan),
+        t0: Instant::now(),
+    };
+    // How long each round took, for the time budget's forecast of the next.
+    let mut round_times: Vec<Duration> = Vec::new();
+    for round in 0..plan.max_invocations {
+        let round_start = Instant::now();
+        // Of this round, what later rounds do not repeat (calibration, linearity).
+        let mut once = Duration::ZERO;
+        for p in rounds.next(&mut rng) {
+            let mut mine: Vec<usize> = (0..plan.targets.len())
+                .filter(|&i| plan.targets[i].program == p && !s.state[i].done)
+                .filter(|&i| s.state[i].failed.is_none())
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            mine.shuffle(&mut rng);
+            match s.invoke(round, p, &mine) {
+                Ok(o) => once += o,
+                Err(end) => return end,
+            }
+        }
+        if plan.counters.is_none() {
+            share_loops(&plan.targets, &mut s.state);
+        }
+        // Invocation-level rule, checked once per round so rounds stay paired.
+        if let Some(ad) = &plan.adaptive {
+            if s.settled(ad) {
+                break;
+            }
+            // Another round starts only when it would end within the budget, at the pace of
+            // the slowest round so far (the first, which calibrates, only while it is alone,
+            // and less its calibration and linearity check, which later rounds do not repeat:
+            // a harness that starts a process per request spent most of its first round there).
+            round_times.push(round_start.elapsed().saturating_sub(once));
+            if s.bounded(ad, round, &round_times) {
+                break;
+            }
+            continue;
+        }
+        if s.invocation_rule_holds(round) {
+            break;
+        }
+    }
+    for (i, st) in s.state.iter().enumerate() {
+        if let Some(e) = &st.failed {
+            s.benches[i].stop_reason = format!("failed: {e}");
+        }
+    }
+    KernelsOutcome::Complete
+}
+
+/// What a session works with and on, across its rounds.
+struct Session<'a> {
+    plan: &'a KernelsPlan,
+    exec: &'a Executor,
+    found: &'a [Discovered],
+    benches: &'a mut [Benchmark],
+    actions: &'a mut Actions,
+    meters: &'a mut [Box<dyn Meter>],
+    observer: &'a mut dyn KernelsObserver,
+    cancel: &'a AtomicBool,
+    state: Vec<State>,
+    probe: RunProbe,
+    t0: Instant,
+}
+
+/// Snapshots of the machine around each invocation, as `tare run` takes around each run:
+/// the worker's cores (all CPUs when not pinned).
+fn probe(plan: &KernelsPlan) -> RunProbe {
+    let root = crate::machine::sysfs::SysRoot::from_env();
+    let cores = plan.spec.cores.clone().unwrap_or_else(|| {
+        crate::machine::topology::read_topology(&root)
+            .map(|t| t.cpus.iter().map(|c| c.id).collect())
+            .unwrap_or_default()
+    });
+    RunProbe::new(&root, &cores, plan.spec.cores.is_some(), Default::default())
+}
+
+/// The run of program `p` in `round`, and its randomized setup in words where the plan has
+/// one (or why it could not be made).
+fn spec_of(
+    plan: &KernelsPlan,
+    round: usize,
+    p: usize,
+) -> Result<(RunSpec, Option<String>), String> {
+    let mut spec = plan.spec.clone();
+    spec.argv = plan.programs[p].argv.iter().map(Into::into).collect();
+    let setup = match &plan.randomize {
+        None => None,
+        Some(f) => {
+            // One seed per (round, program), reproducible from the session's seed.
+            let seed = plan
+                .seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(((round as u64) << 20) | p as u64);
+            Some(f(&mut spec, seed)?)
+        }
+    };
+    Ok((spec, setup))
+}
+
+/// How an invocation ended: its measurement where the process ran, and its failure in one
+/// line where it failed (the conversation, or the worker's exit after it).
+fn ended(
+    result: anyhow::Result<(Measurement, Result<(), WorkerError>)>,
+) -> (Option<Measurement>, Option<String>) {
+    match result {
+        Ok((m, Ok(()))) if m.succeeded() => (Some(m), None),
+        Ok((m, Ok(()))) => {
+            let why = match (m.termination, m.exit_code, m.signal) {
+                (Termination::Wall, _, _) => format!(
+                    "worker did not exit within {} s after 'bye'",
+                    worker::EXIT_GRACE.as_secs()
+                ),
+                (_, Some(c), _) => format!("worker exited with status {c} after 'bye'"),
+                (_, _, Some(s)) => format!("worker was killed by signal {s} after 'bye'"),
+                _ => format!("worker ended with {:?}", m.termination),
+            };
+            (Some(m), Some(why))
+        }
+        Ok((m, Err(e))) => {
+            let why = explain(e, &m);
+            (Some(m), Some(why))
+        }
+        Err(e) => (None, Some(format!("{e:#}"))),
+    }
+}
+
+impl Session<'_> {
+    /// One invocation of program `p` in `round` for its benchmarks `mine` (already shuffled),
+    /// recorded. Gives the part of its time later rounds do not repeat (calibration, the
+    /// checks), or how the session ends where it ends here (interrupted, or failed).
+    fn invoke(
+        &mut self,
+        round: usize,
+        p: usize,
+        mine: &[usize],
+    ) -> Result<Duration, KernelsOutcome> {
+        let plan = self.plan;
+        let (mut spec, setup) = spec_of(plan, round, p).map_err(KernelsOutcome::Failed)?;
+        let label = plan.programs[p].label.clone();
+        let ctx = |stage| StageContext {
+            stage,
+            benchmark: None,
+            program: &label,
+            round,
+        };
+        if let Err(e) = self.actions.run(&ctx(Stage::BeforeInvocation)) {
+            return Err(KernelsOutcome::Failed(e));
+        }
+        for m in self.meters.iter_mut() {
+            m.start();
+        }
+        // Valgrind writes its dumps into a fresh private directory (mode 0700). A worker
+        // with no native timed region runs as without counters, and its loops are
+        // counted after it by two invocations of their own (`count_delta`).
+        let region = counts_region(&self.found[p].hello);
+        let count_dir = wrap_region(plan.counters.as_ref().filter(|_| region), &mut spec)
+            .map_err(KernelsOutcome::Failed)?;
+        let mut taken: Vec<Taken> = Vec::new();
+        let probe_start = self.probe.start();
+        let (actions, state, cancel) = (&mut *self.actions, &self.state, self.cancel);
+        let clock = &self.found[p].clock;
+        let result = worker::invoke(self.exec, &spec, plan.timeout, cancel, |w| {
+            let mut at = At {
+                actions,
+                program: &label,
+                round,
+            };
+            invocation(plan, clock, w, mine, state, &mut taken, &mut at, cancel)
+        });
+        let environment = result.as_ref().ok().map(|(m, _)| {
+            serde_json::json!(self.probe.finish(
+                probe_start,
+                m.cpu().as_secs_f64(),
+                m.wall.as_secs_f64()
+            ))
+        });
+        let metered: BTreeMap<String, f64> =
+            self.meters.iter_mut().flat_map(|m| m.stop()).collect();
+        if let Err(e) = self.actions.run(&ctx(Stage::AfterInvocation)) {
+            return Err(KernelsOutcome::Failed(e));
+        }
+        let (m, error) = ended(result);
+        if let (Some(c), Some(d)) = (&plan.counters, &count_dir) {
+            read_counts(&mut taken, c, d.path(), &plan.programs[p].command);
+        }
+        if let Some(c) = plan.counters.as_ref().filter(|_| !region) {
+            let jit = matches!(self.found[p].hello.lang.as_str(), "java" | "js");
+            count_taken(plan, self.exec, p, jit, c, &mut taken, self.cancel);
+        }
+        let interrupted = self.cancel.load(Ordering::Relaxed);
+        let once = Duration::from_secs_f64(taken.iter().map(|t| t.once_seconds).sum());
+        // A failed process is the failure of the kernel it was running; where none was
+        // (its start, its exit), of every kernel it was to run.
+        let running = taken.iter().find(|t| !t.finished).map(|t| t.target);
+        let blamed: Vec<usize> = match (&error, running) {
+            (None, _) => Vec::new(),
+            (Some(_), Some(r)) => vec![r],
+            (Some(_), None) => mine.to_vec(),
+        };
+        record(
+            plan,
+            self.benches,
+            &mut self.state,
+            &taken,
+            mine,
+            round,
+            m.as_ref(),
+            error.as_deref().map(|e| (e, blamed.as_slice())),
+            (setup, metered, environment),
+            self.t0,
+        );
+        self.observer
+            .invocation(round, &plan.programs[p], error.as_deref());
+        if interrupted {
+            return Err(KernelsOutcome::Interrupted);
+        }
+        if let Some(e) = error {
+            if !plan.ignore_failure {
+                let kernel = running
+                    .map(|r| format!("kernel '{}', ", plan.targets[r].kernel))
+                    .unwrap_or_default();
+                return Err(KernelsOutcome::Failed(format!(
+                    "{} ({kernel}program '{}', round {})",
+                    e,
+                    plan.programs[p].command,
+                    round + 1
+                )));
+            }
+            for &i in &blamed {
+                self.state[i].failed.get_or_insert(e.clone());
+            }
+        }
+        Ok(once)
+    }
+
+    /// The adaptive rule after a round: whether every benchmark that has not failed has
+    /// settled (its process-level interval within `--precision` over `min` processes or
+    /// more), each settled one's stop reason saying so.
+    fn settled(&mut self, ad: &Adaptive) -> bool {
+        use crate::conclude::kernels::process_spread;
+        let mut all = true;
+        for (i, s) in self.state.iter().enumerate() {
+            if s.failed.is_some() {
+                continue;
+            }
+            match process_spread(&s.values) {
+                Some(p) if s.values.len() >= ad.min && p.half <= ad.precision => {
+                    self.benches[i].stop_reason = format!(
+                        "invocations: ±{:.1}% over {} processes (--precision {:.1}%)",
+                        100.0 * p.half,
+                        p.n,
+                        100.0 * ad.precision
+                    )
+                }
+                _ => all = false,
+            }
+        }
+        all
+    }
+
+    /// The adaptive rule's bounds after a round (`round_times` so far): whether another round
+    /// would pass `--max-invocations` or end past `--time-budget`; if so, every benchmark not
+    /// settled and not failed says in its stop reason that it is inconclusive, and why.
+    fn bounded(&mut self, ad: &Adaptive, round: usize, round_times: &[Duration]) -> bool {
+        use crate::conclude::kernels::{inconclusive, process_spread};
+        let plan = self.plan;
+        let spent = self.t0.elapsed();
+        let next = next_round(round_times);
+        let bound = if round + 1 == plan.max_invocations {
+            Some(format!(
+                "--max-invocations {} reached",
+                plan.max_invocations
+            ))
+        } else if spent + next > ad.budget {
+            Some(format!(
+                "--time-budget {} reached: another round (~{:.1} s, the slowest so far) would end at {:.1} s",
+                humantime::format_duration(Duration::from_secs(ad.budget.as_secs().max(1))),
+                next.as_secs_f64(),
+                (spent + next).as_secs_f64()
+            ))
+        } else {
+            None
+        };
+        let Some(why) = bound else {
+            return false;
+        };
+        for (i, s) in self.state.iter().enumerate() {
+            let settled = self.benches[i].stop_reason.starts_with("invocations: ");
+            if s.failed.is_some() || settled {
+                continue;
+            }
+            self.benches[i].stop_reason = match process_spread(&s.values) {
+                Some(p) if s.values.len() < ad.min => format!(
+                    "inconclusive: {} invocations (fewer than {}; {why})",
+                    p.n, ad.min
+                ),
+                Some(p) => inconclusive(&p, ad.precision, &why),
+                None => format!("inconclusive: {} invocations ({why})", s.values.len()),
+            };
+        }
+        true
+    }
+
+    /// The plan's invocation rule after a round (without [`Adaptive`]): whether it holds for
+    /// every benchmark that has not failed, each one it holds for saying so in its stop
+    /// reason; after the last round the rest say `--max-invocations` was reached.
+    fn invocation_rule_holds(&mut self, round: usize) -> bool {
+        let plan = self.plan;
+        let mut all = true;
+        for (i, s) in self.state.iter_mut().enumerate() {
+            if s.failed.is_some() {
+                continue;
+            }
+            let ctx = Samples {
+                xs: &s.values,
+                seconds: s.seconds,
+            };
+            if plan.invocation_stop.holds(&ctx) {
+                self.benches[i].stop_reason =
+                    format!("invocations: {}", plan.invocation_stop.explain(&ctx));
+            } else {
+                all = false;
+            }
+        }
+        if all {
+            return true;
+        }
+        if round + 1 == plan.max_invocations {
+            for (i, s) in self.state.iter().enumerate() {
+                if self.benches[i].stop_reason.is_empty() && s.failed.is_none() {
+                    self.benches[i].stop_reason =
+                        format!("--max-invocations {} reached", plan.max_invocations);
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The time the next round is expected to take: the slowest of the rounds after the first
+/// (the first also calibrates and checks linearity), or the first while it is the only one.
+fn next_round(rounds: &[Duration]) -> Duration {
+    match rounds {
+        [] => Duration::ZERO,
+        [only] => *only,
+        [_, rest @ ..] => rest.iter().copied().max().unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_round_is_forecast_from_the_slowest_after_the_first() {
+        let s = Duration::from_secs;
+        assert_eq!(next_round(&[]), s(0));
+        assert_eq!(next_round(&[s(9)]), s(9));
+        // The first calibrates: not the pace; one slow round among fast ones is.
+        assert_eq!(next_round(&[s(9), s(1), s(4), s(1), s(1)]), s(4));
+    }
+}
