@@ -340,3 +340,32 @@ fn secret_only_for_readers() {
     assert_eq!(code, 200, "{page}");
     assert!(page.contains("name=\"tare-csrf\" content=\""), "{page}");
 }
+
+/// Paths and queries that do not parse, and methods not allowed, answer the documented JSON
+/// error with one line saying what to do, as the handlers' own errors do.
+#[test]
+fn errors_are_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let srv = Server::start(store.to_str().unwrap(), &[]);
+    let host = format!("Host: {}\r\n", host_port(&srv.url));
+    for (method, path, code, words) in [
+        ("GET", "/api/v1/series/a/b/c", 400, "B/M/MC"),
+        ("GET", "/series/a/b/c", 400, "B/M/MC"),
+        ("POST", "/api/v1/alerts/x", 400, "alerts/ID"),
+        ("GET", "/api/v1/series/1/1/1?last=-1", 400, "last"),
+        ("GET", "/api/v1/series?page=abc", 400, "page"),
+        ("GET", "/?per_page=-5", 400, "per_page"),
+        ("GET", "/api/v1/results", 405, "POST"),
+        ("DELETE", "/api/v1/series", 405, "GET"),
+        ("PUT", "/api/v1/alerts/1", 405, "POST"),
+        ("GET", "/api/v1/no-such-thing", 404, "docs/server.md"),
+        ("GET", "/api/v1/series?metric=bogus", 400, "wall_time"),
+    ] {
+        let (got, head, b) = raw(&srv.url, method, path, &host, b"");
+        assert_eq!(got, code, "{method} {path}: {b}");
+        assert!(head.contains("application/json"), "{method} {path}: {head}");
+        let e = json_error(got, &b);
+        assert!(e.contains(words), "{method} {path}: {e}");
+    }
+}

@@ -7,7 +7,8 @@
 //!   as `tare history check`);
 //! * `GET compare?old=A&new=B[&machine=ID]` — the verdicts of `tare compare`.
 //!
-//! Errors are `{"error": "one line"}` with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
+//! Errors are `{"error": "one line"}` (also those of a path, query or method the router refuses,
+//! made JSON in `super::as_json_error`) with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
 //! (too large), 422 (JSON, but not what was expected) or 500.
 
 use super::{auth, with_store, ApiError, App};

@@ -197,9 +197,10 @@ async fn guard(
             )
         })
     });
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let mut resp = match refused {
         Some(e) => e.into_response(),
-        None => next.run(req).await,
+        None => as_json_error(next.run(req).await, &method, &path).await,
     };
     let h = resp.headers_mut();
     for (k, v) in [
@@ -211,6 +212,64 @@ async fn guard(
         h.insert(k, axum::http::HeaderValue::from_static(v));
     }
     resp
+}
+
+/// An error answered by the framework rather than a handler (a path or query that does not
+/// parse, a method not allowed), as the documented JSON error with one line saying what to do;
+/// other answers unchanged.
+async fn as_json_error(resp: Response, method: &axum::http::Method, path: &str) -> Response {
+    let status = resp.status();
+    let kind = resp
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !(status.is_client_error() || status.is_server_error())
+        || kind.starts_with("application/json")
+        || kind.starts_with("text/html")
+    {
+        return resp;
+    }
+    let allow = resp
+        .headers()
+        .get(axum::http::header::ALLOW)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let text = axum::body::to_bytes(resp.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).replace(['\n', '\r'], " "))
+        .unwrap_or_default();
+    let text = text.trim();
+    let path = path.chars().take(200).collect::<String>();
+    let message = if status == StatusCode::METHOD_NOT_ALLOWED {
+        format!(
+            "{method} is not allowed on {path}: use {} (see docs/server.md)",
+            allow.as_deref().unwrap_or(
+                if path == "/api/v1/results"
+                    || path == "/api/v1/check"
+                    || path.starts_with("/api/v1/alerts/")
+                {
+                    "POST"
+                } else {
+                    "GET"
+                }
+            )
+        )
+    } else if text.starts_with("Failed to deserialize query string") {
+        format!(
+            "the query of {path} does not parse ({}): give its parameters as docs/server.md shows (counts and ids are whole numbers from 1 up)",
+            text.trim_start_matches("Failed to deserialize query string: ")
+        )
+    } else if status == StatusCode::BAD_REQUEST {
+        format!(
+            "the path {path} does not parse ({text}): a series is /api/v1/series/B/M/MC (or /series/B/M/MC) with the three numbers of its \"id\" in GET /api/v1/series, an alert /api/v1/alerts/ID"
+        )
+    } else if text.is_empty() {
+        format!("{status} for {method} {path}: see docs/server.md for the pages and the API")
+    } else {
+        format!("{text} ({method} {path}): see docs/server.md for the pages and the API")
+    };
+    ApiError::new(status, message).into_response()
 }
 
 /// A request refused or failed: its status and one line saying why (and what to do).
