@@ -369,3 +369,97 @@ fn errors_are_json() {
         assert!(e.contains(words), "{method} {path}: {e}");
     }
 }
+
+/// Commit prefixes are literal and case-sensitive; every commit (`?commit=`, `extra.git`) and
+/// start time is checked before anything is stored.
+fn commits(store: &str) {
+    let token = new_token(store, "ci");
+    let srv = Server::start(store, &[]);
+    let results = srv.at("/api/v1/results");
+    let base = fixture();
+    for i in 0..2 {
+        let mut s = session_at(&base, i, 1.0);
+        s.extra
+            .insert("git".into(), serde_json::to_value(commit(i)).unwrap());
+        assert_eq!(post(&results, Some(&token), &body(&s)).0, 201);
+    }
+    let (h0, h1) = (commit(0).hash, commit(1).hash);
+    let cmp = |old: &str| get(&srv.at(&format!("/api/v1/compare?old={old}&new={h1}")));
+    let (code, v) = cmp(&h0[..8]);
+    assert_eq!(code, 200, "{v}");
+    let wild = format!("{}_{}", &h0[..3], &h0[4..8]);
+    let upper = h0[..8].to_uppercase();
+    assert_ne!(upper, h0[..8], "the fixture's hash has letters");
+    for prefix in [
+        wild.as_str(),
+        upper.as_str(),
+        "____",
+        &format!("{}%", &h0[..4]),
+    ] {
+        let (code, v) = cmp(prefix);
+        assert!(code == 422 || code == 400, "{prefix}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("commit"), "{v}");
+    }
+    let before = counts(store);
+    // A bad commit in extra.git, as in ?commit=, and a start time that is not one: refused,
+    // nothing stored.
+    for (k, hash) in ["abc def", "x\ny", &"a".repeat(300)].iter().enumerate() {
+        let mut s = session_at(&base, 10 + k, 1.0);
+        let mut c = commit(10 + k);
+        c.hash = hash.to_string();
+        s.extra
+            .insert("git".into(), serde_json::to_value(c).unwrap());
+        let (code, v) = post(&results, Some(&token), &body(&s));
+        assert_eq!(code, 422, "{hash}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("commit '"), "{v}");
+    }
+    let s = session_at(&base, 20, 1.0);
+    let (code, v) = post(
+        &format!("{results}?commit=abc%20def"),
+        Some(&token),
+        &body(&s),
+    );
+    assert_eq!(code, 400, "{v}");
+    let mut s = session_at(&base, 21, 1.0);
+    s.started_at = "yesterday".into();
+    let (code, v) = post(&results, Some(&token), &body(&s));
+    assert_eq!(code, 422, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("started_at"), "{v}");
+    assert_eq!(counts(store), before, "nothing stored");
+    // `history add` of such a file: exit 2 with the same line, locally and to the server.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.json");
+    std::fs::write(&f, body(&s)).unwrap();
+    for args in [
+        vec!["history", "--store", store, "add", "--no-git"],
+        vec![
+            "history", "add", "--server", &srv.url, "--token", &token, "--no-git",
+        ],
+    ] {
+        let o = tare()
+            .args(&args)
+            .arg(&f)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("started_at 'yesterday' is not a time"),
+            "{err}"
+        );
+    }
+    assert_eq!(counts(store), before, "nothing stored");
+}
+
+#[test]
+fn commits_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    commits(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn commits_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    commits(&pg_schema(&url, "serve_commits"));
+}

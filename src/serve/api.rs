@@ -88,13 +88,7 @@ pub struct UploadQuery {
 }
 
 fn check_rev(what: &str, v: &str) -> Result<(), ApiError> {
-    if v.is_empty() || v.len() > 200 || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ApiError::bad(format!(
-            "{what} '{}': give a commit hash (no spaces, at most 200 characters)",
-            v.chars().take(60).collect::<String>()
-        )));
-    }
-    Ok(())
+    crate::store::git::check_rev(what, v).map_err(ApiError::bad)
 }
 
 /// Stores the sessions of an upload in one transaction; what was added.
@@ -119,6 +113,17 @@ pub fn store_upload(
             })
         })
         .collect();
+    // Every session is checked before anything is written (the commit of `extra.git` as
+    // `?commit=` is).
+    for (k, (s, c)) in sessions.iter().zip(&recorded).enumerate() {
+        ingest::check(s, c.as_ref()).map_err(|e| {
+            ApiError::unprocessable(if sessions.len() > 1 {
+                format!("session {} of the upload: {e}", k + 1)
+            } else {
+                format!("the upload: {e}")
+            })
+        })?;
+    }
     let items: Vec<(&Session, Option<&CommitInfo>, Option<&str>)> = sessions
         .iter()
         .zip(&recorded)
