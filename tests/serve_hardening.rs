@@ -463,3 +463,66 @@ fn commits_on_postgres() {
     let Some(url) = pg_url() else { return };
     commits(&pg_schema(&url, "serve_commits"));
 }
+
+/// Texts longer than the documented limits are refused: 422 naming the field and the limit;
+/// `history add` exits 2 with the same line. Nothing is stored.
+fn lengths(store: &str) {
+    let token = new_token(store, "ci");
+    let srv = Server::start(store, &[]);
+    let results = srv.at("/api/v1/results");
+    let base = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    type Change = Box<dyn Fn(&mut tare::results::model::Session)>;
+    let cases: Vec<(&str, Change)> = vec![
+        (
+            "benchmark name",
+            Box::new(|s| s.benchmarks[0].name = "n".repeat(5000)),
+        ),
+        (
+            "command",
+            Box::new(|s| s.benchmarks[0].command = "c".repeat(4097)),
+        ),
+        (
+            "host name",
+            Box::new(|s| s.machine.hostname = "h".repeat(256)),
+        ),
+    ];
+    for (k, (field, change)) in cases.iter().enumerate() {
+        let mut s = session_at(&base, 30 + k, 1.0);
+        change(&mut s);
+        let (code, v) = post(&results, Some(&token), &body(&s));
+        assert_eq!(code, 422, "{field}: {v}");
+        let e = v["error"].as_str().unwrap().to_string();
+        let limit = if *field == "host name" { "255" } else { "4096" };
+        assert!(e.contains(field) && e.contains(limit), "{e}");
+        let f = dir.path().join(format!("long{k}.json"));
+        std::fs::write(&f, body(&s)).unwrap();
+        let o = tare()
+            .args(["history", "--store", store, "add", "--no-git"])
+            .arg(&f)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let line = e.strip_prefix("the upload: ").unwrap_or(&e);
+        assert!(err.contains(line), "{err} / {e}");
+    }
+    assert_eq!(counts(store)[2], 0, "nothing stored");
+    // At the limit: stored.
+    let mut s = session_at(&base, 40, 1.0);
+    s.machine.hostname = "h".repeat(255);
+    assert_eq!(post(&results, Some(&token), &body(&s)).0, 201);
+}
+
+#[test]
+fn lengths_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    lengths(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn lengths_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    lengths(&pg_schema(&url, "serve_len"));
+}

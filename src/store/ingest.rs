@@ -81,8 +81,9 @@ pub fn unix_time(rfc3339: &str) -> i64 {
 }
 
 /// Whether a session (with the commit it will be stored at) can be stored: its start time
-/// reads as a time, its commit is a hash ([`super::git::check_commit`]). One line saying what
-/// is wrong otherwise.
+/// reads as a time, its commit is a hash ([`super::git::check_commit`]), its texts are within
+/// the limits ([`MAX_TEXT`], [`MAX_HOST`], [`MAX_LABEL`], [`MAX_SUBJECT`]). One line saying
+/// what is wrong otherwise.
 pub fn check(s: &Session, commit: Option<&CommitInfo>) -> std::result::Result<(), String> {
     if parse_time(&s.started_at).is_none() {
         return Err(format!(
@@ -92,6 +93,51 @@ pub fn check(s: &Session, commit: Option<&CommitInfo>) -> std::result::Result<()
     }
     if let Some(c) = commit {
         super::git::check_commit(c)?;
+        if let Some(subj) = &c.subject {
+            bounded("commit subject", subj, MAX_SUBJECT)?;
+        }
+    }
+    let m = &s.machine;
+    bounded("host name", &m.hostname, MAX_HOST)?;
+    for (what, v) in [
+        ("CPU model", &m.cpu_model),
+        ("kernel", &m.kernel),
+        ("OS", &m.os),
+        ("tare_version", &s.tare_version),
+    ] {
+        bounded(what, v, MAX_LABEL)?;
+    }
+    for b in &s.benchmarks {
+        bounded("benchmark name", &b.name, MAX_TEXT)?;
+        bounded("command", &b.command, MAX_TEXT)?;
+        bounded(
+            "benchmark parameters",
+            &serde_json::to_string(&b.parameters).unwrap_or_default(),
+            MAX_TEXT,
+        )?;
+    }
+    Ok(())
+}
+
+/// Longest benchmark name, command, and parameters (as JSON) the store takes, in bytes.
+pub const MAX_TEXT: usize = 4096;
+/// Longest host name the store takes, in bytes.
+pub const MAX_HOST: usize = 255;
+/// Longest CPU model, kernel, OS and tare version the store takes, in bytes.
+pub const MAX_LABEL: usize = 255;
+/// Longest commit subject the store takes, in bytes.
+pub const MAX_SUBJECT: usize = 1024;
+
+fn bounded(what: &str, v: &str, max: usize) -> std::result::Result<(), String> {
+    if v.len() > max {
+        return Err(format!(
+            "the {what} '{}…' is {} bytes, longer than the {max} the store takes: shorten it",
+            v.chars()
+                .take(40)
+                .flat_map(char::escape_default)
+                .collect::<String>(),
+            v.len()
+        ));
     }
     Ok(())
 }
