@@ -600,6 +600,17 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
                 }
             })?;
             let commit = commit_of(&given, &s, a.no_git, &mut head, &cwd);
+            ingest::check(&s, commit.as_ref()).map_err(|e| {
+                usage(format!(
+                    "{}: {e}{}",
+                    f.display(),
+                    if done_files > 0 {
+                        format!(" (the {done_files} files before it were added; fix or leave out this one and run the same command again)")
+                    } else {
+                        String::new()
+                    }
+                ))
+            })?;
             let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
             batch_runs += s.benchmarks.iter().map(|b| b.runs.len()).sum::<usize>();
             batch.push((f.clone(), s, commit, source.to_string_lossy().into_owned()));
@@ -693,6 +704,8 @@ fn add_to_server(a: AddArgs) -> Result<i32> {
         for f in chunk {
             let s = crate::results::read::load_session(f)?;
             let c = commit_of(&given, &s, a.no_git, &mut head, &cwd);
+            crate::store::ingest::check(&s, c.as_ref())
+                .map_err(|e| usage(format!("{}: {e}", f.display())))?;
             batch.push((s, c));
         }
         let u = server.upload(batch).map_err(|e| {

@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tare serve --store postgresql://tare:pw@db/tare --listen 0.0.0.0:8330\n  tare serve --store .tare/history.sqlite token new ci-x86    # prints the token once\n  tare history add --server http://bench:8330 --token \"$TARE_TOKEN\" results.json\n\nSee docs/server.md for the API and the security model."
+    after_help = "Examples:\n  tare serve --store postgresql://tare:pw@db/tare --listen 0.0.0.0:8330 --allowed-host bench\n  tare serve --store .tare/history.sqlite token new ci-x86    # prints the token once\n  tare history add --server http://bench:8330 --token \"$TARE_TOKEN\" results.json\n\nSee docs/server.md for the API and the security model."
 )]
 pub struct ServeArgs {
     /// The store: an SQLite file or postgresql://user:pass@host:port/db (default: TARE_STORE,
@@ -25,6 +25,11 @@ pub struct ServeArgs {
     /// Largest request body (an upload): e.g. 64MiB.
     #[arg(long, value_name = "SIZE", default_value = "64MiB")]
     max_upload: String,
+    /// A name clients reach the server by (repeatable; NAME any port, NAME:PORT that port):
+    /// requests with another Host are refused (421). Always allowed: the --listen address,
+    /// localhost, 127.0.0.1 and [::1] with the port listened on.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_host: Vec<String>,
     #[command(subcommand)]
     command: Option<ServeCommand>,
 }
@@ -118,6 +123,7 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
                     listen: a.listen,
                     read_token_required: a.read_token_required,
                     max_body: max.min(usize::MAX as u64) as usize,
+                    allowed_hosts: a.allowed_host,
                 },
             )?;
             Ok(exit::OK)

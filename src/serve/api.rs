@@ -7,7 +7,8 @@
 //!   as `tare history check`);
 //! * `GET compare?old=A&new=B[&machine=ID]` — the verdicts of `tare compare`.
 //!
-//! Errors are `{"error": "one line"}` with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
+//! Errors are `{"error": "one line"}` (also those of a path, query or method the router refuses,
+//! made JSON in `super::as_json_error`) with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
 //! (too large), 422 (JSON, but not what was expected) or 500.
 
 use super::{auth, with_store, ApiError, App};
@@ -17,7 +18,6 @@ use crate::store::detect::{self, Alert, DetectSettings};
 use crate::store::git::CommitInfo;
 use crate::store::{ingest, load, overview, query, Store};
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -88,13 +88,7 @@ pub struct UploadQuery {
 }
 
 fn check_rev(what: &str, v: &str) -> Result<(), ApiError> {
-    if v.is_empty() || v.len() > 200 || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ApiError::bad(format!(
-            "{what} '{}': give a commit hash (no spaces, at most 200 characters)",
-            v.chars().take(60).collect::<String>()
-        )));
-    }
-    Ok(())
+    crate::store::git::check_rev(what, v).map_err(ApiError::bad)
 }
 
 /// Stores the sessions of an upload in one transaction; what was added.
@@ -119,6 +113,17 @@ pub fn store_upload(
             })
         })
         .collect();
+    // Every session is checked before anything is written (the commit of `extra.git` as
+    // `?commit=` is).
+    for (k, (s, c)) in sessions.iter().zip(&recorded).enumerate() {
+        ingest::check(s, c.as_ref()).map_err(|e| {
+            ApiError::unprocessable(if sessions.len() > 1 {
+                format!("session {} of the upload: {e}", k + 1)
+            } else {
+                format!("the upload: {e}")
+            })
+        })?;
+    }
     let items: Vec<(&Session, Option<&CommitInfo>, Option<&str>)> = sessions
         .iter()
         .zip(&recorded)
@@ -140,6 +145,48 @@ pub fn store_upload(
     }))
 }
 
+/// What a refused request's body is drained of (read and dropped) after the answer.
+const DRAIN: usize = 1 << 20;
+
+/// A request refused from its headers: the answer goes out at once; the first [`DRAIN`] bytes
+/// of its body are read and dropped behind it (none kept), so that a client that writes its
+/// whole body before reading (most do) reads the answer instead of a connection reset under
+/// a small body. A larger body is not read further: the connection closes.
+fn refused(e: ApiError, body: axum::body::Body) -> ApiError {
+    tokio::spawn(async move {
+        use axum::body::HttpBody;
+        let mut body = std::pin::pin!(body);
+        let mut seen = 0;
+        while seen < DRAIN {
+            match std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+                Some(Ok(f)) => seen += f.data_ref().map_or(0, |d| d.len()),
+                _ => break,
+            }
+        }
+    });
+    e
+}
+
+/// The body of a request, up to `max` bytes (`too_large` past them).
+async fn read_body(
+    body: axum::body::Body,
+    max: usize,
+    too_large: impl Fn() -> ApiError,
+) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, max).await.map_err(|e| {
+        // A body without a declared length that runs past the limit.
+        let mut chain = e.to_string();
+        if let Some(s) = std::error::Error::source(&e) {
+            chain.push_str(&s.to_string());
+        }
+        if chain.contains("length limit exceeded") {
+            too_large()
+        } else {
+            ApiError::bad(format!("cannot read the body ({e}): send it again"))
+        }
+    })
+}
+
 pub async fn upload(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
@@ -153,10 +200,15 @@ pub async fn upload(
             format!("the upload is larger than this server takes ({max} bytes, `tare serve --max-upload`): split it into several uploads"),
         )
     };
-    // A declared size over the limit is refused before a byte of the body is read; otherwise
-    // the body is read (up to the limit, without holding the store) before the token is
-    // checked, so that a client refused for its token reads the answer rather than a
-    // connection closed under the body it is still sending.
+    // The token is checked from the headers before a byte of the body is read: a request
+    // without a live token costs the server no memory for its body (a client that sends
+    // `Expect: 100-continue`, as curl does for large bodies, is answered before it sends it).
+    // A declared size over the limit is refused before the body is read too.
+    let h = headers.clone();
+    let who = match with_store(&app, move |st| auth::write(st, &h)).await {
+        Ok(who) => who,
+        Err(e) => return Err(refused(e, body)),
+    };
     let declared = headers
         .get(axum::http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -164,20 +216,8 @@ pub async fn upload(
     if declared.is_some_and(|n| n > max as u64) {
         return Err(too_large());
     }
-    let body = axum::body::to_bytes(body, max).await.map_err(|e| {
-        // A body without a declared length that runs past the limit.
-        let mut chain = e.to_string();
-        if let Some(s) = std::error::Error::source(&e) {
-            chain.push_str(&s.to_string());
-        }
-        if chain.contains("length limit exceeded") {
-            too_large()
-        } else {
-            ApiError::bad(format!("cannot read the body: {e}"))
-        }
-    })?;
+    let body = read_body(body, max, too_large).await?;
     with_store(&app, move |st| {
-        let who = auth::write(st, &headers)?;
         let sessions = parse_upload(&body)?;
         let commit = match &q.commit {
             Some(h) => {
@@ -437,6 +477,9 @@ pub async fn alerts(
     .await
 }
 
+/// Largest body of an alert action (a status and a note).
+const ACTION_BODY: usize = 64 << 10;
+
 #[derive(Deserialize)]
 pub struct AlertAction {
     status: String,
@@ -447,12 +490,23 @@ pub async fn alert_action(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
     Path(id): Path<i64>,
-    body: Result<Bytes, BytesRejection>,
+    body: axum::body::Body,
 ) -> Res {
     let (required, csrf) = (app.read_token_required, app.csrf.clone());
+    // Who asks is checked from the headers before the body is read.
+    let h = headers.clone();
+    let who = match with_store(&app, move |st| auth::action(st, &h, required, &csrf)).await {
+        Ok(who) => who,
+        Err(e) => return Err(refused(e, body)),
+    };
+    let body = read_body(body, ACTION_BODY, || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("an alert action's body is at most {ACTION_BODY} bytes: send {{\"status\": \"acknowledged\", \"note\": \"why\"}} with a shorter note"),
+        )
+    })
+    .await?;
     with_store(&app, move |st| {
-        let who = auth::action(st, &headers, required, &csrf)?;
-        let body = body.map_err(|e| ApiError::new(e.status(), format!("cannot read the body: {e}")))?;
         let a: AlertAction = serde_json::from_slice(&body).map_err(|e| {
             ApiError::unprocessable(format!(
                 "give {{\"status\": \"acknowledged\" | \"dismissed\" | \"fixed\" | \"new\", \"note\": \"why\"}} ({e})"

@@ -109,6 +109,9 @@ impl Server {
     /// Uploads sessions, each with its commit (put in `extra.git`), in batches. On a failure,
     /// says how many were stored before it.
     pub fn upload(&self, sessions: Vec<(Session, Option<CommitInfo>)>) -> Result<Uploaded> {
+        // The token first: a server refuses a body with a bad token without reading it, and
+        // a client still sending a large body might see the connection closed, not the 401.
+        self.check()?;
         let mut total = Uploaded::default();
         let mut batch: Vec<serde_json::Value> = Vec::new();
         let mut size = 0;

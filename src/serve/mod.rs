@@ -32,6 +32,8 @@ pub struct App {
     pub csrf: String,
     /// Largest request body, in bytes.
     pub max_body: usize,
+    /// The names a request's `Host` (and a state-changing request's `Origin`) may carry.
+    pub hosts: Vec<Allowed>,
 }
 
 /// Serving options.
@@ -39,6 +41,235 @@ pub struct Options {
     pub listen: String,
     pub read_token_required: bool,
     pub max_body: usize,
+    /// `--allowed-host`: names (`NAME` any port, `NAME:PORT` that port) besides the defaults.
+    pub allowed_hosts: Vec<String>,
+}
+
+/// One allowed host: a lower-case name (`[::1]` for an IPv6 address) and its port, if only one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowed {
+    pub name: String,
+    pub port: Option<u16>,
+}
+
+/// `NAME`, `NAME:PORT`, `[V6]` or `[V6]:PORT` split in name (lower case) and port; None when the
+/// port does not read or the name is empty.
+pub fn split_host(h: &str) -> Option<(String, Option<u16>)> {
+    let h = h.trim();
+    let (name, port) = if h.starts_with('[') {
+        let end = h.find(']')?;
+        let rest = &h[end + 1..];
+        let port = match rest.strip_prefix(':') {
+            Some(p) => Some(p.parse().ok()?),
+            None if rest.is_empty() => None,
+            None => return None,
+        };
+        (&h[..=end], port)
+    } else {
+        match h.rsplit_once(':') {
+            Some((n, p)) => (n, Some(p.parse().ok()?)),
+            None => (h, None),
+        }
+    };
+    if name.is_empty() || name.contains(['/', '@', ' ']) {
+        return None;
+    }
+    Some((name.to_ascii_lowercase(), port))
+}
+
+/// The hosts a server listening on `addr` (as given: `listen`) answers to: the address it
+/// listens on, localhost, 127.0.0.1 and [::1] with its port, and `extra` (`--allowed-host`).
+pub fn allowed_hosts(
+    listen: &str,
+    addr: std::net::SocketAddr,
+    extra: &[String],
+) -> anyhow::Result<Vec<Allowed>> {
+    let port = Some(addr.port());
+    let mut out: Vec<Allowed> = ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .map(|n| Allowed {
+            name: n.to_string(),
+            port,
+        })
+        .collect();
+    let mut add = |name: String, port: Option<u16>| {
+        let a = Allowed { name, port };
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    };
+    if !addr.ip().is_unspecified() {
+        let ip = match addr.ip() {
+            std::net::IpAddr::V4(v4) => v4.to_string(),
+            std::net::IpAddr::V6(v6) => format!("[{v6}]"),
+        };
+        add(ip, port);
+    }
+    if let Some((name, _)) = split_host(listen) {
+        if !matches!(name.as_str(), "0.0.0.0" | "[::]" | "") {
+            add(name, port);
+        }
+    }
+    for e in extra {
+        let (name, p) = split_host(e).ok_or_else(|| {
+            crate::error::usage(format!(
+                "--allowed-host {e}: give a host name or address, with a port or without (e.g. bench.example or bench.example:8330)"
+            ))
+        })?;
+        add(name, p);
+    }
+    Ok(out)
+}
+
+/// Whether `host` (a `Host` header's value, or an `Origin`'s host and port) is allowed; a
+/// host without a port is on port 80.
+pub fn host_allowed(hosts: &[Allowed], host: &str) -> bool {
+    let Some((name, port)) = split_host(host) else {
+        return false;
+    };
+    let port = port.unwrap_or(80);
+    hosts
+        .iter()
+        .any(|a| a.name == name && a.port.is_none_or(|p| p == port))
+}
+
+/// The security headers of every answer: no framing, a content policy that lets a page load
+/// only what this server serves (scripts and styles from `/assets/`, none inline), no sniffing,
+/// no referrer (a page's URL may carry `?token=`).
+pub const CSP: &str = "default-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// Checks the `Host` of every request and the `Origin` of state-changing ones, and adds the
+/// security headers to every answer.
+async fn guard(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let host = req
+        .headers()
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| req.uri().authority().map(|a| a.to_string()));
+    let names = || {
+        app.hosts
+            .iter()
+            .map(|a| match a.port {
+                Some(p) => format!("{}:{p}", a.name),
+                None => a.name.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let refused = match host {
+        None => Some(ApiError::bad(
+            "the request has no Host header: send one (HTTP/1.1 requires it)",
+        )),
+        Some(h) if !host_allowed(&app.hosts, &h) => Some(ApiError::new(
+            StatusCode::MISDIRECTED_REQUEST,
+            format!(
+                "Host '{}' is not a name this server answers to ({}): use one of those, or start tare serve with --allowed-host NAME",
+                h.chars().take(100).collect::<String>(),
+                names()
+            ),
+        )),
+        Some(_) => None,
+    };
+    let changes = !matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+    );
+    let refused = refused.or_else(|| {
+        let origin = req.headers().get(axum::http::header::ORIGIN)?;
+        let o = origin.to_str().unwrap_or("");
+        let host = o
+            .strip_prefix("http://")
+            .or_else(|| o.strip_prefix("https://"))
+            .unwrap_or("");
+        (changes && !host_allowed(&app.hosts, host)).then(|| {
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "a request from the page of Origin '{}' may not change anything here: open the dashboard at one of {} (or start tare serve with --allowed-host NAME)",
+                    o.chars().take(100).collect::<String>(),
+                    names()
+                ),
+            )
+        })
+    });
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let mut resp = match refused {
+        Some(e) => e.into_response(),
+        None => as_json_error(next.run(req).await, &method, &path).await,
+    };
+    let h = resp.headers_mut();
+    for (k, v) in [
+        ("x-frame-options", "DENY"),
+        ("content-security-policy", CSP),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+    ] {
+        h.insert(k, axum::http::HeaderValue::from_static(v));
+    }
+    resp
+}
+
+/// An error answered by the framework rather than a handler (a path or query that does not
+/// parse, a method not allowed), as the documented JSON error with one line saying what to do;
+/// other answers unchanged.
+async fn as_json_error(resp: Response, method: &axum::http::Method, path: &str) -> Response {
+    let status = resp.status();
+    let kind = resp
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !(status.is_client_error() || status.is_server_error())
+        || kind.starts_with("application/json")
+        || kind.starts_with("text/html")
+    {
+        return resp;
+    }
+    let allow = resp
+        .headers()
+        .get(axum::http::header::ALLOW)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let text = axum::body::to_bytes(resp.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).replace(['\n', '\r'], " "))
+        .unwrap_or_default();
+    let text = text.trim();
+    let path = path.chars().take(200).collect::<String>();
+    let message = if status == StatusCode::METHOD_NOT_ALLOWED {
+        format!(
+            "{method} is not allowed on {path}: use {} (see docs/server.md)",
+            allow.as_deref().unwrap_or(
+                if path == "/api/v1/results"
+                    || path == "/api/v1/check"
+                    || path.starts_with("/api/v1/alerts/")
+                {
+                    "POST"
+                } else {
+                    "GET"
+                }
+            )
+        )
+    } else if text.starts_with("Failed to deserialize query string") {
+        format!(
+            "the query of {path} does not parse ({}): give its parameters as docs/server.md shows (counts and ids are whole numbers from 1 up)",
+            text.trim_start_matches("Failed to deserialize query string: ")
+        )
+    } else if status == StatusCode::BAD_REQUEST {
+        format!(
+            "the path {path} does not parse ({text}): a series is /api/v1/series/B/M/MC (or /series/B/M/MC) with the three numbers of its \"id\" in GET /api/v1/series, an alert /api/v1/alerts/ID"
+        )
+    } else if text.is_empty() {
+        format!("{status} for {method} {path}: see docs/server.md for the pages and the API")
+    } else {
+        format!("{text} ({method} {path}): see docs/server.md for the pages and the API")
+    };
+    ApiError::new(status, message).into_response()
 }
 
 /// A request refused or failed: its status and one line saying why (and what to do).
@@ -111,6 +342,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/series/{b}/{m}/{mc}", get(pages::series))
         .route("/alerts", get(pages::alerts))
         .route("/compare", get(pages::compare))
+        .route("/assets/tare.css", get(pages::css))
+        .route("/assets/tare.js", get(pages::script))
         .route("/api/v1/results", post(api::upload))
         .route("/api/v1/series", get(api::series_list))
         .route("/api/v1/series/{b}/{m}/{mc}", get(api::series_one))
@@ -123,6 +356,7 @@ pub fn router(app: Arc<App>) -> Router {
             ApiError::not_found("no such page: see docs/server.md for the API and pages")
         })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
 }
 
@@ -132,12 +366,6 @@ pub fn serve(store: Store, o: Options) -> anyhow::Result<()> {
     let mut secret = [0u8; 32];
     rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut secret);
     let location = store.location.clone();
-    let app = Arc::new(App {
-        store: Mutex::new(store),
-        read_token_required: o.read_token_required,
-        csrf: secret.iter().map(|b| format!("{b:02x}")).collect(),
-        max_body: o.max_body,
-    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -150,6 +378,13 @@ pub fn serve(store: Store, o: Options) -> anyhow::Result<()> {
             ))
         })?;
         let addr = listener.local_addr()?;
+        let app = Arc::new(App {
+            store: Mutex::new(store),
+            read_token_required: o.read_token_required,
+            csrf: secret.iter().map(|b| format!("{b:02x}")).collect(),
+            max_body: o.max_body,
+            hosts: allowed_hosts(&o.listen, addr, &o.allowed_hosts)?,
+        });
         eprintln!(
             "tare serve: listening on http://{addr} (store {location}{})",
             if o.read_token_required {

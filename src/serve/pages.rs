@@ -1,5 +1,6 @@
-//! The dashboard: server-rendered HTML with no external request (styles, the SVG trend plots of
-//! `report::history` and the few lines of script for the alert buttons are in the page).
+//! The dashboard: server-rendered HTML with no external request (the SVG trend plots of
+//! `report::history` are in the page; its styles and the few lines of script for the alert
+//! buttons are served at `/assets/`, as the content policy allows no inline script or style).
 //! Every text from the store is escaped. Pages take their state from query parameters, so a
 //! URL can be pasted into a review:
 //!
@@ -35,7 +36,8 @@ const SCRIPT: &str = r#"
 document.addEventListener('click', async (ev) => {
   const b = ev.target.closest('button.act');
   if (!b) return;
-  const csrf = document.querySelector('meta[name="tare-csrf"]').content;
+  const meta = document.querySelector('meta[name="tare-csrf"]');
+  const csrf = meta ? meta.content : '';
   const row = b.closest('tr');
   const r = await fetch('/api/v1/alerts/' + b.dataset.id, {
     method: 'POST', credentials: 'same-origin',
@@ -57,21 +59,48 @@ document.addEventListener('click', async (ev) => {
 });
 "#;
 
-fn page(app: &App, title: &str, body: &str) -> String {
+/// The page's stylesheet, served at `/assets/tare.css` (the content policy allows no inline
+/// style element).
+pub async fn css() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        format!("{CSS}{PAGE_CSS}"),
+    )
+        .into_response()
+}
+
+/// The alert buttons' script, served at `/assets/tare.js` (no inline script either).
+pub async fn script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        SCRIPT,
+    )
+        .into_response()
+}
+
+/// A page; `csrf` (the alert buttons' secret) only in the pages of a reader who may see them.
+fn page(csrf: Option<&str>, title: &str, body: &str) -> String {
     format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><meta name=\"tare-csrf\" content=\"{}\"><link rel=\"icon\" href=\"data:,\"><title>{}</title><style>{CSS}{PAGE_CSS}</style></head><body><main><nav><a href=\"/\">series</a><a href=\"/alerts\">alerts</a><a href=\"/compare\">compare</a></nav><h1>{}</h1>{body}<p class=\"muted\">tare {} · <a href=\"/api/v1/series\">JSON</a></p></main><script>{SCRIPT}</script></body></html>\n",
-        esc(&app.csrf),
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">{}<link rel=\"icon\" href=\"data:,\"><title>{}</title><link rel=\"stylesheet\" href=\"/assets/tare.css\"></head><body><main><nav><a href=\"/\">series</a><a href=\"/alerts\">alerts</a><a href=\"/compare\">compare</a></nav><h1>{}</h1>{body}<p class=\"muted\">tare {} · <a href=\"/api/v1/series\">JSON</a></p></main><script src=\"/assets/tare.js\"></script></body></html>\n",
+        csrf.map(|c| format!("<meta name=\"tare-csrf\" content=\"{}\">", esc(c)))
+            .unwrap_or_default(),
         esc(title),
         esc(title),
         env!("CARGO_PKG_VERSION")
     )
 }
 
-/// A page's answer: HTML, or the error as a small page with its status.
+/// A page's answer: HTML, or the error as a small page with its status (without the secret).
 fn answer(app: &App, r: Result<(String, String, Option<String>), ApiError>) -> Response {
     match r {
         Ok((title, body, cookie)) => {
-            let mut resp = Html(page(app, &title, &body)).into_response();
+            let mut resp = Html(page(Some(&app.csrf), &title, &body)).into_response();
             if let Some(c) = cookie.and_then(|c| c.parse().ok()) {
                 resp.headers_mut().insert(header::SET_COOKIE, c);
             }
@@ -80,7 +109,7 @@ fn answer(app: &App, r: Result<(String, String, Option<String>), ApiError>) -> R
         Err(e) => (
             e.status,
             Html(page(
-                app,
+                None,
                 &format!("{}", e.status),
                 &format!("<p class=\"err\">{}</p>", esc(&e.message)),
             )),

@@ -25,6 +25,40 @@ pub struct CommitInfo {
     pub dirty: bool,
 }
 
+/// Longest commit hash (or revision name given in its place) the store takes.
+pub const MAX_REV: usize = 200;
+
+/// Whether `v` can be stored as a commit hash or branch (`what` names it in the error): one
+/// to [`MAX_REV`] characters, no space or control character. The one check of every commit
+/// the store takes: `?commit=` of an upload, a session's `extra.git`, `history add --commit`.
+pub fn check_rev(what: &str, v: &str) -> std::result::Result<(), String> {
+    if v.is_empty()
+        || v.chars().count() > MAX_REV
+        || v.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(format!(
+            "{what} '{}': give a commit hash (no spaces, at most {MAX_REV} characters)",
+            v.chars()
+                .take(60)
+                .flat_map(char::escape_default)
+                .collect::<String>()
+        ));
+    }
+    Ok(())
+}
+
+/// [`check_rev`] of a commit's hash, parents and branch.
+pub fn check_commit(c: &CommitInfo) -> std::result::Result<(), String> {
+    check_rev("commit", &c.hash)?;
+    for p in &c.parents {
+        check_rev("parent commit", p)?;
+    }
+    if let Some(b) = &c.branch {
+        check_rev("branch", b)?;
+    }
+    Ok(())
+}
+
 fn git(dir: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new("git")
         .arg("-C")

@@ -53,13 +53,93 @@ pub fn benchmark_key(
     )
 }
 
-/// Seconds since the epoch of an RFC 3339 time (0 when it cannot be read).
+/// Seconds since the epoch of an RFC 3339 time (`Z`, a `+HH:MM` offset, or none: UTC), or
+/// None when it does not read as one.
+pub fn parse_time(rfc3339: &str) -> Option<i64> {
+    let t = rfc3339.trim();
+    let secs = |t: &str| {
+        humantime::parse_rfc3339_weak(t)
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs() as i64)
+    };
+    let b = t.as_bytes();
+    if b.len() > 19 && matches!(b[b.len() - 6], b'+' | b'-') && b[b.len() - 3] == b':' {
+        let (local, off) = t.split_at(t.len() - 6);
+        let h: i64 = off[1..3].parse().ok()?;
+        let m: i64 = off[4..6].parse().ok()?;
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        return Some(secs(local)? - sign * (h * 3600 + m * 60));
+    }
+    secs(t)
+}
+
+/// Seconds since the epoch of an RFC 3339 time (0 when it cannot be read; [`check`] refuses
+/// such a session before it is stored).
 pub fn unix_time(rfc3339: &str) -> i64 {
-    humantime::parse_rfc3339_weak(rfc3339)
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    parse_time(rfc3339).unwrap_or(0)
+}
+
+/// Whether a session (with the commit it will be stored at) can be stored: its start time
+/// reads as a time, its commit is a hash ([`super::git::check_commit`]), its texts are within
+/// the limits ([`MAX_TEXT`], [`MAX_HOST`], [`MAX_LABEL`], [`MAX_SUBJECT`]). One line saying
+/// what is wrong otherwise.
+pub fn check(s: &Session, commit: Option<&CommitInfo>) -> std::result::Result<(), String> {
+    if parse_time(&s.started_at).is_none() {
+        return Err(format!(
+            "started_at '{}' is not a time: give an RFC 3339 time such as 2026-10-01T12:00:00Z (as tare run writes)",
+            s.started_at.chars().take(60).flat_map(char::escape_default).collect::<String>()
+        ));
+    }
+    if let Some(c) = commit {
+        super::git::check_commit(c)?;
+        if let Some(subj) = &c.subject {
+            bounded("commit subject", subj, MAX_SUBJECT)?;
+        }
+    }
+    let m = &s.machine;
+    bounded("host name", &m.hostname, MAX_HOST)?;
+    for (what, v) in [
+        ("CPU model", &m.cpu_model),
+        ("kernel", &m.kernel),
+        ("OS", &m.os),
+        ("tare_version", &s.tare_version),
+    ] {
+        bounded(what, v, MAX_LABEL)?;
+    }
+    for b in &s.benchmarks {
+        bounded("benchmark name", &b.name, MAX_TEXT)?;
+        bounded("command", &b.command, MAX_TEXT)?;
+        bounded(
+            "benchmark parameters",
+            &serde_json::to_string(&b.parameters).unwrap_or_default(),
+            MAX_TEXT,
+        )?;
+    }
+    Ok(())
+}
+
+/// Longest benchmark name, command, and parameters (as JSON) the store takes, in bytes.
+pub const MAX_TEXT: usize = 4096;
+/// Longest host name the store takes, in bytes.
+pub const MAX_HOST: usize = 255;
+/// Longest CPU model, kernel, OS and tare version the store takes, in bytes.
+pub const MAX_LABEL: usize = 255;
+/// Longest commit subject the store takes, in bytes.
+pub const MAX_SUBJECT: usize = 1024;
+
+fn bounded(what: &str, v: &str, max: usize) -> std::result::Result<(), String> {
+    if v.len() > max {
+        return Err(format!(
+            "the {what} '{}…' is {} bytes, longer than the {max} the store takes: shorten it",
+            v.chars()
+                .take(40)
+                .flat_map(char::escape_default)
+                .collect::<String>(),
+            v.len()
+        ));
+    }
+    Ok(())
 }
 
 /// The identity of a session: two files with the same one hold the same session.
@@ -326,6 +406,9 @@ fn add_batch(
         .iter()
         .map(|(s, c, _)| c.cloned().or_else(|| recorded_commit(s)))
         .collect();
+    for ((s, _, _), c) in sessions.iter().zip(&recorded) {
+        check(s, c.as_ref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
     let mut fresh: Vec<&CommitInfo> = Vec::new();
     for c in recorded.iter().flatten() {
         if !cache.commits.contains_key(&c.hash) && !fresh.iter().any(|f| f.hash == c.hash) {
@@ -651,4 +734,42 @@ pub fn run_row(sid: i64, bid: i64, r: &crate::results::model::Run) -> Vec<Val> {
         Val::Int(r.peak_memory.map(|x| x as i64)),
         Val::Int(r.involuntary_context_switches.map(|x| x as i64)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_with_or_without_an_offset() {
+        assert_eq!(parse_time("1970-01-01T01:00:00Z"), Some(3600));
+        assert_eq!(parse_time("1970-01-01T02:00:00+01:00"), Some(3600));
+        assert_eq!(parse_time("1970-01-01T00:30:00-00:30"), Some(3600));
+        assert_eq!(parse_time("1970-01-01 01:00:00"), Some(3600));
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01T00:00:00Z",
+            "2026-10-01T00:00:00+xx:00",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn commits_are_checked() {
+        let ok = CommitInfo {
+            hash: "0123abcd".into(),
+            ..Default::default()
+        };
+        assert!(super::super::git::check_commit(&ok).is_ok());
+        for bad in ["", "a b", "x\ny", &"a".repeat(201)] {
+            let c = CommitInfo {
+                hash: bad.to_string(),
+                ..Default::default()
+            };
+            let e = super::super::git::check_commit(&c).unwrap_err();
+            assert!(e.starts_with("commit '") && !e.contains('\n'), "{e}");
+        }
+    }
 }

@@ -20,9 +20,11 @@ pub fn resolve_commit(db: &mut Db, rev: &str) -> Result<String> {
     if !exact.is_empty() {
         return Ok(rev.to_string());
     }
+    // A literal, case-sensitive prefix (LIKE would take `_` for any character, and ignores
+    // case on SQLite).
     let rows = db.query(
-        "SELECT hash FROM commits WHERE hash LIKE ? ORDER BY hash LIMIT 2",
-        &[Val::text(format!("{rev}%"))],
+        "SELECT hash FROM commits WHERE substr(hash, 1, length(?)) = ? ORDER BY hash LIMIT 2",
+        &[Val::text(rev), Val::text(rev)],
     )?;
     match rows.as_slice() {
         [one] => Ok(one[0].as_str().unwrap_or_default().to_string()),

@@ -47,6 +47,11 @@ impl Server {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn at(&self, path: &str) -> String {
         format!("{}{path}", self.url)
     }
