@@ -808,3 +808,77 @@ fn escaped_run_is_marked_and_warned() {
         assert!(incomplete.iter().any(|v| v == "peak_memory"), "{r}");
     }
 }
+
+/// Percentages: a bare number is refused with what to write; --interference-threshold takes
+/// 100% (no run is flagged), which is a sensible "never" (issue 43).
+#[test]
+fn interference_threshold_takes_a_percentage_up_to_100() {
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "--interference-threshold",
+            "5",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "--interference-threshold 5: write a percentage such as 5%, or a fraction such as 0.05"
+        ),
+        "{err}"
+    );
+    let out = tare()
+        .args(["run", "--style", "none", "--precision", "3", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--precision 3: write a percentage such as 3%, or a fraction such as 0.03"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "--interference-threshold",
+            "100%",
+            "--export-json",
+            json.to_str().unwrap(),
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--interference-threshold",
+            "101%",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("at most 100%"), "{err}");
+}
