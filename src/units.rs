@@ -118,20 +118,45 @@ pub fn parse_size_limit(s: &str) -> Result<u64, String> {
     Ok(v)
 }
 
-/// Parses a relative precision: "1%", "0.5 %" or a fraction "0.01".
+/// Parses a share strictly between 0 and 1: a percentage "5%", "0.5 %" or a fraction "0.05".
+/// The error says what to write; callers put the option and the value given before it, as in
+/// "--fail-if-slower 5: write a percentage such as 5%, or a fraction such as 0.05".
 pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    parse_share(s, false)
+}
+
+/// Like [`parse_fraction`], but 100% is allowed too, for thresholds where it means "never".
+/// Only a percentage reaches 100%: a bare `1` is refused, as it more likely means 1%.
+pub fn parse_fraction_to_whole(s: &str) -> Result<f64, String> {
+    parse_share(s, true)
+}
+
+fn parse_share(s: &str, whole: bool) -> Result<f64, String> {
     let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
+    let (v, percent) = match t.strip_suffix('%') {
+        Some(p) => (p.trim().parse::<f64>().map(|v| v / 100.0), true),
+        None => (t.parse::<f64>(), false),
+    };
+    let v = v.unwrap_or(f64::NAN);
+    let top_ok = v < 1.0 || (whole && percent && v == 1.0);
+    if v.is_finite() && v > 0.0 && top_ok {
+        return Ok(v);
     }
-    .map_err(|_| format!("invalid percentage '{s}': use e.g. 1% or 0.01"))?;
-    if !(v.is_finite() && v > 0.0 && v < 1.0) {
+    if !percent && (1.0..100.0).contains(&v) {
+        // A bare number such as 5 is almost surely meant as 5%.
         return Err(format!(
-            "invalid percentage '{s}': must be between 0% and 100%"
+            "write a percentage such as {t}%, or a fraction such as {}",
+            v / 100.0
         ));
     }
-    Ok(v)
+    let range = if whole {
+        "above 0% and at most 100%"
+    } else {
+        "above 0% and below 100%"
+    };
+    Err(format!(
+        "write a percentage {range} such as 5%, or a fraction such as 0.05"
+    ))
 }
 
 /// Number of decimals needed to show `value` down to the leading digit of `resolution`
@@ -367,6 +392,25 @@ mod tests {
         assert_eq!(parse_fraction("1%"), Ok(0.01));
         assert_eq!(parse_fraction("0.05"), Ok(0.05));
         assert!(parse_fraction("150%").is_err());
+        assert_eq!(
+            parse_fraction("5"),
+            Err("write a percentage such as 5%, or a fraction such as 0.05".to_string())
+        );
+        assert_eq!(
+            parse_fraction("2.5"),
+            Err("write a percentage such as 2.5%, or a fraction such as 0.025".to_string())
+        );
+        assert!(parse_fraction("100%").is_err());
+        assert!(parse_fraction("0%")
+            .unwrap_err()
+            .contains("above 0% and below 100%"));
+        assert!(parse_fraction("x").unwrap_err().contains("such as 5%"));
+        assert_eq!(parse_fraction_to_whole("100%"), Ok(1.0));
+        assert_eq!(parse_fraction_to_whole("5%"), Ok(0.05));
+        assert!(parse_fraction_to_whole("1").is_err());
+        assert!(parse_fraction_to_whole("101%")
+            .unwrap_err()
+            .contains("at most 100%"));
     }
 
     #[test]

@@ -464,3 +464,34 @@ fn cpu_time_and_peak_memory_gate() {
         assert_eq!(code, 0, "{metric}: {out}");
     }
 }
+
+/// A bare number for a percentage option says what was given and what to write (issue 43).
+#[test]
+fn a_bare_number_for_a_percentage_says_what_to_write() {
+    for (flag, value, expected) in [
+        (
+            "--fail-if-slower",
+            "5",
+            "--fail-if-slower 5: write a percentage such as 5%, or a fraction such as 0.05",
+        ),
+        (
+            "--noise-threshold",
+            "2",
+            "--noise-threshold 2: write a percentage such as 2%, or a fraction such as 0.02",
+        ),
+        (
+            "--fail-if-slower",
+            "150%",
+            "--fail-if-slower 150%: write a percentage above 0% and below 100% such as 5%, or a fraction such as 0.05",
+        ),
+    ] {
+        let out = tare()
+            .args(["compare", "old.json", "new.json", flag, value])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(expected), "{flag} {value}: {err}");
+    }
+}

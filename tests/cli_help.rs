@@ -410,3 +410,26 @@ fn one_benchmark_reads_in_a_few_lines() {
         "{text}"
     );
 }
+
+/// A mistyped subcommand gets "a similar subcommand exists", at the top level as below it,
+/// also where clap's own similarity finds nothing (swapped letters in a short name; issue 43).
+#[test]
+fn mistyped_subcommands_are_suggested() {
+    for (args, near) in [
+        (&["rnu"][..], "'run'"),
+        (&["kernles"][..], "'kernels'"),
+        (&["history", "shwo"][..], "'show'"),
+    ] {
+        let out = tare().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("a similar subcommand exists: {near}")),
+            "{args:?}: {err}"
+        );
+    }
+    let out = tare().arg("xyzzy").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("similar"), "{err}");
+}

@@ -808,3 +808,126 @@ fn escaped_run_is_marked_and_warned() {
         assert!(incomplete.iter().any(|v| v == "peak_memory"), "{r}");
     }
 }
+
+/// Percentages: a bare number is refused with what to write; --interference-threshold takes
+/// 100% (no run is flagged), which is a sensible "never" (issue 43).
+#[test]
+fn interference_threshold_takes_a_percentage_up_to_100() {
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "--interference-threshold",
+            "5",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "--interference-threshold 5: write a percentage such as 5%, or a fraction such as 0.05"
+        ),
+        "{err}"
+    );
+    let out = tare()
+        .args(["run", "--style", "none", "--precision", "3", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--precision 3: write a percentage such as 3%, or a fraction such as 0.03"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--runs",
+            "2",
+            "--interference-threshold",
+            "100%",
+            "--export-json",
+            json.to_str().unwrap(),
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "--interference-threshold",
+            "101%",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("at most 100%"), "{err}");
+}
+
+/// Runs excluded for interference (--exclude-interfered) are labelled by their cause, not as
+/// failed: a busy loop on the run's only core interferes with every run (issue 43). With no
+/// run counted the session still exits 3 (README: no run of a command was counted), saying
+/// that none failed.
+#[test]
+fn excluded_runs_are_labelled_interfered_not_failed() {
+    if Command::new("taskset").arg("-V").output().is_err() {
+        return skip::skip("taskset", "apt-get install util-linux");
+    }
+    let mut spin = Command::new("taskset")
+        .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "basic",
+            "--cores",
+            "0",
+            "--exclude-interfered",
+            "--runs",
+            "2",
+            "sleep 0.3",
+        ])
+        .output()
+        .unwrap();
+    let _ = spin.kill();
+    let _ = spin.wait();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains("non-zero exit"), "{text}");
+    assert!(!text.contains("hit a limit or failed"), "{text}");
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "a busy loop on the run's only core was not seen as interference: {text}{err}"
+    );
+    assert!(text.contains("excluded: interfered"), "{text}");
+    assert!(text.contains("were excluded as interfered with"), "{text}");
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.contains("every run was excluded as interfered with") && last.contains("none failed"),
+        "{err}"
+    );
+}

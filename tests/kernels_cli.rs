@@ -1084,6 +1084,30 @@ fn no_verdict_from_fewer_than_five_invocations() {
     assert_eq!(c["verdict"], "slower", "{c}");
 }
 
+/// Issue 43: a program that is no worker (it exits before its 'hello') is told so in one line,
+/// with what to run instead, not "worker closed the connection".
+#[test]
+fn a_program_that_is_no_worker_is_told_what_a_worker_is() {
+    let out = tare().args(["kernels", "/bin/true"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "tare: error: program '/bin/true': it exited with status 0 without speaking tare's worker protocol (no 'hello')"
+        ),
+        "{err}"
+    );
+    for what in [
+        "tare client library",
+        "tare native-worker HARNESS TARGET",
+        "docs/protocol.md",
+    ] {
+        assert!(err.contains(what), "{what}: {err}");
+    }
+    assert!(!err.contains("closed the connection"), "{err}");
+}
+
 /// Issue 24: a worker that dies at start says why: the last lines of its stderr (here
 /// Python's ModuleNotFoundError), not only "exited with status 1".
 #[test]

@@ -141,7 +141,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
     let threshold = a
         .fail_if_slower
         .as_deref()
-        .map(|s| units::parse_fraction(s).map_err(|e| usage(format!("--fail-if-slower: {e}"))))
+        .map(|s| units::parse_fraction(s).map_err(|e| usage(format!("--fail-if-slower {s}: {e}"))))
         .transpose()?;
     let noise = a.verdict.noise()?;
     let alpha = a.verdict.alpha()?;

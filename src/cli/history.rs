@@ -421,7 +421,7 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
         ));
     }
     let min_effect = crate::units::parse_fraction(&d.min_effect)
-        .map_err(|e| usage(format!("--min-effect: {e}")))?;
+        .map_err(|e| usage(format!("--min-effect {}: {e}", d.min_effect)))?;
     Ok(DetectSettings {
         changepoint: crate::stats::changepoint::Settings {
             alpha: d.alpha,

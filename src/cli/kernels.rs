@@ -327,14 +327,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         ));
     }
     let precision = units::parse_fraction(&a.precision)
-        .ok()
-        .filter(|p| *p > 0.0 && *p < 1.0)
-        .ok_or_else(|| {
-            usage(format!(
-                "--precision '{}': expected a percentage between 0 and 100, e.g. 5%",
-                a.precision
-            ))
-        })?;
+        .map_err(|e| usage(format!("--precision {}: {e}", a.precision)))?;
     let time_budget = duration("time-budget", &a.time_budget)?;
     let sample_stop = match &a.stop {
         Some(s) => rule("stop", s)?,

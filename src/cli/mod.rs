@@ -73,7 +73,8 @@ enum Command {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            suggest_subcommand(&mut e, std::env::args().skip(1));
             let code = if e.use_stderr() {
                 exit::USAGE
             } else {
@@ -122,6 +123,88 @@ pub(crate) fn run_in_process(argv: Vec<String>) -> anyhow::Result<i32> {
     }
 }
 
+/// Adds "a similar subcommand exists" where clap found none: clap's similarity (Jaro above
+/// 0.7) misses short names with swapped letters, such as `rnu` for `run`. Compared with the
+/// visible subcommands of the command the mistyped word was given to.
+fn suggest_subcommand(e: &mut clap::Error, args: impl Iterator<Item = String>) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::CommandFactory;
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return;
+    }
+    if matches!(e.get(ContextKind::SuggestedSubcommand), Some(ContextValue::Strings(v)) if !v.is_empty())
+    {
+        return;
+    }
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidSubcommand) else {
+        return;
+    };
+    let typed = typed.clone();
+    let root = Cli::command();
+    let mut cur = &root;
+    for arg in args {
+        if arg == typed {
+            break;
+        }
+        if let Some(sub) = cur.find_subcommand(&arg) {
+            cur = sub;
+        }
+    }
+    let names: Vec<&str> = cur
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name())
+        .collect();
+    let near = similar(&typed, &names);
+    if !near.is_empty() {
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(near),
+        );
+    }
+}
+
+/// The names within a small edit distance of `typed` (a swap of neighbours counts as one
+/// edit): at most one edit for names up to 5 letters, two beyond; the nearest only.
+fn similar(typed: &str, names: &[&str]) -> Vec<String> {
+    let limit = if typed.chars().count() <= 5 { 1 } else { 2 };
+    let scored: Vec<(usize, &str)> = names
+        .iter()
+        .map(|n| (edit_distance(typed, n), *n))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    let best = scored.iter().map(|(d, _)| *d).min();
+    scored
+        .into_iter()
+        .filter(|(d, _)| Some(*d) == best)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// neighbouring letters, each one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// The error and its causes on one line.
 fn one_line(e: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -138,6 +221,18 @@ fn one_line(e: &anyhow::Error) -> String {
 mod tests {
     use super::Cli;
     use clap::CommandFactory;
+
+    #[test]
+    fn near_names_are_suggested() {
+        use super::similar;
+        let names = ["run", "kernels", "machine", "compare", "history", "report"];
+        assert_eq!(similar("rnu", &names), vec!["run"]);
+        assert_eq!(similar("ru", &names), vec!["run"]);
+        assert_eq!(similar("kernles", &names), vec!["kernels"]);
+        assert_eq!(similar("compaer", &names), vec!["compare"]);
+        assert!(similar("xyz", &names).is_empty());
+        assert!(similar("bench", &names).is_empty());
+    }
 
     /// Every option and positional of every subcommand has a description in --help.
     #[test]

@@ -494,7 +494,7 @@ impl LevelArgs {
     /// The noise band as a fraction, checked.
     pub(crate) fn noise(&self) -> anyhow::Result<f64> {
         crate::units::parse_fraction(&self.noise_threshold)
-            .map_err(|e| usage(format!("--noise-threshold '{}': {e}", self.noise_threshold)))
+            .map_err(|e| usage(format!("--noise-threshold {}: {e}", self.noise_threshold)))
     }
 
     /// The significance level, checked.

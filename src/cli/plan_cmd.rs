@@ -69,8 +69,8 @@ pub fn plan(a: PlanArgs) -> anyhow::Result<i32> {
             a.pilot.display()
         ))
     })?;
-    let precision =
-        units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
+    let precision = units::parse_fraction(&a.precision)
+        .map_err(|e| usage(format!("--precision {}: {e}", a.precision)))?;
     if precision.is_nan() || precision <= 0.0 {
         return Err(usage("--precision must be above 0, e.g. 1%"));
     }

@@ -85,6 +85,18 @@ impl std::fmt::Display for WorkerError {
 
 impl std::error::Error for WorkerError {}
 
+/// What tare waits for first: the greeting. A connection closed then means nothing of the
+/// protocol was said.
+const WAITING_FOR_HELLO: &str = "its 'hello'";
+
+impl WorkerError {
+    /// The worker closed the connection before its first line: it said nothing of the protocol
+    /// (a program that is no worker, or one that died at start).
+    pub fn closed_before_hello(&self) -> bool {
+        matches!(self, WorkerError::Closed { waiting_for } if waiting_for == WAITING_FOR_HELLO)
+    }
+}
+
 /// A parameter a kernel declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamInfo {
@@ -316,7 +328,7 @@ impl<'a> Worker<'a> {
     pub fn hello(&mut self, limit: Duration) -> Result<Hello, WorkerError> {
         let deadline = Instant::now() + limit;
         let start = "--start-timeout";
-        let m = self.read_by("its 'hello'", deadline, limit, start)?;
+        let m = self.read_by(WAITING_FOR_HELLO, deadline, limit, start)?;
         if m.verb != "hello" {
             return Err(self.unexpected(&m, "'hello'"));
         }

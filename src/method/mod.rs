@@ -69,6 +69,22 @@ const MAX_UNCOUNTED_STREAK: usize = 20;
 /// With an exact run count (`--runs N`), a benchmark stops once this many of its measured runs
 /// did not count in all: at most `max(N, 3)` attempts beyond the `N` counted ones, so
 /// `--runs 1` with a command that always hits its limit stops after 3 attempts, not 20.
+/// What the uncounted runs of `b` did, in words: excluded runs (`--exclude-interfered`) did
+/// not fail.
+fn uncounted_cause(b: &Benchmark) -> &'static str {
+    let uncounted = || b.runs.iter().filter(|r| !r.warmup && !r.counted);
+    let excluded = uncounted()
+        .filter(|r| r.extra.get("excluded").and_then(|v| v.as_str()) == Some("interfered"))
+        .count();
+    if excluded == 0 {
+        "hit a limit or failed"
+    } else if excluded == uncounted().count() {
+        "were excluded as interfered with"
+    } else {
+        "hit a limit, failed or were excluded as interfered with"
+    }
+}
+
 fn max_uncounted_for(runs: usize) -> usize {
     runs.max(3)
 }
@@ -575,13 +591,18 @@ impl Runner<'_> {
             let cap = max_uncounted_for(n);
             if uncounted >= cap {
                 return Some(format!(
-                    "{uncounted} runs hit a limit or failed (at most {cap} such attempts with --runs {n}); {counted} of {n} runs count"
+                    "{uncounted} runs {} (at most {cap} such attempts with --runs {n}); {counted} of {n} runs count",
+                    uncounted_cause(b)
                 ));
             }
         }
         let streak = uncounted_streak(b);
-        (streak >= MAX_UNCOUNTED_STREAK)
-            .then(|| format!("the last {streak} runs hit a limit or failed; none of them counts"))
+        (streak >= MAX_UNCOUNTED_STREAK).then(|| {
+            format!(
+                "the last {streak} runs {}; none of them counts",
+                uncounted_cause(b)
+            )
+        })
     }
 
     fn warm_up(

@@ -461,7 +461,8 @@ impl Parser<'_> {
                 if !raw.ends_with('%') {
                     return Err(self.err(&format!("'{raw}' should be a percentage such as 1%")));
                 }
-                crate::units::parse_fraction(&raw).map_err(|e| self.err(&e))?
+                crate::units::parse_fraction(&raw)
+                    .map_err(|e| self.err(&format!("'{raw}': {e}")))?
             }
         };
         Ok(StopRule::Cond(metric, cmp, value))

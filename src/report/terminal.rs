@@ -315,6 +315,23 @@ pub fn benchmark_block_with(
     }
     // What the default block shows of the runs' accounting: only what went wrong.
     let plain = runs.len();
+    // Runs left out for interference (--exclude-interfered) by their cause, not by how they
+    // ended: they did not fail.
+    let interfered = |r: &crate::results::Run| {
+        r.extra.get("excluded").and_then(|v| v.as_str()) == Some("interfered")
+    };
+    let excluded = b
+        .runs
+        .iter()
+        .filter(|r| !r.warmup && !r.counted && interfered(r))
+        .count();
+    if excluded > 0 {
+        let _ = write!(
+            runs,
+            ", {}",
+            p.yellow(&format!("{excluded} excluded: interfered"))
+        );
+    }
     for t in [
         Termination::Cpu,
         Termination::Wall,
@@ -326,7 +343,7 @@ pub fn benchmark_block_with(
         let n = b
             .runs
             .iter()
-            .filter(|r| !r.warmup && !r.counted && r.termination == t)
+            .filter(|r| !r.warmup && !r.counted && !interfered(r) && r.termination == t)
             .count();
         if n > 0 {
             let what = match t {

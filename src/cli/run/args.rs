@@ -149,7 +149,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PriorityArg::Normal)]
     pub(super) priority: PriorityArg,
     /// Runs during which other processes used more than this share of the run's CPUs (or the
-    /// hypervisor stole it) are flagged as interfered.
+    /// hypervisor stole it) are flagged as interfered; 100% flags none.
     #[arg(long, value_name = "PCT", default_value = "5%")]
     pub(super) interference_threshold: String,
     /// Interfered runs do not count in the statistics (they stay in the results, marked).

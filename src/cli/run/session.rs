@@ -162,6 +162,18 @@ fn finish(outcome: Outcome, mut failures: Vec<String>, session: &Session) -> any
         .iter()
         .find(|b| !b.runs.iter().any(|r| r.counted))
     {
+        let measured = b.runs.iter().filter(|r| !r.warmup);
+        let all_interfered = measured.clone().count() > 0
+            && measured
+                .clone()
+                .all(|r| r.extra.get("excluded").and_then(|v| v.as_str()) == Some("interfered"));
+        if all_interfered {
+            return Err(UserError::run_failed(format!(
+                "'{}' has no counted run: every run was excluded as interfered with (--exclude-interfered), none failed; stop the other load, pin runs away from it with --cpus, or raise --interference-threshold",
+                b.name
+            ))
+            .into());
+        }
         return Err(UserError::run_failed(format!(
             "'{}' has no counted run: every run failed, hit a limit or was excluded (see the results); fix the command, raise the limits or stop what interferes",
             b.name

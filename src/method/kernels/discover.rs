@@ -61,9 +61,28 @@ pub fn discover(
             .and_then(|(_, p)| crate::exec::capture::last_lines_of_file(p, 3))
             .filter(|t| !t.is_empty())
             .map_or(String::new(), |t| format!(" (its stderr ends: {t})"));
+        if e.closed_before_hello() {
+            return not_a_worker(&m, &said);
+        }
         format!("{}{said}", explain(e, &m))
     })?;
     Ok(d)
+}
+
+/// A program that ended before its 'hello': no tare worker (or one that died at start, which
+/// its stderr then shows), in one line with what to run instead.
+fn not_a_worker(m: &crate::exec::Measurement, said: &str) -> String {
+    let how = match (m.exit_code, m.signal) {
+        (Some(c), _) => format!("it exited with status {c}"),
+        (_, Some(s)) if s != libc::SIGKILL => format!("it was killed by signal {s}"),
+        _ => "it closed the connection".to_string(),
+    };
+    format!(
+        "{how} without speaking tare's worker protocol (no 'hello'){said}; tare kernels runs \
+         workers: link the program with a tare client library (docs/clients.md), or run an \
+         existing suite through `tare native-worker HARNESS TARGET` (docs/native-workers.md); \
+         the protocol is docs/protocol.md"
+    )
 }
 
 /// The benchmarks for the kernels the programs announce: every kernel of any program (in the

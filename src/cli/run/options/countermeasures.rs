@@ -59,8 +59,13 @@ pub(super) fn countermeasures(a: &RunArgs, limits: &Limits) -> anyhow::Result<Co
     if priority != Priority::Normal && !crate::exec::isolate::sys::is_root() {
         return Err(usage("--priority high/realtime needs root (raising priority is privileged); run as root or drop it"));
     }
-    let share = units::parse_fraction(&a.interference_threshold)
-        .map_err(|e| usage(format!("--interference-threshold: {e}")))?;
+    // 100% is allowed: no run is flagged (a share of the run's CPUs cannot exceed all of them).
+    let share = units::parse_fraction_to_whole(&a.interference_threshold).map_err(|e| {
+        usage(format!(
+            "--interference-threshold {}: {e}",
+            a.interference_threshold
+        ))
+    })?;
     let thresholds = InterferenceThresholds {
         other_cpu_share: share,
         steal_share: share,

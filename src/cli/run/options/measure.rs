@@ -64,8 +64,8 @@ pub(super) fn stop_rule(
     exact: bool,
 ) -> anyhow::Result<(StopRule, Targets)> {
     let comparing = benchmarks > 1 && a.order == OrderArg::Interleaved;
-    let precision =
-        units::parse_fraction(&a.precision).map_err(|e| usage(format!("--precision: {e}")))?;
+    let precision = units::parse_fraction(&a.precision)
+        .map_err(|e| usage(format!("--precision {}: {e}", a.precision)))?;
     let budget =
         units::parse_duration(&a.time_budget).map_err(|e| usage(format!("--time-budget: {e}")))?;
     let min_runs = a.min_runs.unwrap_or(10.min(a.max_runs));
