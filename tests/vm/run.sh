@@ -11,10 +11,15 @@
 #   TARE_VM_TIMEOUT  seconds the guest may run (default 1500: the container and delegated-scope contexts of issue 32 made the full check about 13 minutes on a quiet 2-core machine under software emulation)
 #   TARE_VM_BUILD_TIMEOUT  seconds building an image may take (default 1200)
 #   TARE_VM_ACCEL    qemu accelerator (default tcg; kvm only where a stock kernel boots with it)
-#   TARE_VM_TCG_THREAD  TCG threading, multi (default) or single. The guest's 6.12 kernel
-#                    boots with tsc=unstable: without it, the sched_clock static key flipped
-#                    at run time (TCG's TSC is found unstable) and qemu 7.2's multi-threaded TCG
-#                    raced the kernel's code patching (an int3 oops, a panic at boot)
+#   TARE_VM_TCG_THREAD  TCG threading, single (default) or multi. Multi-threaded TCG in qemu 7.2
+#                    races the guest kernel's run-time code patching: every static key that
+#                    flips while both vCPUs run (sched_clock's when TCG's TSC is found
+#                    unstable, cpusets_enabled when the checks make cpuset groups) can leave a
+#                    vCPU executing half a patched instruction (an invalid-opcode oops in
+#                    __alloc_pages at 216 s of a CI run). Single-threaded TCG runs one vCPU at a
+#                    time, so a patch is always seen whole; it was also the faster of the two
+#                    here (483 s against 733 s on a loaded 2-core machine). tsc=unstable stays:
+#                    it removes a flip at boot either way.
 #   TARE_VM_BEFORE   a second tare binary whose results the container checks print as INFO
 #   TARE_VM_ONLY     the contexts of checks.sh to run, each short (default: all)
 set -euo pipefail
@@ -89,7 +94,7 @@ mke2fs -q -t ext4 -d "$work/payload" "$work/payload.img" 256M
 
 accel=${TARE_VM_ACCEL:-tcg}
 accel_opts=$accel
-[ "$accel" = tcg ] && accel_opts=tcg,thread=${TARE_VM_TCG_THREAD:-multi}
+[ "$accel" = tcg ] && accel_opts=tcg,thread=${TARE_VM_TCG_THREAD:-single}
 started=$SECONDS
 set +e
 # snapshot=on puts qemu's overlay in TMPDIR (else /var/tmp): keep it in the work directory.
