@@ -159,20 +159,26 @@ fn parse_share(s: &str, whole: bool) -> Result<f64, String> {
     ))
 }
 
-/// Number of decimals needed to show `value` down to the leading digit of `resolution`
-/// (both in the same unit), at least `min_sig` significant digits of `value`.
-fn decimals_for(value: f64, resolution: Option<f64>, min_sig: i32) -> usize {
+/// Number of decimals needed to show `value` down to the precision of `resolution` (both in
+/// the same unit), at most `max_sig` significant digits of `value`. The resolution is kept to
+/// the Particle Data Group's rule: two significant digits when its leading three are 100–354
+/// (so 7.4 ± 1.2 ns is not cut to 7 ns, where a ±1 would hide a 15% difference), one otherwise.
+fn decimals_for(value: f64, resolution: Option<f64>, max_sig: i32) -> usize {
     let mag = if value.abs() > 0.0 {
         value.abs().log10().floor() as i32
     } else {
         0
     };
-    let by_value = (min_sig - 1 - mag).max(0);
+    let by_value = (max_sig - 1 - mag).max(0);
     let by_res = match resolution {
-        Some(r) if r.is_finite() && r > 0.0 => (-(r.log10().floor() as i32)).max(0),
+        Some(r) if r.is_finite() && r > 0.0 => {
+            let e = r.log10().floor() as i32;
+            let lead3 = r / 10f64.powi(e - 2);
+            (-e + i32::from(lead3 < 355.0)).max(0)
+        }
         _ => by_value,
     };
-    by_value.min(by_res.max(0)).clamp(0, 9) as usize
+    by_value.min(by_res).clamp(0, 9) as usize
 }
 
 /// Chooses the SI prefix for seconds so the number is in [1, 1000) where possible.
@@ -417,8 +423,11 @@ mod tests {
     fn time_digits_follow_precision() {
         // 101.23 ms known to ±0.4 ms: one decimal of ms, not four.
         assert_eq!(format_time(0.10123, Some(0.0004)), "101.2 ms");
-        // Known to ±3 ms: no decimals.
-        assert_eq!(format_time(0.10123, Some(0.003)), "101 ms");
+        // Known to ±5 ms: no decimals; to ±3 ms (leading digits 300 < 355): one more.
+        assert_eq!(format_time(0.10123, Some(0.005)), "101 ms");
+        assert_eq!(format_time(0.10123, Some(0.003)), "101.2 ms");
+        // 7.4 ± 1.2 ns keeps its tenth: "7 ns" beside a ratio of 0.87 says nothing.
+        assert_eq!(format_time(7.4e-9, Some(1.2e-9)), "7.4 ns");
         // No resolution: four significant digits.
         assert_eq!(format_time(1.234567, None), "1.235 s");
         assert_eq!(format_time(0.000_789_1, None), "789.1 µs");
@@ -429,6 +438,7 @@ mod tests {
     fn bytes_digits() {
         assert_eq!(format_bytes(314_572_800.0, None), "314.6 MB");
         assert_eq!(format_bytes(512.0, None), "512 B");
-        assert_eq!(format_bytes(1_500_000.0, Some(100_000.0)), "1.5 MB");
+        assert_eq!(format_bytes(1_500_000.0, Some(100_000.0)), "1.50 MB");
+        assert_eq!(format_bytes(1_500_000.0, Some(400_000.0)), "1.5 MB");
     }
 }

@@ -732,46 +732,39 @@ pub fn summary(s: &Session) -> String {
                 .filter(|i| i.error.is_none())
                 .filter_map(|i| i.mean.or(i.median))
                 .collect();
-            let time = match (ck::process_spread(&medians), &b.summary.wall_time) {
-                (Some(p), _) => format!(
-                    "{}/loop ± {} (95% CI of the mean over {} processes{})",
-                    units::format_time(p.mean, Some(p.half * p.mean)),
-                    units::format_percent(p.half),
-                    p.n,
-                    ck::next_session(&medians)
-                        .map(|x| next_session_words(&x, p.mean))
-                        .unwrap_or_default()
+            // The time and the rates beside it come from one statistic: the mean over
+            // processes where there are two or more, else the one process's median.
+            let (time, per_loop) = match (ck::process_spread(&medians), &b.summary.wall_time) {
+                (Some(p), _) => (
+                    format!(
+                        "{}/loop ± {} (95% CI of the mean over {} processes{})",
+                        units::format_time(p.mean, Some(p.half * p.mean)),
+                        units::format_percent(p.half),
+                        p.n,
+                        ck::next_session(&medians)
+                            .map(|x| next_session_words(&x, p.mean))
+                            .unwrap_or_default()
+                    ),
+                    Some(p.mean),
                 ),
                 (None, Some(m)) => {
                     let half = (m.median_ci_high - m.median_ci_low) / 2.0;
-                    format!(
-                        "{}/loop ± {} (95% CI of the median of one process's samples)",
-                        units::format_time(m.median, Some(half)),
-                        units::format_percent(if m.median > 0.0 { half / m.median } else { 0.0 })
+                    (
+                        format!(
+                            "{}/loop ± {} (95% CI of the median of one process's samples)",
+                            units::format_time(m.median, Some(half)),
+                            units::format_percent(if m.median > 0.0 {
+                                half / m.median
+                            } else {
+                                0.0
+                            })
+                        ),
+                        Some(m.median),
                     )
                 }
-                (None, None) => "no counted sample".to_string(),
+                (None, None) => ("no counted sample".to_string(), None),
             };
-            // Threaded kernels: the time per loop is each thread's; throughput is of all T
-            // threads together (T × N loops in a sample's time).
-            let t = f64::from(k.threads.max(1));
-            let thr = match (&b.summary.wall_time, k.bytes_per_loop, k.items_per_loop) {
-                (Some(m), Some(bytes), _) if m.median > 0.0 => {
-                    format!("  {}/s", units::format_bytes(t * bytes / m.median, None))
-                }
-                (Some(m), None, Some(items)) if m.median > 0.0 => {
-                    format!("  {} items/s", units::format_count(t * items / m.median))
-                }
-                _ => String::new(),
-            };
-            let thr = match &b.summary.wall_time {
-                Some(m) if k.threads > 1 && m.median > 0.0 => format!(
-                    " per thread ({} threads; total {} loops/s{thr})",
-                    k.threads,
-                    units::format_count(t / m.median)
-                ),
-                _ => thr,
-            };
+            let thr = throughput_words(&k, per_loop.filter(|t| *t > 0.0));
             let vs = if i == g[0] {
                 "reference".to_string()
             } else if let Some(c) = ck::comparison_of(s, g[0], i) {
@@ -840,6 +833,30 @@ pub fn summary(s: &Session) -> String {
     out
 }
 
+/// The rates beside a kernel's time per loop, from that same time (`per_loop`, seconds):
+/// bytes or items a second, and for threaded kernels the loops of all threads together (the
+/// time per loop is each thread's; T threads run T × N loops in a sample's time).
+fn throughput_words(k: &crate::results::KernelRecord, per_loop: Option<f64>) -> String {
+    let Some(t_loop) = per_loop else {
+        return String::new();
+    };
+    let t = f64::from(k.threads.max(1));
+    let thr = match (k.bytes_per_loop, k.items_per_loop) {
+        (Some(bytes), _) => format!("  {}/s", units::format_bytes(t * bytes / t_loop, None)),
+        (None, Some(items)) => format!("  {} items/s", units::format_count(t * items / t_loop)),
+        _ => String::new(),
+    };
+    if k.threads > 1 {
+        format!(
+            " per thread ({} threads; total {} loops/s{thr})",
+            k.threads,
+            units::format_count(t / t_loop)
+        )
+    } else {
+        thr
+    }
+}
+
 /// `--counters EVENTS` of `tare kernels`: counted by Valgrind in each sample's timed region
 /// (perf cannot count one region of a process); checked on `/bin/true` before the first run.
 fn kernel_counters(list: &str) -> anyhow::Result<crate::plan::Counters> {
@@ -895,4 +912,31 @@ fn counts_line(b: &crate::results::Benchmark) -> Option<String> {
             format!("samples differ by up to {:.3}%", spread * 100.0)
         }
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::throughput_words;
+    use crate::results::KernelRecord;
+
+    #[test]
+    fn rates_come_from_the_time_on_the_line() {
+        // 4 bytes a loop at 4.9 ns a loop is 816 MB/s, whatever the samples' own median was.
+        let k = KernelRecord {
+            bytes_per_loop: Some(4.0),
+            threads: 1,
+            ..Default::default()
+        };
+        assert_eq!(throughput_words(&k, Some(4.9e-9)), "  816.3 MB/s");
+        assert_eq!(throughput_words(&k, None), "");
+        // Threaded: the time is each thread's; the rates are of all threads together.
+        let k = KernelRecord {
+            items_per_loop: Some(1.0),
+            threads: 4,
+            ..Default::default()
+        };
+        let w = throughput_words(&k, Some(1e-6));
+        assert!(w.starts_with(" per thread (4 threads; total 4"), "{w}");
+        assert!(w.contains("items/s"), "{w}");
+    }
 }

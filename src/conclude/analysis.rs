@@ -149,6 +149,8 @@ pub fn compare_pairs(
         });
     }
     let adjusted = stats::holm(&raws.iter().map(|r| r.p).collect::<Vec<_>>());
+    let names: Vec<&str> = references.iter().map(|b| b.name.as_str()).collect();
+    let labels = short_labels(&names);
     raws.iter()
         .zip(adjusted)
         .map(|(r, p_adj)| {
@@ -173,7 +175,7 @@ pub fn compare_pairs(
                 words: {
                     let same = std::ptr::eq(references, candidates);
                     let (a, b) = if same {
-                        short_labels(&reference.name, &cand.name)
+                        (labels[r.reference].clone(), labels[r.candidate].clone())
                     } else {
                         // Saved results: the same benchmark, old and new.
                         (
@@ -188,22 +190,39 @@ pub fn compare_pairs(
         .collect()
 }
 
-/// Labels for two benchmarks in a comparison sentence: without the trailing words both names
-/// share (`gzip -9 -c f` vs `gzip -1 -c f` → `gzip -9`, `gzip -1`), else the names as they are.
-pub fn short_labels(a: &str, b: &str) -> (String, String) {
-    let wa: Vec<&str> = a.split_whitespace().collect();
-    let wb: Vec<&str> = b.split_whitespace().collect();
-    let tail = wa
+/// Labels for a session's benchmarks in comparison sentences: without the trailing words every
+/// name shares (`gzip -9 -c f`, `gzip -1 -c f`, `xz -1 -c f` → `gzip -9`, `gzip -1`, `xz -1`),
+/// else the names as they are — and the names as they are wherever the shortened ones would not
+/// tell two benchmarks apart or one would be empty.
+pub fn short_labels(names: &[&str]) -> Vec<String> {
+    let words: Vec<Vec<&str>> = names
         .iter()
-        .rev()
-        .zip(wb.iter().rev())
-        .take_while(|(x, y)| x == y)
+        .map(|n| n.split_whitespace().collect())
+        .collect();
+    let whole = || names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let Some(first) = words.first() else {
+        return Vec::new();
+    };
+    let tail = (0..first.len())
+        .take_while(|&k| {
+            let w = first[first.len() - 1 - k];
+            words
+                .iter()
+                .all(|ws| ws.len() > k && ws[ws.len() - 1 - k] == w)
+        })
         .count();
-    let (ra, rb) = (&wa[..wa.len() - tail], &wb[..wb.len() - tail]);
-    if tail == 0 || ra.is_empty() || rb.is_empty() || ra == rb {
-        return (a.to_string(), b.to_string());
+    if tail == 0 || words.len() < 2 {
+        return whole();
     }
-    (ra.join(" "), rb.join(" "))
+    let short: Vec<String> = words
+        .iter()
+        .map(|ws| ws[..ws.len() - tail].join(" "))
+        .collect();
+    let distinct: std::collections::HashSet<&String> = short.iter().collect();
+    if short.iter().any(String::is_empty) || distinct.len() < short.len() {
+        return whole();
+    }
+    short
 }
 
 /// Marks Tukey outliers of the counted wall times in `run.extra["outlier"]` (`mild`/`severe`);
@@ -622,27 +641,24 @@ mod label_tests {
 
     #[test]
     fn labels_keep_only_the_words_that_differ() {
+        let l = |names: &[&str]| short_labels(names);
         assert_eq!(
-            short_labels("gzip -9 -c /etc/services", "gzip -1 -c /etc/services"),
-            ("gzip -9".to_string(), "gzip -1".to_string())
+            l(&["gzip -9 -c /etc/services", "gzip -1 -c /etc/services"]),
+            ["gzip -9", "gzip -1"]
         );
+        assert_eq!(l(&["fast", "slow"]), ["fast", "slow"]);
+        assert_eq!(l(&["sort f", "sort -n f"]), ["sort", "sort -n"]);
+        // A name that is all shared words keeps every name whole.
+        assert_eq!(l(&["f", "sort f"]), ["f", "sort f"]);
+        assert_eq!(l(&["xz -1 a", "zstd -1 a"]), ["xz", "zstd"]);
+        // Only the words all names share go: two gzip commands stay apart from each other.
         assert_eq!(
-            short_labels("fast", "slow"),
-            ("fast".to_string(), "slow".to_string())
+            l(&["gzip -1 -c f.txt", "gzip -9 -c f.txt", "xz -1 -c f.txt"]),
+            ["gzip -1", "gzip -9", "xz -1"]
         );
-        assert_eq!(
-            short_labels("sort f", "sort -n f"),
-            ("sort".to_string(), "sort -n".to_string())
-        );
-        // A name that is all shared words keeps both names whole.
-        assert_eq!(
-            short_labels("f", "sort f"),
-            ("f".to_string(), "sort f".to_string())
-        );
-        assert_eq!(
-            short_labels("xz -1 a", "zstd -1 a"),
-            ("xz".to_string(), "zstd".to_string())
-        );
+        // Shortened names that would coincide are not shortened.
+        assert_eq!(l(&["a x", "a y x", "a x"]), ["a x", "a y x", "a x"]);
+        assert_eq!(l(&["one"]), ["one"]);
     }
 }
 

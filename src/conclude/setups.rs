@@ -262,8 +262,9 @@ pub fn compare_by_setup(benches: &[Benchmark], s: &CompareSettings) -> Vec<Compa
                 words: format!(
                     "{} (mean of per-setup ratios over {} setups)",
                     {
-                        let (a, b) = super::analysis::short_labels(&reference.name, &cand.name);
-                        verdict.words(&a, &b)
+                        let names: Vec<&str> = benches.iter().map(|b| b.name.as_str()).collect();
+                        let l = super::analysis::short_labels(&names);
+                        verdict.words(&l[s.reference], &l[r.candidate])
                     },
                     r.setups
                 ),

@@ -88,9 +88,11 @@ fn bytes3(bytes: f64) -> String {
     format!("{v:.d$} {unit}", d = decimals(v))
 }
 
-/// The default wall-time line: median, its 95% CI, range and runs, in one unit.
+/// The default wall-time line: median, its 95% CI, range and runs, in the unit that suits the
+/// median (as hyperfine's suits its mean): a slow outlier must not turn `706 ms` on one line
+/// into `0.750 s` on the next.
 fn time_line(out: &mut String, p: &Paint, m: &MetricSummary, unit: Option<&str>, runs: usize) {
-    let f = line_format(unit, m.max.max(m.median), m.median);
+    let f = line_format(unit, m.median, m.median);
     let ci = if m.median_ci_exact {
         format!("[{} … {}]", f(m.median_ci_low), f(m.median_ci_high))
     } else {

@@ -408,7 +408,13 @@ pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
         rows.push(vec![
             name,
             f(w.median),
-            format!("{} … {}", f(w.median_ci_low), f(w.median_ci_high)),
+            if w.median_ci_exact {
+                format!("{} … {}", f(w.median_ci_low), f(w.median_ci_high))
+            } else {
+                // Below 6 runs no order statistics give the median 95% coverage: min … max is
+                // not a 95% interval, and the column must not pretend it is.
+                "too few runs".to_string()
+            },
             format!(
                 "{} ± {}",
                 f(w.mean),
@@ -439,11 +445,12 @@ pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
             .comparisons
             .iter()
             .map(|c| {
+                let d = crate::stats::compare::decimals(c.ratio_ci_low, c.ratio_ci_high);
                 vec![
                     syntax.code(&c.candidate_name),
                     syntax.code(&c.reference_name),
-                    format!("{:.4}", c.ratio),
-                    format!("{:.4} … {:.4}", c.ratio_ci_low, c.ratio_ci_high),
+                    format!("{:.d$}", c.ratio),
+                    format!("{:.d$} … {:.d$}", c.ratio_ci_low, c.ratio_ci_high),
                     units::format_p(c.p_adjusted),
                     syntax.text(&c.words),
                 ]

@@ -178,7 +178,9 @@ impl Verdict {
     }
 }
 
-fn decimals(low: f64, high: f64) -> usize {
+/// Decimals of a ratio and its interval: two, or three/four when the interval is narrower than
+/// 0.02/0.002 so its ends stay distinguishable. Every view that prints a ratio uses it.
+pub fn decimals(low: f64, high: f64) -> usize {
     let w = (high - low).abs();
     if w >= 0.02 || w.is_nan() {
         2
