@@ -6,6 +6,7 @@
 
 #[path = "common/skip.rs"]
 mod skip;
+mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +45,7 @@ fn ensure_tools() -> bool {
 }
 
 fn tare() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
+    common::tare()
 }
 
 fn suite_file() -> PathBuf {
