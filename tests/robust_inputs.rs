@@ -99,7 +99,7 @@ fn compare_and_report_refuse_what_is_not_results_and_say_what_it_is() {
         ("notjson.txt", "is not JSON"),
         ("binary.bin", "binary data"),
         ("empty.json", "is empty"),
-        ("nested.json", "is not JSON"),
+        ("nested.json", "is a JSON array of values"),
         ("a.json.journal", "is a tare journal"),
         ("suite-results.jsonl", "is suite results"),
     ] {
@@ -287,4 +287,64 @@ fn an_endless_fifo_is_refused_at_the_input_limit() {
         sent <= 16 << 20,
         "tare read {sent} bytes past its 8 MiB limit"
     );
+}
+
+/// At the default limit (1 GiB), garbage is refused from its first block rather than read to
+/// the limit: a sparse 1 GiB file (all NUL bytes), and an endless `[0,0,0,…` on a FIFO, of
+/// which tare reads no more than a few MB.
+#[test]
+fn garbage_is_refused_from_its_first_block_at_the_default_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = dir.path().join("sparse.json");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    for cmd in ["compare", "import", "report"] {
+        let mut c = tare();
+        c.env_remove("TARE_INPUT_LIMIT").arg(cmd).arg(&sparse);
+        if cmd == "compare" {
+            c.arg(&sparse);
+        }
+        let out = c.output().unwrap();
+        refused(&out, cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is binary data, not text (a NUL byte at offset 0)"),
+            "{cmd}: {err}"
+        );
+    }
+    for cmd in ["import", "compare"] {
+        let fifo = dir.path().join(format!("zeros-{cmd}"));
+        common::nodes::mkfifo(&fifo);
+        let writer = {
+            let p = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+                let mut sent = 0u64;
+                let chunk = "0,".repeat(1 << 15);
+                if f.write_all(b"[").is_ok() {
+                    while f.write_all(chunk.as_bytes()).is_ok() {
+                        sent += chunk.len() as u64;
+                    }
+                }
+                sent
+            })
+        };
+        let mut c = tare();
+        c.env_remove("TARE_INPUT_LIMIT").arg(cmd).arg(&fifo);
+        if cmd == "compare" {
+            c.arg(&fifo);
+        }
+        let out = c.output().unwrap();
+        refused(&out, cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&fifo.display().to_string()) && err.contains("is a JSON array of values"),
+            "{cmd}: {err}"
+        );
+        let sent = writer.join().unwrap();
+        assert!(sent <= 4 << 20, "{cmd}: tare read {sent} bytes of garbage");
+    }
 }

@@ -4,9 +4,9 @@
 //! refused. Needs root (cgroups, namespaces) and the Debian packages gzip, xz-utils and
 //! diffutils (installed here when missing); skipped with a message otherwise.
 
+mod common;
 #[path = "common/skip.rs"]
 mod skip;
-mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -38,18 +38,74 @@ fn too_large(path: &Path, what: &str, limit: u64) -> anyhow::Error {
     ))
 }
 
+/// How much of an input is looked at before the rest is read: what every input must look like
+/// there (text, and for a JSON document, a document) is checked first, so that `/dev/zero`, a
+/// sparse file or a gigabyte of `[0,0,…` is refused within this many bytes, not after a
+/// gigabyte is held in memory.
+pub const HEAD: usize = 64 << 10;
+
 /// Reads all of `reader` up to `limit` bytes; more is an error naming `path` (`what` says
-/// what the file is: "results file", "import").
+/// what the file is: "results file", "import"). Every input tare reads is text: a NUL byte in
+/// the first [`HEAD`] bytes is refused before the rest is read.
 pub fn read_all(reader: impl Read, path: &Path, what: &str, limit: u64) -> anyhow::Result<Vec<u8>> {
+    read_all_checked(reader, path, what, limit, |_| Ok(()))
+}
+
+/// [`read_all`] with `check` applied to the first [`HEAD`] bytes (or all, when shorter) before
+/// the rest is read, and before the NUL check, so that a reader with words of its own for what
+/// the head shows (a gzip header, an array of numbers) says them; its error is returned as is.
+pub fn read_all_checked(
+    reader: impl Read,
+    path: &Path,
+    what: &str,
+    limit: u64,
+    check: impl Fn(&[u8]) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<u8>> {
+    let cannot = |e: std::io::Error| {
+        crate::error::usage(format!("cannot read {what} {}: {e}", path.display()))
+    };
+    let mut reader = reader.take(limit.saturating_add(1));
     let mut bytes = Vec::new();
-    reader
-        .take(limit.saturating_add(1))
+    (&mut reader)
+        .take(HEAD as u64)
         .read_to_end(&mut bytes)
-        .map_err(|e| crate::error::usage(format!("cannot read {what} {}: {e}", path.display())))?;
+        .map_err(cannot)?;
+    check(&bytes)?;
+    if let Some(why) = binary_head(&bytes) {
+        return Err(crate::error::usage(format!(
+            "{what} {} is {why}: give the right file",
+            path.display()
+        )));
+    }
+    reader.read_to_end(&mut bytes).map_err(cannot)?;
     if bytes.len() as u64 > limit {
         return Err(too_large(path, what, limit));
     }
     Ok(bytes)
+}
+
+/// What a head with a NUL byte is, in words ("binary data, not text (a NUL byte at offset 3)"),
+/// or None for a head without one.
+pub fn binary_head(head: &[u8]) -> Option<String> {
+    let at = head.iter().position(|&b| b == 0)?;
+    Some(format!("binary data, not text (a NUL byte at offset {at})"))
+}
+
+/// What is wrong with the head of a JSON document tare reads whole (a results file, a JSON
+/// import), or None: it is no JSON array of values (numbers, strings, arrays). Such an array
+/// is no document tare reads, and parsing a gigabyte of one would take many gigabytes; an
+/// array of objects (JMH's results) or an empty one passes.
+pub fn json_document_head(head: &[u8]) -> Option<String> {
+    let mut rest = head
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace() || **b == 0xEF || **b == 0xBB || **b == 0xBF);
+    match rest.next() {
+        Some(b'[') => match rest.find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') | Some(b']') | None => None,
+            Some(_) => Some("a JSON array of values, not of records".into()),
+        },
+        _ => None,
+    }
 }
 
 /// Opens `path` for reading without blocking in `open` (a FIFO nobody writes to would hold
@@ -76,6 +132,15 @@ pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
 /// Reads the file at `path` up to [`limit`] bytes (see [`read_all`]). A regular file larger
 /// than the limit is refused before a byte is read.
 pub fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
+    read_checked(path, what, |_| Ok(()))
+}
+
+/// [`read`] with a check of the first [`HEAD`] bytes (see [`read_all_checked`]).
+pub fn read_checked(
+    path: &Path,
+    what: &str,
+    check: impl Fn(&[u8]) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<u8>> {
     let limit = limit()?;
     let file = open(path).map_err(|e| {
         crate::error::usage(format!(
@@ -88,7 +153,7 @@ pub fn read(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
             return Err(too_large(path, what, limit));
         }
     }
-    read_all(file, path, what, limit)
+    read_all_checked(file, path, what, limit, check)
 }
 
 /// [`read`] as UTF-8 text; bytes that are not UTF-8 are an error naming the file.
@@ -136,19 +201,52 @@ mod tests {
     #[test]
     fn an_endless_reader_stops_at_the_limit_with_one_line_naming_the_file() {
         let e = read_all(
-            std::io::repeat(0),
-            Path::new("/x/zero"),
+            std::io::repeat(b' '),
+            Path::new("/x/spaces"),
             "results file",
             1000,
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("results file /x/zero is larger than"), "{e}");
+        assert!(e.contains("results file /x/spaces is larger than"), "{e}");
         assert!(!e.contains('\n'));
         assert_eq!(
             read_all(&b"abc"[..], Path::new("f"), "f", 3).unwrap(),
             b"abc"
         );
+    }
+
+    /// /dev/zero, a sparse file, a gigabyte of `[0,0,…`: refused from the first block, with
+    /// the rest never read (an endless reader would otherwise run to the limit).
+    #[test]
+    fn garbage_is_refused_from_its_head() {
+        let e = read_all(std::io::repeat(0), Path::new("/x/zero"), "import", u64::MAX)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("import /x/zero is binary data, not text (a NUL byte at offset 0)"),
+            "{e}"
+        );
+        let zeros = std::io::Read::chain(&b"[0"[..], std::io::repeat(b',').take(u64::MAX));
+        let e = read_all_checked(zeros, Path::new("z.json"), "import", u64::MAX, |h| {
+            match json_document_head(h) {
+                Some(why) => Err(anyhow::anyhow!("z.json is {why}")),
+                None => Ok(()),
+            }
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("is a JSON array of values"), "{e}");
+        for ok in [
+            &b"{\"a\": 1}"[..],
+            b"  [ {\"b\": 2} ]",
+            b"[]",
+            b"\xEF\xBB\xBF{}",
+            b"x",
+        ] {
+            assert!(json_document_head(ok).is_none(), "{ok:?}");
+        }
+        assert!(json_document_head(b"[[1]]").is_some());
     }
 
     #[test]

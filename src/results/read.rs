@@ -97,8 +97,23 @@ pub fn impossible(r: &super::model::Run) -> Option<String> {
 /// Reads one results file; every failure is one line naming the file, what it is and what
 /// was expected (exit 2).
 pub fn load_session(path: &Path) -> anyhow::Result<Session> {
-    let bytes = super::input::read(path, "results file")
-        .map_err(|e| usage(format!("{e:#} ({EXPECTED})")))?;
+    // Garbage is refused from its first block, in the words used for a whole file.
+    let head_check = |head: &[u8]| match super::input::json_document_head(head)
+        .or_else(|| super::input::binary_head(head))
+    {
+        Some(why) => Err(usage(format!(
+            "{} is not a tare results file: it is {why}; {EXPECTED}",
+            path.display()
+        ))),
+        None => Ok(()),
+    };
+    let bytes = super::input::read_checked(path, "results file", head_check).map_err(|e| {
+        if e.to_string().contains(EXPECTED) {
+            e
+        } else {
+            usage(format!("{e:#} ({EXPECTED})"))
+        }
+    })?;
     // A journal's header line parses as a session too: tell them apart by its "type".
     let session: Session = serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()

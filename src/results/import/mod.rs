@@ -204,7 +204,32 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
     let bytes = if meta.is_dir() {
         None
     } else {
-        Some(crate::results::input::read(path, "import")?)
+        // Garbage is refused from its first block: a gzip header, a NUL byte, an array of
+        // numbers, each said as for a whole file.
+        let head_check = |head: &[u8]| {
+            let why = match head {
+                [0x1f, 0x8b, ..] => Some(
+                    describe(&Input {
+                        path,
+                        bytes: Some(head),
+                        json: None,
+                    })
+                    .to_string(),
+                ),
+                _ => crate::results::input::json_document_head(head)
+                    .or_else(|| crate::results::input::binary_head(head)),
+            };
+            match why {
+                Some(why) => Err(usage(format!(
+                    "cannot import {}: it is {why}",
+                    path.display()
+                ))),
+                None => Ok(()),
+            }
+        };
+        Some(crate::results::input::read_checked(
+            path, "import", head_check,
+        )?)
     };
     let json = bytes
         .as_deref()
