@@ -13,7 +13,14 @@ use std::time::{Duration, Instant};
 
 const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/fake_worker.py");
 /// Short stop rules so a test takes seconds.
-const QUICK: [&str; 6] = ["--stop", "runs >= 6", "--sample-time", "1ms", "--seed", "7"];
+const QUICK: [&str; 6] = [
+    "--sample-stop",
+    "runs >= 6",
+    "--sample-time",
+    "1ms",
+    "--seed",
+    "7",
+];
 
 fn json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
@@ -189,7 +196,7 @@ fn flags_what_cannot_be_measured() {
         .args([
             "--steady-state",
             "on",
-            "--stop",
+            "--sample-stop",
             "runs >= 25",
             "--sample-time",
             "1ms",
@@ -314,7 +321,7 @@ fn long_kernels_fit_the_worker_timeout() {
         "0.5s",
         "-r",
         "2",
-        "--stop",
+        "--sample-stop",
         "runs >= 3",
     ]);
     assert!(
@@ -357,7 +364,7 @@ fn long_kernels_fit_the_worker_timeout() {
         "0.3s",
         "-r",
         "1",
-        "--stop",
+        "--sample-stop",
         "runs >= 2",
     ]);
     let k = &v["benchmarks"][0]["extra"]["kernel"];
@@ -572,7 +579,7 @@ fn user_errors_are_one_line_before_any_measurement() {
             "no kernel matches --filter 'nomatch'",
         ),
         (&["--sample-time", "soon"], "--sample-time 'soon'"),
-        (&["--stop", "runs >="], "--stop 'runs >='"),
+        (&["--sample-stop", "runs >="], "--sample-stop 'runs >='"),
     ];
     for (args, want) in cases {
         let out = tare().args(["kernels", FAKE]).args(args).output().unwrap();
@@ -726,7 +733,14 @@ fn actions_and_meters_at_their_stages() {
             "--warmup",
             "0",
         ])
-        .args(["--stop", "runs >= 3", "--sample-time", "1ms", "--seed", "3"])
+        .args([
+            "--sample-stop",
+            "runs >= 3",
+            "--sample-time",
+            "1ms",
+            "--seed",
+            "3",
+        ])
         .args(["--action", &shell("before-invocation")])
         .args(["--action", &shell("after-benchmark")])
         .args(["--action", &shell("before-repetition")])
@@ -794,7 +808,7 @@ fn levels_run(scale: &str, offset: usize, invocations: usize, samples: usize) ->
             .args(["kernels", &prog("a", "1"), &prog("b", scale)])
             .args(["-n", "first", "-n", "second", "--filter", "^levels$"])
             .args(["--invocations", &invocations.to_string()])
-            .args(["--stop", &format!("runs >= {samples}")])
+            .args(["--sample-stop", &format!("runs >= {samples}")])
             .args(["--sample-time", "1ms", "--seed", "7"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
@@ -929,7 +943,7 @@ fn invocations_adapt_to_the_spread_of_processes() {
                     dir.path().join(name).display()
                 ),
             ])
-            .args(["--filter", "^levels$", "--stop", "runs >= 3"])
+            .args(["--filter", "^levels$", "--sample-stop", "runs >= 3"])
             .args(["--sample-time", "1ms", "--seed", "3"])
             .args(["--export-json", j.to_str().unwrap()])
             .args(extra)
@@ -1014,7 +1028,7 @@ fn a_round_that_would_pass_the_time_budget_is_not_started() {
     let j = dir.path().join("b.json");
     let out = tare()
         .args(["kernels", &format!("sh {}", script.display())])
-        .args(["--filter", "^levels$", "--stop", "runs >= 3"])
+        .args(["--filter", "^levels$", "--sample-stop", "runs >= 3"])
         .args(["--sample-time", "1ms", "--seed", "3", "--time-budget", "8s"])
         .args(["--export-json", j.to_str().unwrap()])
         .output()
@@ -1035,7 +1049,9 @@ fn a_round_that_would_pass_the_time_budget_is_not_started() {
     );
     assert!(
         why.starts_with("inconclusive: 2 invocations")
-            && why.contains("--time-budget 8s reached: another round (~")
+            && why.contains(
+                "--time-budget 8s a benchmark reached (8s for 1 benchmark): another round (~"
+            )
             && why.contains("the slowest so far) would end at"),
         "{why}"
     );
@@ -1061,7 +1077,14 @@ fn no_verdict_from_fewer_than_five_invocations() {
                 &prog(&format!("{tag}b"), "2"),
             ])
             .args(["-n", "one", "-n", "two", "--filter", "^levels$", "-r", i])
-            .args(["--stop", "runs >= 5", "--sample-time", "1ms", "--seed", "2"])
+            .args([
+                "--sample-stop",
+                "runs >= 5",
+                "--sample-time",
+                "1ms",
+                "--seed",
+                "2",
+            ])
             .args(["--export-json", j.to_str().unwrap()])
             .output()
             .unwrap();
@@ -1138,7 +1161,7 @@ fn fixed_loops_run_exactly_n_loops_a_sample() {
         .args([
             "kernels", FAKE, "--filter", "^spin$", "--loops", "7", "-r", "2",
         ])
-        .args(["--stop", "runs >= 4", "--seed", "5", "--export-json"])
+        .args(["--sample-stop", "runs >= 4", "--seed", "5", "--export-json"])
         .arg(&j)
         .env("FAKE_LOOPS_LOG", &log)
         .output()
@@ -1194,7 +1217,14 @@ fn programs_take_every_position_of_a_round_equally_often() {
         let log = dir.path().join("log");
         let out = tare()
             .args(["kernels", FAKE, FAKE, FAKE, "-n", "x", "-n", "y", "-n", "z"])
-            .args(["--filter", "^empty$", "-r", "6", "--stop", "runs >= 6"])
+            .args([
+                "--filter",
+                "^empty$",
+                "-r",
+                "6",
+                "--sample-stop",
+                "runs >= 6",
+            ])
             .args(["--sample-time", "1ms", "--seed", seed, "-q"])
             .args([
                 "--action",

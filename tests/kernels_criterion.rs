@@ -78,7 +78,7 @@ fn a_criterion_suite_built_listed_and_measured() {
     let j = d.path().join("c.json");
     let (_, v) = common::exported(
         tare()
-            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
+            .args(["kernels", &w, "-r", "2", "--sample-stop", "runs >= 5"])
             .args(["--sample-time", "2ms", "--seed", "5"])
             .args(["--export-json", j.to_str().unwrap()])
             .envs(env),

@@ -69,7 +69,7 @@ fn blur_in_seven_languages_head_to_head() {
         .args([
             "--invocations",
             "2",
-            "--stop",
+            "--sample-stop",
             "runs >= 5",
             "--sample-time",
             "2ms",
@@ -197,7 +197,7 @@ fn an_optimized_away_kernel_is_flagged() {
             "^(empty|vanished)$",
             "-r",
             "1",
-            "--stop",
+            "--sample-stop",
             "runs >= 5",
         ])
         .args(["--sample-time", "2ms", "--export-json", j.to_str().unwrap()])

@@ -75,7 +75,14 @@ fn a_newer_google_benchmark_runs_exactly_the_loops_asked() {
     let j = dir.path().join("n.json");
     let (_, v) = common::exported(
         tare()
-            .args(["kernels", &worker(&bin), "-r", "2", "--stop", "runs >= 5"])
+            .args([
+                "kernels",
+                &worker(&bin),
+                "-r",
+                "2",
+                "--sample-stop",
+                "runs >= 5",
+            ])
             .args(["--filter", "^BM_(hash|sum/256)$", "--sample-time", "2ms"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
@@ -143,7 +150,7 @@ fn a_google_benchmark_suite_listed_and_measured() {
     let j = dir.path().join("g.json");
     let (_, v) = common::exported(
         tare()
-            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
+            .args(["kernels", &w, "-r", "2", "--sample-stop", "runs >= 5"])
             .args(["--sample-time", "2ms", "--seed", "5"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,

@@ -73,7 +73,7 @@ fn a_jmh_suite_listed_and_measured() {
     let j = d.path().join("j.json");
     let (_, v) = common::exported(
         tare()
-            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 10"])
+            .args(["kernels", &w, "-r", "2", "--sample-stop", "runs >= 10"])
             .args(["--sample-time", "2ms", "--seed", "5"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
@@ -105,7 +105,14 @@ fn a_jmh_suite_listed_and_measured() {
     let (_, v) = common::exported(
         tare()
             .args(["kernels", &w, "--filter", "sum", "-L", "size", "64,16384"])
-            .args(["-r", "1", "--stop", "runs >= 5", "--sample-time", "2ms"])
+            .args([
+                "-r",
+                "1",
+                "--sample-stop",
+                "runs >= 5",
+                "--sample-time",
+                "2ms",
+            ])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
     );

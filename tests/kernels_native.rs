@@ -34,7 +34,7 @@ fn go_benchmarks_measured_with_tares_policy() {
                 &worker,
                 "-r",
                 "2",
-                "--stop",
+                "--sample-stop",
                 "runs >= 5",
                 "--sample-time",
                 "2ms",
@@ -128,7 +128,7 @@ fn go_test_binary_is_built_once_per_session() {
     let worker = format!("{} native-worker go {pkg}", env!("CARGO_BIN_EXE_tare"));
     let j = dir.path().join("go.json");
     let out = tare()
-        .args(["kernels", &worker, "-r", "3", "--stop", "runs >= 3"])
+        .args(["kernels", &worker, "-r", "3", "--sample-stop", "runs >= 3"])
         .args(["--filter", "^Sum$", "--sample-time", "1ms", "--seed", "2"])
         .args(["--export-json", j.to_str().unwrap()])
         .env("PATH", &path)
@@ -185,7 +185,7 @@ fn pyperf_benchmarks_measured_with_tares_policy() {
     let j = dir.path().join("py.json");
     let (_, v) = common::exported(
         tare()
-            .args(["kernels", &worker, "-r", "2", "--stop", "runs >= 5"])
+            .args(["kernels", &worker, "-r", "2", "--sample-stop", "runs >= 5"])
             .args(["--sample-time", "2ms", "--seed", "5"])
             .args(["--export-json", j.to_str().unwrap()])
             .env_remove("TARE_TEST_PYPERF_RAISE"),
@@ -240,7 +240,7 @@ fn pyperf_script_that_raises_is_one_line_and_leaves_nothing() {
     );
     let kernels = |raise: &str| {
         tare()
-            .args(["kernels", &worker, "-r", "1", "--stop", "runs >= 3"])
+            .args(["kernels", &worker, "-r", "1", "--sample-stop", "runs >= 3"])
             .args(["--sample-time", "1ms"])
             .env("TARE_TEST_PYPERF_RAISE", raise)
             .output()
@@ -334,7 +334,14 @@ fn a_real_go_suite_with_sub_benchmarks() {
                 "-r",
                 "2",
             ])
-            .args(["--stop", "runs >= 3", "--sample-time", "2ms", "--seed", "3"])
+            .args([
+                "--sample-stop",
+                "runs >= 3",
+                "--sample-time",
+                "2ms",
+                "--seed",
+                "3",
+            ])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,
     );
@@ -371,7 +378,7 @@ fn pyperf_interpreter_is_named_and_recorded() {
     );
     let j = dir.path().join("py.json");
     let out = tare()
-        .args(["kernels", &worker, "-r", "1", "--stop", "runs >= 3"])
+        .args(["kernels", &worker, "-r", "1", "--sample-stop", "runs >= 3"])
         .args(["--filter", "^sum$", "--sample-time", "1ms"])
         .args(["--export-json", j.to_str().unwrap()])
         .env_remove("TARE_TEST_PYPERF_RAISE")

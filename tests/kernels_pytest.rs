@@ -77,7 +77,7 @@ fn a_pytest_benchmark_suite_listed_and_measured() {
     let j = dir.path().join("p.json");
     let (_, v) = common::exported(
         tare()
-            .args(["kernels", &w, "-r", "2", "--stop", "runs >= 5"])
+            .args(["kernels", &w, "-r", "2", "--sample-stop", "runs >= 5"])
             .args(["--sample-time", "2ms", "--seed", "5"])
             .args(["--export-json", j.to_str().unwrap()]),
         &j,

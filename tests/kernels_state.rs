@@ -32,7 +32,7 @@ fn measure(program: &str, label: &str) -> Vec<(String, f64, Vec<String>)> {
             label,
             "-r",
             "5",
-            "--stop",
+            "--sample-stop",
             "runs >= 5",
         ])
         .args(["--seed", "9", "--export-json", j.to_str().unwrap()])

@@ -49,30 +49,31 @@ pub struct KernelsArgs {
     #[command(flatten)]
     params: super::opts::ParamArgs,
     /// Fresh processes per program (the invocation level, as `tare run`'s runs), fixed; with
-    /// --invocation-stop, the fewest. Without it they adapt: at least 5, more while a kernel's
+    /// --stop, the fewest. Without it they adapt: at least 5, more while a kernel's
     /// process-level interval is wider than --precision, within --time-budget and
     /// --max-invocations.
     #[arg(short = 'r', long, visible_alias = "runs", value_name = "N")]
     invocations: Option<usize>,
-    /// Most invocations [default: 100; 20 with --invocation-stop].
+    /// Most invocations [default: 100; 20 with --stop].
     #[arg(short = 'M', long, visible_alias = "max-runs", value_name = "N")]
     max_invocations: Option<usize>,
     /// Adaptive invocations stop once every kernel's 95% interval over its processes is within
     /// ± this of its value.
     #[arg(long, default_value = "5%", value_name = "PCT")]
     precision: String,
-    /// Adaptive invocations stop before a round that would end past this (from the first
-    /// invocation) at the pace of the slowest round so far, settled or not.
-    #[arg(long, default_value = "2m", value_name = "DURATION")]
+    /// Stop measuring a benchmark after this much time, as `tare run`'s: each benchmark gets
+    /// its share of the rounds' time, so a session of B benchmarks stops before a round that
+    /// would end past B × this (at the pace of the slowest round so far), settled or not.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
     time_budget: String,
-    /// Stop rule over invocations (runs = invocations, ci(median) over their medians), e.g.
-    /// "runs >= 3 and ci(median) < 1%".
-    #[arg(long, value_name = "RULE")]
-    invocation_stop: Option<String>,
+    /// A stop rule over a benchmark's processes, as `tare run`'s over its runs (runs =
+    /// invocations, ci(median) over their medians), e.g. "runs >= 3 and ci(median) < 1%".
+    #[arg(long, visible_alias = "invocation-stop", value_name = "RULE")]
+    stop: Option<String>,
     /// Stop rule over the samples of one invocation [default: "runs >= 10 and (ci(median) <=
     /// 1% or runs >= 30 or time >= 2s)"].
     #[arg(long, value_name = "RULE")]
-    stop: Option<String>,
+    sample_stop: Option<String>,
     /// Most samples per invocation.
     #[arg(long, default_value_t = 100, value_name = "N")]
     max_samples: usize,
@@ -329,14 +330,14 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     let precision = units::parse_fraction(&a.precision)
         .map_err(|e| usage(format!("--precision {}: {e}", a.precision)))?;
     let time_budget = duration("time-budget", &a.time_budget)?;
-    let sample_stop = match &a.stop {
-        Some(s) => rule("stop", s)?,
+    let sample_stop = match &a.sample_stop {
+        Some(s) => rule("sample-stop", s)?,
         None => StopRule::default_rule(10, 30, Metric::CiMedian, 0.01, 2.0),
     };
     let fewest = a.invocations.unwrap_or(1);
-    let (invocation_stop, max_invocations, adaptive) = match (&a.invocation_stop, a.invocations) {
+    let (invocation_stop, max_invocations, adaptive) = match (&a.stop, a.invocations) {
         (Some(s), _) => (
-            rule("invocation-stop", s)?,
+            rule("stop", s)?,
             a.max_invocations.unwrap_or(20).max(fewest),
             None,
         ),

@@ -113,7 +113,7 @@ pub fn head_to_head(
             .arg("kernels")
             .args(workers)
             .args(["-n", "a", "-n", "b", "-n", "slow"])
-            .args(["--stop", &format!("runs >= {HEAD_TO_HEAD_ROUNDS}")])
+            .args(["--sample-stop", &format!("runs >= {HEAD_TO_HEAD_ROUNDS}")])
             .args(["-r", HEAD_TO_HEAD_ROUNDS])
             .args(["--alpha", HEAD_TO_HEAD_ALPHA, "--seed", "26"])
             .args(["--export-json", j.to_str().unwrap()]),

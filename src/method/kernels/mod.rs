@@ -102,12 +102,14 @@ pub type Randomizer = Box<dyn Fn(&mut RunSpec, u64) -> Result<String, String>>;
 
 /// Invocations that adapt: at least `min` processes, more while a benchmark's process-level
 /// 95% interval (`conclude::kernels::process_spread`) is wider than ±`precision`, until
-/// another round, as slow as the slowest so far, would end past `budget` (the session's time
-/// from its first invocation): none is started then.
+/// another round, as slow as the slowest so far, would end past `budget` × the benchmarks
+/// measured (`--time-budget` is each benchmark's share of the session's time from its first
+/// invocation, as `tare run`'s is each command's): none is started then.
 #[derive(Debug, Clone, Copy)]
 pub struct Adaptive {
     pub min: usize,
     pub precision: f64,
+    /// Each benchmark's share (`--time-budget`).
     pub budget: Duration,
 }
 

@@ -335,10 +335,13 @@ impl Session<'_> {
                 "--max-invocations {} reached",
                 plan.max_invocations
             ))
-        } else if spent + next > ad.budget {
+        } else if spent + next > session_budget(ad.budget, plan.targets.len()) {
+            let total = session_budget(ad.budget, plan.targets.len());
             Some(format!(
-                "--time-budget {} reached: another round (~{:.1} s, the slowest so far) would end at {:.1} s",
+                "--time-budget {} a benchmark reached ({} for {}): another round (~{:.1} s, the slowest so far) would end at {:.1} s",
                 humantime::format_duration(Duration::from_secs(ad.budget.as_secs().max(1))),
+                humantime::format_duration(Duration::from_secs(total.as_secs().max(1))),
+                crate::units::plural(plan.targets.len(), "benchmark"),
                 next.as_secs_f64(),
                 (spent + next).as_secs_f64()
             ))
@@ -409,6 +412,12 @@ fn next_round(rounds: &[Duration]) -> Duration {
         [only] => *only,
         [_, rest @ ..] => rest.iter().copied().max().unwrap_or_default(),
     }
+}
+
+/// The session's budget: each of `benchmarks` gets `each` (`--time-budget`) of the rounds'
+/// time, as each of `tare run`'s commands does.
+fn session_budget(each: Duration, benchmarks: usize) -> Duration {
+    each.saturating_mul(u32::try_from(benchmarks.max(1)).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]
