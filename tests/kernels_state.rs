@@ -1,6 +1,6 @@
 //! State a kernel's body changes (it sorts in place): with the per-sample `init` loops 2..N
 //! sort sorted data and the time is of that, which tare's first-loop check says ("state from
-//! earlier loops carries over"); with the per-loop init of every client (C `tare_on_each`, C++
+//! earlier loops" is one of the two causes its note names); with the per-loop init of every client (C `tare_on_each`, C++
 //! `.each`, Rust `Kernel::each`, Go `InitEach`/`RunEach`, Java `.each`, JS `input`/`each`,
 //! Python `init_each`/`body_each`: untimed, in batches as Criterion's iter_batched) every loop
 //! sorts unsorted data, as a plain loop that copies and sorts (both timed) does, and nothing is
@@ -80,7 +80,7 @@ fn check(times: &[(String, f64, Vec<String>)], label: &str) {
         sample.1, each.1, plain.1
     );
     // Sorting sorted data is O(n), unsorted O(n²): the per-sample shape reports the former,
-    // and says that state from loop 1 carries over; the others do not.
+    // and its first-loop note says the time may be too low; the others get no such note.
     assert!(sample.1 < 0.2 * each.1, "{label}: {times:?}");
     assert!(
         sample.2.iter().any(|k| k == "first-loop"),

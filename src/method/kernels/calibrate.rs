@@ -89,8 +89,11 @@ pub fn check_linearity<E>(
 }
 
 /// Calibration's first steps screen for a first loop at least this many times a later one
-/// (state left by loop 1); samples of 1 and 2 loops then confirm it.
-pub const FIRST_LOOP_RATIO: f64 = 10.0;
+/// (state left by loop 1, or start-up every sample pays); samples of 1 and 2 loops then confirm
+/// it. At 10× a C kernel whose in-place sort made loop 1 five times the rest went unnamed while
+/// its time per loop was a fifth of the honest one; confirmation (below) needs loop 2 under half
+/// of loop 1, so a screen at 3× only spares it the kernels that cannot pass.
+pub const FIRST_LOOP_RATIO: f64 = 3.0;
 /// Confirmed where 2 loops took under this many times 1 loop (the median of the pairs): the
 /// second loop cost under half the first, which a body whose cost is in its loop never shows
 /// once one loop is 100 clock reads or more.
@@ -122,13 +125,19 @@ pub fn check_first_loop<E>(
         return Ok(None);
     }
     let later = |t2: f64| (t2 - t1) / (n2 - 1) as f64;
-    if later(t2) * FIRST_LOOP_RATIO > t1 {
-        // One preempted or stolen sample of n2 loops hides the first loop (a CI run here: the
-        // sort's per-sample shape went unnoticed under steal); the screen takes the faster of
-        // two such samples, one more sample of a kernel's first invocation.
-        if later(time(n2)?.min(t2)) * FIRST_LOOP_RATIO > t1 {
-            return Ok(None);
+    // One preempted or stolen sample of n2 loops hides the first loop (a CI run here: the
+    // sort's per-sample shape went unnoticed under steal; at a load of 2 on 2 vCPUs, 3 of 3
+    // sessions): the screen takes the fastest of up to three such samples, at most two more
+    // samples of a kernel's first invocation, until it fires.
+    let mut fastest = t2;
+    for _ in 0..2 {
+        if later(fastest) * FIRST_LOOP_RATIO <= t1 {
+            break;
         }
+        fastest = fastest.min(time(n2)?);
+    }
+    if later(fastest) * FIRST_LOOP_RATIO > t1 {
+        return Ok(None);
     }
     let (mut ones, mut twos, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..FIRST_LOOP_PAIRS {
@@ -493,9 +502,29 @@ mod tests {
         let (r, asked) = check(&[(1, sort(1)), (16, sort(16))], &sort);
         assert_eq!(r, Some([700_000.0, 4_000.0]));
         assert_eq!(asked, [1, 2, 2, 1, 1, 2, 2, 1, 1, 2]);
-        // A body whose cost is in its loop: screened out by a second sample of 16 loops.
+        // A body whose cost is in its loop: screened out by two more samples of 16 loops.
         let linear = |n: u64| 50_000.0 * n as f64;
-        assert_eq!(check(&[(1, 50e3), (16, 800e3)], &linear), (None, vec![16]));
+        assert_eq!(
+            check(&[(1, 50e3), (16, 800e3)], &linear),
+            (None, vec![16, 16])
+        );
+        // Loop 1 five times the rest (a C kernel's in-place sort): named, where a 10× screen
+        // let its time per loop be a fifth of the honest one unsaid.
+        let five = |n: u64| 500_000.0 + 100_000.0 * (n - 1) as f64;
+        let (r, asked) = check(&[(1, five(1)), (16, five(16))], &five);
+        assert_eq!(r, Some([500_000.0, 100_000.0]));
+        assert_eq!(asked.len(), 10);
+        // Both further samples preempted too (a loaded machine): the fastest of three screens.
+        let mut k = 0;
+        let noisy = move |n: u64| {
+            k += 1;
+            sort(n) + if n == 16 && k < 2 { 10e6 } else { 0.0 }
+        };
+        let noisy = std::cell::RefCell::new(noisy);
+        let (r, _) = check(&[(1, sort(1)), (16, sort(16) + 10e6)], &|n| {
+            (noisy.borrow_mut())(n)
+        });
+        assert_eq!(r, Some([700_000.0, 4_000.0]));
         // Calibration's sample of 16 loops preempted for 10 ms: the second one screens it in.
         let (r, asked) = check(&[(1, sort(1)), (16, sort(16) + 10e6)], &sort);
         assert_eq!(r, Some([700_000.0, 4_000.0]));
