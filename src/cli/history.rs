@@ -300,7 +300,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                         && s.machine_id == al.machine_id
                 });
                 println!(
-                    "#{} {} {} · {} · {}: {} at {} {:.3}× (95% CI {:.3}–{:.3}), p = {}{}",
+                    "#{} {} {} · {} · {}: {} at {} {:.3}× ({} {:.3}–{:.3}), p = {}{}",
                     al.id,
                     al.status,
                     s.map(|s| s.label()).unwrap_or_default(),
@@ -309,6 +309,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                     al.kind,
                     al.commit_key.chars().take(10).collect::<String>(),
                     al.ratio,
+                    al.interval_name(),
                     al.ratio_low,
                     al.ratio_high,
                     crate::units::format_p(al.p_value),
@@ -412,8 +413,7 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
         }
     }
     println!(
-        "judged the newest commit of {} against the commits before it: {}",
-        crate::units::plural(judged, "series"),
+        "judged the newest commit of {judged} series against the commits before it: {}",
         match tip_regressions {
             0 => "no regression".to_string(),
             n => format!("{n} regression(s)"),
@@ -422,7 +422,7 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
     for v in views {
         for a in v.alerts.iter().filter(|a| new.contains(&a.id)) {
             eprintln!(
-                "new alert #{}: {} {} on {} {} at {}: {:.3}× (95% CI {:.3}–{:.3})",
+                "new alert #{}: {} {} on {} {} at {}: {:.3}× ({} {:.3}–{:.3})",
                 a.id,
                 v.series.label(),
                 v.series.metric,
@@ -430,6 +430,7 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
                 a.kind,
                 a.commit_key.chars().take(10).collect::<String>(),
                 a.ratio,
+                a.interval_name(),
                 a.ratio_low,
                 a.ratio_high
             );

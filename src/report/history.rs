@@ -257,8 +257,8 @@ pub fn markdown_with_tips(views: &[SeriesView], tips: &[Option<Tip>], new_ids: &
     if !regressed.is_empty() {
         let _ = writeln!(
             o,
-            "**The newest commit is a regression in {}.**\n",
-            units::plural(regressed.len(), "series")
+            "**The newest commit is a regression in {} series.**\n",
+            regressed.len()
         );
         o.push_str("| benchmark | metric | machine | commit | ratio (interval) | baseline | p |\n");
         o.push_str("|---|---|---|---|---|---|---|\n");
@@ -296,19 +296,20 @@ pub fn markdown_with_tips(views: &[SeriesView], tips: &[Option<Tip>], new_ids: &
             new_ids.len()
         );
         o.push_str(
-            "| alert | benchmark | metric | machine | change at | ratio (95% CI) | p | status |\n",
+            "| alert | benchmark | metric | machine | change at | ratio (interval) | p | status |\n",
         );
         o.push_str("|---|---|---|---|---|---|---|---|\n");
         for (v, a) in &open {
             let _ = writeln!(
                 o,
-                "| #{} | {} | {} | {} | `{}` | {:.3}× ({:.3}–{:.3}) {} | {} | {}{} |",
+                "| #{} | {} | {} | {} | `{}` | {:.3}× ({} {:.3}–{:.3}) {} | {} | {}{} |",
                 a.id,
                 md(&v.series.label()),
                 v.series.metric,
                 md(&v.series.hostname),
                 short(&a.commit_key),
                 a.ratio,
+                a.interval_name(),
                 a.ratio_low,
                 a.ratio_high,
                 a.kind,

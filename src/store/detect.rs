@@ -457,6 +457,22 @@ const NOT_FOUND: &str = "no longer detected";
 /// The note of an alert raised by the judgment of the newest commit.
 pub const TIP_NOTE: &str = "newest commit judged";
 
+/// The note of such an alert once the change-point search found its change.
+const TIP_FOUND: &str = "raised at the newest commit, then found by the change-point search";
+
+impl Alert {
+    /// What `ratio_low`–`ratio_high` is: "95% CI" (a change's bootstrap interval), or for an
+    /// alert raised by the judgment of the newest commit (and not yet found by the search) its
+    /// interval, "98% interval".
+    pub fn interval_name(&self) -> String {
+        self.note
+            .strip_prefix(TIP_NOTE)
+            .and_then(|r| r.rsplit("; ").next())
+            .filter(|x| x.ends_with("% interval"))
+            .map_or_else(|| "95% CI".into(), str::to_string)
+    }
+}
+
 pub const STATUSES: &[&str] = &["new", "acknowledged", "dismissed", "fixed"];
 
 const ALERT_COLUMNS: &str = "id, benchmark_id, metric_id, machine_id, commit_key, before_key, kind, ratio, ratio_low, ratio_high, p_value, status, note, created_at, updated_at";
@@ -583,6 +599,11 @@ pub fn update_alerts_with(
                 if a.status == "dismissed" && a.note.starts_with(NOT_FOUND) {
                     set_status(db, a.id, "new", Some("found again"), now)?;
                 }
+                // Raised at the newest commit, found by the search now: its numbers are the
+                // change's from here on.
+                if a.note.starts_with(TIP_NOTE) {
+                    set_status(db, a.id, &a.status, Some(TIP_FOUND), now)?;
+                }
                 db.exec(
                     "UPDATE alerts SET commit_key = ?, before_key = ?, ratio = ?, ratio_low = ?, ratio_high = ?, p_value = ?, updated_at = ? WHERE id = ?",
                     &[
@@ -685,7 +706,7 @@ pub fn update_alerts_with(
                         Val::real(t.p_value),
                         Val::text("new"),
                         Val::text(format!(
-                            "{TIP_NOTE} against the {} before it ({:.0}% interval)",
+                            "{TIP_NOTE} against the {} before it; {:.0}% interval",
                             crate::units::plural(t.baseline, "commit"),
                             100.0 * j.confidence
                         )),
