@@ -44,7 +44,13 @@ fn add(d: &Path, i: usize, level: f64, noisy: bool) {
     let o = tare(
         d,
         &[
-            "history", "--store", "h.sqlite", "add", &name, "--commit", &hash(i),
+            "history",
+            "--store",
+            "h.sqlite",
+            "add",
+            &name,
+            "--commit",
+            &hash(i),
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
@@ -148,10 +154,11 @@ fn the_alert_raised_at_the_newest_commit_is_the_one_alert_of_its_level_shift() {
     let wall: Vec<&str> = t.lines().filter(|l| l.contains("wall_time")).collect();
     assert_eq!(wall.len(), 2, "{t}");
     assert!(
-        wall.iter().all(|l| l.contains(&format!("regression at {}", short(12)))
-            && l.contains(" new ")
-            && l.contains("(95% CI ")
-            && l.contains("found by the change-point search")),
+        wall.iter()
+            .all(|l| l.contains(&format!("regression at {}", short(12)))
+                && l.contains(" new ")
+                && l.contains("(95% CI ")
+                && l.contains("found by the change-point search")),
         "{t}"
     );
 }
@@ -192,7 +199,9 @@ fn identical_commits_raise_nothing() {
         let (code, t, md) = check(d, metric);
         assert_eq!(code, Some(0), "{t}");
         assert!(
-            t.contains("judged the newest commit of 2 series against the commits before it: no regression"),
+            t.contains(
+                "judged the newest commit of 2 series against the commits before it: no regression"
+            ),
             "{t}"
         );
         assert!(!md.contains("The newest commit is a regression"), "{md}");

@@ -110,7 +110,7 @@ struct DetectArgs {
     /// Judge the newest commit of each series against up to N commits before it (at least 3;
     /// the baseline stops at a change point or a machine change).
     #[arg(long, value_name = "N", default_value_t = 10)]
-    baseline: usize,
+    tip_baseline: usize,
 }
 
 #[derive(Args, Debug)]
@@ -464,10 +464,10 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
     }
     let min_effect = crate::units::parse_fraction(&d.min_effect)
         .map_err(|e| usage(format!("--min-effect {}: {e}", d.min_effect)))?;
-    if d.baseline < detect::TIP_MIN_BASELINE {
+    if d.tip_baseline < detect::TIP_MIN_BASELINE {
         return Err(usage(format!(
-            "--baseline {}: give at least {} (the newest commit is judged against the commits before it)",
-            d.baseline,
+            "--tip-baseline {}: give at least {} (the newest commit is judged against the commits before it)",
+            d.tip_baseline,
             detect::TIP_MIN_BASELINE
         )));
     }
@@ -486,7 +486,7 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
             kappa: true,
         },
         min_effect,
-        tip_baseline: d.baseline,
+        tip_baseline: d.tip_baseline,
     })
 }
 
