@@ -310,7 +310,7 @@ pub fn tip(
     let cut_words = cut
         .filter(|_| base.len() == window.len())
         .map(|c| match &c.machine_change {
-            Some(m) => format!("the machine changed at {} ({m})", short(&c.after_key)),
+            Some(m) => format!("the machine change at {} ({m})", short(&c.after_key)),
             None => format!("the change point at {}", short(&c.after_key)),
         });
     let deterministic = repeating_counts(points, series);
@@ -341,7 +341,7 @@ pub fn tip(
             "{} of baseline; {TIP_MIN_BASELINE} needed{}",
             crate::units::plural(values.len(), "commit"),
             match &t.cut {
-                Some(c) => format!(" (the baseline starts after {c})"),
+                Some(c) => format!(" (the baseline starts at {c})"),
                 None => String::new(),
             }
         ));
@@ -773,6 +773,117 @@ fn short(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::query::SessionRef;
+
+    fn series(direction: &str) -> Series {
+        Series {
+            benchmark_id: 1,
+            metric_id: 1,
+            machine_id: 1,
+            benchmark: "b".into(),
+            parameters: "{}".into(),
+            command: "b".into(),
+            metric: "wall_time".into(),
+            unit: "s".into(),
+            direction: direction.into(),
+            fingerprint: "f".into(),
+            hostname: "h".into(),
+        }
+    }
+
+    /// Points with these per-commit values (NaN: every run interfered with) on `kernel(i)`.
+    fn points(values: &[f64], kernel: &dyn Fn(usize) -> &'static str) -> Vec<Point> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Point {
+                key: format!("c{i:02}"),
+                commit: Some(format!("c{i:02}")),
+                subject: None,
+                branch: None,
+                dirty: false,
+                time: i as i64,
+                value: v,
+                ci_low: v,
+                ci_high: v,
+                n: 10,
+                detect_value: v,
+                interfered: 0,
+                sessions: vec![SessionRef {
+                    id: i as i64,
+                    started_at: String::new(),
+                    source: None,
+                    median: v,
+                    ci_low: v,
+                    ci_high: v,
+                    n: 10,
+                    multimodal: false,
+                    kernel: kernel(i).into(),
+                    os: "os".into(),
+                    method: "m".into(),
+                    interfered: 0,
+                    clean_median: None,
+                }],
+            })
+            .collect()
+    }
+
+    fn judge(values: &[f64], kernel: &dyn Fn(usize) -> &'static str, dir: &str) -> Tip {
+        let (p, s) = (points(values, kernel), series(dir));
+        let settings = DetectSettings::default();
+        tip(&p, &s, &changes(&p, &s, &settings), &settings).unwrap()
+    }
+
+    const SAME: &dyn Fn(usize) -> &'static str = &|_| "6.1";
+
+    #[test]
+    fn the_newest_commit_is_judged_in_the_metrics_bad_direction() {
+        let base = [1.0, 1.004, 0.997, 1.002];
+        let t = judge(&[&base[..], &[1.2]].concat(), SAME, "lower");
+        assert!(
+            t.regression && t.kind == "regression" && t.baseline == 4,
+            "{t:?}"
+        );
+        let j = t.judged.unwrap();
+        assert!(j.low > 1.0 && t.p_value < 0.01 && (j.ratio - 1.2).abs() < 0.01);
+        // Higher is better: the same value is an improvement, a lower one the regression.
+        let t = judge(&[&base[..], &[1.2]].concat(), SAME, "higher");
+        assert!(!t.regression && t.kind == "improvement", "{t:?}");
+        let t = judge(&[&base[..], &[0.8]].concat(), SAME, "higher");
+        assert!(t.regression && t.judged.unwrap().high < 1.0, "{t:?}");
+        // Significant but below min_effect (1%): not a regression.
+        let flat = [1.0, 1.0001, 0.9999, 1.0];
+        let t = judge(&[&flat[..], &[1.005]].concat(), SAME, "lower");
+        assert!(t.significant && !t.regression, "{t:?}");
+    }
+
+    #[test]
+    fn the_baseline_leaves_out_interfered_commits_and_stops_at_a_machine_change() {
+        // Up to 10 commits before; a commit whose every run was flagged does not count.
+        let mut v = vec![1.0; 14];
+        v[12] = f64::NAN;
+        v.push(1.0);
+        let t = judge(&v, SAME, "lower");
+        assert_eq!((t.baseline, t.index, t.from), (10, 14, 3), "{t:?}");
+        assert_eq!(t.before_key.as_deref(), Some("c13"));
+        // The kernel changed 2 commits before the newest: 2 commits of baseline, said so.
+        let t = judge(&[1.0; 8], &|i| if i >= 5 { "6.2" } else { "6.1" }, "lower");
+        assert!(t.judged.is_none(), "{t:?}");
+        let missing = t.missing.unwrap();
+        assert!(
+            missing == "2 commits of baseline; 3 needed (the baseline starts at the machine change at c05 (kernel 6.1 → 6.2))",
+            "{missing}"
+        );
+        // The newest commit itself changed the machine: no baseline at all.
+        let t = judge(&[1.0; 8], &|i| if i >= 7 { "6.2" } else { "6.1" }, "lower");
+        assert!(t
+            .missing
+            .unwrap()
+            .starts_with("0 commits of baseline; 3 needed"));
+        // Nothing to judge without a value.
+        let (p, s) = (points(&[f64::NAN; 3], SAME), series("lower"));
+        assert!(tip(&p, &s, &[], &DetectSettings::default()).is_none());
+    }
 
     #[test]
     fn steps_of_a_repeating_count_that_persist_are_changes() {
