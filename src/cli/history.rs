@@ -1,7 +1,8 @@
 //! `tare history …` (the store: add, rebuild, show, check, report, alerts, confirm) and
 //! `tare bisect`. Parses arguments, opens the store, calls `crate::store` and
 //! `crate::report::history`, and maps outcomes to exit codes: `check` (and `report
-//! --fail-on-new`) exit 1 when new regression alerts were raised. `confirm` and `bisect` build
+//! --fail-on-new`) exit 1 when new regression alerts were raised (a regression at the newest
+//! commit, `store::detect::tip`, raises one). `confirm` and `bisect` build
 //! commits in git work trees, measure them interleaved with the `tare run` machinery, in this
 //! process, and judge them with `conclude::commits` (the one model of `conclude::levels`).
 
@@ -21,7 +22,7 @@ use builds::confirm;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tare run --store default --export-json r.json './prog'\n  tare history add results/*.json --commit v1.2\n  tare history show --last 15\n  tare history check            # exit 1 on new regression alerts\n  tare history report --export-html history.html --export-markdown summary.md"
+    after_help = "Examples:\n  tare run --store default --export-json r.json './prog'\n  tare history add results/*.json --commit v1.2\n  tare history show --last 15\n  tare history check            # exit 1 on new regression alerts (the newest commit judged too)\n  tare history report --export-html history.html --export-markdown summary.md"
 )]
 pub struct HistoryArgs {
     /// The store: an SQLite file or postgresql://user:pass@host:port/db (default: TARE_STORE,
@@ -40,7 +41,7 @@ enum HistoryCommand {
     Rebuild(AddArgs),
     /// Show each series in the terminal: sparkline, newest commits, change points, alerts.
     Show(ShowArgs),
-    /// Find change points, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
+    /// Find change points, judge the newest commit against the ones before it, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
     Check(CheckArgs),
     /// Write the HTML dashboard and/or the Markdown summary (alerts as `check` left them).
     Report(ReportArgs),
@@ -394,11 +395,7 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
         }
         if t.regression || t.judged.is_none() {
             tip_regressions += usize::from(t.regression);
-            let alert = v
-                .alerts
-                .iter()
-                .rev()
-                .find(|a| t.regression && a.kind == "regression" && a.commit_key == t.key);
+            let alert = t.alert(&v.points, &v.alerts);
             eprintln!(
                 "{} {} on {}: {}{}",
                 v.series.label(),

@@ -163,10 +163,7 @@ pub fn terminal_with_tips(
             let _ = writeln!(o, "  no change point");
         }
         if let Some(Some(t)) = tips.get(vi) {
-            let alert = t
-                .regression
-                .then(|| v.alerts.iter().rev().find(|a| a.commit_key == t.key))
-                .flatten();
+            let alert = t.alert(&v.points, &v.alerts);
             let _ = writeln!(
                 o,
                 "  {}{}{}{}",

@@ -281,6 +281,23 @@ pub struct Tip {
     pub alpha: f64,
 }
 
+impl Tip {
+    /// The regression alert this judgment raised or matched: the newest at a commit after the
+    /// baseline's first, up to the tip (as [`update_alerts_with`] matches them).
+    pub fn alert<'a>(&self, points: &[Point], alerts: &'a [Alert]) -> Option<&'a Alert> {
+        if !self.regression {
+            return None;
+        }
+        alerts.iter().rfind(|a| {
+            a.kind == "regression"
+                && points
+                    .iter()
+                    .position(|p| p.key == a.commit_key)
+                    .is_some_and(|p| p > self.from && p <= self.index)
+        })
+    }
+}
+
 /// The newest point with a value of a series judged against up to `tip_baseline` points before
 /// it (see the module documentation); None when no point has a value. `changes` are the
 /// series' changes from [`changes`]: the baseline starts after the latest change point before
