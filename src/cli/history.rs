@@ -1,7 +1,8 @@
 //! `tare history …` (the store: add, rebuild, show, check, report, alerts, confirm) and
 //! `tare bisect`. Parses arguments, opens the store, calls `crate::store` and
 //! `crate::report::history`, and maps outcomes to exit codes: `check` (and `report
-//! --fail-on-new`) exit 1 when new regression alerts were raised. `confirm` and `bisect` build
+//! --fail-on-new`) exit 1 when new regression alerts were raised (a regression at the newest
+//! commit, `store::detect::tip`, raises one). `confirm` and `bisect` build
 //! commits in git work trees, measure them interleaved with the `tare run` machinery, in this
 //! process, and judge them with `conclude::commits` (the one model of `conclude::levels`).
 
@@ -21,7 +22,7 @@ use builds::confirm;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  tare run --store default --export-json r.json './prog'\n  tare history add results/*.json --commit v1.2\n  tare history show --last 15\n  tare history check            # exit 1 on new regression alerts\n  tare history report --export-html history.html --export-markdown summary.md"
+    after_help = "Examples:\n  tare run --store default --export-json r.json './prog'\n  tare history add results/*.json --commit v1.2\n  tare history show --last 15\n  tare history check            # exit 1 on new regression alerts (the newest commit judged too)\n  tare history report --export-html history.html --export-markdown summary.md"
 )]
 pub struct HistoryArgs {
     /// The store: an SQLite file or postgresql://user:pass@host:port/db (default: TARE_STORE,
@@ -40,7 +41,7 @@ enum HistoryCommand {
     Rebuild(AddArgs),
     /// Show each series in the terminal: sparkline, newest commits, change points, alerts.
     Show(ShowArgs),
-    /// Find change points, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
+    /// Find change points, judge the newest commit against the ones before it, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
     Check(CheckArgs),
     /// Write the HTML dashboard and/or the Markdown summary (alerts as `check` left them).
     Report(ReportArgs),
@@ -91,7 +92,8 @@ struct SelectArgs {
 
 #[derive(Args, Debug, Clone)]
 struct DetectArgs {
-    /// Largest permutation p-value at which a change point is kept.
+    /// Largest permutation p-value at which a change point is kept, and the one-sided level at
+    /// which the newest commit is judged a regression against the commits before it.
     #[arg(long, value_name = "ALPHA", default_value_t = 0.01)]
     alpha: f64,
     /// Permutations per change-point test.
@@ -106,6 +108,10 @@ struct DetectArgs {
     /// Look for change points among the newest N commits of each series.
     #[arg(long, value_name = "N", default_value_t = 200)]
     window: usize,
+    /// Judge the newest commit of each series against up to N commits before it (at least 3;
+    /// the baseline stops at a change point or a machine change).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    tip_baseline: usize,
 }
 
 #[derive(Args, Debug)]
@@ -238,20 +244,20 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
         HistoryCommand::Rebuild(x) => add(&spec, x, true),
         HistoryCommand::Show(x) => {
             let mut st = open(&spec)?;
-            let (views, _) = analyse(&mut st, &x.select, &x.detect, false)?;
+            let (views, tips, _) = analyse(&mut st, &x.select, &x.detect, false)?;
             print!(
                 "{}",
-                view::terminal(&views, x.last, crate::report::Style::Full.color())
+                view::terminal_with_tips(&views, &tips, x.last, crate::report::Style::Full.color())
             );
             Ok(exit::OK)
         }
         HistoryCommand::Check(x) => {
             let mut st = open(&spec)?;
-            let (views, new) = analyse(&mut st, &x.select, &x.detect, true)?;
+            let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, true)?;
             if let Some(p) = &x.markdown {
-                write_out(p, &view::markdown(&views, &new))?;
+                write_out(p, &view::markdown_with_tips(&views, &tips, &new))?;
             }
-            Ok(gate(&views, &new))
+            Ok(gate(&views, &tips, &new))
         }
         HistoryCommand::Report(x) => {
             if x.html.is_none() && x.markdown.is_none() {
@@ -260,16 +266,16 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 ));
             }
             let mut st = open(&spec)?;
-            let (views, new) = analyse(&mut st, &x.select, &x.detect, x.fail_on_new)?;
+            let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, x.fail_on_new)?;
             if let Some(p) = &x.html {
                 write_out(p, &view::html(&views, "tare history", &new))?;
                 eprintln!("wrote {}", p.display());
             }
             if let Some(p) = &x.markdown {
-                write_out(p, &view::markdown(&views, &new))?;
+                write_out(p, &view::markdown_with_tips(&views, &tips, &new))?;
             }
             Ok(if x.fail_on_new {
-                gate(&views, &new)
+                gate(&views, &tips, &new)
             } else {
                 exit::OK
             })
@@ -295,7 +301,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                         && s.machine_id == al.machine_id
                 });
                 println!(
-                    "#{} {} {} · {} · {}: {} at {} {:.3}× (95% CI {:.3}–{:.3}), p = {}{}",
+                    "#{} {} {} · {} · {}: {} at {} {:.3}× ({} {:.3}–{:.3}), p = {}{}",
                     al.id,
                     al.status,
                     s.map(|s| s.label()).unwrap_or_default(),
@@ -304,6 +310,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                     al.kind,
                     al.commit_key.chars().take(10).collect::<String>(),
                     al.ratio,
+                    al.interval_name(),
                     al.ratio_low,
                     al.ratio_high,
                     crate::units::format_p(al.p_value),
@@ -375,13 +382,44 @@ fn write_out(p: &Path, text: &str) -> Result<()> {
         .map_err(|e| UserError::usage(format!("{e:#}")).into())
 }
 
-/// Exit 1 (and a line per alert on stderr) when new regression alerts were raised.
-fn gate(views: &[SeriesView], new: &[i64]) -> i32 {
+/// Exit 1 (and a line per alert on stderr) when new regression alerts were raised (a
+/// regression at the newest commit raises one). Each series whose newest commit is a
+/// regression, or could not be judged, gets a line too: never a silent pass.
+fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 {
     let mut regressions = 0;
+    let (mut judged, mut tip_regressions) = (0, 0);
+    for (v, t) in views.iter().zip(tips) {
+        let Some(t) = t else { continue };
+        if t.judged.is_some() {
+            judged += 1;
+        }
+        if t.regression || t.judged.is_none() {
+            tip_regressions += usize::from(t.regression);
+            let alert = t.alert(&v.points, &v.alerts);
+            eprintln!(
+                "{} {} on {}: {}{}",
+                v.series.label(),
+                v.series.metric,
+                v.series.hostname,
+                view::tip_words(t),
+                match alert {
+                    Some(a) => format!(" — alert #{} {}", a.id, a.status),
+                    None => String::new(),
+                }
+            );
+        }
+    }
+    println!(
+        "judged the newest commit of {judged} series against the commits before it: {}",
+        match tip_regressions {
+            0 => "no regression".to_string(),
+            n => format!("{n} regression(s)"),
+        }
+    );
     for v in views {
         for a in v.alerts.iter().filter(|a| new.contains(&a.id)) {
             eprintln!(
-                "new alert #{}: {} {} on {} {} at {}: {:.3}× (95% CI {:.3}–{:.3})",
+                "new alert #{}: {} {} on {} {} at {}: {:.3}× ({} {:.3}–{:.3})",
                 a.id,
                 v.series.label(),
                 v.series.metric,
@@ -389,6 +427,7 @@ fn gate(views: &[SeriesView], new: &[i64]) -> i32 {
                 a.kind,
                 a.commit_key.chars().take(10).collect::<String>(),
                 a.ratio,
+                a.interval_name(),
                 a.ratio_low,
                 a.ratio_high
             );
@@ -422,6 +461,19 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
     }
     let min_effect = crate::units::parse_fraction(&d.min_effect)
         .map_err(|e| usage(format!("--min-effect {}: {e}", d.min_effect)))?;
+    if d.tip_baseline < detect::TIP_MIN_BASELINE {
+        return Err(usage(format!(
+            "--tip-baseline {}: give at least {} (the newest commit is judged against the commits before it)",
+            d.tip_baseline,
+            detect::TIP_MIN_BASELINE
+        )));
+    }
+    if d.alpha >= 0.5 {
+        return Err(usage(format!(
+            "--alpha {}: give a p-value below 0.5 (it is also the one-sided level of the newest commit's judgment)",
+            d.alpha
+        )));
+    }
     Ok(DetectSettings {
         changepoint: crate::stats::changepoint::Settings {
             alpha: d.alpha,
@@ -431,18 +483,23 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
             kappa: true,
         },
         min_effect,
+        tip_baseline: d.tip_baseline,
     })
 }
 
-/// Every selected series with its trend, change points and alerts; the ids of new alerts.
-/// Only `check` (and `report --fail-on-new`) write alerts (`raise`); the views read them, so
-/// looking at history never takes a new alert away from the CI gate.
+/// The judgment of each series' newest commit, by index of its view.
+type Tips = Vec<Option<detect::Tip>>;
+
+/// Every selected series with its trend, change points and alerts, the judgment of its newest
+/// commit; the ids of new alerts. Only `check` (and `report --fail-on-new`) write alerts
+/// (`raise`); the views read them, so looking at history never takes a new alert away from
+/// the CI gate.
 fn analyse(
     st: &mut Store,
     sel: &SelectArgs,
     d: &DetectArgs,
     raise: bool,
-) -> Result<(Vec<SeriesView>, Vec<i64>)> {
+) -> Result<(Vec<SeriesView>, Tips, Vec<i64>)> {
     let settings = settings(d)?;
     // Counted events (`--counters`) and energies (`--energy`) are metrics of their own.
     let counted: Vec<String> = query::series(&mut st.db)?
@@ -468,6 +525,7 @@ fn analyse(
     }
     let now = store::now();
     let mut views = Vec::new();
+    let mut tips = Vec::new();
     let mut new = Vec::new();
     for s in query::series(&mut st.db)? {
         let wanted = match sel.metric.as_str() {
@@ -485,6 +543,7 @@ fn analyse(
         }
         let points = query::trend(&mut st.db, &s, Some(d.window.max(2)))?;
         let changes = detect::changes(&points, &s, &settings);
+        let tip = detect::tip(&points, &s, &changes, &settings);
         if !raise {
             let alerts = detect::series_alerts(&mut st.db, &s)?;
             views.push(SeriesView {
@@ -493,10 +552,19 @@ fn analyse(
                 changes,
                 alerts,
             });
+            tips.push(tip);
             continue;
         }
         st.db.begin_write()?;
-        let created = match detect::update_alerts(&mut st.db, &s, &points, &changes, &now) {
+        let created = match detect::update_alerts_with(
+            &mut st.db,
+            &s,
+            &points,
+            &changes,
+            tip.as_ref(),
+            &settings,
+            &now,
+        ) {
             Ok(c) => {
                 st.db.batch("COMMIT")?;
                 c
@@ -514,8 +582,9 @@ fn analyse(
             changes,
             alerts,
         });
+        tips.push(tip);
     }
-    Ok((views, new))
+    Ok((views, tips, new))
 }
 
 /// The results files among `paths` (directories searched for *.json, not recursively).

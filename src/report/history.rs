@@ -5,7 +5,7 @@
 
 use crate::report::html::svg::{self, color, esc, Anchor, Canvas, Frame, Scale};
 use crate::report::text_plots::sparkline;
-use crate::store::detect::{Alert, Change};
+use crate::store::detect::{Alert, Change, Tip};
 use crate::store::query::{Point, Series};
 use crate::units;
 use std::fmt::Write;
@@ -56,8 +56,51 @@ pub fn date(t: i64) -> String {
     humantime::format_rfc3339_seconds(st).to_string()[..10].to_string()
 }
 
+/// The judgment of the newest commit in words: "newest commit abc: regression 1.200× (98%
+/// interval 1.181–1.219) against the 3 commits before it, p = 0.0004", or what it misses.
+pub fn tip_words(t: &Tip) -> String {
+    let head = format!("newest commit {}", short(&t.key));
+    let Some(j) = &t.judged else {
+        return format!(
+            "{head}: not judged: {}",
+            t.missing.as_deref().unwrap_or("no baseline")
+        );
+    };
+    let verdict = if t.regression {
+        "regression".to_string()
+    } else if t.significant {
+        "regression below the alert threshold".to_string()
+    } else {
+        format!("no regression at α = {}", t.alpha)
+    };
+    format!(
+        "{head}: {verdict}: {:.3}× ({:.0}% interval {:.3}–{:.3}) against the {} before it{}, p = {}",
+        j.ratio,
+        100.0 * j.confidence,
+        j.low,
+        j.high,
+        units::plural(t.baseline, "commit"),
+        match &t.cut {
+            Some(c) => format!(" (since {c})"),
+            None => String::new(),
+        },
+        units::format_p(t.p_value)
+    )
+}
+
 /// The terminal view: per series a sparkline, the newest `rows` points and the change points.
 pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
+    terminal_with_tips(views, &[], rows, color)
+}
+
+/// [`terminal`] with each series' newest commit judged (`tips[i]` of `views[i]`; none when
+/// `tips` is shorter).
+pub fn terminal_with_tips(
+    views: &[SeriesView],
+    tips: &[Option<Tip>],
+    rows: usize,
+    color: bool,
+) -> String {
     let (red, green, dim, off) = if color {
         ("\x1b[31m", "\x1b[32m", "\x1b[2m", "\x1b[0m")
     } else {
@@ -67,7 +110,7 @@ pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
     if views.is_empty() {
         o.push_str("the store holds no series yet: add results with `tare run --store` or `tare history add FILE`\n");
     }
-    for v in views {
+    for (vi, v) in views.iter().enumerate() {
         let s = &v.series;
         let _ = writeln!(
             o,
@@ -118,6 +161,20 @@ pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
         }
         if v.changes.is_empty() {
             let _ = writeln!(o, "  no change point");
+        }
+        if let Some(Some(t)) = tips.get(vi) {
+            let alert = t.alert(&v.points, &v.alerts);
+            let _ = writeln!(
+                o,
+                "  {}{}{}{}",
+                if t.regression { red } else { "" },
+                tip_words(t),
+                match alert {
+                    Some(a) => format!(" — alert #{} {}", a.id, a.status),
+                    None => String::new(),
+                },
+                if t.regression { off } else { "" }
+            );
         }
         if let Some(line) = left_out_words(v) {
             let _ = writeln!(o, "  {line}");
@@ -181,7 +238,46 @@ pub fn left_out_words(v: &SeriesView) -> Option<String> {
 
 /// A Markdown summary for a pull-request comment: open alerts first, then one line per series.
 pub fn markdown(views: &[SeriesView], new_ids: &[i64]) -> String {
+    markdown_with_tips(views, &[], new_ids)
+}
+
+/// [`markdown`] with each series' newest commit judged (`tips[i]` of `views[i]`): the
+/// regressions at the newest commit first, and a column of the judgment per series.
+pub fn markdown_with_tips(views: &[SeriesView], tips: &[Option<Tip>], new_ids: &[i64]) -> String {
     let mut o = String::from("## tare history\n\n");
+    let tip_of = |i: usize| tips.get(i).and_then(|t| t.as_ref());
+    let regressed: Vec<(&SeriesView, &Tip)> = views
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| tip_of(i).filter(|t| t.regression).map(|t| (v, t)))
+        .collect();
+    if !regressed.is_empty() {
+        let _ = writeln!(
+            o,
+            "**The newest commit is a regression in {} series.**\n",
+            regressed.len()
+        );
+        o.push_str("| benchmark | metric | machine | commit | ratio (interval) | baseline | p |\n");
+        o.push_str("|---|---|---|---|---|---|---|\n");
+        for (v, t) in &regressed {
+            let Some(j) = &t.judged else { continue };
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | `{}` | {:.3}× ({:.0}% interval {:.3}–{:.3}) regression | {} | {} |",
+                md(&v.series.label()),
+                v.series.metric,
+                md(&v.series.hostname),
+                short(&t.key),
+                j.ratio,
+                100.0 * j.confidence,
+                j.low,
+                j.high,
+                units::plural(t.baseline, "commit"),
+                units::format_p(t.p_value)
+            );
+        }
+        o.push('\n');
+    }
     let open: Vec<(&SeriesView, &Alert)> = views
         .iter()
         .flat_map(|v| v.alerts.iter().map(move |a| (v, a)))
@@ -197,19 +293,20 @@ pub fn markdown(views: &[SeriesView], new_ids: &[i64]) -> String {
             new_ids.len()
         );
         o.push_str(
-            "| alert | benchmark | metric | machine | change at | ratio (95% CI) | p | status |\n",
+            "| alert | benchmark | metric | machine | change at | ratio (interval) | p | status |\n",
         );
         o.push_str("|---|---|---|---|---|---|---|---|\n");
         for (v, a) in &open {
             let _ = writeln!(
                 o,
-                "| #{} | {} | {} | {} | `{}` | {:.3}× ({:.3}–{:.3}) {} | {} | {}{} |",
+                "| #{} | {} | {} | {} | `{}` | {:.3}× ({} {:.3}–{:.3}) {} | {} | {}{} |",
                 a.id,
                 md(&v.series.label()),
                 v.series.metric,
                 md(&v.series.hostname),
                 short(&a.commit_key),
                 a.ratio,
+                a.interval_name(),
                 a.ratio_low,
                 a.ratio_high,
                 a.kind,
@@ -237,12 +334,16 @@ pub fn markdown(views: &[SeriesView], new_ids: &[i64]) -> String {
         }
         o.push('\n');
     }
-    o.push_str(
-        "| benchmark | metric | machine | commits | latest | trend |\n|---|---|---|---|---|---|\n",
-    );
-    for v in views {
+    let with_tips = !tips.is_empty();
+    o.push_str("| benchmark | metric | machine | commits | latest | trend |");
+    o.push_str(if with_tips {
+        " newest vs before |\n|---|---|---|---|---|---|---|\n"
+    } else {
+        "\n|---|---|---|---|---|---|\n"
+    });
+    for (i, v) in views.iter().enumerate() {
         let values: Vec<f64> = v.points.iter().map(|p| p.value).collect();
-        let _ = writeln!(
+        let _ = write!(
             o,
             "| {} | {} | {} | {} | {} | `{}` |",
             md(&v.series.label()),
@@ -252,6 +353,23 @@ pub fn markdown(views: &[SeriesView], new_ids: &[i64]) -> String {
             value(&v.series.unit, values.last().copied().unwrap_or(f64::NAN)),
             sparkline(&values, 30)
         );
+        if with_tips {
+            let cell = match tip_of(i) {
+                Some(t) => match &t.judged {
+                    Some(j) => format!(
+                        "{:.3}× ({:.3}–{:.3}){}",
+                        j.ratio,
+                        j.low,
+                        j.high,
+                        if t.regression { " **regression**" } else { "" }
+                    ),
+                    None => md(t.missing.as_deref().unwrap_or("–")),
+                },
+                None => "–".into(),
+            };
+            let _ = write!(o, " {cell} |");
+        }
+        o.push('\n');
     }
     o
 }

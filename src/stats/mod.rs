@@ -14,6 +14,7 @@
 //! * [`mean_ratio`](mod@mean_ratio) — seeded bootstrap interval for a ratio of means (per-process
 //!   values), expanded for small samples;
 //! * [`hypothesis`](mod@hypothesis) — Mann–Whitney, Welch, Kruskal–Wallis, Holm;
+//! * [`next_value`](mod@next_value) — one new value against a baseline (prediction interval);
 //! * [`compare`](mod@compare) — verdicts ("B is 1.12× faster than A");
 //! * [`scaling`](mod@scaling) — power law and complexity class of a parameter scan;
 //! * [`outliers`](mod@outliers), [`trend`], [`autocorr`], [`warmup`], [`modality`] — diagnostics.
@@ -28,6 +29,7 @@ pub mod geomean;
 pub mod hypothesis;
 pub mod mean_ratio;
 pub mod modality;
+pub mod next_value;
 pub mod outliers;
 pub mod paired_ratio;
 pub mod quantile;

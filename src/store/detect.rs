@@ -19,12 +19,28 @@
 //! longer found is dismissed with a note, and opened again (not new to the gate) when it is
 //! found again; an open regression whose level is undone by a later improvement is marked
 //! `fixed`. A change whose sessions after it were multimodal says so.
+//!
+//! The newest commit is judged when it is checked ([`tip`]): a step at it is found before the
+//! change-point search has the commits after it that it needs. Its value (each commit one
+//! replicate: its `detect_value`) is judged against up to `tip_baseline` commits before it by
+//! the prediction interval for one new value on log values (`crate::stats::next_value`, the
+//! spread between commits taken from the baseline itself); the baseline stops at a change point
+//! and at a machine change (kernel, OS, method), as segments do, and needs
+//! [`TIP_MIN_BASELINE`] commits. A regression there (one-sided p < α in the metric's bad
+//! direction, and at least `min_effect`) raises an alert at the tip; while the level shift it
+//! starts is too new for the search (fewer than `min_size` commits after it), the alert is
+//! kept and the tips after it match it instead of raising a second one, and once the search
+//! finds the change, the change updates it (one alert per level shift).
 
 use super::db::{Db, Val};
 use super::query::{Point, Series};
 use crate::stats::bootstrap::{bootstrap_ratio_of_medians, Interval};
 use crate::stats::changepoint::{e_divisive, Settings};
+use crate::stats::next_value::{next_value, NextValue};
 use anyhow::Result;
+
+/// Fewest commits of baseline that the newest commit is judged against.
+pub const TIP_MIN_BASELINE: usize = 3;
 
 /// What detection does.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,6 +48,9 @@ pub struct DetectSettings {
     pub changepoint: Settings,
     /// Smallest |ratio − 1| that raises an alert (0.01 = 1%).
     pub min_effect: f64,
+    /// Most commits before the newest that it is judged against ([`tip`]); its one-sided
+    /// level is `changepoint.alpha`.
+    pub tip_baseline: usize,
 }
 
 impl Default for DetectSettings {
@@ -39,6 +58,7 @@ impl Default for DetectSettings {
         DetectSettings {
             changepoint: Settings::default(),
             min_effect: 0.01,
+            tip_baseline: 10,
         }
     }
 }
@@ -232,6 +252,146 @@ pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> 
     out
 }
 
+/// The newest commit of a series judged against the commits before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tip {
+    /// Index of the judged point: the newest with a value.
+    pub index: usize,
+    pub key: String,
+    /// Commit key of the point before it, if any.
+    pub before_key: Option<String>,
+    /// Index of the first baseline point (`index` when there is none), and how many.
+    pub from: usize,
+    pub baseline: usize,
+    /// What stopped the baseline before `tip_baseline` commits, if anything: a change point or
+    /// a machine change, in words.
+    pub cut: Option<String>,
+    /// The judgment; None when the baseline is too short (`missing` says why).
+    pub judged: Option<NextValue>,
+    /// Why it is not judged: "2 commits of baseline; 3 needed …".
+    pub missing: Option<String>,
+    /// `regression` or `improvement` by the side of 1 the ratio lies on (the metric's direction).
+    pub kind: String,
+    /// The interval excludes 1 on the metric's bad side (one-sided p < α).
+    pub significant: bool,
+    /// Significant and at least `min_effect`: what raises an alert.
+    pub regression: bool,
+    /// The one-sided p-value in the metric's bad direction, and α.
+    pub p_value: f64,
+    pub alpha: f64,
+}
+
+impl Tip {
+    /// The regression alert this judgment raised or matched: the newest at a commit after the
+    /// baseline's first, up to the tip (as [`update_alerts_with`] matches them).
+    pub fn alert<'a>(&self, points: &[Point], alerts: &'a [Alert]) -> Option<&'a Alert> {
+        if !self.regression {
+            return None;
+        }
+        alerts.iter().rfind(|a| {
+            a.kind == "regression"
+                && points
+                    .iter()
+                    .position(|p| p.key == a.commit_key)
+                    .is_some_and(|p| p > self.from && p <= self.index)
+        })
+    }
+}
+
+/// The newest point with a value of a series judged against up to `tip_baseline` points before
+/// it (see the module documentation); None when no point has a value. `changes` are the
+/// series' changes from [`changes`]: the baseline starts after the latest change point before
+/// the tip, and at the latest machine change at or before it.
+pub fn tip(
+    points: &[Point],
+    series: &Series,
+    changes: &[Change],
+    settings: &DetectSettings,
+) -> Option<Tip> {
+    let used: Vec<usize> = (0..points.len())
+        .filter(|&i| points[i].detect_value.is_finite())
+        .collect();
+    let (&index, earlier) = used.split_last()?;
+    // Where the baseline may start: the latest change point before the tip, or machine change
+    // at or before it (the tip then starts a segment of its own).
+    let cut = changes
+        .iter()
+        .filter(|c| match c.machine_change {
+            Some(_) => c.index <= index,
+            None => c.index < index,
+        })
+        .max_by_key(|c| c.index);
+    let start = cut.map_or(0, |c| c.index);
+    let window: Vec<usize> = earlier.iter().copied().filter(|&i| i >= start).collect();
+    let base = &window[window.len().saturating_sub(settings.tip_baseline.max(1))..];
+    let cut_words = cut
+        .filter(|_| base.len() == window.len())
+        .map(|c| match &c.machine_change {
+            Some(m) => format!("the machine change at {} ({m})", short(&c.after_key)),
+            None => format!("the change point at {}", short(&c.after_key)),
+        });
+    let deterministic = repeating_counts(points, series);
+    let min_effect = if deterministic {
+        crate::conclude::counts::WORK_CHANGE
+    } else {
+        settings.min_effect
+    };
+    let alpha = settings.changepoint.alpha;
+    let values: Vec<f64> = base.iter().map(|&i| points[i].detect_value).collect();
+    let mut t = Tip {
+        index,
+        key: points[index].key.clone(),
+        before_key: earlier.last().map(|&i| points[i].key.clone()),
+        from: base.first().copied().unwrap_or(index),
+        baseline: base.len(),
+        cut: cut_words,
+        judged: None,
+        missing: None,
+        kind: String::new(),
+        significant: false,
+        regression: false,
+        p_value: f64::NAN,
+        alpha,
+    };
+    if values.len() < TIP_MIN_BASELINE {
+        t.missing = Some(format!(
+            "{} of baseline; {TIP_MIN_BASELINE} needed{}",
+            crate::units::plural(values.len(), "commit"),
+            match &t.cut {
+                Some(c) => format!(" (the baseline starts at {c})"),
+                None => String::new(),
+            }
+        ));
+        return Some(t);
+    }
+    let Some(j) = next_value(&values, points[index].detect_value, alpha) else {
+        t.missing = Some(format!(
+            "no judgment at α = {alpha} (give --alpha below 0.5) or of a value that is not positive"
+        ));
+        return Some(t);
+    };
+    let higher_better = series.direction == "higher";
+    let worse = if higher_better {
+        j.ratio < 1.0
+    } else {
+        j.ratio > 1.0
+    };
+    t.kind = match (worse, j.ratio == 1.0) {
+        (_, true) => "none",
+        (true, false) => "regression",
+        (false, false) => "improvement",
+    }
+    .into();
+    (t.significant, t.p_value) = if higher_better {
+        (j.high < 1.0, j.p_lower)
+    } else {
+        (j.low > 1.0, j.p_higher)
+    };
+    t.regression = t.significant && (j.ratio - 1.0).abs() >= min_effect;
+    t.judged = Some(j);
+    Some(t)
+}
+
 /// Whether a series is a count whose runs repeat in every session (the range of each
 /// session's runs within `counts::REPEAT` of its median): its change points are steps
 /// ([`count_steps`]), not a permutation test's.
@@ -311,6 +471,25 @@ pub struct Alert {
 /// The note of an alert dismissed because its change is no longer found.
 const NOT_FOUND: &str = "no longer detected";
 
+/// The note of an alert raised by the judgment of the newest commit.
+pub const TIP_NOTE: &str = "newest commit judged";
+
+/// The note of such an alert once the change-point search found its change.
+const TIP_FOUND: &str = "raised at the newest commit, then found by the change-point search";
+
+impl Alert {
+    /// What `ratio_low`–`ratio_high` is: "95% CI" (a change's bootstrap interval), or for an
+    /// alert raised by the judgment of the newest commit (and not yet found by the search) its
+    /// interval, "98% interval".
+    pub fn interval_name(&self) -> String {
+        self.note
+            .strip_prefix(TIP_NOTE)
+            .and_then(|r| r.rsplit("; ").next())
+            .filter(|x| x.ends_with("% interval"))
+            .map_or_else(|| "95% CI".into(), str::to_string)
+    }
+}
+
 pub const STATUSES: &[&str] = &["new", "acknowledged", "dismissed", "fixed"];
 
 const ALERT_COLUMNS: &str = "id, benchmark_id, metric_id, machine_id, commit_key, before_key, kind, ratio, ratio_low, ratio_high, p_value, status, note, created_at, updated_at";
@@ -388,13 +567,29 @@ pub fn set_status(
     Ok(n > 0)
 }
 
-/// Brings the series' alerts up to date with `changes` (see the module documentation);
-/// returns the ids of alerts created `new` by this call.
+/// Brings the series' alerts up to date with `changes` and the judgment of its newest commit
+/// under the default settings (see the module documentation); returns the ids of alerts created
+/// `new` by this call.
 pub fn update_alerts(
     db: &mut Db,
     s: &Series,
     points: &[Point],
     changes: &[Change],
+    now: &str,
+) -> Result<Vec<i64>> {
+    let settings = DetectSettings::default();
+    let t = tip(points, s, changes, &settings);
+    update_alerts_with(db, s, points, changes, t.as_ref(), &settings, now)
+}
+
+/// [`update_alerts`] with the tip judged as the caller did (`tip`, under `settings`).
+pub fn update_alerts_with(
+    db: &mut Db,
+    s: &Series,
+    points: &[Point],
+    changes: &[Change],
+    tip: Option<&Tip>,
+    settings: &DetectSettings,
     now: &str,
 ) -> Result<Vec<i64>> {
     let pos = |key: &str| points.iter().position(|p| p.key == key);
@@ -420,6 +615,11 @@ pub fn update_alerts(
                 // not new (the gate already failed on it once).
                 if a.status == "dismissed" && a.note.starts_with(NOT_FOUND) {
                     set_status(db, a.id, "new", Some("found again"), now)?;
+                }
+                // Raised at the newest commit, found by the search now: its numbers are the
+                // change's from here on.
+                if a.note.starts_with(TIP_NOTE) {
+                    set_status(db, a.id, &a.status, Some(TIP_FOUND), now)?;
                 }
                 db.exec(
                     "UPDATE alerts SET commit_key = ?, before_key = ?, ratio = ?, ratio_low = ?, ratio_high = ?, p_value = ?, updated_at = ? WHERE id = ?",
@@ -475,8 +675,74 @@ pub fn update_alerts(
             }
         }
     }
+    if let Some(t) = tip.filter(|t| t.regression) {
+        // The same level shift: a regression found by the search at the tip, or an alert at a
+        // commit after the baseline's first up to the tip (raised when an earlier tip was
+        // judged: the tips after a step match it), the newest first.
+        let found = changes
+            .iter()
+            .any(|c| c.alerted && c.kind == "regression" && c.index == t.index);
+        let same = existing
+            .iter()
+            .filter(|a| {
+                a.kind == "regression"
+                    && pos(&a.commit_key).is_some_and(|p| p > t.from && p <= t.index)
+            })
+            .max_by_key(|a| pos(&a.commit_key));
+        match (found, same) {
+            (true, _) => {}
+            (false, Some(a)) => {
+                matched.push(a.id);
+                if a.status == "dismissed" && a.note.starts_with(NOT_FOUND) {
+                    set_status(db, a.id, "new", Some("found again"), now)?;
+                }
+            }
+            (false, None) => {
+                let j = t.judged.unwrap_or(NextValue {
+                    ratio: f64::NAN,
+                    low: f64::NAN,
+                    high: f64::NAN,
+                    t: f64::NAN,
+                    p_higher: f64::NAN,
+                    p_lower: f64::NAN,
+                    df: f64::NAN,
+                    confidence: f64::NAN,
+                });
+                let id = db.insert_id(
+                    "INSERT INTO alerts (benchmark_id, metric_id, machine_id, commit_key, before_key, kind, ratio, ratio_low, ratio_high, p_value, status, note, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    &[
+                        Val::int(s.benchmark_id),
+                        Val::int(s.metric_id),
+                        Val::int(s.machine_id),
+                        Val::text(&t.key),
+                        Val::text(t.before_key.as_deref().unwrap_or("")),
+                        Val::text("regression"),
+                        Val::real(j.ratio),
+                        Val::real(j.low),
+                        Val::real(j.high),
+                        Val::real(t.p_value),
+                        Val::text("new"),
+                        Val::text(format!(
+                            "{TIP_NOTE} against the {} before it; {:.0}% interval",
+                            crate::units::plural(t.baseline, "commit"),
+                            100.0 * j.confidence
+                        )),
+                        Val::text(now),
+                        Val::text(now),
+                    ],
+                )?;
+                matched.push(id);
+                created.push(id);
+            }
+        }
+    }
+    // An alert with fewer than `min_size` commits after it is too new for the search to find
+    // its change (one raised at the tip): it is kept until the search can see it.
+    let too_new = |key: &str| {
+        pos(key).is_some_and(|p| points.len() - 1 - p < settings.changepoint.min_size.max(1))
+    };
     for a in &existing {
-        if a.status == "new" && !matched.contains(&a.id) {
+        if a.status == "new" && !matched.contains(&a.id) && !too_new(&a.commit_key) {
             set_status(
                 db,
                 a.id,
@@ -524,6 +790,117 @@ fn short(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::query::SessionRef;
+
+    fn series(direction: &str) -> Series {
+        Series {
+            benchmark_id: 1,
+            metric_id: 1,
+            machine_id: 1,
+            benchmark: "b".into(),
+            parameters: "{}".into(),
+            command: "b".into(),
+            metric: "wall_time".into(),
+            unit: "s".into(),
+            direction: direction.into(),
+            fingerprint: "f".into(),
+            hostname: "h".into(),
+        }
+    }
+
+    /// Points with these per-commit values (NaN: every run interfered with) on `kernel(i)`.
+    fn points(values: &[f64], kernel: &dyn Fn(usize) -> &'static str) -> Vec<Point> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Point {
+                key: format!("c{i:02}"),
+                commit: Some(format!("c{i:02}")),
+                subject: None,
+                branch: None,
+                dirty: false,
+                time: i as i64,
+                value: v,
+                ci_low: v,
+                ci_high: v,
+                n: 10,
+                detect_value: v,
+                interfered: 0,
+                sessions: vec![SessionRef {
+                    id: i as i64,
+                    started_at: String::new(),
+                    source: None,
+                    median: v,
+                    ci_low: v,
+                    ci_high: v,
+                    n: 10,
+                    multimodal: false,
+                    kernel: kernel(i).into(),
+                    os: "os".into(),
+                    method: "m".into(),
+                    interfered: 0,
+                    clean_median: None,
+                }],
+            })
+            .collect()
+    }
+
+    fn judge(values: &[f64], kernel: &dyn Fn(usize) -> &'static str, dir: &str) -> Tip {
+        let (p, s) = (points(values, kernel), series(dir));
+        let settings = DetectSettings::default();
+        tip(&p, &s, &changes(&p, &s, &settings), &settings).unwrap()
+    }
+
+    const SAME: &dyn Fn(usize) -> &'static str = &|_| "6.1";
+
+    #[test]
+    fn the_newest_commit_is_judged_in_the_metrics_bad_direction() {
+        let base = [1.0, 1.004, 0.997, 1.002];
+        let t = judge(&[&base[..], &[1.2]].concat(), SAME, "lower");
+        assert!(
+            t.regression && t.kind == "regression" && t.baseline == 4,
+            "{t:?}"
+        );
+        let j = t.judged.unwrap();
+        assert!(j.low > 1.0 && t.p_value < 0.01 && (j.ratio - 1.2).abs() < 0.01);
+        // Higher is better: the same value is an improvement, a lower one the regression.
+        let t = judge(&[&base[..], &[1.2]].concat(), SAME, "higher");
+        assert!(!t.regression && t.kind == "improvement", "{t:?}");
+        let t = judge(&[&base[..], &[0.8]].concat(), SAME, "higher");
+        assert!(t.regression && t.judged.unwrap().high < 1.0, "{t:?}");
+        // Significant but below min_effect (1%): not a regression.
+        let flat = [1.0, 1.0001, 0.9999, 1.0];
+        let t = judge(&[&flat[..], &[1.005]].concat(), SAME, "lower");
+        assert!(t.significant && !t.regression, "{t:?}");
+    }
+
+    #[test]
+    fn the_baseline_leaves_out_interfered_commits_and_stops_at_a_machine_change() {
+        // Up to 10 commits before; a commit whose every run was flagged does not count.
+        let mut v = vec![1.0; 14];
+        v[12] = f64::NAN;
+        v.push(1.0);
+        let t = judge(&v, SAME, "lower");
+        assert_eq!((t.baseline, t.index, t.from), (10, 14, 3), "{t:?}");
+        assert_eq!(t.before_key.as_deref(), Some("c13"));
+        // The kernel changed 2 commits before the newest: 2 commits of baseline, said so.
+        let t = judge(&[1.0; 8], &|i| if i >= 5 { "6.2" } else { "6.1" }, "lower");
+        assert!(t.judged.is_none(), "{t:?}");
+        let missing = t.missing.unwrap();
+        assert!(
+            missing == "2 commits of baseline; 3 needed (the baseline starts at the machine change at c05 (kernel 6.1 → 6.2))",
+            "{missing}"
+        );
+        // The newest commit itself changed the machine: no baseline at all.
+        let t = judge(&[1.0; 8], &|i| if i >= 7 { "6.2" } else { "6.1" }, "lower");
+        assert!(t
+            .missing
+            .unwrap()
+            .starts_with("0 commits of baseline; 3 needed"));
+        // Nothing to judge without a value.
+        let (p, s) = (points(&[f64::NAN; 3], SAME), series("lower"));
+        assert!(tip(&p, &s, &[], &DetectSettings::default()).is_none());
+    }
 
     #[test]
     fn steps_of_a_repeating_count_that_persist_are_changes() {

@@ -104,6 +104,23 @@ pub fn session_at(base: &Session, i: usize, factor: f64) -> Session {
     s
 }
 
+/// The fixture session as measured at commit `i` with wall times scaled by `wall` and CPU
+/// times (user and system with them) by `cpu`.
+pub fn session_scaled(base: &Session, i: usize, wall: f64, cpu: f64) -> Session {
+    let mut s = session_at(base, i, wall);
+    for b in &mut s.benchmarks {
+        for r in &mut b.runs {
+            r.cpu_time *= cpu;
+            r.user_time *= cpu;
+            r.system_time *= cpu;
+        }
+        scale(&mut b.summary.cpu_time, cpu);
+        scale(&mut b.summary.user_time, cpu);
+        scale(&mut b.summary.system_time, cpu);
+    }
+    s
+}
+
 /// A made-up commit hash whose first characters differ between commits.
 pub fn hash(i: usize) -> String {
     format!(
