@@ -234,20 +234,35 @@ fn machine_id(db: &mut Db, s: &Session) -> Result<i64> {
     )
 }
 
-fn benchmark_id(db: &mut Db, b: &crate::results::model::Benchmark) -> Result<i64> {
-    let key = benchmark_key(&b.name, &b.parameters);
+/// The id of benchmark `b` stored under `name` (its name told apart from the session's other
+/// benchmarks: [`names_apart`]).
+fn benchmark_id(db: &mut Db, b: &crate::results::model::Benchmark, name: &str) -> Result<i64> {
+    let key = benchmark_key(name, &b.parameters);
     upsert_id(
         db,
         "INSERT INTO benchmarks (key, name, command, parameters) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
         &[
             Val::text(&key),
-            Val::text(&b.name),
+            Val::text(name),
             Val::text(&b.command),
             Val::text(serde_json::to_string(&b.parameters)?),
         ],
         "SELECT id FROM benchmarks WHERE key = ?",
         Val::text(key),
     )
+}
+
+/// The names a session's benchmarks are stored under: two of one name and parameters (two
+/// identical commands in one hyperfine run, an older tare's `tare run true true`) are stored
+/// apart, the second as `NAME (2)` ([`crate::plan::command::names_apart`]), instead of failing
+/// on the store's unique keys.
+pub fn names_apart(s: &Session) -> Vec<String> {
+    let items: Vec<(&str, &std::collections::BTreeMap<String, String>)> = s
+        .benchmarks
+        .iter()
+        .map(|b| (b.name.as_str(), &b.parameters))
+        .collect();
+    crate::plan::command::names_apart(&items)
 }
 
 /// Metric ids by name, in [`METRICS`] order.
@@ -481,8 +496,9 @@ fn add_batch(
             benchmarks: s
                 .benchmarks
                 .iter()
-                .map(|b| crate::results::model::Benchmark {
-                    name: b.name.clone(),
+                .zip(names_apart(s))
+                .map(|(b, name)| crate::results::model::Benchmark {
+                    name,
                     command: b.command.clone(),
                     argv: b.argv.clone(),
                     parameters: b.parameters.clone(),
@@ -555,12 +571,12 @@ fn add_batch(
             continue;
         };
         let before = runs.len();
-        for b in &s.benchmarks {
-            let key = benchmark_key(&b.name, &b.parameters);
+        for (b, name) in s.benchmarks.iter().zip(names_apart(s)) {
+            let key = benchmark_key(&name, &b.parameters);
             let bid = match cache.benchmarks.get(&key) {
                 Some(&id) => id,
                 None => {
-                    let id = benchmark_id(db, b)?;
+                    let id = benchmark_id(db, b, &name)?;
                     cache.benchmarks.insert(key, id);
                     id
                 }
