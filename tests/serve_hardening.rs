@@ -3,7 +3,10 @@
 //! refused from its headers, before its body is read (the server's peak memory does not grow by
 //! the body); a Host not allowed is refused (421), a state-changing request from another Origin
 //! too (403); pages carry X-Frame-Options and a content policy, load their script and styles
-//! from the server, and the alert buttons' secret only when the reader may read.
+//! from the server, and the alert buttons' secret only when the reader may read. Benchmarks of
+//! one name in one session are stored apart; slow clients are dropped after
+//! `--request-timeout` and one address holds at most `--max-connections-per-client`
+//! connections; reads never wait behind a write; summaries are recomputed from the runs.
 
 mod serve_support;
 mod store_support;
@@ -809,4 +812,84 @@ fn reads_beside_writes_on_sqlite() {
 fn reads_beside_writes_on_postgres() {
     let Some(url) = pg_url() else { return };
     reads_beside_writes(&pg_schema(&url, "serve_rw"));
+}
+
+/// Summaries are recomputed from the runs at ingest, never taken from the file; a run whose
+/// time is negative is refused with 422 naming the field (`history add` exits 2 with the same
+/// line), and nothing is stored.
+fn summaries_from_runs(store: &str) {
+    let token = new_token(store, "ci");
+    let srv = Server::start(store, &[]);
+    let results = srv.at("/api/v1/results");
+    let mut s = session_at(&fixture(), 0, 1.0);
+    let b = &mut s.benchmarks[0];
+    let truth = tare::conclude::summary::summarize(b)
+        .wall_time
+        .unwrap()
+        .median;
+    let lie = b.summary.wall_time.as_mut().unwrap();
+    lie.median = 1e6;
+    lie.median_ci_low = 1e6;
+    lie.median_ci_high = 1e6;
+    let name = b.name.clone();
+    let (code, v) = post(&results, Some(&token), &body(&s));
+    assert_eq!(code, 201, "{v}");
+    let (code, v) = get(&srv.at("/api/v1/series?metric=wall_time"));
+    assert_eq!(code, 200, "{v}");
+    let stored = v["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["benchmark"] == name.as_str())
+        .unwrap_or_else(|| panic!("{name} in {v}"))["latest"]["median"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (stored - truth).abs() <= 1e-9 * truth.abs(),
+        "stored median {stored}, the runs' {truth}"
+    );
+    let before = counts(store);
+    let dir = tempfile::tempdir().unwrap();
+    for (k, field) in ["wall_time", "user_time", "start_offset"]
+        .iter()
+        .enumerate()
+    {
+        let mut s = session_at(&fixture(), 1 + k, 1.0);
+        let r = &mut s.benchmarks[0].runs[1];
+        match *field {
+            "wall_time" => r.wall_time = -0.5,
+            "user_time" => r.user_time = -1e-3,
+            _ => r.start_offset = -1.0,
+        }
+        let (code, v) = post(&results, Some(&token), &body(&s));
+        assert_eq!(code, 422, "{field}: {v}");
+        let e = v["error"].as_str().unwrap().to_string();
+        assert!(e.contains(field) && e.contains("run 1"), "{e}");
+        let f = dir.path().join(format!("neg{k}.json"));
+        std::fs::write(&f, body(&s)).unwrap();
+        let o = tare()
+            .args([
+                "history", "add", "--server", &srv.url, "--token", &token, "--no-git",
+            ])
+            .arg(&f)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(field), "{err}");
+    }
+    assert_eq!(counts(store), before, "nothing stored");
+}
+
+#[test]
+fn summaries_from_runs_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    summaries_from_runs(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn summaries_from_runs_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    summaries_from_runs(&pg_schema(&url, "serve_sums"));
 }

@@ -530,12 +530,6 @@ impl Slots {
             ip,
         })
     }
-
-    /// How many connections `ip` holds.
-    pub fn held(&self, ip: std::net::IpAddr) -> usize {
-        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        open.get(&ip).copied().unwrap_or(0)
-    }
 }
 
 impl Drop for Slot {
@@ -691,4 +685,26 @@ pub fn serve(store: Store, readers: Vec<Store>, o: Options) -> anyhow::Result<()
         eprintln!("tare serve: stopped");
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_per_address_and_given_back() {
+        let slots = Slots::new(2);
+        let (a, b): (std::net::IpAddr, std::net::IpAddr) =
+            ("127.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let one = slots.take(a).unwrap();
+        let two = slots.take(a).unwrap();
+        assert!(slots.take(a).is_none(), "a third connection of one address");
+        let other = slots.take(b);
+        assert!(other.is_some(), "another address has its own");
+        drop(one);
+        let three = slots.take(a);
+        assert!(three.is_some(), "a slot given back is taken again");
+        drop((two, three, other));
+        assert!(slots.open.lock().unwrap().is_empty());
+    }
 }
