@@ -3,7 +3,10 @@
 //! refused from its headers, before its body is read (the server's peak memory does not grow by
 //! the body); a Host not allowed is refused (421), a state-changing request from another Origin
 //! too (403); pages carry X-Frame-Options and a content policy, load their script and styles
-//! from the server, and the alert buttons' secret only when the reader may read.
+//! from the server, and the alert buttons' secret only when the reader may read. Benchmarks of
+//! one name in one session are stored apart; slow clients are dropped after
+//! `--request-timeout` and one address holds at most `--max-connections-per-client`
+//! connections; reads never wait behind a write; summaries are recomputed from the runs.
 
 mod serve_support;
 mod store_support;
@@ -525,4 +528,368 @@ fn lengths_on_sqlite() {
 fn lengths_on_postgres() {
     let Some(url) = pg_url() else { return };
     lengths(&pg_schema(&url, "serve_len"));
+}
+
+/// Two benchmarks of one name in one session (two identical commands in hyperfine's JSON, or
+/// a results file of an older tare) are stored apart, the second as `NAME (2)`, instead of a
+/// 500 on the store's unique keys; `tare run true true` names them apart itself.
+fn same_names(store: &str) {
+    let token = new_token(store, "ci");
+    let srv = Server::start(store, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for k in 0..2 {
+        let f = dir.path().join(format!("x{k}.json"));
+        let o = tare()
+            .args(["run", "-r", "2", "true", "true", "--export-json"])
+            .arg(&f)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let names: Vec<&str> = v["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["true", "true (2)"], "tare run names them apart");
+        files.push((f, v));
+    }
+    // The first file as an older tare wrote it: both benchmarks named `true`.
+    let (f0, mut v0) = files[0].clone();
+    v0["benchmarks"][1]["name"] = "true".into();
+    std::fs::write(&f0, serde_json::to_vec(&v0).unwrap()).unwrap();
+    let runs: usize = files
+        .iter()
+        .map(|(_, v)| {
+            v["benchmarks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["runs"].as_array().unwrap().len())
+                .sum::<usize>()
+        })
+        .sum();
+    // To the server with `history add --server`, and the same bytes with a POST.
+    let o = tare()
+        .args([
+            "history", "add", "--server", &srv.url, "--token", &token, "--no-git",
+        ])
+        .arg(&f0)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, v) = post(
+        &srv.at("/api/v1/results"),
+        Some(&token),
+        &std::fs::read(&files[1].0).unwrap(),
+    );
+    assert_eq!(code, 201, "{v}");
+    let c = counts(store);
+    assert_eq!((c[2], c[3], c[4]), (2, 2, runs as i64), "{c:?}");
+    let (code, v) = get(&srv.at("/api/v1/series"));
+    assert_eq!(code, 200, "{v}");
+    let mut names: Vec<&str> = v["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["benchmark"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["true", "true (2)"], "{v}");
+}
+
+#[test]
+fn same_names_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    same_names(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn same_names_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    same_names(&pg_schema(&url, "serve_names"));
+}
+
+/// Reads the answer on `c` until the connection closes (or 10 s pass): the status (0 when it
+/// closed without one) and how long it took.
+fn answer_or_close(c: &mut TcpStream) -> (u16, String, Duration) {
+    let t = std::time::Instant::now();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut got = Vec::new();
+    let _ = c.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got).to_string();
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|x| x.1).unwrap_or("");
+    (code, body.to_string(), t.elapsed())
+}
+
+/// A client that sends nothing, or trickles its head or body, is dropped after
+/// `--request-timeout`; one address holds at most `--max-connections-per-client` connections
+/// (more: 429), and the server answers others while slow clients hold theirs.
+fn slow_clients(store: &str) {
+    let token = new_token(store, "ci");
+    let srv = Server::start(
+        store,
+        &[
+            "--request-timeout",
+            "1s",
+            "--max-connections-per-client",
+            "3",
+        ],
+    );
+    let host = host_port(&srv.url);
+    let series = srv.at("/api/v1/series");
+    // Three idle connections take this address's three; a fourth is answered 429 and closed.
+    let t = std::time::Instant::now();
+    let mut idle: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&host).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut extra = TcpStream::connect(&host).unwrap();
+    let (code, b, _) = answer_or_close(&mut extra);
+    assert_eq!(code, 429, "{b}");
+    assert!(
+        json_error(code, &b).contains("--max-connections-per-client"),
+        "{b}"
+    );
+    // The idle ones are closed after the timeout (1 s), without an answer.
+    for c in &mut idle {
+        let (code, b, _) = answer_or_close(c);
+        assert_eq!(code, 0, "an idle connection got an answer: {b}");
+    }
+    let waited = t.elapsed();
+    assert!(
+        waited < Duration::from_secs(5),
+        "idle connections held for {waited:?}"
+    );
+    // Then a normal request is served.
+    let (code, v) = get(&series);
+    assert_eq!(code, 200, "{v}");
+    // A slowloris trickles its head a byte per 100 ms: the server answers another request
+    // meanwhile, and drops the slow one at the timeout.
+    let mut slow = TcpStream::connect(&host).unwrap();
+    let mut w = slow.try_clone().unwrap();
+    let head = format!("GET /api/v1/series HTTP/1.1\r\nHost: {host}\r\nX-Pad: ");
+    let trickler = std::thread::spawn(move || {
+        let t = std::time::Instant::now();
+        for b in head.bytes().chain(std::iter::repeat(b'a')).take(200) {
+            if w.write_all(&[b]).is_err() {
+                return Some(t.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let t = std::time::Instant::now();
+    let (code, v) = get(&series);
+    assert_eq!(code, 200, "{v}");
+    assert!(
+        t.elapsed() < Duration::from_millis(900),
+        "a request beside a slowloris took {:?}",
+        t.elapsed()
+    );
+    let (code, b, took) = answer_or_close(&mut slow);
+    assert!(code == 0 || code == 408, "{code}: {b}");
+    assert!(took < Duration::from_secs(4), "the slowloris held {took:?}");
+    let cut = trickler.join().unwrap();
+    assert!(
+        cut.is_some_and(|d| d < Duration::from_secs(6)),
+        "the slowloris was never cut: {cut:?}"
+    );
+    // A body trickled past the timeout: 408 naming the option, nothing stored.
+    let mut c = TcpStream::connect(&host).unwrap();
+    write!(
+        c,
+        "POST /api/v1/results HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
+    )
+    .unwrap();
+    let mut w = c.try_clone().unwrap();
+    let trickler = std::thread::spawn(move || {
+        for _ in 0..100 {
+            if w.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let (code, b, took) = answer_or_close(&mut c);
+    assert_eq!(code, 408, "{b}");
+    assert!(json_error(code, &b).contains("--request-timeout"), "{b}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    trickler.join().unwrap();
+    assert_eq!(counts(store)[2], 0, "nothing stored");
+    // An upload in time is stored.
+    let s = session_at(&fixture(), 0, 1.0);
+    let (code, v) = post(&srv.at("/api/v1/results"), Some(&token), &body(&s));
+    assert_eq!(code, 201, "{v}");
+}
+
+#[test]
+fn slow_clients_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    slow_clients(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn slow_clients_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    slow_clients(&pg_schema(&url, "serve_slow"));
+}
+
+/// Reads never wait behind a write: while another connection holds the store's write lock
+/// (an upload stuck behind it), the pages, the series and a token check are answered at once;
+/// the upload is stored when the lock is released.
+fn reads_beside_writes(store: &str) {
+    let token = new_token(store, "ci");
+    let srv = Server::start(store, &[]);
+    let results = srv.at("/api/v1/results");
+    let (code, v) = post(
+        &results,
+        Some(&token),
+        &body(&session_at(&fixture(), 0, 1.0)),
+    );
+    assert_eq!(code, 201, "{v}");
+    let mut held = tare::store::Store::open(store).unwrap();
+    held.db.begin_write().unwrap();
+    if store.starts_with("postgres") {
+        held.db
+            .batch("LOCK TABLE sessions IN EXCLUSIVE MODE")
+            .unwrap();
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let (r2, d2, t2) = (results.clone(), done.clone(), token.clone());
+    let upload = std::thread::spawn(move || {
+        let out = post(&r2, Some(&t2), &body(&session_at(&fixture(), 1, 1.1)));
+        d2.store(true, Ordering::SeqCst);
+        out
+    });
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "the upload did not wait for the write lock"
+    );
+    for path in ["/api/v1/series", "/", "/alerts", "/series/1/1/1"] {
+        let t = std::time::Instant::now();
+        let (code, v) = call(ureq::get(&srv.at(path)), None);
+        assert_eq!(code, 200, "{path}: {v}");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "{path} waited {:?} behind the write",
+            t.elapsed()
+        );
+    }
+    let t = std::time::Instant::now();
+    let (code, v) = call(
+        ureq::get(&srv.at("/api/v1/token")).set("Authorization", &format!("Bearer {token}")),
+        None,
+    );
+    assert_eq!(code, 200, "{v}");
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "the upload went through the lock"
+    );
+    held.db.batch("COMMIT").unwrap();
+    let (code, v) = upload.join().unwrap();
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(counts(store)[2], 2);
+}
+
+#[test]
+fn reads_beside_writes_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    reads_beside_writes(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn reads_beside_writes_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    reads_beside_writes(&pg_schema(&url, "serve_rw"));
+}
+
+/// Summaries are recomputed from the runs at ingest, never taken from the file; a run whose
+/// time is negative is refused with 422 naming the field (`history add` exits 2 with the same
+/// line), and nothing is stored.
+fn summaries_from_runs(store: &str) {
+    let token = new_token(store, "ci");
+    let srv = Server::start(store, &[]);
+    let results = srv.at("/api/v1/results");
+    let mut s = session_at(&fixture(), 0, 1.0);
+    let b = &mut s.benchmarks[0];
+    let truth = tare::conclude::summary::summarize(b)
+        .wall_time
+        .unwrap()
+        .median;
+    let lie = b.summary.wall_time.as_mut().unwrap();
+    lie.median = 1e6;
+    lie.median_ci_low = 1e6;
+    lie.median_ci_high = 1e6;
+    let name = b.name.clone();
+    let (code, v) = post(&results, Some(&token), &body(&s));
+    assert_eq!(code, 201, "{v}");
+    let (code, v) = get(&srv.at("/api/v1/series?metric=wall_time"));
+    assert_eq!(code, 200, "{v}");
+    let stored = v["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["benchmark"] == name.as_str())
+        .unwrap_or_else(|| panic!("{name} in {v}"))["latest"]["median"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (stored - truth).abs() <= 1e-9 * truth.abs(),
+        "stored median {stored}, the runs' {truth}"
+    );
+    let before = counts(store);
+    let dir = tempfile::tempdir().unwrap();
+    for (k, field) in ["wall_time", "user_time", "start_offset"]
+        .iter()
+        .enumerate()
+    {
+        let mut s = session_at(&fixture(), 1 + k, 1.0);
+        let r = &mut s.benchmarks[0].runs[1];
+        match *field {
+            "wall_time" => r.wall_time = -0.5,
+            "user_time" => r.user_time = -1e-3,
+            _ => r.start_offset = -1.0,
+        }
+        let (code, v) = post(&results, Some(&token), &body(&s));
+        assert_eq!(code, 422, "{field}: {v}");
+        let e = v["error"].as_str().unwrap().to_string();
+        assert!(e.contains(field) && e.contains("run 1"), "{e}");
+        let f = dir.path().join(format!("neg{k}.json"));
+        std::fs::write(&f, body(&s)).unwrap();
+        let o = tare()
+            .args([
+                "history", "add", "--server", &srv.url, "--token", &token, "--no-git",
+            ])
+            .arg(&f)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(field), "{err}");
+    }
+    assert_eq!(counts(store), before, "nothing stored");
+}
+
+#[test]
+fn summaries_from_runs_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    summaries_from_runs(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn summaries_from_runs_on_postgres() {
+    let Some(url) = pg_url() else { return };
+    summaries_from_runs(&pg_schema(&url, "serve_sums"));
 }

@@ -30,6 +30,13 @@ pub struct ServeArgs {
     /// localhost, 127.0.0.1 and [::1] with the port listened on.
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_host: Vec<String>,
+    /// How long a client has to send a request's head, and then its body (e.g. 30s, 1.5): a
+    /// connection that sends nothing, or trickles, is closed after it (a body late: 408).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    request_timeout: String,
+    /// Connections one client address may hold open at once; more are answered 429 and closed.
+    #[arg(long, value_name = "N", default_value_t = crate::serve::CONNECTIONS_PER_CLIENT)]
+    max_connections_per_client: usize,
     #[command(subcommand)]
     command: Option<ServeCommand>,
 }
@@ -115,15 +122,28 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
         None => {
             let max = crate::units::parse_bytes(&a.max_upload)
                 .map_err(|e| usage(format!("--max-upload: {e}")))?;
+            let timeout = crate::units::parse_duration(&a.request_timeout)
+                .map_err(|e| usage(format!("--request-timeout: {e}")))?;
+            if a.max_connections_per_client == 0 {
+                return Err(usage(
+                    "--max-connections-per-client 0 would refuse every client: give 1 or more",
+                ));
+            }
             let mut st = open(&spec)?;
             tokens::ensure(&mut st.db)?;
+            let readers = (0..crate::serve::READERS)
+                .map(|_| open(&spec))
+                .collect::<Result<Vec<_>>>()?;
             crate::serve::serve(
                 st,
+                readers,
                 crate::serve::Options {
                     listen: a.listen,
                     read_token_required: a.read_token_required,
                     max_body: max.min(usize::MAX as u64) as usize,
                     allowed_hosts: a.allowed_host,
+                    request_timeout: timeout,
+                    max_connections_per_client: a.max_connections_per_client,
                 },
             )?;
             Ok(exit::OK)

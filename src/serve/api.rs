@@ -11,7 +11,7 @@
 //! made JSON in `super::as_json_error`) with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
 //! (too large), 422 (JSON, but not what was expected) or 500.
 
-use super::{auth, with_store, ApiError, App};
+use super::{auth, with_reader, with_store, ApiError, App};
 use crate::report::history::SeriesView;
 use crate::results::model::Session;
 use crate::store::detect::{self, Alert, DetectSettings};
@@ -181,6 +181,12 @@ async fn read_body(
         }
         if chain.contains("length limit exceeded") {
             too_large()
+        } else if chain.contains("--request-timeout") {
+            let why = std::error::Error::source(&e)
+                .map(|s| s.to_string())
+                .filter(|s| s.contains("--request-timeout"))
+                .unwrap_or_else(|| e.to_string());
+            ApiError::new(StatusCode::REQUEST_TIMEOUT, why)
         } else {
             ApiError::bad(format!("cannot read the body ({e}): send it again"))
         }
@@ -205,7 +211,7 @@ pub async fn upload(
     // `Expect: 100-continue`, as curl does for large bodies, is answered before it sends it).
     // A declared size over the limit is refused before the body is read too.
     let h = headers.clone();
-    let who = match with_store(&app, move |st| auth::write(st, &h)).await {
+    let who = match with_reader(&app, move |st| auth::write(st, &h)).await {
         Ok(who) => who,
         Err(e) => return Err(refused(e, body)),
     };
@@ -312,7 +318,7 @@ pub async fn series_list(
     Query(q): Query<ListQuery>,
 ) -> Res {
     let required = app.read_token_required;
-    with_store(&app, move |st| {
+    with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
         let (rows, total) = list(st, &q)?;
         let per = q.per_page.unwrap_or(PER_PAGE).clamp(1, 1000);
@@ -395,7 +401,7 @@ pub async fn series_one(
     Query(q): Query<SeriesQuery>,
 ) -> Res {
     let required = app.read_token_required;
-    with_store(&app, move |st| {
+    with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
         let v = series_view(st, (b, m, mc), q.last.unwrap_or(WINDOW))?;
         let s = &v.series;
@@ -465,7 +471,7 @@ pub async fn alerts(
     Query(q): Query<AlertsQuery>,
 ) -> Res {
     let required = app.read_token_required;
-    with_store(&app, move |st| {
+    with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
         let which = statuses(q.status.as_deref())?;
         let list = detect::alerts(&mut st.db, &which)?;
@@ -495,7 +501,7 @@ pub async fn alert_action(
     let (required, csrf) = (app.read_token_required, app.csrf.clone());
     // Who asks is checked from the headers before the body is read.
     let h = headers.clone();
-    let who = match with_store(&app, move |st| auth::action(st, &h, required, &csrf)).await {
+    let who = match with_reader(&app, move |st| auth::action(st, &h, required, &csrf)).await {
         Ok(who) => who,
         Err(e) => return Err(refused(e, body)),
     };
@@ -692,7 +698,7 @@ pub async fn compare(
     Query(q): Query<CompareQuery>,
 ) -> Res {
     let required = app.read_token_required;
-    with_store(&app, move |st| {
+    with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
         Ok(Json(comparison(st, &q)?).into_response())
     })
@@ -701,7 +707,7 @@ pub async fn compare(
 
 /// The name of the request's write token: a client checks its token before a run.
 pub async fn whoami(State(app): State<Arc<App>>, headers: HeaderMap) -> Res {
-    with_store(&app, move |st| {
+    with_reader(&app, move |st| {
         let name = auth::write(st, &headers)?;
         Ok(Json(json!({ "token": name })).into_response())
     })

@@ -6,9 +6,14 @@
 //! * [`client`] — uploads from `tare history add --server` and `tare run --store URL`;
 //! * [`pages`] — the server-rendered dashboard.
 //!
-//! axum on tokio serves; the store stays synchronous: one connection behind a mutex, used from
-//! `spawn_blocking`, so requests that touch the store run one at a time (an upload is one
-//! transaction; SQLite allows one writer anyway). Not for: statistics (`conclude`, `store`).
+//! axum on tokio serves, each connection through hyper's HTTP/1 with a deadline for the request
+//! head (hyper's header timeout) and one for the body ([`TimedBody`]), and at most
+//! `--max-connections-per-client` connections per client address ([`Slots`]). The store stays
+//! synchronous, used from `spawn_blocking`: one writing connection behind a mutex, so requests
+//! that write run one at a time (an upload is one transaction; SQLite allows one writer anyway),
+//! and [`READERS`] reading connections beside it, so that reads never wait behind a write
+//! (SQLite in WAL mode: a reader sees the last commit while a writer's transaction is open).
+//! Not for: statistics (`conclude`, `store`).
 
 pub mod api;
 pub mod auth;
@@ -22,10 +27,29 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The connections that only read (pages, series, alerts, comparisons) open beside the one that
+/// writes.
+pub const READERS: usize = 4;
+
+/// `--request-timeout`'s default: the time a client has to send a request's head, and then
+/// its body.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `--max-connections-per-client`'s default.
+pub const CONNECTIONS_PER_CLIENT: usize = 32;
 
 /// What every request shares.
 pub struct App {
+    /// The connection that writes (uploads, `check`, alert actions, token checks of writes).
     pub store: Mutex<Store>,
+    /// The connections that read ([`READERS`]; none: reads use `store`).
+    pub readers: Vec<Mutex<Store>>,
+    /// The reader to try first next.
+    pub next_reader: std::sync::atomic::AtomicUsize,
+    /// How long a client has for a request's head, and then for its body.
+    pub request_timeout: Duration,
     /// Reads need a valid token too (`--read-token-required`).
     pub read_token_required: bool,
     /// The per-process secret the pages send back in `X-Tare-CSRF` with alert actions.
@@ -43,6 +67,10 @@ pub struct Options {
     pub max_body: usize,
     /// `--allowed-host`: names (`NAME` any port, `NAME:PORT` that port) besides the defaults.
     pub allowed_hosts: Vec<String>,
+    /// `--request-timeout`: a request's head must arrive within it, and then its body.
+    pub request_timeout: Duration,
+    /// `--max-connections-per-client`: connections one client address may hold open at once.
+    pub max_connections_per_client: usize,
 }
 
 /// One allowed host: a lower-case name (`[::1]` for an IPv6 address) and its port, if only one.
@@ -319,7 +347,7 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Runs `f` on the store in a blocking thread, one request at a time.
+/// Runs `f` on the writing connection in a blocking thread, one request at a time.
 pub async fn with_store<T, F>(app: &Arc<App>, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
@@ -328,6 +356,37 @@ where
     let app = app.clone();
     tokio::task::spawn_blocking(move || {
         let mut st = app.store.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut st)
+    })
+    .await
+    .map_err(|e| ApiError::internal(anyhow::anyhow!("the request's task failed: {e}")))?
+}
+
+/// Runs `f`, which only reads, on a reading connection in a blocking thread: the first one
+/// free (else it waits for one), never behind the writing connection (an upload in progress).
+pub async fn with_reader<T, F>(app: &Arc<App>, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Store) -> Result<T, ApiError> + Send + 'static,
+{
+    if app.readers.is_empty() {
+        return with_store(app, f).await;
+    }
+    let app = app.clone();
+    tokio::task::spawn_blocking(move || {
+        let n = app.readers.len();
+        let first = app
+            .next_reader
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            % n;
+        for k in 0..n {
+            match app.readers[(first + k) % n].try_lock() {
+                Ok(mut st) => return f(&mut st),
+                Err(std::sync::TryLockError::Poisoned(e)) => return f(&mut e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        let mut st = app.readers[first].lock().unwrap_or_else(|e| e.into_inner());
         f(&mut st)
     })
     .await
@@ -356,13 +415,200 @@ pub fn router(app: Arc<App>) -> Router {
             ApiError::not_found("no such page: see docs/server.md for the API and pages")
         })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            body_deadline,
+        ))
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
 }
 
+/// A request body that fails ([`BodyTimeout`]) when it has not arrived by its deadline: a
+/// client that trickles its body holds the connection no longer than `--request-timeout`.
+pub struct TimedBody {
+    inner: axum::body::Body,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+    after: Duration,
+}
+
+/// The error of a body that did not arrive in time; its message names the option.
+#[derive(Debug)]
+pub struct BodyTimeout(pub Duration);
+
+impl std::fmt::Display for BodyTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the request's body did not arrive within {} s (`tare serve --request-timeout`): send it faster, or ask for a longer timeout",
+            self.0.as_secs_f64()
+        )
+    }
+}
+
+impl std::error::Error for BodyTimeout {}
+
+impl http_body::Body for TimedBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        use std::future::Future;
+        use std::task::Poll;
+        let this = self.get_mut();
+        if let Poll::Ready(frame) = std::pin::Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(frame);
+        }
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(axum::Error::new(BodyTimeout(this.after)))));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Gives every request body a deadline: `--request-timeout` from when its head arrived.
+async fn body_deadline(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use http_body::Body as _;
+    let after = app.request_timeout;
+    let req = req.map(|inner| {
+        if inner.is_end_stream() {
+            return inner;
+        }
+        axum::body::Body::new(TimedBody {
+            inner,
+            deadline: Box::pin(tokio::time::sleep(after)),
+            after,
+        })
+    });
+    next.run(req).await
+}
+
+/// The connections each client address holds open, up to `per_client`.
+pub struct Slots {
+    per_client: usize,
+    open: Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+}
+
+/// One connection of a client address; given back when dropped.
+pub struct Slot {
+    slots: Arc<Slots>,
+    ip: std::net::IpAddr,
+}
+
+impl Slots {
+    pub fn new(per_client: usize) -> Arc<Slots> {
+        Arc::new(Slots {
+            per_client,
+            open: Mutex::new(Default::default()),
+        })
+    }
+
+    /// A slot for a connection from `ip`, or None when it holds `per_client` already.
+    pub fn take(self: &Arc<Slots>, ip: std::net::IpAddr) -> Option<Slot> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(ip).or_insert(0);
+        if *n >= self.per_client {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            slots: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self.slots.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Answers a connection over its client's limit 429 (JSON, `Connection: close`) without
+/// reading a request, reads and drops what the client sent for up to a second (closing a
+/// socket with unread data would reset the connection under the answer), and closes it.
+async fn too_many(mut tcp: tokio::net::TcpStream, limit: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = serde_json::json!({
+        "error": format!("this client address holds {limit} connections to the server already, the most one may (`tare serve --max-connections-per-client`): close some, or wait for them to finish")
+    })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\nretry-after: 1\r\nx-content-type-options: nosniff\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        tcp.write_all(answer.as_bytes()).await?;
+        tcp.shutdown().await?;
+        let mut buf = [0u8; 4096];
+        let mut seen = 0;
+        while seen < 64 << 10 {
+            match tcp.read(&mut buf).await? {
+                0 => break,
+                n => seen += n,
+            }
+        }
+        std::io::Result::Ok(())
+    })
+    .await;
+}
+
+/// Serves one connection with HTTP/1 (keep-alive), its request heads within `timeout` each,
+/// until it closes or the server stops (then gracefully: the request in progress finishes).
+async fn connection(
+    tcp: tokio::net::TcpStream,
+    slot: Slot,
+    router: Router,
+    timeout: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let _slot = slot;
+    let io = hyper_util::rt::TokioIo::new(tcp);
+    let svc = hyper_util::service::TowerToHyperService::new(router);
+    let mut b = hyper::server::conn::http1::Builder::new();
+    b.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(timeout)
+        .keep_alive(true);
+    let conn = b.serve_connection(io, svc);
+    let mut conn = std::pin::pin!(conn);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            r = stop.changed(), if !stopping => {
+                stopping = true;
+                if r.is_ok() {
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+        }
+    }
+}
+
 /// Serves until SIGINT or SIGTERM. Prints `listening on http://ADDR` (with the port the
-/// system chose for `:0`) on standard error once the socket is bound.
-pub fn serve(store: Store, o: Options) -> anyhow::Result<()> {
+/// system chose for `:0`) on standard error once the socket is bound. `readers`: connections
+/// to the same store that only read (see [`READERS`]).
+pub fn serve(store: Store, readers: Vec<Store>, o: Options) -> anyhow::Result<()> {
     let mut secret = [0u8; 32];
     rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut secret);
     let location = store.location.clone();
@@ -380,6 +626,9 @@ pub fn serve(store: Store, o: Options) -> anyhow::Result<()> {
         let addr = listener.local_addr()?;
         let app = Arc::new(App {
             store: Mutex::new(store),
+            readers: readers.into_iter().map(Mutex::new).collect(),
+            next_reader: Default::default(),
+            request_timeout: o.request_timeout,
             read_token_required: o.read_token_required,
             csrf: secret.iter().map(|b| format!("{b:02x}")).collect(),
             max_body: o.max_body,
@@ -393,18 +642,69 @@ pub fn serve(store: Store, o: Options) -> anyhow::Result<()> {
                 ""
             }
         );
-        axum::serve(listener, router(app))
-            .with_graceful_shutdown(async {
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                        .expect("SIGTERM handler");
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let router = router(app);
+        let slots = Slots::new(o.max_connections_per_client.max(1));
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(|e| anyhow::anyhow!("cannot handle SIGTERM: {e}"))?;
+        loop {
+            let (tcp, peer) = tokio::select! {
+                _ = tokio::signal::ctrl_c() => break,
+                _ = term.recv() => break,
+                r = listener.accept() => match r {
+                    Ok(x) => x,
+                    Err(_) => {
+                        // Out of file descriptors, or a connection reset before it was
+                        // accepted: wait a moment and go on.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let _ = tcp.set_nodelay(true);
+            match slots.take(peer.ip()) {
+                Some(slot) => {
+                    tokio::spawn(connection(
+                        tcp,
+                        slot,
+                        router.clone(),
+                        o.request_timeout,
+                        stop_rx.clone(),
+                    ));
                 }
-            })
-            .await?;
+                None => {
+                    tokio::spawn(too_many(tcp, o.max_connections_per_client));
+                }
+            }
+        }
+        drop(listener);
+        drop(stop_rx);
+        let _ = stop_tx.send(true);
+        // The requests in progress finish; idle connections close at once.
+        let _ = tokio::time::timeout(o.request_timeout, stop_tx.closed()).await;
         eprintln!("tare serve: stopped");
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_per_address_and_given_back() {
+        let slots = Slots::new(2);
+        let (a, b): (std::net::IpAddr, std::net::IpAddr) =
+            ("127.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let one = slots.take(a).unwrap();
+        let two = slots.take(a).unwrap();
+        assert!(slots.take(a).is_none(), "a third connection of one address");
+        let other = slots.take(b);
+        assert!(other.is_some(), "another address has its own");
+        drop(one);
+        let three = slots.take(a);
+        assert!(three.is_some(), "a slot given back is taken again");
+        drop((two, three, other));
+        assert!(slots.open.lock().unwrap().is_empty());
+    }
 }

@@ -15,7 +15,7 @@
 //! `auth`). With `--read-token-required`, `?token=TOKEN` on any page sets the read cookie.
 
 use super::api::{self, CompareQuery, ListQuery};
-use super::{auth, with_store, ApiError, App};
+use super::{auth, with_reader, ApiError, App};
 use crate::report::history::{self as view, value, SeriesView, CSS};
 use crate::report::html::svg::esc;
 use crate::store::{detect, overview, Store};
@@ -232,7 +232,7 @@ pub async fn index(
     Query(q): Query<ListQuery>,
 ) -> Response {
     let a2 = app.clone();
-    let r = with_store(&app, move |st| {
+    let r = with_reader(&app, move |st| {
         let cookie = page_auth(st, &headers, a2.read_token_required, q.token.as_deref())?;
         let (rows, total) = api::list(st, &q)?;
         let per = q.per_page.unwrap_or(api::PER_PAGE).clamp(1, 1000);
@@ -322,7 +322,7 @@ pub async fn series(
     Query(q): Query<SeriesQuery>,
 ) -> Response {
     let a2 = app.clone();
-    let r = with_store(&app, move |st| {
+    let r = with_reader(&app, move |st| {
         let cookie = page_auth(st, &headers, a2.read_token_required, q.token.as_deref())?;
         let v: SeriesView = api::series_view(st, (b, m, mc), q.last.unwrap_or(api::WINDOW))?;
         let s = &v.series;
@@ -413,7 +413,7 @@ pub async fn alerts(
     Query(q): Query<AlertsPageQuery>,
 ) -> Response {
     let a2 = app.clone();
-    let r = with_store(&app, move |st| {
+    let r = with_reader(&app, move |st| {
         let cookie = page_auth(st, &headers, a2.read_token_required, q.token.as_deref())?;
         let which = api::statuses(q.status.as_deref())?;
         let mut o = String::from("<p>");
@@ -439,7 +439,7 @@ pub async fn compare(
     Query(q): Query<CompareQuery>,
 ) -> Response {
     let a2 = app.clone();
-    let r = with_store(&app, move |st| {
+    let r = with_reader(&app, move |st| {
         let cookie = page_auth(st, &headers, a2.read_token_required, q.token.as_deref())?;
         let mut o = String::new();
         compare_form(&mut o, st, &q)?;

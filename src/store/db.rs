@@ -198,6 +198,19 @@ impl Db {
         .with_context(|| format!("store: {}", first_words(sql)))
     }
 
+    /// Runs one statement that may be skipped: on SQLite it does not wait for another writer
+    /// (fails at once instead of after the busy timeout); the busy timeout is restored after.
+    pub fn exec_nowait(&mut self, sql: &str, params: &[Val]) -> Result<u64> {
+        if let Db::Sqlite(c) = self {
+            c.busy_timeout(std::time::Duration::ZERO)?;
+        }
+        let r = self.exec(sql, params);
+        if let Db::Sqlite(c) = self {
+            c.busy_timeout(BUSY_TIMEOUT)?;
+        }
+        r
+    }
+
     /// Runs a query; every row as values in column order.
     pub fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>> {
         match self {

@@ -1,7 +1,8 @@
 //! Putting a finished session into the store: its commit, machine, benchmarks, every run and
-//! the summaries tare computed, in one transaction. A session already in the store (same start
-//! time, host and seed) is skipped, so adding a file twice changes nothing. Not for: reading
-//! results files (`crate::results::read`) or computing statistics.
+//! their summaries (recomputed from the runs: [`recomputed`]), in one transaction, after
+//! [`check`]. A session already in the store (same start time, host and seed) is skipped, so
+//! adding a file twice changes nothing. Not for: reading results files
+//! (`crate::results::read`) or computing statistics.
 
 use super::db::{Db, Val};
 use super::git::CommitInfo;
@@ -108,6 +109,7 @@ pub fn check(s: &Session, commit: Option<&CommitInfo>) -> std::result::Result<()
         bounded(what, v, MAX_LABEL)?;
     }
     for b in &s.benchmarks {
+        check_runs(b)?;
         bounded("benchmark name", &b.name, MAX_TEXT)?;
         bounded("command", &b.command, MAX_TEXT)?;
         bounded(
@@ -117,6 +119,45 @@ pub fn check(s: &Session, commit: Option<&CommitInfo>) -> std::result::Result<()
         )?;
     }
     Ok(())
+}
+
+/// Whether every run's times (wall, user, system and CPU time, start offset) are seconds:
+/// finite and not negative. One line naming the benchmark, the run and the field otherwise.
+fn check_runs(b: &crate::results::model::Benchmark) -> std::result::Result<(), String> {
+    for r in &b.runs {
+        for (field, v) in [
+            ("wall_time", r.wall_time),
+            ("user_time", r.user_time),
+            ("system_time", r.system_time),
+            ("cpu_time", r.cpu_time),
+            ("start_offset", r.start_offset),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!(
+                    "benchmark '{}' run {}: {field} is {v}, not a time: a run's times are seconds, finite and not negative",
+                    b.name.chars().take(40).flat_map(char::escape_default).collect::<String>(),
+                    r.index
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A benchmark's summaries as stored: recomputed from its counted runs (as `tare run` and the
+/// importers compute them), never taken from the file, for each metric the file summarizes
+/// (those its tool measured: an import without CPU times has none); a metric without counted
+/// runs has none.
+pub fn recomputed(b: &crate::results::model::Benchmark) -> crate::results::model::Summary {
+    let s = crate::conclude::summary::summarize(b);
+    let keep = |file: &Option<MetricSummary>, x: Option<MetricSummary>| file.as_ref().and(x);
+    crate::results::model::Summary {
+        wall_time: keep(&b.summary.wall_time, s.wall_time),
+        cpu_time: keep(&b.summary.cpu_time, s.cpu_time),
+        user_time: keep(&b.summary.user_time, s.user_time),
+        system_time: keep(&b.summary.system_time, s.system_time),
+        peak_memory: keep(&b.summary.peak_memory, s.peak_memory),
+    }
 }
 
 /// Longest benchmark name, command, and parameters (as JSON) the store takes, in bytes.
@@ -234,20 +275,35 @@ fn machine_id(db: &mut Db, s: &Session) -> Result<i64> {
     )
 }
 
-fn benchmark_id(db: &mut Db, b: &crate::results::model::Benchmark) -> Result<i64> {
-    let key = benchmark_key(&b.name, &b.parameters);
+/// The id of benchmark `b` stored under `name` (its name told apart from the session's other
+/// benchmarks: [`names_apart`]).
+fn benchmark_id(db: &mut Db, b: &crate::results::model::Benchmark, name: &str) -> Result<i64> {
+    let key = benchmark_key(name, &b.parameters);
     upsert_id(
         db,
         "INSERT INTO benchmarks (key, name, command, parameters) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
         &[
             Val::text(&key),
-            Val::text(&b.name),
+            Val::text(name),
             Val::text(&b.command),
             Val::text(serde_json::to_string(&b.parameters)?),
         ],
         "SELECT id FROM benchmarks WHERE key = ?",
         Val::text(key),
     )
+}
+
+/// The names a session's benchmarks are stored under: two of one name and parameters (two
+/// identical commands in one hyperfine run, an older tare's `tare run true true`) are stored
+/// apart, the second as `NAME (2)` ([`crate::plan::command::names_apart`]), instead of failing
+/// on the store's unique keys.
+pub fn names_apart(s: &Session) -> Vec<String> {
+    let items: Vec<(&str, &std::collections::BTreeMap<String, String>)> = s
+        .benchmarks
+        .iter()
+        .map(|b| (b.name.as_str(), &b.parameters))
+        .collect();
+    crate::plan::command::names_apart(&items)
 }
 
 /// Metric ids by name, in [`METRICS`] order.
@@ -481,12 +537,13 @@ fn add_batch(
             benchmarks: s
                 .benchmarks
                 .iter()
-                .map(|b| crate::results::model::Benchmark {
-                    name: b.name.clone(),
+                .zip(names_apart(s))
+                .map(|(b, name)| crate::results::model::Benchmark {
+                    name,
                     command: b.command.clone(),
                     argv: b.argv.clone(),
                     parameters: b.parameters.clone(),
-                    summary: b.summary.clone(),
+                    summary: recomputed(b),
                     stop_reason: b.stop_reason.clone(),
                     runs: Vec::new(),
                     diagnostics: b.diagnostics.clone(),
@@ -555,12 +612,12 @@ fn add_batch(
             continue;
         };
         let before = runs.len();
-        for b in &s.benchmarks {
-            let key = benchmark_key(&b.name, &b.parameters);
+        for (b, name) in s.benchmarks.iter().zip(names_apart(s)) {
+            let key = benchmark_key(&name, &b.parameters);
             let bid = match cache.benchmarks.get(&key) {
                 Some(&id) => id,
                 None => {
-                    let id = benchmark_id(db, b)?;
+                    let id = benchmark_id(db, b, &name)?;
                     cache.benchmarks.insert(key, id);
                     id
                 }
@@ -569,12 +626,13 @@ fn add_batch(
                 runs.push(run_row(sid, bid, r));
             }
             let multimodal = i64::from(b.diagnostics.iter().any(|d| d.kind == "modes"));
+            let summary = recomputed(b);
             let per_metric: [&Option<MetricSummary>; 5] = [
-                &b.summary.wall_time,
-                &b.summary.cpu_time,
-                &b.summary.user_time,
-                &b.summary.system_time,
-                &b.summary.peak_memory,
+                &summary.wall_time,
+                &summary.cpu_time,
+                &summary.user_time,
+                &summary.system_time,
+                &summary.peak_memory,
             ];
             for (m, summary) in per_metric.iter().enumerate() {
                 if let Some(x) = summary {

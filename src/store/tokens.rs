@@ -147,9 +147,11 @@ pub fn check<'a>(live: &'a [(String, String)], token: &str) -> Option<&'a str> {
     found
 }
 
-/// Records when a token was last used (best effort: a failure is not the request's).
+/// Records when a token was last used (best effort: a failure is not the request's, and on
+/// SQLite it does not wait while another connection writes: a read never waits behind an
+/// upload for it).
 pub fn touch(db: &mut Db, name: &str, now: &str) {
-    let _ = db.exec(
+    let _ = db.exec_nowait(
         "UPDATE tokens SET last_used = ? WHERE name = ?",
         &[Val::text(now), Val::text(name)],
     );

@@ -19,6 +19,8 @@ pub struct RunArgs {
     pub(super) argv: Vec<String>,
 
     /// Name of a command in the output (repeat once per command, in order; {PARAM} allowed).
+    /// Without one a command is named by its text; two of one name are told apart (`true`,
+    /// `true (2)`).
     #[arg(
         short = 'n',
         long = "name",

@@ -117,6 +117,15 @@ pub(super) fn benchmarks(
             });
         }
     }
+    // Two benchmarks of one name (`tare run true true`) are told apart: `true (2)`.
+    let items: Vec<(&str, &std::collections::BTreeMap<String, String>)> = out
+        .iter()
+        .map(|b| (b.name.as_str(), &b.parameters))
+        .collect();
+    let names = command::names_apart(&items);
+    for (b, name) in out.iter_mut().zip(names) {
+        b.name = name;
+    }
     Ok(out)
 }
 
