@@ -1255,3 +1255,75 @@ fn programs_take_every_position_of_a_round_equally_often() {
         assert!(at.values().all(|&n| n == 2), "seed {seed}: {at:?}\n{text}");
     }
 }
+
+/// Notes that change no conclusion (outliers, a trend over the samples, the test's power) are
+/// counted in one line naming their kinds; --verbose prints each; the JSON export keeps all.
+/// Which such notes a session gets is the data's (40 samples of a Python loop nearly always
+/// have outliers); the line must match the export either way.
+#[test]
+fn notes_that_change_no_conclusion_are_one_line_unless_verbose() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |verbose: bool| {
+        let j = dir.path().join(format!("n{verbose}.json"));
+        let mut c = tare();
+        c.args(["kernels", FAKE, &format!("python3 {FAKE}")])
+            .args(["-n", "a", "-n", "b", "--filter", "^spin$", "-r", "2"])
+            .args(["--sample-stop", "runs >= 40", "--sample-time", "1ms"])
+            .args(["--export-json", j.to_str().unwrap()]);
+        if verbose {
+            c.arg("--verbose");
+        }
+        let out = c.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{stdout}");
+        let notes: Vec<(String, String)> = json(&j)["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|b| b["diagnostics"].as_array().cloned().unwrap_or_default())
+            .map(|d| {
+                (
+                    d["kind"].as_str().unwrap().to_string(),
+                    d["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (stdout, notes)
+    };
+    const SHOWN: [&str; 2] = ["invocation-spread", "interference"];
+    for verbose in [false, true] {
+        let (stdout, notes) = run(verbose);
+        let held: Vec<&(String, String)> = notes
+            .iter()
+            .filter(|(k, _)| {
+                [
+                    "outliers",
+                    "trend",
+                    "too-few-runs",
+                    "autocorrelation",
+                    "warmup",
+                ]
+                .contains(&k.as_str())
+            })
+            .collect();
+        let line = stdout
+            .lines()
+            .find(|l| l.contains("that change no conclusion"));
+        if verbose || held.is_empty() {
+            assert!(line.is_none(), "{stdout}");
+        } else {
+            let line = line.unwrap_or_else(|| panic!("{stdout}"));
+            assert!(line.contains("--verbose prints them"), "{line}");
+            for (k, _) in &held {
+                assert!(line.contains(k.as_str()), "{k}: {line}");
+            }
+        }
+        for (k, m) in &notes {
+            // Each note's text: on the terminal where shown, not where held.
+            let head: String = m.chars().take(40).collect();
+            let shown =
+                verbose || SHOWN.contains(&k.as_str()) || !held.iter().any(|(hk, _)| hk == k);
+            assert_eq!(stdout.contains(&head), shown, "{k}: {head}\n{stdout}");
+        }
+    }
+}

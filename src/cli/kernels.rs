@@ -150,6 +150,11 @@ pub struct KernelsArgs {
     store: Option<String>,
     #[command(flatten)]
     style: super::opts::StyleArgs,
+    /// Print every note in full; by default the notes that can change a conclusion (a first
+    /// loop far dearer than the rest, time that does not grow with the loops, interference, a
+    /// missing checksum, …) are printed and the rest are counted in one line.
+    #[arg(short = 'v', long)]
+    verbose: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -591,7 +596,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     // Builds of one suite head to head: slower, faster, within noise, geometric mean.
     crate::conclude::suite::record(&mut session);
     if style != Style::None {
-        print!("{}", summary(&session));
+        print!("{}", summary(&session, a.verbose));
     }
     let mut failures = crate::results::logger::log_all(&a.exports.loggers(), &session, None);
     if let Some(st) = history.as_mut() {
@@ -691,7 +696,7 @@ fn next_session_words(x: &ck::NextSession, mean: f64) -> String {
 /// mean of its processes' means ± the 95% interval over processes), throughput,
 /// invocations × samples, and its ratio to the reference (with why a verdict was withheld);
 /// then diagnostics and kernels that stopped inconclusive.
-pub fn summary(s: &Session) -> String {
+pub fn summary(s: &Session, verbose: bool) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -806,11 +811,19 @@ pub fn summary(s: &Session) -> String {
     for r in crate::conclude::suite::recorded(s) {
         let _ = writeln!(out, "{}", r.line);
     }
+    // Notes that can change a conclusion in full; the others counted in one line.
+    let mut held: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut held_on = std::collections::BTreeSet::new();
     for b in &s.benchmarks {
         if b.stop_reason.starts_with("inconclusive") {
             let _ = writeln!(out, "tare: note: {}: {}", b.name, b.stop_reason);
         }
         for d in &b.diagnostics {
+            if !verbose && !changes_a_conclusion(&d.kind) {
+                *held.entry(d.kind.as_str()).or_default() += 1;
+                held_on.insert(b.name.as_str());
+                continue;
+            }
             if d.message.starts_with(&b.name) {
                 let _ = writeln!(out, "tare: note: {}", d.message);
             } else {
@@ -828,10 +841,42 @@ pub fn summary(s: &Session) -> String {
             }
         }
     }
+    if !held.is_empty() {
+        let n: usize = held.values().sum();
+        let kinds: Vec<String> = held.iter().map(|(k, c)| format!("{k} {c}")).collect();
+        let _ = writeln!(
+            out,
+            "tare: {} on {} that change no conclusion ({}) — --verbose prints them; all are in the JSON export",
+            units::plural(n, "more note"),
+            units::plural(held_on.len(), "benchmark"),
+            kinds.join(", ")
+        );
+    }
     for scan in crate::results::ScanRecord::of(s) {
         let _ = writeln!(out, "{}", scan.line);
     }
     out
+}
+
+/// Whether a note of this kind can change what a kernel's line concludes (its number may be
+/// off, or its comparison unfair): printed by default. The rest (outliers, a trend over the
+/// samples, the test's power at this size, warm-up) are counted in one line unless --verbose.
+fn changes_a_conclusion(kind: &str) -> bool {
+    matches!(
+        kind,
+        "first-loop"
+            | "linearity"
+            | "linearity-skipped"
+            | "interference"
+            | "checksum-missing"
+            | "metric-disagrees"
+            | "unresolved-samples"
+            | "cpu-speed"
+            | "setup-spread"
+            | "modes"
+            | "steady-state"
+            | "invocation-spread"
+    )
 }
 
 /// The rates beside a kernel's time per loop, from that same time (`per_loop`, seconds):
