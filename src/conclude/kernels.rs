@@ -383,6 +383,8 @@ fn apply_process_level(
         c.p_adjusted = q;
         c.test = if m.paired_rounds.is_some() {
             PAIRED_TEST.to_string()
+        } else if m.procedure == Some(super::levels::Procedure::WelchLogs) {
+            "welch (logs)".to_string()
         } else {
             test.name().to_string()
         };
