@@ -1,5 +1,6 @@
-//! After measuring: comparisons against the reference (ratio of medians with a bootstrap CI,
-//! a test, Holm's correction, a verdict in words) and diagnostics that explain noise (outliers,
+//! After measuring: comparisons against the reference (`compare_all`: the one process-level
+//! model of `conclude::levels`, each run a process; `compare_pairs`: the sample-level ratio of
+//! medians `tare kernels` starts from) and diagnostics that explain noise (outliers,
 //! warm-up, drift, modes, serial correlation, too few runs). Reads results, calls the pure
 //! `stats` functions, returns result records; prints nothing.
 

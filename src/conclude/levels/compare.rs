@@ -1,9 +1,10 @@
 //! The comparisons at each level: one session's processes ([`compare`]), the same with
 //! processes paired by round ([`compare_rounds`]), and sides from separate sessions
-//! ([`compare_sessions`]); each draws the interval and test of every pair.
+//! ([`compare_sessions`]); each gathers the values every pair's interval and verdict are
+//! drawn from (`verdict.rs`).
 //!
-//! For: the interval and the test of each `(old, new)` pair. Not for: the session level's
-//! rule (`session.rs`), Holm and the verdict in words (`verdict.rs`).
+//! For: the values of each `(old, new)` pair. Not for: the session level's rule
+//! (`session.rs`), the procedure, level and verdict in words (`verdict.rs`).
 
 use super::session::session_level;
 use super::verdict::finish;
@@ -14,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// Compares each `(old, new)` pair of sample groups (one group per process) of ONE session —
 /// processes of both sides interleaved in time, as `tare kernels` runs them — under the model;
-/// p-values are Holm-adjusted across the pairs that could be tested.
+/// intervals at 1 − α/m across the m pairs that could be drawn (`verdict.rs`).
 pub fn compare(pairs: &[(Groups, Groups)], s: &Settings) -> Vec<Comparison> {
     let raws: Vec<Raw> = pairs
         .iter()
@@ -62,7 +63,7 @@ pub fn compare_rounds(pairs: &[(ByRound, ByRound)], s: &Settings) -> Vec<Compari
 /// Compares each `(old, new)` pair of sides measured in separate sessions (results files):
 /// the session level is checked first ([`session_level`]), and the interval and test are
 /// drawn over processes or, where sessions differ, over sessions; p-values are
-/// Holm-adjusted across the pairs that could be tested.
+/// intervals at 1 − α/m across the m pairs that could be drawn (`verdict.rs`).
 pub fn compare_sessions(pairs: &[(Sessions, Sessions)], s: &Settings) -> Vec<Comparison> {
     let raws: Vec<Raw> = pairs
         .iter()

@@ -9,21 +9,25 @@
 //!    imported sample to the process its harness records (`Run.extra["process"]`: hyperfine
 //!    run, JMH fork, pyperf worker, go test binary run) or, where the format records none, to
 //!    its file;
-//! 2. takes each process's median, and compares the two sides' MEANS of those medians: a
-//!    bootstrap CI over processes for the ratio new/old (percentile, expanded for few
-//!    processes: [`stats::bootstrap_ratio_of_means`]), and a test (Mann–Whitney or Welch) on
-//!    the per-process medians, Holm-adjusted across benchmarks;
-//! 3. calls a difference significant only when the CI excludes 1, the Holm-adjusted p is below
-//!    α and the change is at least the noise threshold — and says which of these failed
-//!    otherwise; with fewer than two processes on a side there is no verdict:
-//!    "inconclusive: one process per side" (iterations alone never make one).
+//! 2. takes each process's value, and compares the two sides' MEANS of those values: the
+//!    interval of the ratio new/old from ONE procedure chosen by the data — paired t on the
+//!    per-round log ratios where the processes pair by round ([`compare_rounds`]), the thirds
+//!    of one session a side, Welch's t on logs where the rank test could not reach the level at
+//!    this size ([`small_sample`]: 3 vs 3), else the bootstrap over processes (percentile,
+//!    expanded for few processes: [`stats::bootstrap_ratio_of_means`]) — at level 1 − α/m for
+//!    the m comparisons drawn (Bonferroni; issue 43);
+//! 3. calls a difference significant exactly when that interval excludes 1 and the change is at
+//!    least the noise threshold — and says which failed otherwise, so the interval printed
+//!    beside a verdict is the one it was drawn from; with fewer than two processes on a side
+//!    there is no verdict: "inconclusive: one process per side" (iterations alone never make
+//!    one).
 //!
 //! Pure: takes samples grouped by process (or benchmarks), returns records; never prints.
 //!
 //! For (this file): the records ([`Settings`], [`Comparison`], [`Outcome`]), the per-process
 //! values ([`process_values`]) and the re-exports of the parts: what is compared (`metric.rs`),
 //! samples by process and session (`groups.rs`), the interval and test at each level
-//! (`compare.rs`), the session level (`session.rs`), Holm and the verdict (`verdict.rs`), the
+//! (`compare.rs`), the session level (`session.rs`), the procedure, level and verdict (`verdict.rs`), the
 //! model's lines (`lines.rs`). Not for: printing, or reading anything but results.
 
 mod compare;
@@ -100,7 +104,9 @@ pub struct Comparison {
     /// Bootstrap CI of the ratio over processes; None with fewer than two processes a side.
     pub ci: Option<(f64, f64)>,
     pub confidence: f64,
-    /// Test on the per-process medians, raw and Holm-adjusted over the benchmarks compared.
+    /// The procedure's p-value (for the bootstrap, `--test`'s on the per-process values, for
+    /// reference), raw and times m (at most 1): for the t procedures m·p < α exactly when the
+    /// interval excludes 1.
     pub p_value: Option<f64>,
     pub p_adjusted: Option<f64>,
     pub outcome: Outcome,
@@ -306,7 +312,7 @@ mod tests {
             "{}",
             cs[2].words
         );
-        // Holm over the three: adjusted ≥ raw.
+        // Adjusted over the three: adjusted ≥ raw.
         for c in &cs {
             assert!(c.p_adjusted.unwrap() >= c.p_value.unwrap());
         }
