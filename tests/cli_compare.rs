@@ -495,3 +495,64 @@ fn a_bare_number_for_a_percentage_says_what_to_write() {
         assert!(err.contains(expected), "{flag} {value}: {err}");
     }
 }
+
+/// Issue 43: pytest-benchmark imported, 3 processes (files) a side, 10% more work. The rank
+/// test cannot reject with 3 vs 3 at any change (its smallest p is 0.1), so Welch's t on the
+/// logs of the per-process values draws the interval and the verdict, at the level adjusted
+/// for the benchmarks compared: the line says slower exactly where its interval excludes 1.
+#[test]
+fn three_processes_a_side_are_tested_by_welch_on_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(data("pytest-benchmark/bench.json")).unwrap())
+            .unwrap();
+    for side in ["old", "new"] {
+        std::fs::create_dir(dir.path().join(side)).unwrap();
+    }
+    for (k, jitter) in [1.0, 1.012, 0.991].into_iter().enumerate() {
+        for (side, work) in [("old", 1.0), ("new", 1.10)] {
+            let mut d = doc.clone();
+            for b in d["benchmarks"].as_array_mut().unwrap() {
+                for x in b["stats"]["data"].as_array_mut().unwrap() {
+                    *x = (x.as_f64().unwrap() * work * jitter).into();
+                }
+            }
+            let src = format!("{side}{k}.src.json");
+            std::fs::write(dir.path().join(&src), d.to_string()).unwrap();
+            let (code, text) = tare_in(
+                dir.path(),
+                &["import", &src, "-o", &format!("{side}/{k}.json")],
+            );
+            assert_eq!(code, 0, "{text}");
+        }
+    }
+    let (code, out) = tare_in(
+        dir.path(),
+        &[
+            "compare",
+            "old",
+            "new",
+            "--fail-if-slower",
+            "5%",
+            "--export-json",
+            "c.json",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Welch's t on log per-process values"), "{out}");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("c.json")).unwrap()).unwrap();
+    let cs = doc["comparisons"].as_array().unwrap();
+    assert!(!cs.is_empty(), "{doc}");
+    let m = cs.len();
+    for c in cs {
+        let (lo, hi) = (c["ci"][0].as_f64().unwrap(), c["ci"][1].as_f64().unwrap());
+        let verdict = c["verdict"].as_str().unwrap();
+        assert_eq!(lo > 1.0 || hi < 1.0, verdict == "slower", "{c}");
+        assert_eq!(verdict, "slower", "{c}");
+        assert!((c["confidence"].as_f64().unwrap() - (1.0 - 0.05 / m as f64)).abs() < 1e-9);
+        let words = c["words"].as_str().unwrap();
+        assert!(words.contains("Welch's t on logs"), "{words}");
+        assert!(out.contains(words), "{out}");
+    }
+}

@@ -931,3 +931,58 @@ fn excluded_runs_are_labelled_interfered_not_failed() {
         "{err}"
     );
 }
+
+/// Issue 43: the verdict and the interval printed beside it come from one procedure. `-r 3`
+/// of a 10 ms against a 20 ms sleep (the reproduction): interleaved, the rounds pair (t on
+/// the per-round log ratios); in sequence, 3 vs 3 runs are too few for the rank test and
+/// Welch's t on logs draws both. Either way the interval excludes 1 exactly when the line
+/// says slower, and the line names the interval's level; no warning says the test can never
+/// reach significance.
+#[test]
+fn three_runs_a_side_get_a_verdict_their_interval_agrees_with() {
+    let dir = tempfile::tempdir().unwrap();
+    for (order, how) in [
+        ("interleaved", "paired t over 3 rounds"),
+        ("sequential", "Welch's t on logs: 3 vs 3 runs"),
+    ] {
+        let j = dir.path().join(format!("{order}.json"));
+        let out = run_ok(&[
+            "run",
+            "--style",
+            "basic",
+            "-r",
+            "3",
+            "--order",
+            order,
+            "--export-json",
+            j.to_str().unwrap(),
+            "-n",
+            "fast",
+            "-n",
+            "slow",
+            "sleep 0.01",
+            "sleep 0.02",
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let doc = json(&j);
+        let c = &doc["comparisons"][0];
+        let (lo, hi) = (
+            c["ratio_ci_low"].as_f64().unwrap(),
+            c["ratio_ci_high"].as_f64().unwrap(),
+        );
+        let words = c["words"].as_str().unwrap();
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(stdout.contains(words), "{stdout}");
+        assert!(words.contains("95% CI") && words.contains(how), "{words}");
+        assert_eq!(c["confidence"], 0.95, "{c}");
+        // 20 ms is never faster than 10 ms; under load the interval may be wide.
+        assert_ne!(verdict, "faster", "{words}");
+        assert_eq!(lo > 1.0 || hi < 1.0, verdict == "slower", "{words}");
+        if verdict == "slower" {
+            assert!(words.starts_with("slow is ") && lo > 1.0, "{words}");
+        } else {
+            assert!(words.contains("includes 1"), "{words}");
+        }
+        assert!(!stdout.contains("can never reach significance"), "{stdout}");
+    }
+}

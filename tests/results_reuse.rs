@@ -48,7 +48,7 @@ fn compare_writes_markdown_and_json_with_a_geometric_mean() {
     assert!(stdout.contains("geometric mean: +"), "{stdout}");
     let m = std::fs::read_to_string(&md).unwrap();
     assert!(
-        m.starts_with("| benchmark | old | new | change | 95% CI | p (Holm) | verdict |"),
+        m.starts_with("| benchmark | old | new | change | 97.5% CI | p (adj.) | verdict |"),
         "{m}"
     );
     assert!(

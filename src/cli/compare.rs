@@ -198,7 +198,12 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         }
         println!(
             "{:<width$} {:>12} {:>12} {:>9} {:>17} {:>9}  verdict",
-            "benchmark", "old mean", "new mean", "change", "95% CI", "p (Holm)"
+            "benchmark",
+            "old mean",
+            "new mean",
+            "change",
+            comparison::ci_header(&cn.records),
+            "p (adj.)"
         );
     }
     let rows = comparison::rows(&cn, threshold);

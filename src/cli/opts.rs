@@ -482,10 +482,11 @@ impl VerdictArgs {
 /// Welch's t over processes, the test that agrees with its interval of a ratio of means).
 #[derive(Args, Debug, Clone)]
 pub(crate) struct LevelArgs {
-    /// Significance level of the comparisons (Holm-corrected across them).
+    /// Significance level of the comparisons: each interval is at 1 − ALPHA/m for m comparisons,
+    /// and a verdict is that interval's (it excludes 1).
     #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
     pub(crate) alpha: f64,
-    /// A difference whose whole 95% CI lies within ± this is reported as "equal within noise".
+    /// A difference whose whole CI lies within ± this is reported as "equal within noise".
     #[arg(long, value_name = "PCT", default_value = "1%")]
     noise_threshold: String,
 }

@@ -1,5 +1,6 @@
-//! After measuring: comparisons against the reference (ratio of medians with a bootstrap CI,
-//! a test, Holm's correction, a verdict in words) and diagnostics that explain noise (outliers,
+//! After measuring: comparisons against the reference (`compare_all`: the one process-level
+//! model of `conclude::levels`, each run a process; `compare_pairs`: the sample-level ratio of
+//! medians `tare kernels` starts from) and diagnostics that explain noise (outliers,
 //! warm-up, drift, modes, serial correlation, too few runs). Reads results, calls the pure
 //! `stats` functions, returns result records; prints nothing.
 
@@ -97,16 +98,130 @@ pub(crate) fn verdict_kind(v: &Verdict) -> &'static str {
     }
 }
 
-/// Every benchmark against the reference on wall time, p-values Holm-corrected together.
+/// Every benchmark against the reference on wall time, under the one process-level model of
+/// `conclude::levels` (issue 43): each counted run is a process with one sample; where the
+/// runs were interleaved they pair by round (`levels::compare_rounds`). The interval of each
+/// comparison is at 1 − α/m for the m comparisons drawn, and the verdict is whether it
+/// excludes 1, so the words and the interval beside them are one procedure's — as `tare
+/// kernels`, `tare compare` and imports print them. Pairs with fewer than two runs a side are
+/// left out.
 pub fn compare_all(benches: &[Benchmark], s: &CompareSettings) -> Vec<ComparisonRecord> {
-    let pairs: Vec<(usize, usize)> = (0..benches.len())
-        .filter(|&i| i != s.reference)
-        .map(|i| (s.reference, i))
-        .collect();
-    if s.reference >= benches.len() {
+    use super::levels;
+    let Some(reference) = benches.get(s.reference) else {
         return Vec::new();
+    };
+    let candidates: Vec<usize> = (0..benches.len()).filter(|&i| i != s.reference).collect();
+    let settings = levels::Settings {
+        test: s.test,
+        alpha: s.alpha,
+        noise: s.noise,
+        confidence: 1.0 - s.alpha,
+        resamples: s.resamples,
+        seed: s.seed,
+    };
+    let model: Vec<levels::Comparison> = if s.paired {
+        // A run without a round pairs with nothing (a key no round has).
+        let by_round = |b: &Benchmark| -> levels::ByRound {
+            b.runs
+                .iter()
+                .filter(|r| r.counted)
+                .enumerate()
+                .map(|(i, r)| (r.round.unwrap_or(usize::MAX - i), vec![r.wall_time]))
+                .collect()
+        };
+        let pairs: Vec<_> = candidates
+            .iter()
+            .map(|&c| (by_round(reference), by_round(&benches[c])))
+            .collect();
+        levels::compare_rounds(&pairs, &settings)
+    } else {
+        let groups =
+            |b: &Benchmark| -> levels::Groups { walls(b).into_iter().map(|w| vec![w]).collect() };
+        let pairs: Vec<_> = candidates
+            .iter()
+            .map(|&c| (groups(reference), groups(&benches[c])))
+            .collect();
+        levels::compare(&pairs, &settings)
+    };
+    candidates
+        .iter()
+        .zip(model)
+        .filter_map(|(&c, m)| {
+            let (low, high) = m.ci?;
+            let cand = &benches[c];
+            let (a, b) = short_labels(&reference.name, &cand.name);
+            let p = m.p_value.unwrap_or(if m.ratio == 1.0 { 1.0 } else { 0.0 });
+            Some(ComparisonRecord {
+                metric: "wall_time".into(),
+                reference: s.reference,
+                candidate: c,
+                reference_name: reference.name.clone(),
+                candidate_name: cand.name.clone(),
+                ratio: m.ratio,
+                ratio_ci_low: low,
+                ratio_ci_high: high,
+                confidence: m.confidence,
+                paired: m.paired_rounds.is_some(),
+                test: match m.procedure {
+                    Some(levels::Procedure::WelchLogs) => "welch (logs)".into(),
+                    Some(levels::Procedure::Paired) => "paired t (logs)".into(),
+                    _ => s.test.name().into(),
+                },
+                p_value: p,
+                p_adjusted: m.p_adjusted.unwrap_or((p * m.adjusted_for as f64).min(1.0)),
+                verdict: m.outcome.as_str().into(),
+                words: run_words(&m, &a, &b, s.noise),
+            })
+        })
+        .collect()
+}
+
+/// A `tare run` comparison in words, from the one model's comparison `m` of `b` against `a`:
+/// the verdict and the interval it was drawn from, at its level.
+fn run_words(m: &super::levels::Comparison, a: &str, b: &str, noise: f64) -> String {
+    use super::levels::{level_words, Outcome, Procedure};
+    let (low, high) = m.ci.unwrap_or((f64::NAN, f64::NAN));
+    let (conf, adj) = level_words(m.confidence, m.adjusted_for);
+    let comma = if adj.is_empty() { "" } else { "," };
+    let w = (high - low).abs();
+    let d = if w >= 0.02 || w.is_nan() {
+        2
+    } else if w >= 0.002 {
+        3
+    } else {
+        4
+    };
+    let how = match (m.procedure, m.paired_rounds) {
+        (_, Some(k)) => format!("; paired t over {k} rounds"),
+        (Some(Procedure::WelchLogs), _) => format!(
+            "; Welch's t on logs: {} vs {} runs, too few for the rank test",
+            m.old_processes, m.new_processes
+        ),
+        _ => String::new(),
+    };
+    match m.outcome {
+        Outcome::Slower => format!(
+            "{b} is {:.d$}× slower than {a} ({conf} {low:.d$}–{high:.d$}{adj}{how})",
+            m.ratio
+        ),
+        Outcome::Faster => format!(
+            "{b} is {:.d$}× faster than {a} ({conf} {:.d$}–{:.d$}{adj}{how})",
+            1.0 / m.ratio,
+            1.0 / high,
+            1.0 / low
+        ),
+        Outcome::EqualWithinNoise => {
+            format!("equal within noise ({b}/{a} {conf} {low:.d$}–{high:.d$}{adj}{how})")
+        }
+        _ if low > 1.0 || high < 1.0 => format!(
+            "below the noise threshold ({b}/{a} {conf} {low:.d$}–{high:.d$}{adj}{comma} excludes 1, but {:+.2}% is within ±{:.1}%{how})",
+            (m.ratio - 1.0) * 100.0,
+            noise * 100.0
+        ),
+        _ => format!(
+            "no significant difference ({b}/{a} {conf} {low:.d$}–{high:.d$}{adj}{comma} includes 1{how})"
+        ),
     }
-    compare_pairs(benches, benches, &pairs, s)
 }
 
 /// Compares `candidates[c]` with `references[r]` for each `(r, c)` on wall time; p-values are
@@ -464,19 +579,18 @@ pub fn diagnose(b: &Benchmark, advice: &Advice) -> Vec<Diagnostic> {
                               "steal_time": steal, "excluded": excluded}),
         });
     }
-    if comparing {
-        let need = stats::min_runs_for_significance(alpha);
-        if xs.len() < need {
-            out.push(Diagnostic {
-                kind: "too-few-runs".into(),
-                message: format!(
-                    "with {} the Mann–Whitney test can never reach significance at α = {alpha} (needs at least {need} per command)",
-                    crate::units::plural(xs.len(), "run")
-                ),
-                suggestion: format!("run at least {need} times (--runs {need} or more)"),
-                evidence: json!({"runs": xs.len(), "needed": need, "alpha": alpha}),
-            });
-        }
+    if comparing && xs.len() < 2 {
+        // Two runs a side are the least any interval needs (with fewer than the rank test can
+        // use, the comparison is drawn by Welch's t on logs: `conclude::levels`).
+        out.push(Diagnostic {
+            kind: "too-few-runs".into(),
+            message: format!(
+                "with {} no interval or verdict can be drawn at α = {alpha} (needs at least 2 per command)",
+                crate::units::plural(xs.len(), "run")
+            ),
+            suggestion: "run at least 2 times (--runs 2 or more); more runs narrow the interval".into(),
+            evidence: json!({"runs": xs.len(), "needed": 2, "alpha": alpha}),
+        });
     }
     out
 }

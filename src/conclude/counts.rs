@@ -94,6 +94,8 @@ pub fn compare(old: &Sessions, new: &Sessions, metric: &str) -> Option<Compariso
         words,
         session: None,
         paired_rounds: None,
+        procedure: None,
+        adjusted_for: 0,
     })
 }
 

@@ -232,7 +232,8 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
     // (`levels::compare_rounds`, `stats::paired_ratio`: what the machine did to a whole round
     // cancels); otherwise the expanded bootstrap interval of the ratio of the means each
     // kernel's line prints and Welch's t on the per-invocation means (scripts/levels_simulation.py).
-    // Holm across kernels either way. Where a side has fewer than two processes the
+    // Either way at 1 − α/m for the m kernels compared, the verdict that interval's (issue 43;
+    // too few processes for the rank test: Welch's t on logs). Where a side has fewer than two processes the
     // sample-level numbers stay, and the words say why there is no verdict.
     let sides: Vec<(super::levels::ByRound, super::levels::ByRound)> = session
         .comparisons
@@ -383,6 +384,8 @@ fn apply_process_level(
         c.p_adjusted = q;
         c.test = if m.paired_rounds.is_some() {
             PAIRED_TEST.to_string()
+        } else if m.procedure == Some(super::levels::Procedure::WelchLogs) {
+            "welch (logs)".to_string()
         } else {
             test.name().to_string()
         };

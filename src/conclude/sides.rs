@@ -362,7 +362,13 @@ pub fn compare(
         })
         .collect();
     let session_lines = levels::session_lines(&records);
-    let items: Vec<(f64, Option<(f64, f64)>)> = records.iter().map(|c| (c.ratio, c.ci)).collect();
+    // The geometric mean's interval is built from 95% intervals: the comparisons' own are at
+    // 1 − α/m (issue 43), so each is brought to 95% on the log scale first (by the normal
+    // quantiles the geometric mean uses; for a t interval this leaves it a little wider).
+    let items: Vec<(f64, Option<(f64, f64)>)> = records
+        .iter()
+        .map(|c| (c.ratio, c.ci.map(|ci| at_95(ci, c.confidence))))
+        .collect();
     let geomean = crate::stats::geomean::geomean(&items, 0.95);
     Ok(Conclusion {
         matched,
@@ -376,4 +382,41 @@ pub fn compare(
         is_count: !metric.is_time(),
         notes,
     })
+}
+
+/// An interval `(lo, hi)` at `confidence` rescaled on the log scale to 95% (normal quantiles);
+/// as it is where the confidence is 95%, or not in (0, 1) (a count's whole range).
+fn at_95((lo, hi): (f64, f64), confidence: f64) -> (f64, f64) {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let z = |c: f64| Normal::new(0.0, 1.0).map(|n| n.inverse_cdf(0.5 + c / 2.0));
+    if !(confidence > 0.0 && confidence < 1.0) || (confidence - 0.95).abs() < 1e-12 || lo <= 0.0 {
+        return (lo, hi);
+    }
+    let (Ok(z95), Ok(zc)) = (z(0.95), z(confidence)) else {
+        return (lo, hi);
+    };
+    let (mid, half) = (
+        (hi.ln() + lo.ln()) / 2.0,
+        (hi.ln() - lo.ln()) / 2.0 * z95 / zc,
+    );
+    ((mid - half).exp(), (mid + half).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_95;
+
+    #[test]
+    fn an_adjusted_interval_is_brought_to_95_percent_for_the_geometric_mean() {
+        // 1.06–1.142 at 98.75% (4 comparisons) is about 1.069–1.133 at 95%; a 95% interval
+        // and a count's whole range (confidence 1) stay as they are.
+        let (lo, hi) = at_95((1.060, 1.142), 1.0 - 0.05 / 4.0);
+        assert!(
+            (lo - 1.0685).abs() < 1e-3 && (hi - 1.1330).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        assert!(((lo * hi).sqrt() - (1.060f64 * 1.142).sqrt()).abs() < 1e-12);
+        assert_eq!(at_95((1.0, 2.0), 0.95), (1.0, 2.0));
+        assert_eq!(at_95((1.0, 2.0), 1.0), (1.0, 2.0));
+    }
 }

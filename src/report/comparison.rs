@@ -105,12 +105,25 @@ fn marker(r: &Row) -> &'static str {
     }
 }
 
+/// The header of the interval column: its level, which every comparison drawn shares (1 − α/m,
+/// `conclude::levels`), e.g. "97.5% CI"; "CI" where none was drawn.
+pub fn ci_header(comparisons: &[crate::conclude::levels::Comparison]) -> String {
+    comparisons
+        .iter()
+        .find(|c| c.procedure.is_some())
+        .map_or("CI".to_string(), |c| {
+            crate::conclude::levels::level_words(c.confidence, 1).0
+        })
+}
+
 /// The Markdown table, the geometric mean and the model, for a pull-request comment.
 pub fn markdown(rows: &[Row], cx: &Context) -> String {
     let mut out = String::new();
+    let comparisons: Vec<_> = rows.iter().map(|r| r.comparison.clone()).collect();
     let _ = writeln!(
         out,
-        "| benchmark | old | new | change | 95% CI | p (Holm) | verdict |"
+        "| benchmark | old | new | change | {} | p (adj.) | verdict |",
+        ci_header(&comparisons)
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---|---:|---|");
     for r in rows {
@@ -138,7 +151,7 @@ pub fn markdown(rows: &[Row], cx: &Context) -> String {
     if let Some(t) = cx.fail_if_slower {
         let _ = writeln!(
             out,
-            "{} significantly slower by more than {} (α = {}, Holm-corrected).\n",
+            "{} significantly slower by more than {} (α = {}, the level adjusted for the benchmarks compared).\n",
             units::plural(regressions, "benchmark"),
             units::format_percent(t),
             cx.alpha

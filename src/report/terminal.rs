@@ -415,23 +415,28 @@ pub fn comparison_block(session: &Session, color: bool) -> String {
         .get("comparison_unit")
         .and_then(|v| v.as_str())
         == Some("setup");
-    let test = if first.test == "welch" {
-        "Welch's t-test"
-    } else if over_setups {
-        "paired t-test over setups"
-    } else {
-        "Mann–Whitney U"
-    };
-    let how = if over_setups {
-        "mean of per-setup median ratios, 95% bootstrap CI over setups".to_string()
-    } else if first.paired {
-        "ratio of medians, 95% paired-by-round bootstrap CI".to_string()
-    } else {
-        "ratio of medians, 95% bootstrap CI".to_string()
-    };
+    if !over_setups {
+        // `tare run`'s comparisons come from the one process-level model (each run a
+        // process): each line names its interval's level, and the verdict is that interval's.
+        let _ = writeln!(
+            out,
+            "{} wall time against {} (each run a process; ratio of means, slower or faster only where the CI excludes 1)",
+            p.bold("Comparison:"),
+            first.reference_name,
+        );
+        for c in &session.comparisons {
+            let words = match c.verdict.as_str() {
+                "faster" => p.green(&c.words),
+                "slower" => p.yellow(&c.words),
+                _ => c.words.clone(),
+            };
+            let _ = writeln!(out, "  {words}");
+        }
+        return out;
+    }
     let _ = writeln!(
         out,
-        "{} wall time against {} ({how}; {test}, Holm-adjusted p)",
+        "{} wall time against {} (mean of per-setup median ratios, 95% bootstrap CI over setups; paired t-test over setups, Holm-adjusted p)",
         p.bold("Comparison:"),
         first.reference_name,
     );

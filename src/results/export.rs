@@ -461,9 +461,9 @@ pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
             &[
                 "Candidate",
                 "Reference",
-                "Ratio (median)",
-                "95% CI",
-                "p (Holm)",
+                "Ratio",
+                "CI (level in the verdict)",
+                "p (adj.)",
                 "Verdict",
             ],
             &[false, false, true, true, true, false],

@@ -15,6 +15,8 @@
 //!   values), expanded for small samples;
 //! * [`hypothesis`](mod@hypothesis) — Mann–Whitney, Welch, Kruskal–Wallis, Holm;
 //! * [`next_value`](mod@next_value) — one new value against a baseline (prediction interval);
+//! * [`welch_ratio`](mod@welch_ratio) — ratio of geometric means from Welch's t on logs, its
+//!   interval and test one procedure (few processes a side);
 //! * [`compare`](mod@compare) — verdicts ("B is 1.12× faster than A");
 //! * [`scaling`](mod@scaling) — power law and complexity class of a parameter scan;
 //! * [`outliers`](mod@outliers), [`trend`], [`autocorr`], [`warmup`], [`modality`] — diagnostics.
@@ -41,6 +43,7 @@ pub mod session_ratio;
 pub mod trend;
 pub mod variance;
 pub mod warmup;
+pub mod welch_ratio;
 
 pub use autocorr::{lag1_autocorrelation, Autocorrelation};
 pub use bootstrap::{

@@ -1,25 +1,25 @@
 //! The comparisons at each level: one session's processes ([`compare`]), the same with
 //! processes paired by round ([`compare_rounds`]), and sides from separate sessions
-//! ([`compare_sessions`]); each draws the interval and test of every pair.
+//! ([`compare_sessions`]); each gathers the values every pair's interval and verdict are
+//! drawn from (`verdict.rs`).
 //!
-//! For: the interval and the test of each `(old, new)` pair. Not for: the session level's
-//! rule (`session.rs`), Holm and the verdict in words (`verdict.rs`).
+//! For: the values of each `(old, new)` pair. Not for: the session level's rule
+//! (`session.rs`), the procedure, level and verdict in words (`verdict.rs`).
 
 use super::session::session_level;
-use super::verdict::{finish, test_p};
+use super::verdict::finish;
 use super::{
     mean, process_values, ByRound, Comparison, Groups, Raw, SessionLevel, Sessions, Settings,
 };
-use crate::stats;
 use std::collections::BTreeMap;
 
 /// Compares each `(old, new)` pair of sample groups (one group per process) of ONE session —
 /// processes of both sides interleaved in time, as `tare kernels` runs them — under the model;
-/// p-values are Holm-adjusted across the pairs that could be tested.
+/// intervals at 1 − α/m across the m pairs that could be drawn (`verdict.rs`).
 pub fn compare(pairs: &[(Groups, Groups)], s: &Settings) -> Vec<Comparison> {
     let raws: Vec<Raw> = pairs
         .iter()
-        .map(|(old, new)| Raw::new(process_values(old), process_values(new), old, new, s, None))
+        .map(|(old, new)| Raw::new(process_values(old), process_values(new), old, new, None))
         .collect();
     finish(raws, s)
 }
@@ -39,7 +39,7 @@ pub fn compare_rounds(pairs: &[(ByRound, ByRound)], s: &Settings) -> Vec<Compari
         .map(|(old, new)| {
             let groups = |side: &ByRound| side.iter().map(|(_, g)| g.clone()).collect::<Groups>();
             let (og, ng) = (groups(old), groups(new));
-            let mut raw = Raw::new(process_values(&og), process_values(&ng), &og, &ng, s, None);
+            let mut raw = Raw::new(process_values(&og), process_values(&ng), &og, &ng, None);
             let value = |side: &ByRound| -> BTreeMap<usize, f64> {
                 side.iter()
                     .filter(|(_, g)| !g.is_empty())
@@ -52,16 +52,7 @@ pub fn compare_rounds(pairs: &[(ByRound, ByRound)], s: &Settings) -> Vec<Compari
                 .filter_map(|(r, o)| nv.get(r).map(|n| (*o, *n)))
                 .unzip();
             if x.len() >= PAIRED_MIN_ROUNDS {
-                if let Some(r) = stats::paired_ratio::paired_ratio(&x, &y, s.confidence) {
-                    raw.interval = Some(stats::Interval {
-                        estimate: r.ratio,
-                        low: r.low,
-                        high: r.high,
-                        confidence: s.confidence,
-                    });
-                    raw.p = Some(r.p_value);
-                    raw.paired = Some((r.ratio, x.len()));
-                }
+                raw.rounds = Some((x, y));
             }
             raw
         })
@@ -72,14 +63,14 @@ pub fn compare_rounds(pairs: &[(ByRound, ByRound)], s: &Settings) -> Vec<Compari
 /// Compares each `(old, new)` pair of sides measured in separate sessions (results files):
 /// the session level is checked first ([`session_level`]), and the interval and test are
 /// drawn over processes or, where sessions differ, over sessions; p-values are
-/// Holm-adjusted across the pairs that could be tested.
+/// intervals at 1 − α/m across the m pairs that could be drawn (`verdict.rs`).
 pub fn compare_sessions(pairs: &[(Sessions, Sessions)], s: &Settings) -> Vec<Comparison> {
     let raws: Vec<Raw> = pairs
         .iter()
         .map(|(old, new)| {
             let (level, x, y) = session_level(old, new);
             let flat = |side: &Sessions| side.iter().flatten().cloned().collect::<Groups>();
-            Raw::new(x, y, &flat(old), &flat(new), s, Some(level))
+            Raw::new(x, y, &flat(old), &flat(new), Some(level))
         })
         .collect();
     finish(raws, s)
@@ -91,47 +82,20 @@ impl Raw {
         y: Vec<f64>,
         old: &Groups,
         new: &Groups,
-        s: &Settings,
         level: Option<SessionLevel>,
     ) -> Raw {
         let samples = (
             old.iter().map(Vec::len).sum(),
             new.iter().map(Vec::len).sum(),
         );
-        let blocked = level.as_ref().is_some_and(|l| l.blocker.is_some());
-        let thirds = level.as_ref().is_some_and(|l| l.thirds);
-        let (interval, p) = if thirds && !blocked {
-            match stats::session_ratio::thirds_ratio(&x, &y, s.confidence) {
-                Some(r) => (
-                    Some(stats::Interval {
-                        estimate: r.ratio,
-                        low: r.low,
-                        high: r.high,
-                        confidence: s.confidence,
-                    }),
-                    Some(r.p_value),
-                ),
-                None => (None, None),
-            }
-        } else if x.len() >= 2 && y.len() >= 2 && !blocked {
-            // Expanded: with few processes a plain percentile interval of a mean covers ~88%
-            // where it claims 95% (stats::mean_ratio).
-            let iv =
-                stats::bootstrap_ratio_of_means(&x, &y, s.confidence, s.resamples, s.seed, true);
-            (iv, test_p(&x, &y, s.test))
-        } else {
-            (None, None)
-        };
         let count = |g: &Groups| g.iter().filter(|p| !p.is_empty()).count();
         Raw {
             x,
             y,
             samples,
             processes: (count(old), count(new)),
-            interval,
-            p,
             level,
-            paired: None,
+            rounds: None,
         }
     }
 }

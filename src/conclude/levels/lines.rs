@@ -46,19 +46,48 @@ pub fn model_line(units: &[String], comparisons: &[Comparison], test: Test) -> S
         Test::MannWhitney => "Mann–Whitney",
         Test::Welch => "Welch's t",
     };
-    let method = match thirds {
-        0 => format!(
-            "bootstrap CI over processes (expanded for few), {test_name} on per-process means"
-        ),
+    let welch = comparisons
+        .iter()
+        .filter(|c| c.procedure == Some(super::Procedure::WelchLogs))
+        .count();
+    let drawn = comparisons.iter().filter(|c| c.procedure.is_some()).count();
+    let bootstrap =
+        format!("bootstrap CI over processes (expanded for few), {test_name} p for reference");
+    let mut method = match thirds {
+        0 if welch > 0 && welch == drawn => {
+            "Welch's t on log per-process values, CI and verdict (too few processes for the rank test at the level)".to_string()
+        }
+        0 => bootstrap,
         n if n == comparisons.len() => {
             "CI and t test (2 df) from each session's thirds (one session a side)".to_string()
         }
         n => format!(
-            "bootstrap CI over processes (expanded for few), {test_name} on per-process means; for {n} with one session a side, CI and t test (2 df) from each session's thirds"
+            "{bootstrap}; for {n} with one session a side, CI and t test (2 df) from each session's thirds"
         ),
     };
+    if welch > 0 && welch < drawn {
+        method.push_str(&format!(
+            "; for {welch} with too few processes for the rank test at the level, Welch's t on log per-process values"
+        ));
+    }
+    let m = comparisons
+        .iter()
+        .map(|c| c.adjusted_for)
+        .max()
+        .unwrap_or(1);
+    let level = 1.0
+        - comparisons
+            .iter()
+            .find(|c| c.adjusted_for == m)
+            .map_or(0.05, |c| 1.0 - c.confidence);
+    let (conf, _) = super::level_words(level, m);
+    let verdict = if m > 1 {
+        format!("verdict: its {conf} (adjusted for {m} comparisons) excludes 1")
+    } else {
+        format!("verdict: its {conf} excludes 1")
+    };
     format!(
-        "unit: process ({}){}; {} vs {} processes{} ({} vs {} samples); ratio of means of per-process means, {method}, Holm across {}",
+        "unit: process ({}){}; {} vs {} processes{} ({} vs {} samples); ratio of means of per-process means, {method}; {verdict} ({})",
         u.join(", "),
         match by_session {
             0 => String::new(),

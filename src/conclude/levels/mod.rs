@@ -9,21 +9,25 @@
 //!    imported sample to the process its harness records (`Run.extra["process"]`: hyperfine
 //!    run, JMH fork, pyperf worker, go test binary run) or, where the format records none, to
 //!    its file;
-//! 2. takes each process's median, and compares the two sides' MEANS of those medians: a
-//!    bootstrap CI over processes for the ratio new/old (percentile, expanded for few
-//!    processes: [`stats::bootstrap_ratio_of_means`]), and a test (Mann–Whitney or Welch) on
-//!    the per-process medians, Holm-adjusted across benchmarks;
-//! 3. calls a difference significant only when the CI excludes 1, the Holm-adjusted p is below
-//!    α and the change is at least the noise threshold — and says which of these failed
-//!    otherwise; with fewer than two processes on a side there is no verdict:
-//!    "inconclusive: one process per side" (iterations alone never make one).
+//! 2. takes each process's value, and compares the two sides' MEANS of those values: the
+//!    interval of the ratio new/old from ONE procedure chosen by the data — paired t on the
+//!    per-round log ratios where the processes pair by round ([`compare_rounds`]), the thirds
+//!    of one session a side, Welch's t on logs where the rank test could not reach the level at
+//!    this size ([`small_sample`]: 3 vs 3), else the bootstrap over processes (percentile,
+//!    expanded for few processes: [`stats::bootstrap_ratio_of_means`]) — at level 1 − α/m for
+//!    the m comparisons drawn (Bonferroni; issue 43);
+//! 3. calls a difference significant exactly when that interval excludes 1 and the change is at
+//!    least the noise threshold — and says which failed otherwise, so the interval printed
+//!    beside a verdict is the one it was drawn from; with fewer than two processes on a side
+//!    there is no verdict: "inconclusive: one process per side" (iterations alone never make
+//!    one).
 //!
 //! Pure: takes samples grouped by process (or benchmarks), returns records; never prints.
 //!
 //! For (this file): the records ([`Settings`], [`Comparison`], [`Outcome`]), the per-process
 //! values ([`process_values`]) and the re-exports of the parts: what is compared (`metric.rs`),
 //! samples by process and session (`groups.rs`), the interval and test at each level
-//! (`compare.rs`), the session level (`session.rs`), Holm and the verdict (`verdict.rs`), the
+//! (`compare.rs`), the session level (`session.rs`), the procedure, level and verdict (`verdict.rs`), the
 //! model's lines (`lines.rs`). Not for: printing, or reading anything but results.
 
 mod compare;
@@ -41,10 +45,9 @@ pub use groups::{
 pub use lines::{model_line, session_lines};
 pub use metric::{gpu_joules, package_joules, EnergyKind, Metric};
 pub use session::{session_level, SessionLevel, POOL_P, THIRDS_MIN_PROCESSES};
-pub use verdict::smallest_p;
+pub use verdict::{level_words, small_sample, smallest_p};
 
 use super::analysis::Test;
-use crate::stats;
 use serde::Serialize;
 
 /// Settings of a comparison.
@@ -101,7 +104,9 @@ pub struct Comparison {
     /// Bootstrap CI of the ratio over processes; None with fewer than two processes a side.
     pub ci: Option<(f64, f64)>,
     pub confidence: f64,
-    /// Test on the per-process medians, raw and Holm-adjusted over the benchmarks compared.
+    /// The procedure's p-value (for the bootstrap, `--test`'s on the per-process values, for
+    /// reference), raw and times m (at most 1): for the t procedures m·p < α exactly when the
+    /// interval excludes 1.
     pub p_value: Option<f64>,
     pub p_adjusted: Option<f64>,
     pub outcome: Outcome,
@@ -114,6 +119,39 @@ pub struct Comparison {
     /// Over how many rounds the interval and test came from per-round ratios
     /// ([`compare_rounds`]; the ratio is then their geometric mean); `None` when unpaired.
     pub paired_rounds: Option<usize>,
+    /// The one procedure the interval, the p-value and the verdict came from; `None` where
+    /// there was none (no verdict).
+    pub procedure: Option<Procedure>,
+    /// How many comparisons the level was adjusted for: the interval is at 1 − α/m
+    /// (Bonferroni), and the verdict is whether it excludes 1.
+    pub adjusted_for: usize,
+}
+
+/// The procedure behind one comparison's interval and verdict (`verdict.rs`, `draw`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Procedure {
+    /// Expanded percentile bootstrap of the ratio of means over processes
+    /// (`stats::bootstrap_ratio_of_means`); the p-value beside it is `--test`'s, for reference.
+    Bootstrap,
+    /// Welch's t on the logs of the per-process values (`stats::welch_ratio`): where the rank
+    /// test could not reach the level at this size ([`smallest_p`] ≥ α/m).
+    WelchLogs,
+    /// One session a side: t (2 df) from each session's thirds (`stats::session_ratio`).
+    Thirds,
+    /// Paired by round: t on the per-round log ratios (`stats::paired_ratio`).
+    Paired,
+}
+
+impl Procedure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Procedure::Bootstrap => "bootstrap",
+            Procedure::WelchLogs => "Welch's t on logs",
+            Procedure::Thirds => "thirds t",
+            Procedure::Paired => "paired t",
+        }
+    }
 }
 
 /// The process-level statistic: the mean of the per-process values (NaN when there are none).
@@ -167,25 +205,25 @@ pub type Sessions = Vec<Groups>;
 /// once a round, in a counterbalanced order, `method::order`).
 pub type ByRound = Vec<(usize, Vec<f64>)>;
 
-/// What one comparison's interval and test were drawn from, before Holm and the verdict:
-/// made by [`compare`]'s family (`compare.rs`), classified by `verdict.rs`.
+/// What one comparison's interval and verdict are drawn from, before the level is set and the
+/// verdict drawn: made by [`compare`]'s family (`compare.rs`), drawn and classified by
+/// `verdict.rs`.
 struct Raw {
     x: Vec<f64>,
     y: Vec<f64>,
     samples: (usize, usize),
     processes: (usize, usize),
-    interval: Option<stats::Interval>,
-    p: Option<f64>,
     level: Option<SessionLevel>,
-    /// The paired ratio where the interval and test are paired ([`compare_rounds`]).
-    /// With the rounds it rests on.
-    paired: Option<(f64, usize)>,
+    /// The per-round values of the rounds both sides have a value in ([`compare_rounds`]),
+    /// where there are at least [`PAIRED_MIN_ROUNDS`] of them.
+    rounds: Option<(Vec<f64>, Vec<f64>)>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::results::Benchmark;
+    use crate::stats;
     use rand::{Rng, SeedableRng};
 
     const S: Settings = Settings {
@@ -274,7 +312,7 @@ mod tests {
             "{}",
             cs[2].words
         );
-        // Holm over the three: adjusted ≥ raw.
+        // Adjusted over the three: adjusted ≥ raw.
         for c in &cs {
             assert!(c.p_adjusted.unwrap() >= c.p_value.unwrap());
         }
@@ -428,21 +466,184 @@ mod tests {
     }
 
     #[test]
-    fn too_few_units_for_mann_whitney_are_named() {
-        // scipy.stats.mannwhitneyu([0,1,2],[3,4,5]).pvalue == 0.1; ([0,1],[2,3]) == 1/3.
+    fn three_a_side_is_drawn_by_welch_on_logs() {
+        // scipy.stats.mannwhitneyu([0,1,2],[3,4,5]).pvalue == 0.1; ([0,1],[2,3]) == 1/3: the
+        // rank test can never reject at α 0.05 with 3 vs 3, so Welch's t on logs draws the
+        // interval and the verdict, and says so.
         assert!((smallest_p(3, 3, Test::MannWhitney).unwrap() - 0.1).abs() < 1e-12);
         assert!((smallest_p(2, 2, Test::MannWhitney).unwrap() - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(smallest_p(3, 3, Test::Welch), None);
+        assert!(small_sample(3, 3, 0.05) && !small_sample(4, 4, 0.05));
+        // 4 vs 4: smallest p 2/70 = 0.029, below α but not below α/2.
+        assert!(small_sample(4, 4, 0.025));
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
         let old = side(&mut rng, 3, 20, 1.0, 0.001);
         let new = side(&mut rng, 3, 20, 1.5, 0.001);
         let c = &compare(&[(old, new)], &S)[0];
-        assert_eq!(c.outcome, Outcome::NoSignificantDifference);
+        assert_eq!(c.outcome, Outcome::Slower, "{}", c.words);
+        assert_eq!(c.procedure, Some(Procedure::WelchLogs));
+        assert!(c.words.contains("Welch's t on logs"), "{}", c.words);
+        assert!(c.ci.unwrap().0 > 1.0, "{}", c.words);
+        let line = model_line(&["run".into()], std::slice::from_ref(c), Test::MannWhitney);
         assert!(
-            c.words.contains("Mann–Whitney's smallest p is 0.1"),
-            "{}",
-            c.words
+            line.contains("Welch's t on log per-process values"),
+            "{line}"
         );
+        // The same, A/A: no verdict.
+        let a = side(&mut rng, 3, 20, 1.0, 0.02);
+        let b = side(&mut rng, 3, 20, 1.0, 0.02);
+        let c = &compare(&[(a, b)], &S)[0];
+        assert_eq!(c.procedure, Some(Procedure::WelchLogs));
+    }
+
+    /// A family of 1–4 comparisons with 2–9 processes a side, random changes and spreads: each
+    /// unpaired, paired by round, or across 1–3 sessions a side.
+    fn random_family(rng: &mut impl Rng, s: &Settings) -> Vec<Comparison> {
+        let k = rng.gen_range(1..5);
+        let shape: u8 = rng.gen_range(0..3);
+        let mut sides = Vec::new();
+        for _ in 0..k {
+            let (n, m) = (rng.gen_range(2..10), rng.gen_range(2..10));
+            let change = [1.0, 1.0, 1.02, 0.97, 1.1, 0.8][rng.gen_range(0..6)];
+            let spread = [0.005, 0.02, 0.1][rng.gen_range(0..3)];
+            sides.push((n, m, change, spread));
+        }
+        match shape {
+            0 => {
+                let pairs: Vec<(Groups, Groups)> = sides
+                    .iter()
+                    .map(|&(n, m, c, sp)| (side(rng, n, 3, 1.0, sp), side(rng, m, 3, c, sp)))
+                    .collect();
+                compare(&pairs, s)
+            }
+            1 => {
+                let by_round = |g: Groups| g.into_iter().enumerate().collect::<ByRound>();
+                let pairs: Vec<(ByRound, ByRound)> = sides
+                    .iter()
+                    .map(|&(n, m, c, sp)| {
+                        (
+                            by_round(side(rng, n, 3, 1.0, sp)),
+                            by_round(side(rng, m, 3, c, sp)),
+                        )
+                    })
+                    .collect();
+                compare_rounds(&pairs, s)
+            }
+            _ => {
+                let pairs: Vec<(Sessions, Sessions)> = sides
+                    .iter()
+                    .map(|&(n, m, c, sp)| {
+                        let (ko, kn) = (rng.gen_range(1..4), rng.gen_range(1..4));
+                        (
+                            sessions_of(rng, ko, n.max(6), 1.0, sp / 2.0, sp),
+                            sessions_of(rng, kn, m.max(6), c, sp / 2.0, sp),
+                        )
+                    })
+                    .collect();
+                compare_sessions(&pairs, s)
+            }
+        }
+    }
+
+    #[test]
+    fn the_interval_excludes_1_exactly_when_the_verdict_says_slower_or_faster() {
+        // Issue 43: the verdict and the interval printed beside it come from one procedure.
+        // Over 400 seeded random families (unpaired, paired by round, across sessions; 2–9
+        // processes a side, so every procedure is drawn): the interval excludes 1 iff the
+        // verdict is slower or faster (no noise threshold), its level is 1 − α/m for the m
+        // comparisons drawn, and the words name that level.
+        let s = Settings {
+            noise: 0.0,
+            resamples: 400,
+            ..S
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        let (mut verdicts, mut none) = (0, 0);
+        for seed in 0..400 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(10_000 + seed);
+            let cs = random_family(&mut rng, &s);
+            let m = cs.iter().filter(|c| c.ci.is_some()).count();
+            for c in &cs {
+                let Some((lo, hi)) = c.ci else {
+                    assert!(!verdict(c), "{}", c.words);
+                    continue;
+                };
+                seen.insert(c.procedure.unwrap().name());
+                let excludes = lo > 1.0 || hi < 1.0;
+                assert_eq!(excludes, verdict(c), "{}", c.words);
+                assert!(lo <= c.ratio && c.ratio <= hi, "{}", c.words);
+                assert_eq!(c.adjusted_for, m);
+                assert!((c.confidence - (1.0 - s.alpha / m as f64)).abs() < 1e-12);
+                let (conf, _) = level_words(c.confidence, m);
+                assert!(c.words.contains(&conf[..conf.len() - 3]), "{}", c.words);
+                if m > 1 {
+                    let adj = format!("adjusted for {m} comparisons");
+                    assert!(c.words.contains(&adj), "{}", c.words);
+                }
+                // The p-value of the t procedures is the interval's dual.
+                if c.procedure != Some(Procedure::Bootstrap) {
+                    assert_eq!(c.p_adjusted.unwrap() < s.alpha, excludes, "{}", c.words);
+                }
+                verdicts += usize::from(verdict(c));
+                none += usize::from(!verdict(c));
+            }
+        }
+        assert!(
+            verdicts > 100 && none > 100,
+            "{verdicts} verdicts, {none} none"
+        );
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        // With a noise threshold the only interval that excludes 1 without a verdict is one of
+        // a change under the threshold, and the words say so.
+        for seed in 0..100 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(20_000 + seed);
+            for c in random_family(
+                &mut rng,
+                &Settings {
+                    resamples: 400,
+                    ..S
+                },
+            ) {
+                let Some((lo, hi)) = c.ci else { continue };
+                if (lo > 1.0 || hi < 1.0) && !verdict(&c) {
+                    assert!((c.ratio - 1.0).abs() < S.noise, "{}", c.words);
+                    assert!(
+                        c.outcome == Outcome::EqualWithinNoise
+                            || c.words.starts_with("below the noise threshold"),
+                        "{}",
+                        c.words
+                    );
+                }
+                if verdict(&c) {
+                    assert!(lo > 1.0 || hi < 1.0, "{}", c.words);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_aa_of_three_a_side_gives_false_verdicts_at_most_at_alpha() {
+        // The small-sample path, 4,000 seeded A/A draws of 3 vs 3 lognormal processes (σ 5%):
+        // Welch's t on logs of normal logs keeps its level (bench/aa_small_sample.py measures
+        // 10,000 draws of several shapes).
+        let mut false_verdicts = 0u64;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(43);
+        let mut normal = || -> f64 {
+            // Box–Muller.
+            let (u, v): (f64, f64) = (rng.gen::<f64>().max(1e-300), rng.gen());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let draws = 4000;
+        for _ in 0..draws {
+            let mut one = || -> Groups { (0..3).map(|_| vec![(0.05 * normal()).exp()]).collect() };
+            let (a, b) = (one(), one());
+            let c = &compare(&[(a, b)], &S)[0];
+            assert_eq!(c.procedure, Some(Procedure::WelchLogs));
+            false_verdicts += u64::from(verdict(c));
+        }
+        let (low, _) = stats::binomial::clopper_pearson(false_verdicts, draws, 0.90).unwrap();
+        eprintln!("A/A 3 vs 3: {false_verdicts} false verdicts of {draws}");
+        assert!(low <= S.alpha, "A/A: {false_verdicts} of {draws}");
     }
 
     /// `procs` processes of 5 samples each, each process in a fast (2.0 µs) or a slow (3.2 µs)

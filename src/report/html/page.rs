@@ -392,7 +392,7 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
         for c in &comps {
             let _ = write!(
                 out,
-                r#"<li>{} {} <span class="muted">({} test{}, {}; Holm-adjusted {})</span></li>"#,
+                r#"<li>{} {} <span class="muted">({} test{}, {}; adjusted {})</span></li>"#,
                 table::verdict_badge(c),
                 esc(&c.words),
                 esc(&c.test),

@@ -119,7 +119,7 @@ pub(super) fn forest(s: &Session, comps: &[&ComparisonRecord]) -> Canvas {
         c.text(
             width - right + 12.0,
             cy + 11.0,
-            &format!("{verdict}, {} (Holm)", p_text(k.p_adjusted)),
+            &format!("{verdict}, {} (adjusted)", p_text(k.p_adjusted)),
             Anchor::Start,
             10.0,
             col,
