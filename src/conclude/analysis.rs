@@ -143,13 +143,15 @@ pub fn compare_all(benches: &[Benchmark], s: &CompareSettings) -> Vec<Comparison
             .collect();
         levels::compare(&pairs, &settings)
     };
+    let names: Vec<&str> = benches.iter().map(|b| b.name.as_str()).collect();
+    let labels = short_labels(&names);
     candidates
         .iter()
         .zip(model)
         .filter_map(|(&c, m)| {
             let (low, high) = m.ci?;
             let cand = &benches[c];
-            let (a, b) = short_labels(&reference.name, &cand.name);
+            let (a, b) = (&labels[s.reference], &labels[c]);
             let p = m.p_value.unwrap_or(if m.ratio == 1.0 { 1.0 } else { 0.0 });
             Some(ComparisonRecord {
                 metric: "wall_time".into(),
@@ -170,7 +172,7 @@ pub fn compare_all(benches: &[Benchmark], s: &CompareSettings) -> Vec<Comparison
                 p_value: p,
                 p_adjusted: m.p_adjusted.unwrap_or((p * m.adjusted_for as f64).min(1.0)),
                 verdict: m.outcome.as_str().into(),
-                words: run_words(&m, &a, &b, s.noise),
+                words: run_words(&m, a, b, s.noise),
             })
         })
         .collect()
