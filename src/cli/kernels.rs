@@ -812,16 +812,12 @@ pub fn summary(s: &Session, verbose: bool) -> String {
         let _ = writeln!(out, "{}", r.line);
     }
     // Notes that can change a conclusion in full; the others counted in one line.
-    let mut held: std::collections::BTreeMap<&str, usize> = Default::default();
-    let mut held_on = std::collections::BTreeSet::new();
     for b in &s.benchmarks {
         if b.stop_reason.starts_with("inconclusive") {
             let _ = writeln!(out, "tare: note: {}: {}", b.name, b.stop_reason);
         }
         for d in &b.diagnostics {
-            if !verbose && !changes_a_conclusion(&d.kind) {
-                *held.entry(d.kind.as_str()).or_default() += 1;
-                held_on.insert(b.name.as_str());
+            if !verbose && !d.changes_a_conclusion() {
                 continue;
             }
             if d.message.starts_with(&b.name) {
@@ -841,42 +837,17 @@ pub fn summary(s: &Session, verbose: bool) -> String {
             }
         }
     }
-    if !held.is_empty() {
-        let n: usize = held.values().sum();
-        let kinds: Vec<String> = held.iter().map(|(k, c)| format!("{k} {c}")).collect();
-        let _ = writeln!(
-            out,
-            "tare: {} on {} that change no conclusion ({}) — --verbose prints them; all are in the JSON export",
-            units::plural(n, "more note"),
-            units::plural(held_on.len(), "benchmark"),
-            kinds.join(", ")
-        );
+    let notes = s
+        .benchmarks
+        .iter()
+        .flat_map(|b| b.diagnostics.iter().map(move |d| (b.name.as_str(), d)));
+    if let Some(line) = crate::results::held_notes_line(notes).filter(|_| !verbose) {
+        let _ = writeln!(out, "tare: {line}");
     }
     for scan in crate::results::ScanRecord::of(s) {
         let _ = writeln!(out, "{}", scan.line);
     }
     out
-}
-
-/// Whether a note of this kind can change what a kernel's line concludes (its number may be
-/// off, or its comparison unfair): printed by default. The rest (outliers, a trend over the
-/// samples, the test's power at this size, warm-up) are counted in one line unless --verbose.
-fn changes_a_conclusion(kind: &str) -> bool {
-    matches!(
-        kind,
-        "first-loop"
-            | "linearity"
-            | "linearity-skipped"
-            | "interference"
-            | "checksum-missing"
-            | "metric-disagrees"
-            | "unresolved-samples"
-            | "cpu-speed"
-            | "setup-spread"
-            | "modes"
-            | "steady-state"
-            | "invocation-spread"
-    )
 }
 
 /// The rates beside a kernel's time per loop, from that same time (`per_loop`, seconds):

@@ -8,21 +8,8 @@ use crate::results::{Benchmark, ComparisonRecord, Diagnostic, Run};
 use crate::stats::{self, Verdict};
 use serde_json::json;
 
-/// The test behind comparison p-values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Test {
-    MannWhitney,
-    Welch,
-}
-
-impl Test {
-    pub fn name(self) -> &'static str {
-        match self {
-            Test::MannWhitney => "mann-whitney",
-            Test::Welch => "welch",
-        }
-    }
-}
+/// The test behind comparison p-values: the one model's (`conclude::levels`).
+pub use super::levels::Test;
 
 /// How comparisons are made.
 #[derive(Debug, Clone, Copy)]

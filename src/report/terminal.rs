@@ -391,7 +391,11 @@ pub fn benchmark_block_with(
     if !b.stop_reason.is_empty() && (verbose || unusual) {
         let _ = writeln!(out, "  {:<14}{}", "stopped", p.dim(&b.stop_reason));
     }
-    for d in &b.diagnostics {
+    for d in b
+        .diagnostics
+        .iter()
+        .filter(|d| verbose || d.changes_a_conclusion())
+    {
         let _ = writeln!(
             out,
             "  {} {} — {}",
@@ -530,6 +534,13 @@ pub fn summary_with(session: &Session, color: bool, verbose: bool) -> String {
             out.push_str(l);
             out.push('\n');
         }
+    }
+    let notes = session
+        .benchmarks
+        .iter()
+        .flat_map(|b| b.diagnostics.iter().map(move |d| (b.name.as_str(), d)));
+    if let Some(line) = crate::results::held_notes_line(notes).filter(|_| !verbose) {
+        out.push_str(&format!("{} {line}\n", Paint { on: color }.dim("note:")));
     }
     if verbose {
         out.push_str(&method_block(&session.method, color));

@@ -12,6 +12,7 @@ pub mod journal;
 pub mod kernels;
 pub mod logger;
 pub mod model;
+pub mod names;
 pub mod read;
 
 pub use model::*;

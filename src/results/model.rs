@@ -520,6 +520,47 @@ pub struct Diagnostic {
     pub evidence: serde_json::Value,
 }
 
+impl Diagnostic {
+    /// Whether this note can change what its benchmark's line concludes — its number may be off
+    /// (a first loop far dearer than the rest, time that does not grow with the loops, runs
+    /// interfered with, a CPU that changed speed, several modes) or its comparison unfair (a
+    /// missing checksum, setups that disagree): printed by default. The rest (outliers, a trend
+    /// or warm-up over the runs, autocorrelation, the test's power at this size) are counted in
+    /// one line a session unless `--verbose`; every note is in the JSON export.
+    pub fn changes_a_conclusion(&self) -> bool {
+        !matches!(
+            self.kind.as_str(),
+            "outliers" | "trend" | "warmup" | "autocorrelation" | "too-few-runs"
+        )
+    }
+}
+
+/// The line a session's held notes come to ("3 more notes on 2 benchmarks that change no
+/// conclusion (outliers 2, trend 1) — …"), or None where none was held.
+pub fn held_notes_line<'a>(
+    notes: impl IntoIterator<Item = (&'a str, &'a Diagnostic)>,
+) -> Option<String> {
+    let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut on = std::collections::BTreeSet::new();
+    for (bench, d) in notes {
+        if !d.changes_a_conclusion() {
+            *kinds.entry(d.kind.as_str()).or_default() += 1;
+            on.insert(bench);
+        }
+    }
+    if kinds.is_empty() {
+        return None;
+    }
+    let n: usize = kinds.values().sum();
+    let list: Vec<String> = kinds.iter().map(|(k, c)| format!("{k} {c}")).collect();
+    Some(format!(
+        "{} on {} that change no conclusion ({}) — --verbose prints them; all are in the JSON export",
+        crate::units::plural(n, "more note"),
+        crate::units::plural(on.len(), "benchmark"),
+        list.join(", ")
+    ))
+}
+
 /// One benchmark compared with the reference on one metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComparisonRecord {

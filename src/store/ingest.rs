@@ -295,7 +295,7 @@ fn benchmark_id(db: &mut Db, b: &crate::results::model::Benchmark, name: &str) -
 
 /// The names a session's benchmarks are stored under: two of one name and parameters (two
 /// identical commands in one hyperfine run, an older tare's `tare run true true`) are stored
-/// apart, the second as `NAME (2)` ([`crate::plan::command::names_apart`]), instead of failing
+/// apart, the second as `NAME (2)` ([`crate::results::names::names_apart`]), instead of failing
 /// on the store's unique keys.
 pub fn names_apart(s: &Session) -> Vec<String> {
     let items: Vec<(&str, &std::collections::BTreeMap<String, String>)> = s
@@ -303,7 +303,7 @@ pub fn names_apart(s: &Session) -> Vec<String> {
         .iter()
         .map(|b| (b.name.as_str(), &b.parameters))
         .collect();
-    crate::plan::command::names_apart(&items)
+    crate::results::names::names_apart(&items)
 }
 
 /// Metric ids by name, in [`METRICS`] order.

@@ -47,8 +47,23 @@ pub use metric::{gpu_joules, package_joules, EnergyKind, Metric};
 pub use session::{session_level, SessionLevel, POOL_P, THIRDS_MIN_PROCESSES};
 pub use verdict::{level_words, small_sample, smallest_p};
 
-use super::analysis::Test;
 use serde::Serialize;
+
+/// The test behind comparison p-values (`--test`), where the data do not pick the procedure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Test {
+    MannWhitney,
+    Welch,
+}
+
+impl Test {
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::MannWhitney => "mann-whitney",
+            Test::Welch => "welch",
+        }
+    }
+}
 
 /// Settings of a comparison.
 #[derive(Debug, Clone, Copy)]

@@ -122,7 +122,7 @@ pub(super) fn benchmarks(
         .iter()
         .map(|b| (b.name.as_str(), &b.parameters))
         .collect();
-    let names = command::names_apart(&items);
+    let names = crate::results::names::names_apart(&items);
     for (b, name) in out.iter_mut().zip(names) {
         b.name = name;
     }
