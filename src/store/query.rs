@@ -5,7 +5,10 @@
 //! A point is a commit (or, for a session stored without one, that session). Several sessions
 //! of one commit — trials run again on the same machine — are merged: the point's value is the
 //! median of the sessions' medians, its interval the median of their interval bounds, `n` the
-//! sum of their counted runs. Points are ordered by commit time, then session start. Each point
+//! sum of their counted runs. Points are in the repository's order ([`order`]): where the store
+//! knows commits' parents, ancestry (a parent before its children, whatever the commit times
+//! say: a rebased commit keeps an older date; a session that arrived late lands at its commit);
+//! otherwise, and between commits not linked, commit time, then session start. Each point
 //! also carries the value detection uses (`detect_value`): the same merge over the sessions'
 //! medians without the runs tare flagged as interfered with.
 
@@ -170,7 +173,7 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
     let rows = db.query(
         "SELECT s.median, s.ci_low, s.ci_high, s.n, s.multimodal, se.id, se.started_at, se.source, \
                 se.kernel, se.os, se.method, se.dirty, se.started_unix, c.hash, c.subject, c.branch, c.time_unix, \
-                s.interfered, s.clean_median \
+                s.interfered, s.clean_median, c.parents \
          FROM summaries s JOIN sessions se ON se.id = s.session_id \
               LEFT JOIN commits c ON c.id = se.commit_id \
          WHERE s.benchmark_id = ? AND s.metric_id = ? AND se.machine_id = ? \
@@ -178,6 +181,7 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
         &[Val::int(s.benchmark_id), Val::int(s.metric_id), Val::int(s.machine_id)],
     )?;
     let mut points: Vec<Point> = Vec::new();
+    let mut parents: Vec<Vec<String>> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = Default::default();
     for mut r in rows {
         let f = |r: &[Val], i: usize| r[i].as_f64().unwrap_or(f64::NAN);
@@ -210,6 +214,16 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
             Some(&i) => points[i].sessions.push(sref),
             None => {
                 index.insert(key.clone(), points.len());
+                let mut ps: Vec<String> = text(&mut r, 19)
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect();
+                if dirty {
+                    // A dirty work tree at a commit comes after the commit itself.
+                    ps.extend(commit.clone());
+                }
+                parents.push(ps);
                 points.push(Point {
                     key,
                     commit,
@@ -228,6 +242,8 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
             }
         }
     }
+    let points = order(points, &parents);
+    let mut points = points;
     if let Some(k) = last {
         if points.len() > k {
             points.drain(..points.len() - k);
@@ -248,6 +264,78 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
         p.interfered = p.sessions.iter().map(|s| s.interfered).sum();
     }
     Ok(points)
+}
+
+/// `points` (each with the parents of its commit, `parents[i]`) in the repository's order: a
+/// topological order of the parent links the store knows — a point after every stored
+/// ancestor it is linked to — choosing among the points whose stored parents are all placed
+/// the one of earliest commit time, then earliest session start. Without
+/// parent links this is commit time, then session start. Links to commits the store does not
+/// hold are not followed (their ancestry is unknown here); a cycle (hashes given by hand)
+/// falls back to time order for the points in it.
+pub fn order(points: Vec<Point>, parents: &[Vec<String>]) -> Vec<Point> {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    let n = points.len();
+    let at: HashMap<&str, usize> = points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((p.key.as_str(), i)).filter(|_| p.commit.is_some()))
+        .collect();
+    let mut waiting = vec![0usize; n];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, ps) in parents.iter().enumerate().take(n) {
+        let mut seen: Vec<usize> = Vec::new();
+        for p in ps {
+            if let Some(&j) = at.get(p.as_str()) {
+                if j != i && !seen.contains(&j) {
+                    seen.push(j);
+                    children[j].push(i);
+                    waiting[i] += 1;
+                }
+            }
+        }
+    }
+    // `points` come in the query's order (commit time, then session start): the index breaks
+    // ties of commit time by session start.
+    let rank: Vec<(i64, usize)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.time, i))
+        .collect();
+    let mut ready: BinaryHeap<Reverse<(i64, usize)>> = (0..n)
+        .filter(|&i| waiting[i] == 0)
+        .map(|i| Reverse(rank[i]))
+        .collect();
+    let mut out: Vec<usize> = Vec::with_capacity(n);
+    let mut placed = vec![false; n];
+    loop {
+        while let Some(Reverse((_, i))) = ready.pop() {
+            placed[i] = true;
+            out.push(i);
+            for &c in &children[i] {
+                if placed[c] || waiting[c] == 0 {
+                    continue; // released from a cycle
+                }
+                waiting[c] -= 1;
+                if waiting[c] == 0 {
+                    ready.push(Reverse(rank[c]));
+                }
+            }
+        }
+        if out.len() == n {
+            break;
+        }
+        // A cycle: release its earliest point.
+        let i = (0..n)
+            .filter(|&i| !placed[i])
+            .min_by(|&a, &b| rank[a].cmp(&rank[b]))
+            .unwrap_or(0);
+        waiting[i] = 0;
+        ready.push(Reverse(rank[i]));
+    }
+    let mut slots: Vec<Option<Point>> = points.into_iter().map(Some).collect();
+    out.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// The counted values of `metric` of one benchmark in one session (for drill-down views).
