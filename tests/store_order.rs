@@ -5,7 +5,8 @@
 //! Order: commits of a real git repository made in a temporary directory, one rebased with a
 //! committer date older than its parents', added out of order (children before parents, the
 //! sessions' start times disagreeing too) come out in ancestry order; commits recorded without
-//! parents come out by commit time, whatever the order of their sessions.
+//! parents come out by commit time, whatever the order of their sessions; a commit stored from
+//! a hash alone takes its parents from a later session that records them.
 //!
 //! Interference: a history whose middle commits had every run flagged keeps every point under
 //! the default policy (`flag`) and says how many runs were flagged; `--interfered drop` names
@@ -167,6 +168,39 @@ fn commits_without_parents_come_out_by_commit_time() {
     }
     let want: Vec<String> = hashes.iter().map(|h| h[..10].to_string()).collect();
     assert_eq!(shown_order(d, &hashes), want);
+}
+
+#[test]
+fn a_commit_stored_from_a_hash_alone_gets_its_parents_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (h0, h1) = (hash(0), hash(1));
+    let t0 = 1_800_000_000i64;
+    let recorded = |h: String, parents: Vec<String>, t: i64| {
+        move |v: &mut serde_json::Value| {
+            v["extra"]["git"] = serde_json::json!({"hash": h, "parents": parents, "time": t});
+        }
+    };
+    write_session(d, "r0.json", 0, &recorded(h0.clone(), vec![], t0));
+    add(d, "r0.json", &["--no-git"]);
+    // h1 given by hand (no repository here): no parents, no time; its session started before
+    // h0's commit time, so it comes first.
+    write_session(d, "r1.json", 1, &|_| {});
+    add(d, "r1.json", &["--commit", &h1]);
+    let (s0, s1) = (h0[..10].to_string(), h1[..10].to_string());
+    assert_eq!(
+        shown_order(d, &[h0.clone(), h1.clone()]),
+        [s1.clone(), s0.clone()]
+    );
+    // A session recording h1 with its parent h0: the commit row gets them, h1 follows h0.
+    write_session(
+        d,
+        "r2.json",
+        2,
+        &recorded(h1.clone(), vec![h0.clone()], t0 - 50),
+    );
+    add(d, "r2.json", &["--no-git"]);
+    assert_eq!(shown_order(d, &[h0, h1]), [s0, s1]);
 }
 
 /// A history of 12 commits on one level; at `flagged` commits every run was flagged as

@@ -271,8 +271,8 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
 /// ancestor it is linked to — choosing among the points whose stored parents are all placed
 /// the one of earliest commit time, then earliest session start. Without
 /// parent links this is commit time, then session start. Links to commits the store does not
-/// hold are not followed (their ancestry is unknown here); a cycle (hashes given by hand)
-/// falls back to time order for the points in it.
+/// hold are not followed (their ancestry is unknown here); a cycle (hashes given by hand) is
+/// broken at its earliest point once nothing else can be placed.
 pub fn order(points: Vec<Point>, parents: &[Vec<String>]) -> Vec<Point> {
     use std::cmp::Reverse;
     use std::collections::{BinaryHeap, HashMap};
@@ -372,4 +372,64 @@ pub fn counts(db: &mut Db) -> Result<[i64; 5]> {
             .unwrap_or(0);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(key: &str, time: i64) -> Point {
+        Point {
+            key: key.into(),
+            commit: Some(key.split('+').next().unwrap_or(key).into()),
+            subject: None,
+            branch: None,
+            dirty: key.contains('+'),
+            time,
+            value: 1.0,
+            ci_low: 1.0,
+            ci_high: 1.0,
+            n: 1,
+            detect_value: 1.0,
+            interfered: 0,
+            sessions: Vec::new(),
+        }
+    }
+
+    fn keys(points: &[Point]) -> Vec<&str> {
+        points.iter().map(|p| p.key.as_str()).collect()
+    }
+
+    #[test]
+    fn ancestry_orders_before_commit_time_and_time_orders_the_rest() {
+        // Query order (by time): c (rebased, oldest date), a, x (no links), b, m (merge of b
+        // and c).
+        let pts = vec![
+            point("c", 5),
+            point("a", 10),
+            point("x", 15),
+            point("b", 20),
+            point("m", 30),
+        ];
+        let parents: Vec<Vec<String>> = vec![
+            vec!["b".into()],
+            vec![],
+            vec![],
+            vec!["a".into()],
+            vec!["b".into(), "c".into()],
+        ];
+        assert_eq!(keys(&order(pts, &parents)), ["a", "x", "b", "c", "m"]);
+    }
+
+    #[test]
+    fn a_cycle_and_a_dirty_tree_do_not_lose_points() {
+        // Hashes given by hand that claim each other as parents: placed last, in time order.
+        let pts = vec![point("p", 1), point("q", 2), point("r", 3)];
+        let parents = vec![vec!["q".to_string()], vec!["p".to_string()], vec![]];
+        assert_eq!(keys(&order(pts, &parents)), ["r", "p", "q"]);
+        // A dirty work tree at a comes after a, even started before it.
+        let pts = vec![point("a+dirty:1", 1), point("a", 2), point("b", 3)];
+        let parents = vec![vec!["a".to_string()], vec![], vec!["a".to_string()]];
+        assert_eq!(keys(&order(pts, &parents)), ["a", "a+dirty:1", "b"]);
+    }
 }
