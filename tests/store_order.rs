@@ -289,6 +289,25 @@ fn commits_whose_every_run_interfered_are_kept_by_default_and_named_when_dropped
             "{policy}: {out}"
         );
     }
+    // The Markdown summary and the dashboard say it too.
+    let (code, out) = run(
+        d,
+        &[
+            "report",
+            "--export-markdown",
+            "s.md",
+            "--export-html",
+            "h.html",
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    for f in ["s.md", "h.html"] {
+        let t = std::fs::read_to_string(d.join(f)).unwrap();
+        assert!(
+            t.contains("3 commits whose every run was flagged kept with them"),
+            "{f}: {t}"
+        );
+    }
     // A policy that does not exist: one line saying what to give, exit 2.
     let (code, out) = run(d, &["check", "--interfered", "ignore"]);
     assert_eq!(code, Some(2), "{out}");

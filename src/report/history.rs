@@ -512,6 +512,9 @@ pub fn html(views: &[SeriesView], title: &str, new_ids: &[i64]) -> String {
             esc(&units::plural(v.points.len(), "commit"))
         );
         o.push_str(&trend_svg(v, k));
+        if let Some(line) = left_out_words(v) {
+            let _ = write!(o, "<p class=\"muted\">{}</p>", esc(&line));
+        }
         for c in &v.changes {
             let _ = write!(
                 o,
