@@ -9,8 +9,9 @@
 //! knows commits' parents, ancestry (a parent before its children, whatever the commit times
 //! say: a rebased commit keeps an older date; a session that arrived late lands at its commit);
 //! otherwise, and between commits not linked, commit time, then session start. Each point
-//! also carries the value detection uses (`detect_value`): the same merge over the sessions'
-//! medians without the runs tare flagged as interfered with.
+//! also carries its clean value (`detect_value`): the same merge over the sessions'
+//! medians without the runs tare flagged as interfered with (what detection makes of it is its
+//! `--interfered` policy, `detect::Interfered`).
 
 use super::db::{Db, Val};
 use anyhow::Result;
@@ -95,8 +96,9 @@ pub struct Point {
     pub ci_low: f64,
     pub ci_high: f64,
     pub n: i64,
-    /// What change-point detection uses: the median of the sessions' values without their
-    /// interfered runs; NaN when every run of the point was interfered with (left out).
+    /// The median of the sessions' values without their interfered runs; NaN when every run
+    /// of the point was interfered with. What detection uses depends on its policy
+    /// (`detect::Interfered::value`).
     pub detect_value: f64,
     /// Counted runs left out of detection as interfered with.
     pub interfered: i64,
@@ -242,8 +244,7 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
             }
         }
     }
-    let points = order(points, &parents);
-    let mut points = points;
+    let mut points = order(points, &parents);
     if let Some(k) = last {
         if points.len() > k {
             points.drain(..points.len() - k);
