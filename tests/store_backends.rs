@@ -288,6 +288,7 @@ fn runs_flagged_as_interfered_with_are_left_out_of_detection() {
                 points,
                 changes: vec![],
                 alerts: vec![],
+                interfered: Default::default(),
             };
             let text = tare::report::history::terminal(&[view], 3, false);
             said |= text.contains("detection left out") && text.contains("flagged as interfered");

@@ -112,6 +112,11 @@ struct DetectArgs {
     /// the baseline stops at a change point or a machine change).
     #[arg(long, value_name = "N", default_value_t = 10)]
     tip_baseline: usize,
+    /// Runs tare flagged as interfered with: flag (a commit counts without them unless every
+    /// run was, then it keeps them: a shared runner's history never empties), drop (never
+    /// counted: such a commit is left out), keep (counted like the others). Said per series.
+    #[arg(long, value_name = "POLICY", default_value = "flag", value_parser = detect::Interfered::NAMES)]
+    interfered: String,
 }
 
 #[derive(Args, Debug)]
@@ -256,6 +261,12 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
             let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, true)?;
             if let Some(p) = &x.markdown {
                 write_out(p, &view::markdown_with_tips(&views, &tips, &new))?;
+            }
+            for v in &views {
+                if let Some(line) = view::left_out_words(v) {
+                    let s = &v.series;
+                    println!("{} {} on {}: {line}", s.label(), s.metric, s.hostname);
+                }
             }
             Ok(gate(&views, &tips, &new))
         }
@@ -484,6 +495,12 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
         },
         min_effect,
         tip_baseline: d.tip_baseline,
+        interfered: detect::Interfered::parse(&d.interfered).ok_or_else(|| {
+            usage(format!(
+                "--interfered {}: give keep, flag or drop",
+                d.interfered
+            ))
+        })?,
     })
 }
 
@@ -551,6 +568,7 @@ fn analyse(
                 points,
                 changes,
                 alerts,
+                interfered: settings.interfered,
             });
             tips.push(tip);
             continue;
@@ -581,6 +599,7 @@ fn analyse(
             points,
             changes,
             alerts,
+            interfered: settings.interfered,
         });
         tips.push(tip);
     }

@@ -5,7 +5,7 @@
 
 use crate::report::html::svg::{self, color, esc, Anchor, Canvas, Frame, Scale};
 use crate::report::text_plots::sparkline;
-use crate::store::detect::{Alert, Change, Tip};
+use crate::store::detect::{Alert, Change, Interfered, Tip};
 use crate::store::query::{Point, Series};
 use crate::units;
 use std::fmt::Write;
@@ -17,6 +17,8 @@ pub struct SeriesView {
     pub points: Vec<Point>,
     pub changes: Vec<Change>,
     pub alerts: Vec<Alert>,
+    /// What detection did with the runs flagged as interfered with (`--interfered`).
+    pub interfered: Interfered,
 }
 
 impl SeriesView {
@@ -145,7 +147,7 @@ pub fn terminal_with_tips(
             };
             let _ = writeln!(
                 o,
-                "  {:<12} {:<10} {:>12}  {:<25} {:>5}{}{}",
+                "  {:<12} {:<10} {:>12}  {:<25} {:>5}{}{}{}",
                 format!("{}{}", p.short(), if p.dirty { "+" } else { "" }),
                 date(p.time),
                 value(&s.unit, p.value),
@@ -156,6 +158,7 @@ pub fn terminal_with_tips(
                 ),
                 p.n,
                 if p.multimodal() { " (multimodal)" } else { "" },
+                point_interfered(p, v.interfered),
                 mark
             );
         }
@@ -220,20 +223,78 @@ fn short(key: &str) -> String {
     key.chars().take(10).collect()
 }
 
-/// "detection left out N interfered runs (M commits entirely)", when it did.
+/// A point's runs flagged as interfered with and what detection did with them, e.g.
+/// " (3 interfered: left out)", " (all 30 interfered: kept)"; empty when none.
+fn point_interfered(p: &Point, policy: Interfered) -> String {
+    if p.interfered == 0 {
+        return String::new();
+    }
+    let whole = !p.detect_value.is_finite();
+    let what = match (policy, whole) {
+        (Interfered::Keep, _) => "counted",
+        (Interfered::Flag, false) | (Interfered::Drop, false) => "left out",
+        (Interfered::Flag, true) => "kept",
+        (Interfered::Drop, true) => "commit left out",
+    };
+    format!(
+        " ({}{} interfered: {what})",
+        if whole { "all " } else { "" },
+        p.interfered
+    )
+}
+
+/// One line on the runs flagged as interfered with in a series and what detection did with
+/// them under its `--interfered` policy, when there were any: "detection left out N runs
+/// flagged as interfered with (in K commits); M commits whose every run was flagged kept with
+/// them: A, B (--interfered flag)".
 pub fn left_out_words(v: &SeriesView) -> Option<String> {
-    let (runs, points) = crate::store::detect::left_out(&v.points);
-    (runs > 0).then(|| {
-        format!(
-            "detection left out {} flagged as interfered with{}",
-            units::plural(runs as usize, "run"),
-            if points > 0 {
-                format!(" ({} entirely)", units::plural(points, "commit"))
-            } else {
-                String::new()
-            }
-        )
-    })
+    let i = crate::store::detect::interference(&v.points, v.interfered);
+    if i.runs == 0 {
+        return None;
+    }
+    let in_points = |pred: &dyn Fn(&Point) -> bool| {
+        v.points
+            .iter()
+            .filter(|p| p.interfered > 0 && pred(p))
+            .count()
+    };
+    let names = |idx: &[usize]| {
+        let mut n: Vec<String> = idx.iter().take(5).map(|&k| v.points[k].short()).collect();
+        if idx.len() > 5 {
+            n.push(format!("{} more", idx.len() - 5));
+        }
+        n.join(", ")
+    };
+    let mut line = match v.interfered {
+        Interfered::Keep => format!(
+            "{} flagged as interfered with (in {}) counted like the others",
+            units::plural(i.runs as usize, "run"),
+            units::plural(in_points(&|_| true), "commit")
+        ),
+        _ if i.left_out == 0 => String::new(),
+        _ => format!(
+            "detection left out {} flagged as interfered with (in {})",
+            units::plural(i.left_out as usize, "run"),
+            units::plural(in_points(&|p| v.interfered.leaves_out(p)), "commit")
+        ),
+    };
+    if !i.whole.is_empty() {
+        if !line.is_empty() {
+            line.push_str("; ");
+        }
+        let _ = write!(
+            line,
+            "{} whose every run was flagged {}: {}",
+            units::plural(i.whole.len(), "commit"),
+            match v.interfered {
+                Interfered::Drop => "left out",
+                _ => "kept with them",
+            },
+            names(&i.whole)
+        );
+    }
+    let _ = write!(line, " (--interfered {})", v.interfered.name());
+    Some(line)
 }
 
 /// A Markdown summary for a pull-request comment: open alerts first, then one line per series.
@@ -451,6 +512,9 @@ pub fn html(views: &[SeriesView], title: &str, new_ids: &[i64]) -> String {
             esc(&units::plural(v.points.len(), "commit"))
         );
         o.push_str(&trend_svg(v, k));
+        if let Some(line) = left_out_words(v) {
+            let _ = write!(o, "<p class=\"muted\">{}</p>", esc(&line));
+        }
         for c in &v.changes {
             let _ = write!(
                 o,

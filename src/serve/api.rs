@@ -369,6 +369,7 @@ pub fn series_view(
         points,
         changes,
         alerts,
+        interfered: Default::default(),
     })
 }
 

@@ -6,8 +6,10 @@
 //! within the neighbouring change points — with a 95% bootstrap interval. A change is alerted
 //! when that interval excludes 1 and the ratio differs from 1 by at least `min_effect`.
 //!
-//! Runs tare flagged as interfered with are left out (a point counts without them; a point
-//! whose every run was flagged is left out), and the views say how many. A change of the
+//! Runs tare flagged as interfered with are treated by [`Interfered`] (`--interfered`): by
+//! default a point counts without them, and a point whose every run was flagged keeps them,
+//! so a shared runner's history never empties; `drop` leaves such a point out, `keep` counts
+//! every run. The views say how many, and which points were kept or left out. A change of the
 //! machine's kernel, OS or measurement method starts a new segment: change points are searched
 //! within segments, and the boundary is annotated, never alarmed. A different machine
 //! (fingerprint) is a different series.
@@ -51,6 +53,8 @@ pub struct DetectSettings {
     /// Most commits before the newest that it is judged against ([`tip`]); its one-sided
     /// level is `changepoint.alpha`.
     pub tip_baseline: usize,
+    /// What the runs flagged as interfered with count for.
+    pub interfered: Interfered,
 }
 
 impl Default for DetectSettings {
@@ -59,6 +63,60 @@ impl Default for DetectSettings {
             changepoint: Settings::default(),
             min_effect: 0.01,
             tip_baseline: 10,
+            interfered: Interfered::default(),
+        }
+    }
+}
+
+/// What detection does with the runs tare flagged as interfered with (`--interfered`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Interfered {
+    /// Every run counts, flagged or not.
+    Keep,
+    /// A point counts without its flagged runs; a point whose every run was flagged keeps
+    /// them (and is said), so a history on a runner shared with other load never empties.
+    #[default]
+    Flag,
+    /// Flagged runs never count: a point whose every run was flagged is left out (and said).
+    Drop,
+}
+
+impl Interfered {
+    pub const NAMES: [&'static str; 3] = ["keep", "flag", "drop"];
+
+    pub fn parse(name: &str) -> Option<Interfered> {
+        match name {
+            "keep" => Some(Interfered::Keep),
+            "flag" => Some(Interfered::Flag),
+            "drop" => Some(Interfered::Drop),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Interfered::Keep => "keep",
+            Interfered::Flag => "flag",
+            Interfered::Drop => "drop",
+        }
+    }
+
+    /// The value detection uses for point `p`; NaN when it is left out.
+    pub fn value(self, p: &Point) -> f64 {
+        match self {
+            Interfered::Keep => p.value,
+            Interfered::Flag if p.detect_value.is_finite() => p.detect_value,
+            Interfered::Flag => p.value,
+            Interfered::Drop => p.detect_value,
+        }
+    }
+
+    /// Whether the flagged runs of point `p` are left out of its value.
+    pub fn leaves_out(self, p: &Point) -> bool {
+        match self {
+            Interfered::Keep => false,
+            Interfered::Flag => p.detect_value.is_finite(),
+            Interfered::Drop => true,
         }
     }
 }
@@ -124,14 +182,14 @@ fn describe_config_change(x: &(String, String, String), y: &(String, String, Str
 
 /// The change points of a series' points, with effect sizes.
 ///
-/// Points whose every run was flagged as interfered with are left out (`Point::detect_value`
-/// is NaN), and the others count without their flagged runs. A change of kernel, OS or
+/// Each point counts by `settings.interfered` ([`Interfered::value`]): by default without its
+/// runs flagged as interfered with, unless every run was; a point without a value is left out. A change of kernel, OS or
 /// measurement method between two points starts a new segment: change points are searched
 /// within segments, never across one, and each boundary is returned as a change with its
 /// `machine_change` set, never alerted.
 pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> Vec<Change> {
     let used: Vec<usize> = (0..points.len())
-        .filter(|&i| points[i].detect_value.is_finite())
+        .filter(|&i| settings.interfered.value(&points[i]).is_finite())
         .collect();
     let mut segments: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
@@ -157,7 +215,7 @@ pub fn changes(points: &[Point], series: &Series, settings: &DetectSettings) -> 
             r > 1.0
         }
     };
-    let value_of = |k: usize| points[used[k]].detect_value;
+    let value_of = |k: usize| settings.interfered.value(&points[used[k]]);
     // A count that repeats (Valgrind's) has no noise to test against: every step of at least
     // `counts::WORK_CHANGE` that persists is a change in work.
     let deterministic = repeating_counts(points, series);
@@ -308,8 +366,9 @@ pub fn tip(
     changes: &[Change],
     settings: &DetectSettings,
 ) -> Option<Tip> {
+    let value = |i: usize| settings.interfered.value(&points[i]);
     let used: Vec<usize> = (0..points.len())
-        .filter(|&i| points[i].detect_value.is_finite())
+        .filter(|&i| value(i).is_finite())
         .collect();
     let (&index, earlier) = used.split_last()?;
     // Where the baseline may start: the latest change point before the tip, or machine change
@@ -337,7 +396,7 @@ pub fn tip(
         settings.min_effect
     };
     let alpha = settings.changepoint.alpha;
-    let values: Vec<f64> = base.iter().map(|&i| points[i].detect_value).collect();
+    let values: Vec<f64> = base.iter().map(|&i| value(i)).collect();
     let mut t = Tip {
         index,
         key: points[index].key.clone(),
@@ -364,7 +423,7 @@ pub fn tip(
         ));
         return Some(t);
     }
-    let Some(j) = next_value(&values, points[index].detect_value, alpha) else {
+    let Some(j) = next_value(&values, value(index), alpha) else {
         t.missing = Some(format!(
             "no judgment at α = {alpha} (give --alpha below 0.5) or of a value that is not positive"
         ));
@@ -435,7 +494,32 @@ pub fn count_steps(values: &[f64]) -> Vec<crate::stats::changepoint::ChangePoint
     out
 }
 
-/// Counted runs left out of detection as interfered with, and points left out entirely.
+/// What the runs flagged as interfered with did to a series under a policy: flagged runs in
+/// all, how many of them detection left out, and the indices of the points whose every run
+/// was flagged (kept with their runs under `flag` and `keep`, left out under `drop`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Interference {
+    pub runs: i64,
+    pub left_out: i64,
+    pub whole: Vec<usize>,
+}
+
+/// [`Interference`] of `points` under `policy`.
+pub fn interference(points: &[Point], policy: Interfered) -> Interference {
+    Interference {
+        runs: points.iter().map(|p| p.interfered).sum(),
+        left_out: points
+            .iter()
+            .filter(|p| policy.leaves_out(p))
+            .map(|p| p.interfered)
+            .sum(),
+        whole: (0..points.len())
+            .filter(|&i| points[i].interfered > 0 && !points[i].detect_value.is_finite())
+            .collect(),
+    }
+}
+
+/// Counted runs flagged as interfered with, and points whose every run was.
 pub fn left_out(points: &[Point]) -> (i64, usize) {
     (
         points.iter().map(|p| p.interfered).sum(),

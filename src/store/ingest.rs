@@ -243,7 +243,26 @@ pub fn commit_id(db: &mut Db, c: &CommitInfo) -> Result<i64> {
             &[Val::text(b), Val::int(id)],
         )?;
     }
+    complete_commit(db, id, c)?;
     Ok(id)
+}
+
+/// Fills in the parents and time of commit row `id` where it has none (the row was added from
+/// a hash alone): what the order of a trend needs.
+fn complete_commit(db: &mut Db, id: i64, c: &CommitInfo) -> Result<()> {
+    if !c.parents.is_empty() {
+        db.exec(
+            "UPDATE commits SET parents = ? WHERE id = ? AND (parents IS NULL OR parents = '')",
+            &[Val::text(c.parents.join(" ")), Val::int(id)],
+        )?;
+    }
+    if c.time.is_some() {
+        db.exec(
+            "UPDATE commits SET time_unix = ? WHERE id = ? AND time_unix IS NULL",
+            &[Val::Int(c.time), Val::int(id)],
+        )?;
+    }
+    Ok(())
 }
 
 /// The id of the row `insert` adds unless `select` finds it: an upsert (`ON CONFLICT DO
@@ -492,7 +511,7 @@ fn add_batch(
         let hashes: Vec<Val> = fresh.iter().map(|c| Val::text(&c.hash)).collect();
         let rows = db.query(
             &format!(
-                "SELECT id, hash FROM commits WHERE hash IN ({})",
+                "SELECT id, hash, parents, time_unix FROM commits WHERE hash IN ({})",
                 vec!["?"; hashes.len()].join(", ")
             ),
             &hashes,
@@ -500,6 +519,16 @@ fn add_batch(
         for r in rows {
             if let (Some(id), Some(h)) = (r[0].as_i64(), r[1].as_str()) {
                 cache.commits.insert(h.to_string(), id);
+                // A commit stored before without its parents or time (a hash given by hand)
+                // gets them now: the order of a trend follows them.
+                let stored_parents = r[2].as_str().unwrap_or("").trim().is_empty();
+                if let Some(c) = fresh.iter().find(|c| c.hash == h) {
+                    if (stored_parents && !c.parents.is_empty())
+                        || (r[3].as_i64().is_none() && c.time.is_some())
+                    {
+                        complete_commit(db, id, c)?;
+                    }
+                }
             }
         }
     }

@@ -5,9 +5,13 @@
 //! A point is a commit (or, for a session stored without one, that session). Several sessions
 //! of one commit — trials run again on the same machine — are merged: the point's value is the
 //! median of the sessions' medians, its interval the median of their interval bounds, `n` the
-//! sum of their counted runs. Points are ordered by commit time, then session start. Each point
-//! also carries the value detection uses (`detect_value`): the same merge over the sessions'
-//! medians without the runs tare flagged as interfered with.
+//! sum of their counted runs. Points are in the repository's order ([`order`]): where the store
+//! knows commits' parents, ancestry (a parent before its children, whatever the commit times
+//! say: a rebased commit keeps an older date; a session that arrived late lands at its commit);
+//! otherwise, and between commits not linked, commit time, then session start. Each point
+//! also carries its clean value (`detect_value`): the same merge over the sessions'
+//! medians without the runs tare flagged as interfered with (what detection makes of it is its
+//! `--interfered` policy, `detect::Interfered`).
 
 use super::db::{Db, Val};
 use anyhow::Result;
@@ -92,8 +96,9 @@ pub struct Point {
     pub ci_low: f64,
     pub ci_high: f64,
     pub n: i64,
-    /// What change-point detection uses: the median of the sessions' values without their
-    /// interfered runs; NaN when every run of the point was interfered with (left out).
+    /// The median of the sessions' values without their interfered runs; NaN when every run
+    /// of the point was interfered with. What detection uses depends on its policy
+    /// (`detect::Interfered::value`).
     pub detect_value: f64,
     /// Counted runs left out of detection as interfered with.
     pub interfered: i64,
@@ -170,7 +175,7 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
     let rows = db.query(
         "SELECT s.median, s.ci_low, s.ci_high, s.n, s.multimodal, se.id, se.started_at, se.source, \
                 se.kernel, se.os, se.method, se.dirty, se.started_unix, c.hash, c.subject, c.branch, c.time_unix, \
-                s.interfered, s.clean_median \
+                s.interfered, s.clean_median, c.parents \
          FROM summaries s JOIN sessions se ON se.id = s.session_id \
               LEFT JOIN commits c ON c.id = se.commit_id \
          WHERE s.benchmark_id = ? AND s.metric_id = ? AND se.machine_id = ? \
@@ -178,6 +183,7 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
         &[Val::int(s.benchmark_id), Val::int(s.metric_id), Val::int(s.machine_id)],
     )?;
     let mut points: Vec<Point> = Vec::new();
+    let mut parents: Vec<Vec<String>> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = Default::default();
     for mut r in rows {
         let f = |r: &[Val], i: usize| r[i].as_f64().unwrap_or(f64::NAN);
@@ -210,6 +216,16 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
             Some(&i) => points[i].sessions.push(sref),
             None => {
                 index.insert(key.clone(), points.len());
+                let mut ps: Vec<String> = text(&mut r, 19)
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect();
+                if dirty {
+                    // A dirty work tree at a commit comes after the commit itself.
+                    ps.extend(commit.clone());
+                }
+                parents.push(ps);
                 points.push(Point {
                     key,
                     commit,
@@ -228,6 +244,7 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
             }
         }
     }
+    let mut points = order(points, &parents);
     if let Some(k) = last {
         if points.len() > k {
             points.drain(..points.len() - k);
@@ -248,6 +265,78 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
         p.interfered = p.sessions.iter().map(|s| s.interfered).sum();
     }
     Ok(points)
+}
+
+/// `points` (each with the parents of its commit, `parents[i]`) in the repository's order: a
+/// topological order of the parent links the store knows — a point after every stored
+/// ancestor it is linked to — choosing among the points whose stored parents are all placed
+/// the one of earliest commit time, then earliest session start. Without
+/// parent links this is commit time, then session start. Links to commits the store does not
+/// hold are not followed (their ancestry is unknown here); a cycle (hashes given by hand) is
+/// broken at its earliest point once nothing else can be placed.
+pub fn order(points: Vec<Point>, parents: &[Vec<String>]) -> Vec<Point> {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    let n = points.len();
+    let at: HashMap<&str, usize> = points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((p.key.as_str(), i)).filter(|_| p.commit.is_some()))
+        .collect();
+    let mut waiting = vec![0usize; n];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, ps) in parents.iter().enumerate().take(n) {
+        let mut seen: Vec<usize> = Vec::new();
+        for p in ps {
+            if let Some(&j) = at.get(p.as_str()) {
+                if j != i && !seen.contains(&j) {
+                    seen.push(j);
+                    children[j].push(i);
+                    waiting[i] += 1;
+                }
+            }
+        }
+    }
+    // `points` come in the query's order (commit time, then session start): the index breaks
+    // ties of commit time by session start.
+    let rank: Vec<(i64, usize)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.time, i))
+        .collect();
+    let mut ready: BinaryHeap<Reverse<(i64, usize)>> = (0..n)
+        .filter(|&i| waiting[i] == 0)
+        .map(|i| Reverse(rank[i]))
+        .collect();
+    let mut out: Vec<usize> = Vec::with_capacity(n);
+    let mut placed = vec![false; n];
+    loop {
+        while let Some(Reverse((_, i))) = ready.pop() {
+            placed[i] = true;
+            out.push(i);
+            for &c in &children[i] {
+                if placed[c] || waiting[c] == 0 {
+                    continue; // released from a cycle
+                }
+                waiting[c] -= 1;
+                if waiting[c] == 0 {
+                    ready.push(Reverse(rank[c]));
+                }
+            }
+        }
+        if out.len() == n {
+            break;
+        }
+        // A cycle: release its earliest point.
+        let i = (0..n)
+            .filter(|&i| !placed[i])
+            .min_by(|&a, &b| rank[a].cmp(&rank[b]))
+            .unwrap_or(0);
+        waiting[i] = 0;
+        ready.push(Reverse(rank[i]));
+    }
+    let mut slots: Vec<Option<Point>> = points.into_iter().map(Some).collect();
+    out.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// The counted values of `metric` of one benchmark in one session (for drill-down views).
@@ -284,4 +373,64 @@ pub fn counts(db: &mut Db) -> Result<[i64; 5]> {
             .unwrap_or(0);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(key: &str, time: i64) -> Point {
+        Point {
+            key: key.into(),
+            commit: Some(key.split('+').next().unwrap_or(key).into()),
+            subject: None,
+            branch: None,
+            dirty: key.contains('+'),
+            time,
+            value: 1.0,
+            ci_low: 1.0,
+            ci_high: 1.0,
+            n: 1,
+            detect_value: 1.0,
+            interfered: 0,
+            sessions: Vec::new(),
+        }
+    }
+
+    fn keys(points: &[Point]) -> Vec<&str> {
+        points.iter().map(|p| p.key.as_str()).collect()
+    }
+
+    #[test]
+    fn ancestry_orders_before_commit_time_and_time_orders_the_rest() {
+        // Query order (by time): c (rebased, oldest date), a, x (no links), b, m (merge of b
+        // and c).
+        let pts = vec![
+            point("c", 5),
+            point("a", 10),
+            point("x", 15),
+            point("b", 20),
+            point("m", 30),
+        ];
+        let parents: Vec<Vec<String>> = vec![
+            vec!["b".into()],
+            vec![],
+            vec![],
+            vec!["a".into()],
+            vec!["b".into(), "c".into()],
+        ];
+        assert_eq!(keys(&order(pts, &parents)), ["a", "x", "b", "c", "m"]);
+    }
+
+    #[test]
+    fn a_cycle_and_a_dirty_tree_do_not_lose_points() {
+        // Hashes given by hand that claim each other as parents: placed last, in time order.
+        let pts = vec![point("p", 1), point("q", 2), point("r", 3)];
+        let parents = vec![vec!["q".to_string()], vec!["p".to_string()], vec![]];
+        assert_eq!(keys(&order(pts, &parents)), ["r", "p", "q"]);
+        // A dirty work tree at a comes after a, even started before it.
+        let pts = vec![point("a+dirty:1", 1), point("a", 2), point("b", 3)];
+        let parents = vec![vec!["a".to_string()], vec![], vec!["a".to_string()]];
+        assert_eq!(keys(&order(pts, &parents)), ["a", "a+dirty:1", "b"]);
+    }
 }
