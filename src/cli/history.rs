@@ -39,13 +39,13 @@ enum HistoryCommand {
     Add(AddArgs),
     /// Empty the store and add the given results files again (the files are the portable record).
     Rebuild(AddArgs),
-    /// Show each series in the terminal: sparkline, newest commits, change points, alerts.
+    /// Show each series in the terminal: sparkline, newest commits, change points, alerts; then every open alert.
     Show(ShowArgs),
     /// Find change points, judge the newest commit against the ones before it, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
     Check(CheckArgs),
     /// Write the HTML dashboard and/or the Markdown summary (alerts as `check` left them).
     Report(ReportArgs),
-    /// List alerts (open ones by default).
+    /// List alerts: the open ones (new and acknowledged, of every metric) by default.
     Alerts(AlertsArgs),
     /// Set an alert's status: acknowledged, dismissed, fixed, or new again.
     Alert(AlertArgs),

@@ -2,6 +2,9 @@
 //! commits, change points), a Markdown summary for a pull-request comment, and one
 //! self-contained HTML dashboard (trend lines with their intervals, change points marked, each
 //! point linked to its row of runs). Reads what the store gives; computes nothing but layout.
+//! The open alerts a view lists are the store's (`store::detect::open_alerts`, every metric),
+//! given to it, so that every view lists the same ones; each names its own interval
+//! ([`alert_ratio`]).
 
 use crate::report::html::svg::{self, color, esc, Anchor, Canvas, Frame, Scale};
 use crate::report::text_plots::sparkline;

@@ -7,6 +7,10 @@
 //!   as `tare history check`);
 //! * `GET compare?old=A&new=B[&machine=ID]` — the verdicts of `tare compare`.
 //!
+//! A query parameter an endpoint does not take is refused with 400 naming it (each query struct
+//! denies unknown fields; `super::as_json_error` words the error), never ignored. The open
+//! alerts are `store::detect::open_alerts`, as every view of the CLI lists them.
+//!
 //! Errors are `{"error": "one line"}` (also those of a path, query or method the router refuses,
 //! made JSON in `super::as_json_error`) with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
 //! (too large), 422 (JSON, but not what was expected) or 500.
