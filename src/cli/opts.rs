@@ -483,10 +483,10 @@ impl VerdictArgs {
 #[derive(Args, Debug, Clone)]
 pub(crate) struct LevelArgs {
     /// Significance level of the comparisons (Holm-corrected across them).
-    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    #[arg(long, value_name = "ALPHA", default_value_t = crate::store::load::COMPARE_ALPHA)]
     pub(crate) alpha: f64,
     /// A difference whose whole 95% CI lies within ± this is reported as "equal within noise".
-    #[arg(long, value_name = "PCT", default_value = "1%")]
+    #[arg(long, value_name = "PCT", default_value_t = format!("{}%", 100.0 * crate::store::load::COMPARE_NOISE))]
     noise_threshold: String,
 }
 

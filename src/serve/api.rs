@@ -775,14 +775,7 @@ pub fn comparison(st: &mut Store, q: &CompareQuery) -> Result<Value, ApiError> {
         }
     }
     let metric = q.metric.clone().unwrap_or_else(|| "time".into());
-    let settings = crate::conclude::levels::Settings {
-        test: crate::conclude::analysis::Test::MannWhitney,
-        alpha: 0.05,
-        noise: 0.01,
-        confidence: 0.95,
-        resamples: 10_000,
-        seed: 0,
-    };
+    let settings = load::compare_settings();
     let cn = crate::conclude::sides::compare(&a, &b, &metric, &settings, true)
         .map_err(|e| ApiError::unprocessable(format!("{e:#}")))?;
     let rows = crate::report::comparison::rows(&cn, None);
