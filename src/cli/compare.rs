@@ -168,9 +168,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<i32> {
         test,
         alpha,
         noise,
-        confidence: 0.95,
-        resamples: 10_000,
         seed: a.seed,
+        ..crate::store::load::compare_settings()
     };
     let metric = Metric::parse(&a.metric);
     let cn = sides::compare(&old, &new, &a.metric, &settings, a.allow_missing)

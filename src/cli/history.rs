@@ -39,13 +39,13 @@ enum HistoryCommand {
     Add(AddArgs),
     /// Empty the store and add the given results files again (the files are the portable record).
     Rebuild(AddArgs),
-    /// Show each series in the terminal: sparkline, newest commits, change points, alerts.
+    /// Show each series in the terminal: sparkline, newest commits, change points, alerts; then every open alert.
     Show(ShowArgs),
     /// Find change points, judge the newest commit against the ones before it, update the alerts and print the new ones; exit 1 on new regressions (a CI gate).
     Check(CheckArgs),
     /// Write the HTML dashboard and/or the Markdown summary (alerts as `check` left them).
     Report(ReportArgs),
-    /// List alerts (open ones by default).
+    /// List alerts: the open ones (new and acknowledged, of every metric) by default.
     Alerts(AlertsArgs),
     /// Set an alert's status: acknowledged, dismissed, fixed, or new again.
     Alert(AlertArgs),
@@ -94,23 +94,23 @@ struct SelectArgs {
 struct DetectArgs {
     /// Largest permutation p-value at which a change point is kept, and the one-sided level at
     /// which the newest commit is judged a regression against the commits before it.
-    #[arg(long, value_name = "ALPHA", default_value_t = 0.01)]
+    #[arg(long, value_name = "ALPHA", default_value_t = DetectSettings::default().changepoint.alpha)]
     alpha: f64,
     /// Permutations per change-point test.
-    #[arg(long, value_name = "N", default_value_t = 199)]
+    #[arg(long, value_name = "N", default_value_t = DetectSettings::default().changepoint.permutations)]
     permutations: usize,
     /// Fewest commits on each side of a change point.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = DetectSettings::default().changepoint.min_size)]
     min_size: usize,
     /// Smallest change that raises an alert (its 95% interval must also exclude no change).
-    #[arg(long, value_name = "PERCENT", default_value = "1%")]
+    #[arg(long, value_name = "PERCENT", default_value_t = format!("{}%", 100.0 * DetectSettings::default().min_effect))]
     min_effect: String,
     /// Look for change points among the newest N commits of each series.
-    #[arg(long, value_name = "N", default_value_t = 200)]
+    #[arg(long, value_name = "N", default_value_t = detect::WINDOW)]
     window: usize,
     /// Judge the newest commit of each series against up to N commits before it (at least 3;
     /// the baseline stops at a change point or a machine change).
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = DetectSettings::default().tip_baseline)]
     tip_baseline: usize,
     /// Runs tare flagged as interfered with: flag (a commit counts without them unless every
     /// run was, then it keeps them: a shared runner's history never empties), drop (never
@@ -254,13 +254,15 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 "{}",
                 view::terminal_with_tips(&views, &tips, x.last, crate::report::Style::Full.color())
             );
+            print!("{}", view::open_alerts_text(&open_listed(&mut st)?));
             Ok(exit::OK)
         }
         HistoryCommand::Check(x) => {
             let mut st = open(&spec)?;
             let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, true)?;
+            let open = open_listed(&mut st)?;
             if let Some(p) = &x.markdown {
-                write_out(p, &view::markdown_with_tips(&views, &tips, &new))?;
+                write_out(p, &view::markdown_with_tips(&views, &tips, &open, &new))?;
             }
             for v in &views {
                 if let Some(line) = view::left_out_words(v) {
@@ -268,6 +270,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                     println!("{} {} on {}: {line}", s.label(), s.metric, s.hostname);
                 }
             }
+            print!("{}", view::open_alerts_text(&open));
             Ok(gate(&views, &tips, &new))
         }
         HistoryCommand::Report(x) => {
@@ -278,12 +281,13 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
             }
             let mut st = open(&spec)?;
             let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, x.fail_on_new)?;
+            let open = open_listed(&mut st)?;
             if let Some(p) = &x.html {
-                write_out(p, &view::html(&views, "tare history", &new))?;
+                write_out(p, &view::html(&views, "tare history", &open, &new))?;
                 eprintln!("wrote {}", p.display());
             }
             if let Some(p) = &x.markdown {
-                write_out(p, &view::markdown_with_tips(&views, &tips, &new))?;
+                write_out(p, &view::markdown_with_tips(&views, &tips, &open, &new))?;
             }
             Ok(if x.fail_on_new {
                 gate(&views, &tips, &new)
@@ -293,11 +297,12 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
         }
         HistoryCommand::Alerts(x) => {
             let mut st = open(&spec)?;
-            let list = detect::alerts(
-                &mut st.db,
-                if x.all { &[] } else { &["new", "acknowledged"] },
-            )?;
-            let series = query::series(&mut st.db)?;
+            let list = if x.all {
+                detect::alerts(&mut st.db, &[])?
+            } else {
+                detect::open_alerts(&mut st.db)?
+            };
+            let list = detect::with_series(&mut st.db, list)?;
             if list.is_empty() {
                 println!(
                     "no {}alerts in {}",
@@ -305,32 +310,8 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                     st.location
                 );
             }
-            for al in list {
-                let s = series.iter().find(|s| {
-                    s.benchmark_id == al.benchmark_id
-                        && s.metric_id == al.metric_id
-                        && s.machine_id == al.machine_id
-                });
-                println!(
-                    "#{} {} {} · {} · {}: {} at {} {:.3}× ({} {:.3}–{:.3}), p = {}{}",
-                    al.id,
-                    al.status,
-                    s.map(|s| s.label()).unwrap_or_default(),
-                    s.map(|s| s.metric.clone()).unwrap_or_default(),
-                    s.map(|s| s.hostname.clone()).unwrap_or_default(),
-                    al.kind,
-                    al.commit_key.chars().take(10).collect::<String>(),
-                    al.ratio,
-                    al.interval_name(),
-                    al.ratio_low,
-                    al.ratio_high,
-                    crate::units::format_p(al.p_value),
-                    if al.note.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" — {}", al.note)
-                    }
-                );
+            for (al, s) in &list {
+                println!("{}", view::alert_line(al, s.as_ref()));
             }
             Ok(exit::OK)
         }
@@ -406,17 +387,12 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
         }
         if t.regression || t.judged.is_none() {
             tip_regressions += usize::from(t.regression);
-            let alert = t.alert(&v.points, &v.alerts);
             eprintln!(
-                "{} {} on {}: {}{}",
+                "{} {} on {}: {}",
                 v.series.label(),
                 v.series.metric,
                 v.series.hostname,
-                view::tip_words(t),
-                match alert {
-                    Some(a) => format!(" — alert #{} {}", a.id, a.status),
-                    None => String::new(),
-                }
+                view::tip_line(t, &v.points, &v.alerts)
             );
         }
     }
@@ -430,17 +406,14 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
     for v in views {
         for a in v.alerts.iter().filter(|a| new.contains(&a.id)) {
             eprintln!(
-                "new alert #{}: {} {} on {} {} at {}: {:.3}× ({} {:.3}–{:.3})",
+                "new alert #{}: {} {} on {} {} at {}: {}",
                 a.id,
                 v.series.label(),
                 v.series.metric,
                 v.series.hostname,
                 a.kind,
                 a.commit_key.chars().take(10).collect::<String>(),
-                a.ratio,
-                a.interval_name(),
-                a.ratio_low,
-                a.ratio_high
+                view::alert_ratio(a)
             );
             if a.kind == "regression" {
                 regressions += 1;
@@ -490,8 +463,7 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
             alpha: d.alpha,
             permutations: d.permutations,
             min_size: d.min_size.max(1),
-            seed: 0,
-            kappa: true,
+            ..DetectSettings::default().changepoint
         },
         min_effect,
         tip_baseline: d.tip_baseline,
@@ -502,6 +474,12 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
             ))
         })?,
     })
+}
+
+/// The store's open alerts with their series: what every view lists (every metric).
+fn open_listed(st: &mut Store) -> Result<Vec<view::Listed>> {
+    let open = detect::open_alerts(&mut st.db)?;
+    detect::with_series(&mut st.db, open)
 }
 
 /// The judgment of each series' newest commit, by index of its view.
@@ -545,12 +523,7 @@ fn analyse(
     let mut tips = Vec::new();
     let mut new = Vec::new();
     for s in query::series(&mut st.db)? {
-        let wanted = match sel.metric.as_str() {
-            "all" => true,
-            "default" => s.metric == "wall_time" || s.unit == ingest::COUNT_UNIT,
-            m => s.metric == m,
-        };
-        if !wanted {
+        if !detect::selected(&sel.metric, &s) {
             continue;
         }
         if let Some(b) = &sel.benchmark {

@@ -484,10 +484,10 @@ impl VerdictArgs {
 pub(crate) struct LevelArgs {
     /// Significance level of the comparisons: each interval is at 1 − ALPHA/m for m comparisons,
     /// and a verdict is that interval's (it excludes 1).
-    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    #[arg(long, value_name = "ALPHA", default_value_t = crate::store::load::COMPARE_ALPHA)]
     pub(crate) alpha: f64,
     /// A difference whose whole CI lies within ± this is reported as "equal within noise".
-    #[arg(long, value_name = "PCT", default_value = "1%")]
+    #[arg(long, value_name = "PCT", default_value_t = format!("{}%", 100.0 * crate::store::load::COMPARE_NOISE))]
     noise_threshold: String,
 }
 

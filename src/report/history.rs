@@ -2,6 +2,9 @@
 //! commits, change points), a Markdown summary for a pull-request comment, and one
 //! self-contained HTML dashboard (trend lines with their intervals, change points marked, each
 //! point linked to its row of runs). Reads what the store gives; computes nothing but layout.
+//! The open alerts a view lists are the store's (`store::detect::open_alerts`, every metric),
+//! given to it, so that every view lists the same ones; each names its own interval
+//! ([`alert_ratio`]).
 
 use crate::report::html::svg::{self, color, esc, Anchor, Canvas, Frame, Scale};
 use crate::report::text_plots::sparkline;
@@ -90,6 +93,78 @@ pub fn tip_words(t: &Tip) -> String {
     )
 }
 
+/// An alert with its series (None when the series is gone): what the lists of open alerts
+/// hold (`store::detect::open_alerts` with `store::detect::with_series`).
+pub type Listed = (Alert, Option<Series>);
+
+/// An alert's ratio with its own interval: "1.200× (95% CI 1.180–1.220)", or for one raised by
+/// the judgment of the newest commit "1.200× (98% interval 1.181–1.219)".
+pub fn alert_ratio(a: &Alert) -> String {
+    format!(
+        "{:.3}× ({} {:.3}–{:.3})",
+        a.ratio,
+        a.interval_name(),
+        a.ratio_low,
+        a.ratio_high
+    )
+}
+
+/// "benchmark · metric · machine" of an alert's series ("series B/M/MC" when it is gone).
+pub fn alert_series(a: &Alert, s: Option<&Series>) -> String {
+    match s {
+        Some(s) => format!("{} · {} · {}", s.label(), s.metric, s.hostname),
+        None => format!("series {}/{}/{}", a.benchmark_id, a.metric_id, a.machine_id),
+    }
+}
+
+/// One alert on one line, as `tare history alerts`, `show` and `check` print it: "#3 new
+/// sleep 0.01 · cpu_time · ci-7: regression at 1a2b3c4d5e 1.200× (95% CI 1.180–1.220), p =
+/// 0.005 — note".
+pub fn alert_line(a: &Alert, s: Option<&Series>) -> String {
+    format!(
+        "#{} {} {}: {} at {} {}, p = {}{}",
+        a.id,
+        a.status,
+        alert_series(a, s),
+        a.kind,
+        short(&a.commit_key),
+        alert_ratio(a),
+        units::format_p(a.p_value),
+        if a.note.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", a.note)
+        }
+    )
+}
+
+/// The judgment of the newest commit with the alert it raised or matched, as `show`, `check`
+/// and the server's series page print it.
+pub fn tip_line(t: &Tip, points: &[Point], alerts: &[Alert]) -> String {
+    format!(
+        "{}{}",
+        tip_words(t),
+        match t.alert(points, alerts) {
+            Some(a) => format!(" — alert #{} {}", a.id, a.status),
+            None => String::new(),
+        }
+    )
+}
+
+/// The open alerts under a heading, one a line (every metric: not only the series shown).
+pub fn open_alerts_text(open: &[Listed]) -> String {
+    let mut o = String::new();
+    if open.is_empty() {
+        o.push_str("no open alerts\n");
+    } else {
+        let _ = writeln!(o, "open alerts ({}, every metric):", open.len());
+        for (a, s) in open {
+            let _ = writeln!(o, "  {}", alert_line(a, s.as_ref()));
+        }
+    }
+    o
+}
+
 /// The terminal view: per series a sparkline, the newest `rows` points and the change points.
 pub fn terminal(views: &[SeriesView], rows: usize, color: bool) -> String {
     terminal_with_tips(views, &[], rows, color)
@@ -166,16 +241,11 @@ pub fn terminal_with_tips(
             let _ = writeln!(o, "  no change point");
         }
         if let Some(Some(t)) = tips.get(vi) {
-            let alert = t.alert(&v.points, &v.alerts);
             let _ = writeln!(
                 o,
-                "  {}{}{}{}",
+                "  {}{}{}",
                 if t.regression { red } else { "" },
-                tip_words(t),
-                match alert {
-                    Some(a) => format!(" — alert #{} {}", a.id, a.status),
-                    None => String::new(),
-                },
+                tip_line(t, &v.points, &v.alerts),
                 if t.regression { off } else { "" }
             );
         }
@@ -297,14 +367,33 @@ pub fn left_out_words(v: &SeriesView) -> Option<String> {
     Some(line)
 }
 
+/// The open alerts of `views` (for a view without the store's list).
+fn open_of(views: &[SeriesView]) -> Vec<Listed> {
+    views
+        .iter()
+        .flat_map(|v| {
+            v.alerts
+                .iter()
+                .filter(|a| crate::store::detect::OPEN.contains(&a.status.as_str()))
+                .map(|a| (a.clone(), Some(v.series.clone())))
+        })
+        .collect()
+}
+
 /// A Markdown summary for a pull-request comment: open alerts first, then one line per series.
 pub fn markdown(views: &[SeriesView], new_ids: &[i64]) -> String {
-    markdown_with_tips(views, &[], new_ids)
+    markdown_with_tips(views, &[], &open_of(views), new_ids)
 }
 
 /// [`markdown`] with each series' newest commit judged (`tips[i]` of `views[i]`): the
-/// regressions at the newest commit first, and a column of the judgment per series.
-pub fn markdown_with_tips(views: &[SeriesView], tips: &[Option<Tip>], new_ids: &[i64]) -> String {
+/// regressions at the newest commit first, and a column of the judgment per series. `open`:
+/// the store's open alerts (`store::detect::open_alerts`), every one listed, of any metric.
+pub fn markdown_with_tips(
+    views: &[SeriesView],
+    tips: &[Option<Tip>],
+    open: &[Listed],
+    new_ids: &[i64],
+) -> String {
     let mut o = String::from("## tare history\n\n");
     let tip_of = |i: usize| tips.get(i).and_then(|t| t.as_ref());
     let regressed: Vec<(&SeriesView, &Tip)> = views
@@ -339,11 +428,6 @@ pub fn markdown_with_tips(views: &[SeriesView], tips: &[Option<Tip>], new_ids: &
         }
         o.push('\n');
     }
-    let open: Vec<(&SeriesView, &Alert)> = views
-        .iter()
-        .flat_map(|v| v.alerts.iter().map(move |a| (v, a)))
-        .filter(|(_, a)| a.status == "new" || a.status == "acknowledged")
-        .collect();
     if open.is_empty() {
         o.push_str("No open alerts.\n\n");
     } else {
@@ -357,19 +441,20 @@ pub fn markdown_with_tips(views: &[SeriesView], tips: &[Option<Tip>], new_ids: &
             "| alert | benchmark | metric | machine | change at | ratio (interval) | p | status |\n",
         );
         o.push_str("|---|---|---|---|---|---|---|---|\n");
-        for (v, a) in &open {
+        for (a, s) in open {
+            let (label, metric, host) = match s {
+                Some(s) => (s.label(), s.metric.clone(), s.hostname.clone()),
+                None => (alert_series(a, None), "–".into(), "–".into()),
+            };
             let _ = writeln!(
                 o,
-                "| #{} | {} | {} | {} | `{}` | {:.3}× ({} {:.3}–{:.3}) {} | {} | {}{} |",
+                "| #{} | {} | {} | {} | `{}` | {} {} | {} | {}{} |",
                 a.id,
-                md(&v.series.label()),
-                v.series.metric,
-                md(&v.series.hostname),
+                md(&label),
+                md(&metric),
+                md(&host),
                 short(&a.commit_key),
-                a.ratio,
-                a.interval_name(),
-                a.ratio_low,
-                a.ratio_high,
+                alert_ratio(a),
                 a.kind,
                 units::format_p(a.p_value),
                 a.status,
@@ -451,8 +536,10 @@ svg.plot{width:100%;height:auto;max-width:1000px;border:1px solid #eef0f2;border
 tr:target{background:#fff3bf}details{margin:4px 0 12px}code{font-size:12.5px}
 "#;
 
-/// The HTML dashboard: one self-contained page.
-pub fn html(views: &[SeriesView], title: &str, new_ids: &[i64]) -> String {
+/// The HTML dashboard: one self-contained page. `open`: the store's open alerts
+/// (`store::detect::open_alerts`), every one listed, of any metric; the closed alerts of the
+/// series shown follow them.
+pub fn html(views: &[SeriesView], title: &str, open: &[Listed], new_ids: &[i64]) -> String {
     let mut o = String::new();
     let _ = write!(
         o,
@@ -468,24 +555,51 @@ pub fn html(views: &[SeriesView], title: &str, new_ids: &[i64]) -> String {
         env!("CARGO_PKG_VERSION")
     );
     // Alerts.
-    o.push_str("<h2>Alerts</h2><table id=\"alerts\"><thead><tr><th>#</th><th>benchmark</th><th>metric</th><th>machine</th><th>change at</th><th>ratio (95% CI)</th><th>p</th><th>status</th><th>note</th></tr></thead><tbody>");
+    o.push_str("<h2>Alerts</h2><table id=\"alerts\"><thead><tr><th>#</th><th>benchmark</th><th>metric</th><th>machine</th><th>change at</th><th>ratio (interval)</th><th>p</th><th>status</th><th>note</th></tr></thead><tbody>");
+    let closed = views.iter().flat_map(|v| {
+        v.alerts
+            .iter()
+            .filter(|a| !crate::store::detect::OPEN.contains(&a.status.as_str()))
+            .map(|a| (a.clone(), Some(v.series.clone())))
+    });
+    let rows: Vec<Listed> = open.iter().cloned().chain(closed).collect();
     let mut any = false;
-    for (k, v) in views.iter().enumerate() {
-        for a in &v.alerts {
-            any = true;
-            let _ = write!(
+    for (a, s) in &rows {
+        any = true;
+        // The series' section and the point's row, when the series is shown.
+        let shown = views.iter().enumerate().find(|(_, v)| {
+            (
+                v.series.benchmark_id,
+                v.series.metric_id,
+                v.series.machine_id,
+            ) == (a.benchmark_id, a.metric_id, a.machine_id)
+        });
+        let (series_cell, commit_cell) = match shown {
+            Some((k, v)) => (
+                format!("<a href=\"#series-{k}\">{}</a>", esc(&v.series.label())),
+                format!(
+                    "<a href=\"#p-{k}-{}\"><code>{}</code></a>",
+                    v.points
+                        .iter()
+                        .position(|p| p.key == a.commit_key)
+                        .map(|i| i.to_string())
+                        .unwrap_or_default(),
+                    esc(&short(&a.commit_key))
+                ),
+            ),
+            None => (
+                esc(&s.as_ref().map(|s| s.label()).unwrap_or_default()),
+                format!("<code>{}</code>", esc(&short(&a.commit_key))),
+            ),
+        };
+        let _ = write!(
                 o,
-                "<tr id=\"alert-{}\"><td>{}</td><td><a href=\"#series-{k}\">{}</a></td><td>{}</td><td>{}</td><td><a href=\"#p-{k}-{}\"><code>{}</code></a></td><td class=\"num\">{:.3}× ({:.3}–{:.3}) {}</td><td class=\"num\">{}</td><td class=\"s-{}\">{}{}</td><td>{}</td></tr>",
+                "<tr id=\"alert-{}\"><td>{}</td><td>{series_cell}</td><td>{}</td><td>{}</td><td>{commit_cell}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td class=\"s-{}\">{}{}</td><td>{}</td></tr>",
                 a.id,
                 a.id,
-                esc(&v.series.label()),
-                esc(&v.series.metric),
-                esc(&v.series.hostname),
-                v.points.iter().position(|p| p.key == a.commit_key).map(|i| i.to_string()).unwrap_or_default(),
-                esc(&short(&a.commit_key)),
-                a.ratio,
-                a.ratio_low,
-                a.ratio_high,
+                esc(&s.as_ref().map(|s| s.metric.clone()).unwrap_or_default()),
+                esc(&s.as_ref().map(|s| s.hostname.clone()).unwrap_or_default()),
+                esc(&alert_ratio(a)),
                 esc(&a.kind),
                 esc(&units::format_p(a.p_value)),
                 esc(&a.status),
@@ -493,7 +607,6 @@ pub fn html(views: &[SeriesView], title: &str, new_ids: &[i64]) -> String {
                 if new_ids.contains(&a.id) { " (new in this check)" } else { "" },
                 esc(&a.note)
             );
-        }
     }
     if !any {
         o.push_str("<tr><td colspan=\"9\" class=\"muted\">no alerts</td></tr>");

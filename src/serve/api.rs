@@ -7,6 +7,10 @@
 //!   as `tare history check`);
 //! * `GET compare?old=A&new=B[&machine=ID]` — the verdicts of `tare compare`.
 //!
+//! A query parameter an endpoint does not take is refused with 400 naming it (each query struct
+//! denies unknown fields; `super::as_json_error` words the error), never ignored. The open
+//! alerts are `store::detect::open_alerts`, as every view of the CLI lists them.
+//!
 //! Errors are `{"error": "one line"}` (also those of a path, query or method the router refuses,
 //! made JSON in `super::as_json_error`) with 400 (not JSON), 401 (token), 403 (CSRF), 404, 413
 //! (too large), 422 (JSON, but not what was expected) or 500.
@@ -81,7 +85,13 @@ pub fn parse_upload(bytes: &[u8]) -> Result<Vec<Session>, ApiError> {
     Ok(out)
 }
 
+/// The query of an endpoint that takes no parameter: any one is refused (400 naming it).
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NoQuery {}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct UploadQuery {
     commit: Option<String>,
     branch: Option<String>,
@@ -257,29 +267,71 @@ pub async fn upload(
 }
 
 #[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
 pub struct ListQuery {
     pub metric: Option<String>,
     pub q: Option<String>,
     pub page: Option<usize>,
     pub per_page: Option<usize>,
+    /// Pages only (it sets the read cookie): the API's [`SeriesListQuery`] has none.
     pub token: Option<String>,
+}
+
+/// `GET series`'s query: the first page's without `token` (the API takes its token in the
+/// `Authorization` header, so a `?token=` there is refused, not ignored).
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesListQuery {
+    pub metric: Option<String>,
+    pub q: Option<String>,
+    pub page: Option<usize>,
+    pub per_page: Option<usize>,
+}
+
+impl From<SeriesListQuery> for ListQuery {
+    fn from(q: SeriesListQuery) -> ListQuery {
+        ListQuery {
+            metric: q.metric,
+            q: q.q,
+            page: q.page,
+            per_page: q.per_page,
+            token: None,
+        }
+    }
 }
 
 pub const PER_PAGE: usize = 50;
 
+/// The metric a `?metric=` names: one stored in the store (a counted event too), `all`, or
+/// (with `default`) `default`, wall time and the counted events as `tare history check` takes
+/// them; None: all.
+fn metric_of<'a>(st: &mut Store, m: &'a str, default: bool) -> Result<Option<&'a str>, ApiError> {
+    if m == "all" || (default && m == "default") || ingest::METRICS.contains(&m) {
+        return Ok((m != "all").then_some(m));
+    }
+    let mut known: Vec<String> = ingest::METRICS.iter().map(|m| m.to_string()).collect();
+    let mut counted: Vec<String> = query::series(&mut st.db)?
+        .into_iter()
+        .filter(|s| s.unit == ingest::COUNT_UNIT || s.unit == ingest::ENERGY_UNIT)
+        .map(|s| s.metric)
+        .collect();
+    if counted.iter().any(|c| c == m) {
+        return Ok(Some(m));
+    }
+    counted.sort();
+    counted.dedup();
+    known.extend(counted);
+    Err(ApiError::bad(format!(
+        "metric '{m}': give one of {}{} or all",
+        known.join(", "),
+        if default { ", default" } else { "" }
+    )))
+}
+
 /// The series list the first page and `GET series` show: filtered, one page of it, and the
 /// number of matching series.
 pub fn list(st: &mut Store, q: &ListQuery) -> Result<(Vec<overview::Latest>, usize), ApiError> {
-    let metric = match q.metric.as_deref().unwrap_or("wall_time") {
-        "all" => None,
-        m if ingest::METRICS.contains(&m) => Some(m),
-        m => {
-            return Err(ApiError::bad(format!(
-                "metric '{m}': give one of {} or all",
-                ingest::METRICS.join(", ")
-            )))
-        }
-    };
+    let metric = metric_of(st, q.metric.as_deref().unwrap_or("wall_time"), false)?;
     let all = overview::latest(&mut st.db, metric)?;
     let needle = q.q.as_deref().unwrap_or("").to_lowercase();
     let matching: Vec<overview::Latest> = all
@@ -315,8 +367,9 @@ fn finite(v: f64) -> Value {
 pub async fn series_list(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
-    Query(q): Query<ListQuery>,
+    Query(q): Query<SeriesListQuery>,
 ) -> Res {
+    let q = ListQuery::from(q);
     let required = app.read_token_required;
     with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
@@ -347,30 +400,54 @@ pub async fn series_list(
 }
 
 /// Commits of the trend looked at, and of change-point detection (as `tare history show`).
-pub const WINDOW: usize = 200;
+pub const WINDOW: usize = detect::WINDOW;
 
-/// One series with its trend (the newest `last` commits), change points and alerts.
+/// One series with its trend (the newest `last` commits), change points and alerts, and the
+/// judgment of its newest commit. Detection runs over the newest [`WINDOW`] commits with the
+/// default settings, as `tare history show` does, whatever `last` shows of them.
 pub fn series_view(
     st: &mut Store,
     ids: (i64, i64, i64),
     last: usize,
-) -> Result<SeriesView, ApiError> {
+) -> Result<(SeriesView, Option<String>), ApiError> {
     let s = overview::series_by_ids(&mut st.db, ids.0, ids.1, ids.2)?.ok_or_else(|| {
         ApiError::not_found(format!(
             "no series {}/{}/{} in the store: pick one from the first page or GET /api/v1/series",
             ids.0, ids.1, ids.2
         ))
     })?;
-    let points = query::trend(&mut st.db, &s, Some(last.max(2)))?;
-    let changes = detect::changes(&points, &s, &DetectSettings::default());
+    let settings = DetectSettings::default();
+    let mut points = query::trend(&mut st.db, &s, Some(WINDOW.max(last).max(2)))?;
+    let detected = points.len().saturating_sub(WINDOW);
+    let changes = detect::changes(&points[detected..], &s, &settings);
+    let tip = detect::tip(&points[detected..], &s, &changes, &settings);
+    // Indices into the points shown: the newest `last` (detection's indices are into the
+    // newest WINDOW).
+    let cut = points.len().saturating_sub(last.max(2));
+    let shift = |i: usize| (i + detected).saturating_sub(cut);
+    let changes = changes
+        .into_iter()
+        .filter(|c| c.index + detected >= cut)
+        .map(|mut c| {
+            (c.index, c.from, c.to) = (shift(c.index), shift(c.from), shift(c.to));
+            c
+        })
+        .collect();
     let alerts = detect::series_alerts(&mut st.db, &s)?;
-    Ok(SeriesView {
-        series: s,
-        points,
-        changes,
-        alerts,
-        interfered: Default::default(),
-    })
+    // The newest commit's line is made before the points are cut (its alert is matched
+    // among the points of its baseline).
+    let tip = tip.map(|t| crate::report::history::tip_line(&t, &points[detected..], &alerts));
+    points.drain(..cut);
+    Ok((
+        SeriesView {
+            series: s,
+            points,
+            changes,
+            alerts,
+            interfered: Default::default(),
+        },
+        tip,
+    ))
 }
 
 pub fn alert_json(a: &Alert) -> Value {
@@ -382,6 +459,7 @@ pub fn alert_json(a: &Alert) -> Value {
         "kind": a.kind,
         "ratio": finite(a.ratio),
         "ci": [finite(a.ratio_low), finite(a.ratio_high)],
+        "interval": a.interval_name(),
         "p_value": finite(a.p_value),
         "status": a.status,
         "note": a.note,
@@ -391,6 +469,7 @@ pub fn alert_json(a: &Alert) -> Value {
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct SeriesQuery {
     last: Option<usize>,
 }
@@ -404,7 +483,7 @@ pub async fn series_one(
     let required = app.read_token_required;
     with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
-        let v = series_view(st, (b, m, mc), q.last.unwrap_or(WINDOW))?;
+        let (v, tip) = series_view(st, (b, m, mc), q.last.unwrap_or(WINDOW))?;
         let s = &v.series;
         Ok(Json(json!({
             "benchmark": s.benchmark,
@@ -438,6 +517,7 @@ pub async fn series_one(
                 "machine_change": c.machine_change,
             })).collect::<Vec<_>>(),
             "alerts": v.alerts.iter().map(alert_json).collect::<Vec<_>>(),
+            "newest": tip,
         }))
         .into_response())
     })
@@ -445,6 +525,7 @@ pub async fn series_one(
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct AlertsQuery {
     pub status: Option<String>,
 }
@@ -452,7 +533,7 @@ pub struct AlertsQuery {
 /// The statuses a `?status=` names: `open` (default: new and acknowledged), `all`, or one.
 pub fn statuses(s: Option<&str>) -> Result<Vec<&'static str>, ApiError> {
     match s.unwrap_or("open") {
-        "open" => Ok(vec!["new", "acknowledged"]),
+        "open" => Ok(detect::OPEN.to_vec()),
         "all" => Ok(vec![]),
         one => detect::STATUSES
             .iter()
@@ -475,13 +556,29 @@ pub async fn alerts(
     with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
         let which = statuses(q.status.as_deref())?;
-        let list = detect::alerts(&mut st.db, &which)?;
+        let list = if which == detect::OPEN {
+            detect::open_alerts(&mut st.db)?
+        } else {
+            detect::alerts(&mut st.db, &which)?
+        };
+        let list = detect::with_series(&mut st.db, list)?;
         Ok(
-            Json(json!({"alerts": list.iter().map(alert_json).collect::<Vec<_>>()}))
+            Json(json!({"alerts": list.iter().map(|(a, s)| listed_json(a, s.as_ref())).collect::<Vec<_>>()}))
                 .into_response(),
         )
     })
     .await
+}
+
+/// An alert with its series' benchmark, metric and machine (`GET alerts`).
+pub fn listed_json(a: &Alert, s: Option<&query::Series>) -> Value {
+    let mut v = alert_json(a);
+    if let Some(s) = s {
+        v["benchmark"] = json!(s.label());
+        v["metric"] = json!(s.metric);
+        v["machine"] = json!({"id": s.machine_id, "hostname": s.hostname});
+    }
+    v
 }
 
 /// Largest body of an alert action (a status and a note).
@@ -497,6 +594,7 @@ pub async fn alert_action(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
     Path(id): Path<i64>,
+    _: Query<NoQuery>,
     body: axum::body::Body,
 ) -> Res {
     let (required, csrf) = (app.read_token_required, app.csrf.clone());
@@ -547,6 +645,7 @@ pub async fn alert_action(
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct CheckQuery {
     metric: Option<String>,
 }
@@ -560,20 +659,16 @@ pub async fn check(
 ) -> Res {
     with_store(&app, move |st| {
         auth::write(st, &headers)?;
-        let metric = q.metric.unwrap_or_else(|| "wall_time".into());
-        if metric != "all" && !ingest::METRICS.contains(&metric.as_str()) {
-            return Err(ApiError::bad(format!(
-                "metric '{metric}': give one of {} or all",
-                ingest::METRICS.join(", ")
-            )));
-        }
+        // The series `tare history check` takes by default: wall time and the counted events.
+        let metric = q.metric.unwrap_or_else(|| "default".into());
+        metric_of(st, &metric, true)?;
         let now = crate::store::now();
         let mut new = Vec::new();
         // The series that have values (one indexed look-up each, not a scan of the summaries).
-        let metric_name = (metric != "all").then_some(metric.as_str());
-        for s in overview::latest(&mut st.db, metric_name)?
+        for s in overview::latest(&mut st.db, None)?
             .into_iter()
             .map(|l| l.series)
+            .filter(|s| detect::selected(&metric, s))
         {
             let points = query::trend(&mut st.db, &s, Some(WINDOW))?;
             let changes = detect::changes(&points, &s, &DetectSettings::default());
@@ -600,12 +695,35 @@ pub async fn check(
 }
 
 #[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
 pub struct CompareQuery {
     pub old: Option<String>,
     pub new: Option<String>,
     pub machine: Option<i64>,
     pub metric: Option<String>,
     pub token: Option<String>,
+}
+
+/// `GET compare`'s query: the page's without `token` (see [`SeriesListQuery`]).
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ApiCompareQuery {
+    pub old: Option<String>,
+    pub new: Option<String>,
+    pub machine: Option<i64>,
+    pub metric: Option<String>,
+}
+
+impl From<ApiCompareQuery> for CompareQuery {
+    fn from(q: ApiCompareQuery) -> CompareQuery {
+        CompareQuery {
+            old: q.old,
+            new: q.new,
+            machine: q.machine,
+            metric: q.metric,
+            token: None,
+        }
+    }
 }
 
 /// What comparing two stored commits gives: the `tare compare --export-json` object, with the
@@ -658,14 +776,7 @@ pub fn comparison(st: &mut Store, q: &CompareQuery) -> Result<Value, ApiError> {
         }
     }
     let metric = q.metric.clone().unwrap_or_else(|| "time".into());
-    let settings = crate::conclude::levels::Settings {
-        test: crate::conclude::analysis::Test::MannWhitney,
-        alpha: 0.05,
-        noise: 0.01,
-        confidence: 0.95,
-        resamples: 10_000,
-        seed: 0,
-    };
+    let settings = load::compare_settings();
     let cn = crate::conclude::sides::compare(&a, &b, &metric, &settings, true)
         .map_err(|e| ApiError::unprocessable(format!("{e:#}")))?;
     let rows = crate::report::comparison::rows(&cn, None);
@@ -696,8 +807,9 @@ pub fn comparison(st: &mut Store, q: &CompareQuery) -> Result<Value, ApiError> {
 pub async fn compare(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
-    Query(q): Query<CompareQuery>,
+    Query(q): Query<ApiCompareQuery>,
 ) -> Res {
+    let q = CompareQuery::from(q);
     let required = app.read_token_required;
     with_reader(&app, move |st| {
         auth::read(st, &headers, required)?;
@@ -707,7 +819,7 @@ pub async fn compare(
 }
 
 /// The name of the request's write token: a client checks its token before a run.
-pub async fn whoami(State(app): State<Arc<App>>, headers: HeaderMap) -> Res {
+pub async fn whoami(State(app): State<Arc<App>>, headers: HeaderMap, _: Query<NoQuery>) -> Res {
     with_reader(&app, move |st| {
         let name = auth::write(st, &headers)?;
         Ok(Json(json!({ "token": name })).into_response())

@@ -283,6 +283,27 @@ async fn as_json_error(resp: Response, method: &axum::http::Method, path: &str) 
                 }
             )
         )
+    } else if let Some(name) = text
+        .strip_prefix("Failed to deserialize query string: ")
+        .and_then(|r| r.split_once("unknown field `"))
+        .and_then(|(_, r)| r.split_once('`'))
+    {
+        // A parameter the endpoint does not take: refused, never ignored.
+        let takes = name
+            .1
+            .strip_prefix(", expected one of ")
+            .or_else(|| name.1.strip_prefix(", expected "))
+            .map(|t| format!("it takes {}", t.replace('`', "")))
+            .unwrap_or_else(|| "it takes none".into());
+        format!(
+            "unknown query parameter '{}' on {path}: {takes}{} (see docs/server.md)",
+            name.0.chars().take(100).collect::<String>(),
+            if name.0 == "token" && path.starts_with("/api/") {
+                "; the API takes its token as `Authorization: Bearer TOKEN`"
+            } else {
+                ""
+            }
+        )
     } else if text.starts_with("Failed to deserialize query string") {
         format!(
             "the query of {path} does not parse ({}): give its parameters as docs/server.md shows (counts and ids are whole numbers from 1 up)",

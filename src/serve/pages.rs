@@ -61,7 +61,7 @@ document.addEventListener('click', async (ev) => {
 
 /// The page's stylesheet, served at `/assets/tare.css` (the content policy allows no inline
 /// style element).
-pub async fn css() -> Response {
+pub async fn css(_: Query<api::NoQuery>) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/css; charset=utf-8"),
@@ -73,7 +73,7 @@ pub async fn css() -> Response {
 }
 
 /// The alert buttons' script, served at `/assets/tare.js` (no inline script either).
-pub async fn script() -> Response {
+pub async fn script(_: Query<api::NoQuery>) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
@@ -132,14 +132,14 @@ fn page_auth(
 }
 
 fn alerts_rows(o: &mut String, alerts: &[(detect::Alert, String)]) {
-    o.push_str("<table id=\"alerts\"><thead><tr><th>#</th><th>series</th><th>change at</th><th>ratio (95% CI)</th><th>p</th><th>status</th><th>note</th><th>actions</th></tr></thead><tbody>");
+    o.push_str("<table id=\"alerts\"><thead><tr><th>#</th><th>series</th><th>change at</th><th>ratio (interval)</th><th>p</th><th>status</th><th>note</th><th>actions</th></tr></thead><tbody>");
     if alerts.is_empty() {
         o.push_str("<tr><td colspan=\"8\" class=\"muted\">no alerts</td></tr>");
     }
     for (a, label) in alerts {
         let _ = write!(
             o,
-            "<tr id=\"alert-{}\"><td>{}</td><td><a href=\"/series/{}/{}/{}\">{}</a></td><td><code>{}</code></td><td class=\"num\">{:.3}× ({:.3}–{:.3}) {}</td><td class=\"num\">{}</td><td class=\"status s-{}\">{}</td><td class=\"note\">{}</td><td>",
+            "<tr id=\"alert-{}\"><td>{}</td><td><a href=\"/series/{}/{}/{}\">{}</a></td><td><code>{}</code></td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td class=\"status s-{}\">{}</td><td class=\"note\">{}</td><td>",
             a.id,
             a.id,
             a.benchmark_id,
@@ -147,9 +147,7 @@ fn alerts_rows(o: &mut String, alerts: &[(detect::Alert, String)]) {
             a.machine_id,
             esc(label),
             esc(&a.commit_key.chars().take(10).collect::<String>()),
-            a.ratio,
-            a.ratio_low,
-            a.ratio_high,
+            esc(&view::alert_ratio(a)),
             esc(&a.kind),
             esc(&crate::units::format_p(a.p_value)),
             esc(&a.status),
@@ -172,17 +170,21 @@ fn alerts_rows(o: &mut String, alerts: &[(detect::Alert, String)]) {
     o.push_str("</tbody></table>");
 }
 
-/// Alerts with the label of their series.
+/// Alerts with the label of their series; the open ones (`statuses` is `detect::OPEN`) are
+/// `detect::open_alerts`, as every view lists them.
 fn labelled(st: &mut Store, statuses: &[&str]) -> Result<Vec<(detect::Alert, String)>, ApiError> {
-    let list = detect::alerts(&mut st.db, statuses)?;
-    let mut out = Vec::with_capacity(list.len());
-    for a in list {
-        let label = overview::series_by_ids(&mut st.db, a.benchmark_id, a.metric_id, a.machine_id)?
-            .map(|s| format!("{} · {} · {}", s.label(), s.metric, s.hostname))
-            .unwrap_or_default();
-        out.push((a, label));
-    }
-    Ok(out)
+    let list = if statuses == detect::OPEN {
+        detect::open_alerts(&mut st.db)?
+    } else {
+        detect::alerts(&mut st.db, statuses)?
+    };
+    Ok(detect::with_series(&mut st.db, list)?
+        .into_iter()
+        .map(|(a, s)| {
+            let label = view::alert_series(&a, s.as_ref());
+            (a, label)
+        })
+        .collect())
 }
 
 fn url_escape(s: &str) -> String {
@@ -299,7 +301,7 @@ pub async fn index(
             }
         }
         o.push_str("</p><h2>Open alerts</h2>");
-        let open = labelled(st, &["new", "acknowledged"])?;
+        let open = labelled(st, detect::OPEN)?;
         alerts_rows(&mut o, &open);
         o.push_str("<h2>Compare two commits</h2>");
         compare_form(&mut o, st, &CompareQuery::default())?;
@@ -310,6 +312,7 @@ pub async fn index(
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct SeriesQuery {
     last: Option<usize>,
     token: Option<String>,
@@ -324,7 +327,8 @@ pub async fn series(
     let a2 = app.clone();
     let r = with_reader(&app, move |st| {
         let cookie = page_auth(st, &headers, a2.read_token_required, q.token.as_deref())?;
-        let v: SeriesView = api::series_view(st, (b, m, mc), q.last.unwrap_or(api::WINDOW))?;
+        let (v, newest): (SeriesView, Option<String>) =
+            api::series_view(st, (b, m, mc), q.last.unwrap_or(api::WINDOW))?;
         let s = &v.series;
         let mut o = String::new();
         let _ = write!(
@@ -337,6 +341,10 @@ pub async fn series(
             esc(&crate::units::plural(v.points.len(), "commit"))
         );
         o.push_str(&view::trend_svg(&v, 0));
+        // The judgment of the newest commit, as `tare history show` prints it.
+        if let Some(line) = &newest {
+            let _ = write!(o, "<p class=\"tip-note\" id=\"newest\">{}</p>", esc(line));
+        }
         for c in &v.changes {
             let _ = write!(
                 o,
@@ -402,6 +410,7 @@ pub async fn series(
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 pub struct AlertsPageQuery {
     status: Option<String>,
     token: Option<String>,

@@ -871,6 +871,40 @@ fn short(key: &str) -> String {
     key.chars().take(10).collect()
 }
 
+/// The statuses of an open alert: `new` and `acknowledged` (one that still stands: seen or
+/// not). `dismissed` and `fixed` are closed.
+pub const OPEN: &[&str] = &["new", "acknowledged"];
+
+/// Commits of each series that detection looks at (`--window`; the server's too).
+pub const WINDOW: usize = 200;
+
+/// The open alerts of the store, oldest first: every metric, machine and benchmark, none
+/// paged away. Every view that lists open alerts lists these (`history show`, `check` and its
+/// Markdown summary, `alerts`, `report`, the server's pages and `GET /api/v1/alerts`).
+pub fn open_alerts(db: &mut Db) -> Result<Vec<Alert>> {
+    alerts(db, OPEN)
+}
+
+/// Alerts with their series (None when the store has no such benchmark, metric or machine).
+pub fn with_series(db: &mut Db, list: Vec<Alert>) -> Result<Vec<(Alert, Option<Series>)>> {
+    let mut out = Vec::with_capacity(list.len());
+    for a in list {
+        let s = super::overview::series_by_ids(db, a.benchmark_id, a.metric_id, a.machine_id)?;
+        out.push((a, s));
+    }
+    Ok(out)
+}
+
+/// Which series detection covers for a metric selection: `all`, `default` (wall time and the
+/// counted events), or one metric by name. The CLI's `--metric` and the server's `?metric=`.
+pub fn selected(metric: &str, s: &Series) -> bool {
+    match metric {
+        "all" => true,
+        "default" => s.metric == "wall_time" || s.unit == super::ingest::COUNT_UNIT,
+        m => s.metric == m,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

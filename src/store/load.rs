@@ -7,6 +7,24 @@ use super::db::{Db, Val};
 use crate::results::model::{Run, Session, Termination};
 use anyhow::{anyhow, bail, Context, Result};
 
+/// The significance level and noise band of a comparison: `tare compare`'s defaults (its
+/// `--alpha` and `--noise-threshold` take them from here) and what `tare serve` compares two
+/// stored commits with, so that both give one verdict.
+pub const COMPARE_ALPHA: f64 = 0.05;
+pub const COMPARE_NOISE: f64 = 0.01;
+
+/// The settings `tare serve` compares two stored commits with: `tare compare`'s defaults.
+pub fn compare_settings() -> crate::conclude::levels::Settings {
+    crate::conclude::levels::Settings {
+        test: crate::conclude::analysis::Test::MannWhitney,
+        alpha: COMPARE_ALPHA,
+        noise: COMPARE_NOISE,
+        confidence: 0.95,
+        resamples: 10_000,
+        seed: 0,
+    }
+}
+
 /// The full hash of the stored commit `rev` names (a hash or a prefix of at least 4 digits).
 pub fn resolve_commit(db: &mut Db, rev: &str) -> Result<String> {
     if rev.len() < 4
