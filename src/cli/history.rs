@@ -302,7 +302,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
             } else {
                 detect::open_alerts(&mut st.db)?
             };
-            let list = detect::with_series(&mut st.db, list)?;
+            let list = crate::store::overview::with_series(&mut st.db, list)?;
             if list.is_empty() {
                 println!(
                     "no {}alerts in {}",
@@ -479,7 +479,7 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
 /// The store's open alerts with their series: what every view lists (every metric).
 fn open_listed(st: &mut Store) -> Result<Vec<view::Listed>> {
     let open = detect::open_alerts(&mut st.db)?;
-    detect::with_series(&mut st.db, open)
+    crate::store::overview::with_series(&mut st.db, open)
 }
 
 /// The judgment of each series' newest commit, by index of its view.

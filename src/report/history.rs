@@ -94,7 +94,7 @@ pub fn tip_words(t: &Tip) -> String {
 }
 
 /// An alert with its series (None when the series is gone): what the lists of open alerts
-/// hold (`store::detect::open_alerts` with `store::detect::with_series`).
+/// hold (`store::detect::open_alerts` with `store::overview::with_series`).
 pub type Listed = (Alert, Option<Series>);
 
 /// An alert's ratio with its own interval: "1.200× (95% CI 1.180–1.220)", or for one raised by

@@ -561,7 +561,7 @@ pub async fn alerts(
         } else {
             detect::alerts(&mut st.db, &which)?
         };
-        let list = detect::with_series(&mut st.db, list)?;
+        let list = crate::store::overview::with_series(&mut st.db, list)?;
         Ok(
             Json(json!({"alerts": list.iter().map(|(a, s)| listed_json(a, s.as_ref())).collect::<Vec<_>>()}))
                 .into_response(),

@@ -178,7 +178,7 @@ fn labelled(st: &mut Store, statuses: &[&str]) -> Result<Vec<(detect::Alert, Str
     } else {
         detect::alerts(&mut st.db, statuses)?
     };
-    Ok(detect::with_series(&mut st.db, list)?
+    Ok(crate::store::overview::with_series(&mut st.db, list)?
         .into_iter()
         .map(|(a, s)| {
             let label = view::alert_series(&a, s.as_ref());

@@ -885,16 +885,6 @@ pub fn open_alerts(db: &mut Db) -> Result<Vec<Alert>> {
     alerts(db, OPEN)
 }
 
-/// Alerts with their series (None when the store has no such benchmark, metric or machine).
-pub fn with_series(db: &mut Db, list: Vec<Alert>) -> Result<Vec<(Alert, Option<Series>)>> {
-    let mut out = Vec::with_capacity(list.len());
-    for a in list {
-        let s = super::overview::series_by_ids(db, a.benchmark_id, a.metric_id, a.machine_id)?;
-        out.push((a, s));
-    }
-    Ok(out)
-}
-
 /// Which series detection covers for a metric selection: `all`, `default` (wall time and the
 /// counted events), or one metric by name. The CLI's `--metric` and the server's `?metric=`.
 pub fn selected(metric: &str, s: &Series) -> bool {

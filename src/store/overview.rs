@@ -188,3 +188,16 @@ pub fn recent_commits(db: &mut Db, limit: usize) -> Result<Vec<(String, String, 
         })
         .collect())
 }
+
+/// Alerts with their series (None when the store has no such benchmark, metric or machine).
+pub fn with_series(
+    db: &mut Db,
+    list: Vec<super::detect::Alert>,
+) -> Result<Vec<(super::detect::Alert, Option<Series>)>> {
+    let mut out = Vec::with_capacity(list.len());
+    for a in list {
+        let s = series_by_ids(db, a.benchmark_id, a.metric_id, a.machine_id)?;
+        out.push((a, s));
+    }
+    Ok(out)
+}
