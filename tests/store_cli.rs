@@ -11,15 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use store_support::*;
 
-fn tare(dir: &Path, args: &[&str]) -> Output {
-    common::tare()
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("TARE_STORE")
-        .output()
-        .unwrap()
-}
+use common::tare_in as tare;
 
 fn tare_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     common::tare()
@@ -32,13 +24,7 @@ fn tare_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::text;
 
 fn git(dir: &Path, args: &[&str]) {
     let st = Command::new("git")

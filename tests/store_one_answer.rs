@@ -16,26 +16,11 @@ use serde_json::Value;
 use serve_support::{get, post, Server};
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Output;
 use store_support::*;
 
-fn tare(dir: &Path, args: &[&str]) -> Output {
-    common::tare()
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("TARE_STORE")
-        .output()
-        .unwrap()
-}
+use common::tare_in as tare;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::text;
 
 fn history(d: &Path, args: &[&str]) -> (Option<i32>, String) {
     let o = tare(d, &[&["history", "--store", "h.sqlite"], args].concat());

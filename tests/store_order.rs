@@ -17,26 +17,12 @@ mod common;
 mod store_support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use store_support::*;
 
-fn tare(dir: &Path, args: &[&str]) -> Output {
-    common::tare()
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("TARE_STORE")
-        .output()
-        .unwrap()
-}
+use common::tare_in as tare;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::text;
 
 fn git(dir: &Path, args: &[&str], date: Option<i64>) -> String {
     let mut c = Command::new("git");

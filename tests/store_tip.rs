@@ -9,26 +9,11 @@ mod common;
 mod store_support;
 
 use std::path::Path;
-use std::process::Output;
 use store_support::*;
 
-fn tare(dir: &Path, args: &[&str]) -> Output {
-    common::tare()
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("TARE_STORE")
-        .output()
-        .unwrap()
-}
+use common::tare_in as tare;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::text;
 
 /// Adds commit `i` with wall and CPU times scaled by `level` times (`noisy`) a deterministic
 /// noise of about 0.5% (a different one for CPU time).

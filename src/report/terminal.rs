@@ -419,28 +419,17 @@ pub fn comparison_block(session: &Session, color: bool) -> String {
         .get("comparison_unit")
         .and_then(|v| v.as_str())
         == Some("setup");
-    if !over_setups {
-        // `tare run`'s comparisons come from the one process-level model (each run a
-        // process): each line names its interval's level, and the verdict is that interval's.
-        let _ = writeln!(
-            out,
-            "{} wall time against {} (each run a process; ratio of means, slower or faster only where the CI excludes 1)",
-            p.bold("Comparison:"),
-            first.reference_name,
-        );
-        for c in &session.comparisons {
-            let words = match c.verdict.as_str() {
-                "faster" => p.green(&c.words),
-                "slower" => p.yellow(&c.words),
-                _ => c.words.clone(),
-            };
-            let _ = writeln!(out, "  {words}");
-        }
-        return out;
-    }
+    // `tare run`'s comparisons come from the one process-level model (each run a process):
+    // each line names its interval's level, and the verdict is that interval's. Over setups,
+    // the mean of per-setup ratios (`--randomize`), with its p.
+    let model = if over_setups {
+        "mean of per-setup median ratios, 95% bootstrap CI over setups; paired t-test over setups, Holm-adjusted p"
+    } else {
+        "each run a process; ratio of means, slower or faster only where the CI excludes 1"
+    };
     let _ = writeln!(
         out,
-        "{} wall time against {} (mean of per-setup median ratios, 95% bootstrap CI over setups; paired t-test over setups, Holm-adjusted p)",
+        "{} wall time against {} ({model})",
         p.bold("Comparison:"),
         first.reference_name,
     );
@@ -450,6 +439,10 @@ pub fn comparison_block(session: &Session, color: bool) -> String {
             "slower" => p.yellow(&c.words),
             _ => c.words.clone(),
         };
+        if !over_setups {
+            let _ = writeln!(out, "  {words}");
+            continue;
+        }
         let _ = writeln!(out, "  {words}   {}", p_equals(c.p_adjusted));
     }
     out

@@ -153,3 +153,24 @@ pub fn head_to_head(
     }
     (stdout, v)
 }
+
+/// `tare ARGS` run in `dir`, without colours and without a `TARE_STORE` from the environment
+/// (the history tests name their store).
+pub fn tare_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    tare()
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("TARE_STORE")
+        .output()
+        .unwrap()
+}
+
+/// A command's standard output then its standard error, as text.
+pub fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
