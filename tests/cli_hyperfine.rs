@@ -339,10 +339,9 @@ fn output_reads_once() {
         "true",
         "sleep 0.02",
     ]);
-    assert!(
-        out.contains("p = 0.") || out.contains("p < 0.0001"),
-        "{out}"
-    );
+    // (The comparison line names its interval and procedure, not a p: the verdict is the
+    // interval's; a p, where one is printed, reads as below.)
+    assert!(out.contains("slower than true"), "{out}");
     assert!(!out.contains("p = <"), "{out}");
     let exponent = out
         .as_bytes()

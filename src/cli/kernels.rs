@@ -842,7 +842,10 @@ pub fn summary(s: &Session, verbose: bool) -> String {
         .iter()
         .flat_map(|b| b.diagnostics.iter().map(move |d| (b.name.as_str(), d)));
     if let Some(line) = crate::results::held_notes_line(notes).filter(|_| !verbose) {
-        let _ = writeln!(out, "tare: {line}");
+        let _ = writeln!(
+            out,
+            "tare: {line} — --verbose prints them; all are in the JSON export"
+        );
     }
     for scan in crate::results::ScanRecord::of(s) {
         let _ = writeln!(out, "{}", scan.line);

@@ -532,13 +532,20 @@ pub fn summary_with(session: &Session, color: bool, verbose: bool) -> String {
         .benchmarks
         .iter()
         .flat_map(|b| b.diagnostics.iter().map(move |d| (b.name.as_str(), d)));
-    if let Some(line) = crate::results::held_notes_line(notes).filter(|_| !verbose) {
-        out.push_str(&format!("{} {line}\n", Paint { on: color }.dim("note:")));
-    }
     if verbose {
         out.push_str(&method_block(&session.method, color));
     } else {
-        out.push_str(&method_line(&session.method, color));
+        // The notes held back ride on the method line, which already points to --verbose:
+        // one benchmark stays four lines, as hyperfine's.
+        let line = method_line(&session.method, color);
+        match crate::results::held_notes_line(notes) {
+            Some(held) => out.push_str(&line.replacen(
+                "; --verbose for details",
+                &format!("; --verbose for details and {held}"),
+                1,
+            )),
+            None => out.push_str(&line),
+        }
     }
     out
 }

@@ -535,8 +535,8 @@ impl Diagnostic {
     }
 }
 
-/// The line a session's held notes come to ("3 more notes on 2 benchmarks that change no
-/// conclusion (outliers 2, trend 1) — …"), or None where none was held.
+/// What a session's held notes come to ("3 more notes on 2 benchmarks that change no
+/// conclusion (outliers 2, trend 1)"), or None where none was held.
 pub fn held_notes_line<'a>(
     notes: impl IntoIterator<Item = (&'a str, &'a Diagnostic)>,
 ) -> Option<String> {
@@ -554,7 +554,7 @@ pub fn held_notes_line<'a>(
     let n: usize = kinds.values().sum();
     let list: Vec<String> = kinds.iter().map(|(k, c)| format!("{k} {c}")).collect();
     Some(format!(
-        "{} on {} that change no conclusion ({}) — --verbose prints them; all are in the JSON export",
+        "{} on {} that change no conclusion ({})",
         crate::units::plural(n, "more note"),
         crate::units::plural(on.len(), "benchmark"),
         list.join(", ")
