@@ -481,7 +481,7 @@ pub async fn compare(
         for line in v["sessions"].as_array().into_iter().flatten() {
             let _ = write!(o, "<p class=\"muted\">sessions: {}</p>", esc(line.as_str().unwrap_or("")));
         }
-        o.push_str("<table id=\"comparison\"><thead><tr><th>benchmark</th><th>old mean</th><th>new mean</th><th>change</th><th>95% CI</th><th>p (Holm)</th><th>verdict</th></tr></thead><tbody>");
+        o.push_str("<table id=\"comparison\"><thead><tr><th>benchmark</th><th>old mean</th><th>new mean</th><th>change</th><th>CI (level in the verdict)</th><th>p (adj.)</th><th>verdict</th></tr></thead><tbody>");
         for c in v["comparisons"].as_array().into_iter().flatten() {
             let ratio = c["ratio"].as_f64().unwrap_or(f64::NAN);
             let ci = c["ci"]
