@@ -163,8 +163,12 @@ fn cpu_of_killed_unwaited_child_is_counted() {
     run_sh("none", 2, &j, &script);
     for r in runs(&json(&j), 0) {
         let cpu = r["cpu_time"].as_f64().unwrap();
+        // Not counted, the run would read the parent's few milliseconds (it blocks on the
+        // FIFO); counted, about the loop's. This VM runs at one of two speeds 2× apart for
+        // seconds at a time, so the loop alone may read twice as much in other runs (a CI run
+        // here: 0.385 s least of three direct runs, 0.216 s in the killed child's run).
         assert!(
-            cpu >= 0.6 * work_cpu,
+            cpu >= 0.25 * work_cpu,
             "cpu {cpu} should include the killed child's work {work_cpu}"
         );
     }
