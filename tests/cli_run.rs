@@ -126,6 +126,55 @@ fn adaptive_stop_records_its_reason() {
 }
 
 #[test]
+fn a_decided_comparison_stops_and_an_undecided_one_says_so() {
+    // Ten times slower: decided at the strict sequential level (1 − α/500) long before the
+    // ratio is known within ±1%, so the default rule ends on it (issue 43: time to an answer).
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--time-budget",
+        "60s",
+        "--export-json",
+        j.to_str().unwrap(),
+        "-n",
+        "fast",
+        "-n",
+        "slow",
+        "sleep 0.01",
+        "sleep 0.1",
+    ]);
+    let doc = json(&j);
+    let reason = doc["benchmarks"][0]["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("every ratio decided"), "{reason}");
+    assert_eq!(doc["comparisons"][0]["verdict"], "slower");
+    // The same command twice under a budget too short to know the ratio within ±0.01%:
+    // stopped by the budget, and the reason says what was not settled.
+    run_ok(&[
+        "run",
+        "--style",
+        "none",
+        "--time-budget",
+        "1s",
+        "--precision",
+        "0.01%",
+        "--export-json",
+        j.to_str().unwrap(),
+        "sleep 0.01",
+        "sleep 0.01",
+    ]);
+    let doc = json(&j);
+    let reason = doc["benchmarks"][0]["stop_reason"].as_str().unwrap();
+    assert!(reason.contains("time >= 1s"), "{reason}");
+    assert!(
+        reason.contains("not settled") || reason.contains("every ratio decided"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn cpu_of_killed_unwaited_child_is_counted() {
     if !is_root() {
         return skip::skip(

@@ -59,13 +59,52 @@ fn samples(a: &Benchmark, b: &Benchmark, paired: bool) -> (Vec<f64>, Vec<f64>, b
     (walls(a), walls(b), false)
 }
 
-/// Relative half-width of the widest ratio CI over all pairs with the reference: the
-/// quantity the `ci(ratio)` stop rule looks at. Uses fewer resamples than the final analysis.
+/// How much stricter than `--alpha` a comparison's interval must exclude 1 (or lie within the
+/// noise band) for measuring to end early on it. The stop rule looks after every round;
+/// stopping at the first look under α itself would multiply false verdicts. At α/500 the
+/// looks of up to a thousand rounds end an A/A comparison early on a false verdict in 0.22%
+/// of sessions at α 0.05 (`bench/sequential_stop.py`), on top of the final test's α. Being
+/// stricter than the verdict's level, a comparison decided here keeps its verdict when the
+/// session ends.
+pub const SEQUENTIAL_STRICTNESS: f64 = 500.0;
+
+/// The comparisons (by candidate index) already decided at the sequential level
+/// ([`SEQUENTIAL_STRICTNESS`]): faster, slower or equal within noise, under the one model.
+pub fn decided(benches: &[Benchmark], s: &CompareSettings) -> Vec<usize> {
+    let strict = CompareSettings {
+        alpha: s.alpha / SEQUENTIAL_STRICTNESS,
+        // Paired rounds draw a t interval; the bootstrap a pair without rounds falls back to
+        // is bounded as `ratio_precision`'s, since this runs between rounds.
+        resamples: s.resamples.min(500),
+        ..*s
+    };
+    compare_all(benches, &strict)
+        .into_iter()
+        .filter(|c| {
+            matches!(
+                c.verdict.as_str(),
+                "faster" | "slower" | "equal-within-noise"
+            )
+        })
+        .map(|c| c.candidate)
+        .collect()
+}
+
+/// Relative half-width of the widest ratio CI over the pairs with the reference that are not
+/// yet [`decided`] (a decided pair counts 0: its answer is settled, however wide its
+/// interval): the quantity the `ci(ratio)` stop rule looks at, so the default rule ends once
+/// every ratio is decided or known within `--precision`. Uses fewer resamples than the final
+/// analysis.
 pub fn ratio_precision(benches: &[Benchmark], s: &CompareSettings) -> Option<f64> {
     let reference = benches.get(s.reference)?;
+    let settled = decided(benches, s);
     let mut worst: Option<f64> = None;
     for (i, b) in benches.iter().enumerate() {
         if i == s.reference {
+            continue;
+        }
+        if settled.contains(&i) {
+            worst = Some(worst.unwrap_or(0.0));
             continue;
         }
         let (x, y, paired) = samples(reference, b, s.paired);

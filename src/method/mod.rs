@@ -544,8 +544,11 @@ impl Runner<'_> {
                 .map(|(b, &n)| self.stop_reason(b, n, t, ratio, expensive))
                 .collect();
             if reasons.iter().all(Option::is_some) {
+                let reasons: Vec<String> =
+                    reasons.into_iter().map(Option::unwrap_or_default).collect();
+                let unsettled = self.unsettled(benches, ratio, &reasons[0]);
                 for (b, r) in benches.iter_mut().zip(reasons) {
-                    b.stop_reason = r.unwrap_or_default();
+                    b.stop_reason = r + &unsettled;
                 }
                 break;
             }
@@ -557,6 +560,23 @@ impl Runner<'_> {
         }
         obs.finished(benches, None);
         Ok(Step::Ok)
+    }
+
+    /// What a comparison session stopped by its caps (time, runs) could not settle, in words
+    /// for the stop reason: "; not settled: a ratio is undecided and known only within ±4.2%".
+    /// Empty where the rule does not look at ratios or held on them (`reason` names
+    /// `ci(ratio)` then: every ratio settled).
+    fn unsettled(&self, benches: &[Benchmark], ratio: Option<f64>, reason: &str) -> String {
+        if !self.plan.stop.uses_ratio() || reason.contains("ci(ratio)") {
+            return String::new();
+        }
+        match ratio.or_else(|| analysis::ratio_precision(benches, &compare_settings(self.plan))) {
+            Some(w) if w > 0.0 => format!(
+                "; not settled: a ratio is undecided and known only within ±{:.1}%",
+                w * 100.0
+            ),
+            _ => String::new(),
+        }
     }
 
     /// Whether this round evaluates the stop rule's expensive metrics (see `Schedule`).

@@ -18,7 +18,8 @@ pub enum Metric {
     CiMedian,
     /// Coefficient of variation of wall time over the last N runs (all runs when None).
     Cv(Option<usize>),
-    /// Largest relative half-width over the comparison ratio CIs (comparisons only).
+    /// Largest relative half-width over the comparison ratio CIs not yet decided (comparisons
+    /// only): a comparison whose verdict is settled at a level stricter than α counts 0.
     RatioCi,
 }
 
@@ -129,7 +130,11 @@ impl StopRule {
     pub fn explain(&self, ctx: &dyn StopContext) -> String {
         match self {
             StopRule::Cond(m, c, v) => {
-                let now = value_of(*m, ctx).map_or("n/a".to_string(), |x| show(*m, x));
+                let now = value_of(*m, ctx).map_or("n/a".to_string(), |x| match m {
+                    // A decided comparison counts 0 (`conclude::analysis::ratio_precision`).
+                    Metric::RatioCi if x == 0.0 => "0%: every ratio decided".to_string(),
+                    _ => show(*m, x),
+                });
                 format!(
                     "{} {} {} (now {now})",
                     metric_name(*m),
