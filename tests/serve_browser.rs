@@ -11,7 +11,8 @@
 //! alerting metric with its state, that the branch filter narrows the list, and that the
 //! series chart reads in fitted units with commits (short hashes, thinned) on its x axis,
 //! subjects on hover (escaped), the change point and the alert marked. With
-//! `TARE_BROWSER_SCREENSHOT=DIR/PREFIX` its four screenshots are kept as `PREFIX-*.png`.
+//! `TARE_BROWSER_SCREENSHOT=DIR/serve.png` its four screenshots are kept beside the other
+//! test's, as `DIR/serve-glance-{front,series,long,one}.png`.
 
 mod serve_support;
 mod store_support;
@@ -223,8 +224,14 @@ fn dashboard_reads_at_a_glance() {
     );
     let (_, v) = get(&srv.at("/api/v1/series?metric=auto&branch=feature%2Ffast"));
     assert_eq!(v["total"], base.benchmarks.len(), "{v}");
+    // Beside the other test's screenshot: `serve.png` → `serve-glance-front.png`, ….
     let shot = std::env::var_os("TARE_BROWSER_SCREENSHOT")
-        .map(std::path::PathBuf::from)
+        .map(|p| {
+            let p = std::path::PathBuf::from(p).with_extension("");
+            let mut s = p.into_os_string();
+            s.push("-glance");
+            std::path::PathBuf::from(s)
+        })
         .unwrap_or_else(|| dir.path().join("glance"));
     let newest = hash(23);
     let long_newest = hash(1199);

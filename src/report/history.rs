@@ -716,7 +716,9 @@ pub fn labelled(n: usize, room: usize) -> Vec<usize> {
         return Vec::new();
     }
     let step = n.div_ceil(room.max(1));
-    (0..n).filter(|i| (n - 1 - i).is_multiple_of(step)).collect()
+    (0..n)
+        .filter(|i| (n - 1 - i).is_multiple_of(step))
+        .collect()
 }
 
 /// What a commit's column of a chart says on hover: the commit, its date, branch and subject,

@@ -4,10 +4,12 @@
 //! Every text from the store is escaped. Pages take their state from query parameters, so a
 //! URL can be pasted into a review:
 //!
-//! * `/?q=TEXT&metric=M&page=N` — every series with its newest value and alert state, paged;
-//!   the open alerts; a form to compare two commits;
-//! * `/series/B/M/MC` — one series: trend with intervals and change points, its alerts,
-//!   runs per commit, the machine's record;
+//! * `/?q=TEXT&metric=M&branch=B&page=N` — the series with their newest value and alert state
+//!   (by default each benchmark's alerting metric, else its wall time), paged; the open
+//!   alerts; a form to compare two commits;
+//! * `/series/B/M/MC` — one series: the benchmark's other metrics, the trend chart of
+//!   `report::history` (fitted unit, commits on the x axis, change points and alerts marked),
+//!   its alerts, runs per commit, the machine's record;
 //! * `/alerts?status=S` — alerts with acknowledge / dismiss / mark fixed buttons;
 //! * `/compare?old=A&new=B[&machine=ID]` — the verdicts of `tare compare` for two commits.
 //!
@@ -429,11 +431,11 @@ pub async fn series(
                 .map(|a| a.kind.as_str())
                 .collect();
             let state = if kinds.contains(&"regression") {
-                " <span class=\"s-new\">open regression</span>"
+                " <span class=\"s-new\">(open regression)</span>"
             } else if kinds.is_empty() {
                 ""
             } else {
-                " <span class=\"s-fixed\">open improvement</span>"
+                " <span class=\"s-fixed\">(open improvement)</span>"
             };
             let _ = write!(
                 o,

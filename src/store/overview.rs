@@ -2,7 +2,9 @@
 //! and its alerts, without reading the series' history. One indexed look-up per candidate
 //! series (benchmark × machine × metric): the newest summary by session id through the
 //! `summaries_series` index, walked backwards (`+se.machine_id` keeps the planner from
-//! scanning the machine's sessions instead). Not for: trends (`query.rs`).
+//! scanning the machine's sessions instead); with a branch, the newest at a commit of it. Also
+//! the branches the commits name, and which metric of a benchmark the first page shows by
+//! default ([`alerting_first`]: the alerting one). Not for: trends (`query.rs`).
 
 use super::db::{Db, Val};
 use super::query::Series;
