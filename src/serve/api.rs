@@ -342,10 +342,12 @@ pub fn list(st: &mut Store, q: &ListQuery) -> Result<(Vec<overview::Latest>, usi
     let auto = m == AUTO;
     let metric = if auto { None } else { metric_of(st, m, false)? };
     let branch = q.branch.as_deref().filter(|b| !b.is_empty());
-    let mut all = overview::latest_on(&mut st.db, metric, branch)?;
-    if auto {
-        all = overview::alerting_first(all, &detect::open_alerts(&mut st.db)?);
-    }
+    let all = if auto {
+        let open = detect::open_alerts(&mut st.db)?;
+        overview::alerting_latest(&mut st.db, branch, &open)?
+    } else {
+        overview::latest_on(&mut st.db, metric, branch)?
+    };
     let needle = q.q.as_deref().unwrap_or("").to_lowercase();
     let matching: Vec<overview::Latest> = all
         .into_iter()

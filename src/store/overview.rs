@@ -281,6 +281,42 @@ pub fn alerting_first(all: Vec<Latest>, open: &[super::detect::Alert]) -> Vec<La
         .collect()
 }
 
+/// The first page's default list: [`alerting_first`] of the series with a value (on `branch`,
+/// when given), reading only what it may show — wall time and the series with an open alert,
+/// and every metric of a benchmark that has neither — not every metric of every benchmark.
+pub fn alerting_latest(
+    db: &mut Db,
+    branch: Option<&str>,
+    open: &[super::detect::Alert],
+) -> Result<Vec<Latest>> {
+    let alerting = |s: &Series| {
+        open.iter().any(|a| {
+            (a.benchmark_id, a.metric_id, a.machine_id)
+                == (s.benchmark_id, s.metric_id, s.machine_id)
+        })
+    };
+    let mut rows = latest_where(db, None, branch, &|s| {
+        s.metric == "wall_time" || alerting(s)
+    })?;
+    let seen: std::collections::HashSet<i64> = rows.iter().map(|l| l.series.benchmark_id).collect();
+    rows.extend(latest_where(db, None, branch, &|s| {
+        !seen.contains(&s.benchmark_id)
+    })?);
+    // Back in the order of `latest`.
+    rows.sort_by(|a, b| {
+        let k = |l: &Latest| {
+            (
+                l.series.benchmark.clone(),
+                l.series.parameters.clone(),
+                l.series.metric_id,
+                l.series.fingerprint.clone(),
+            )
+        };
+        k(a).cmp(&k(b))
+    });
+    Ok(alerting_first(rows, open))
+}
+
 /// Alerts with their series (None when the store has no such benchmark, metric or machine).
 pub fn with_series(
     db: &mut Db,
