@@ -274,18 +274,92 @@ pub fn format_thousands(v: f64) -> String {
     out
 }
 
+/// Chooses the SI prefix for a count (k, M, G, T; none below 1000).
+pub fn count_scale(v: f64) -> (f64, &'static str) {
+    let a = v.abs();
+    if a >= 1e12 {
+        (1e-12, "T")
+    } else if a >= 1e9 {
+        (1e-9, "G")
+    } else if a >= 1e6 {
+        (1e-6, "M")
+    } else if a >= 1e3 {
+        (1e-3, "k")
+    } else {
+        (1.0, "")
+    }
+}
+
+/// Chooses the SI prefix for joules (mJ, µJ below one joule, kJ above a thousand).
+pub fn energy_scale(v: f64) -> (f64, &'static str) {
+    let a = v.abs();
+    if a >= 1e3 {
+        (1e-3, "kJ")
+    } else if a >= 1.0 || a == 0.0 {
+        (1.0, "J")
+    } else if a >= 1e-3 {
+        (1e3, "mJ")
+    } else {
+        (1e6, "µJ")
+    }
+}
+
+/// One display unit fitted to a set of values, so that an axis, its tooltips and the labels
+/// beside it all read in it: `33.9 ms`, `1.52 MB`, `80.13M` (a count). Made from the unit a
+/// value is stored in (`s`, `B`, `J`, anything else a count) and the largest magnitude shown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fitted {
+    /// Multiply a stored value by it to get the displayed number.
+    pub scale: f64,
+    /// `ms`, `MB`, `M` (a count's prefix, or empty: a count below 1000).
+    pub unit: &'static str,
+    /// A count: the prefix is written against the number (`80.13M`).
+    pub count: bool,
+}
+
+impl Fitted {
+    /// The unit for values of `stored_unit` up to `magnitude` (non-finite: the base unit).
+    pub fn new(stored_unit: &str, magnitude: f64) -> Fitted {
+        let m = if magnitude.is_finite() {
+            magnitude
+        } else {
+            0.0
+        };
+        let ((scale, unit), count) = match stored_unit {
+            "s" => (time_scale(m), false),
+            "B" => (bytes_scale(m), false),
+            "J" => (energy_scale(m), false),
+            _ => (count_scale(m), true),
+        };
+        Fitted { scale, unit, count }
+    }
+
+    /// `v` in this unit, with digits down to `resolution` (see [`format_time`]).
+    pub fn format(&self, v: f64, resolution: Option<f64>) -> String {
+        if self.count || self.unit.is_empty() {
+            let s = format_scaled(v, self.scale, "", resolution);
+            return format!("{}{}", s.trim_end(), self.unit);
+        }
+        format_scaled(v, self.scale, self.unit, resolution)
+    }
+
+    /// The unit in an axis title: `ms`, `MB`, `millions`; empty for a count below 1000.
+    pub fn name(&self) -> &'static str {
+        match (self.count, self.unit) {
+            (true, "k") => "thousands",
+            (true, "M") => "millions",
+            (true, "G") => "billions",
+            (true, "T") => "trillions",
+            (true, _) => "",
+            (false, u) => u,
+        }
+    }
+}
+
 pub fn format_count(v: f64) -> String {
     let a = v.abs();
     if a >= 1e4 {
-        let (scale, unit) = if a >= 1e12 {
-            (1e-12, "T")
-        } else if a >= 1e9 {
-            (1e-9, "G")
-        } else if a >= 1e6 {
-            (1e-6, "M")
-        } else {
-            (1e-3, "k")
-        };
+        let (scale, unit) = count_scale(v);
         let x = v * scale;
         let d = if x.abs() >= 100.0 {
             0
@@ -432,6 +506,23 @@ mod tests {
         assert_eq!(format_time(1.234567, None), "1.235 s");
         assert_eq!(format_time(0.000_789_1, None), "789.1 µs");
         assert_eq!(format_time(0.0, None), "0.000 s");
+    }
+
+    #[test]
+    fn fitted_units_follow_the_largest_value() {
+        let f = Fitted::new("s", 0.0405);
+        assert_eq!((f.unit, f.name()), ("ms", "ms"));
+        assert_eq!(f.format(0.03393, None), "33.93 ms");
+        // One unit for every value of the set, small ones too.
+        assert_eq!(f.format(0.0009, None), "0.9000 ms");
+        assert_eq!(Fitted::new("s", 4e-7).format(3.5e-7, None), "350.0 ns");
+        assert_eq!(Fitted::new("B", 3.2e6).format(1.5e6, None), "1.500 MB");
+        let c = Fitted::new("count", 8.0e7);
+        assert_eq!((c.unit, c.name()), ("M", "millions"));
+        assert_eq!(c.format(80_127_191.0, None), "80.13M");
+        assert_eq!(Fitted::new("count", 512.0).format(500.0, None), "500.0");
+        assert_eq!(Fitted::new("J", 0.02).format(0.0123, None), "12.30 mJ");
+        assert_eq!(Fitted::new("s", f64::NAN).unit, "s");
     }
 
     #[test]

@@ -533,6 +533,7 @@ th,td{padding:4px 8px;border-bottom:1px solid #d8dee4;text-align:left}th{backgro
 td.num{text-align:right;white-space:nowrap}.muted{color:#656d76}
 .s-new{color:#c92a2a;font-weight:700}.s-acknowledged{color:#e67700}.s-fixed{color:#2b8a3e}.s-dismissed{color:#656d76}
 svg.plot{width:100%;height:auto;max-width:1000px;border:1px solid #eef0f2;border-radius:6px}
+svg.plot-trend a.col:hover rect.hit{fill-opacity:.08}svg.plot-trend a.col:hover circle{stroke:#1f2328;stroke-width:1.5}
 tr:target{background:#fff3bf}details{margin:4px 0 12px}code{font-size:12.5px}
 "#;
 
@@ -682,12 +683,106 @@ pub fn html(views: &[SeriesView], title: &str, open: &[Listed], new_ids: &[i64])
     o
 }
 
-/// The trend of one series: median per commit with its interval as a band, change points as
-/// dashed lines, each point a link to its row.
+/// The display unit of a series' chart: fitted to the largest value and interval bound shown,
+/// so that the axis, the tooltips and the labels on the chart all read in it.
+pub fn fitted(v: &SeriesView) -> units::Fitted {
+    let m = v
+        .points
+        .iter()
+        .flat_map(|p| [p.value, p.ci_low, p.ci_high])
+        .filter(|x| x.is_finite())
+        .map(f64::abs)
+        .fold(0.0, f64::max);
+    units::Fitted::new(&v.series.unit, m)
+}
+
+/// A commit's label on a chart's x axis: the hash's first 7 characters (`+` for a dirty work
+/// tree), or `s12` for session 12 stored without a commit.
+pub fn axis_label(p: &Point) -> String {
+    match &p.commit {
+        Some(h) => format!(
+            "{}{}",
+            h.chars().take(7).collect::<String>(),
+            if p.dirty { "+" } else { "" }
+        ),
+        None => p.key.replace("session:", "s"),
+    }
+}
+
+/// The indices of the points whose commit is written under the x axis: at most `room` of
+/// them, evenly spaced, the newest always among them.
+pub fn labelled(n: usize, room: usize) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let step = n.div_ceil(room.max(1));
+    (0..n)
+        .filter(|i| (n - 1 - i).is_multiple_of(step))
+        .collect()
+}
+
+/// What a commit's column of a chart says on hover: the commit, its date, branch and subject,
+/// the value with its interval and runs, and the change point and alert at it.
+fn commit_title(v: &SeriesView, i: usize, f: &units::Fitted) -> String {
+    let p = &v.points[i];
+    let half = (p.ci_high - p.ci_low).abs() / 2.0;
+    let res = Some(half).filter(|h| h.is_finite() && *h > 0.0);
+    let mut t = format!(
+        "{}{} · {}{}",
+        p.commit.as_deref().unwrap_or(&p.key),
+        if p.dirty { " (dirty)" } else { "" },
+        date(p.time),
+        p.branch
+            .as_deref()
+            .map(|b| format!(" · {b}"))
+            .unwrap_or_default()
+    );
+    if let Some(s) = p.subject.as_deref().filter(|s| !s.is_empty()) {
+        let _ = write!(t, "\n{}", s.chars().take(200).collect::<String>());
+    }
+    let _ = write!(
+        t,
+        "\n{} (95% CI {} – {}), {}",
+        f.format(p.value, res),
+        f.format(p.ci_low, res),
+        f.format(p.ci_high, res),
+        units::plural(p.n as usize, "run")
+    );
+    for c in v.changes.iter().filter(|c| c.index == i) {
+        let _ = write!(
+            t,
+            "\n◆ change point: {} {}{}",
+            c.kind,
+            ratio_words(c),
+            c.machine_change
+                .as_ref()
+                .map(|m| format!(" — machine changed: {m}"))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(a) = v.alert_at(&p.key) {
+        let _ = write!(
+            t,
+            "\n▲ alert #{} {} {}: {}",
+            a.id,
+            a.kind,
+            alert_ratio(a),
+            a.status
+        );
+    }
+    t
+}
+
+/// The trend of one series: median per commit with its interval as a band, in one unit fitted
+/// to the values ([`fitted`]); commits on the x axis in the store's order (short hashes,
+/// thinned to fit; each commit's column shows its hash, date, subject and value on hover and
+/// links to its row); change points as dashed lines; each alert of the series marked at its
+/// commit with its state (filled while open, hollow once dismissed or fixed).
 pub fn trend_svg(v: &SeriesView, k: usize) -> String {
-    let (w, h) = (960.0, 300.0);
+    let (w, h) = (960.0, 320.0);
     let mut c = Canvas::new(w, h);
     let n = v.points.len().max(1);
+    let f = fitted(v);
     let lo = v
         .points
         .iter()
@@ -701,45 +796,74 @@ pub fn trend_svg(v: &SeriesView, k: usize) -> String {
         .filter(|x| x.is_finite())
         .fold(f64::NEG_INFINITY, f64::max);
     let (lo, hi) = if lo.is_finite() && hi.is_finite() {
-        svg::pad_domain(lo, hi, 0.08)
+        svg::pad_domain(lo * f.scale, hi * f.scale, 0.08)
     } else {
         (0.0, 1.0)
     };
+    let (left, right, top, bottom) = (74.0, 34.0, 34.0, 46.0);
     let frame = Frame {
-        left: 70.0,
-        top: 16.0,
-        width: w - 90.0,
-        height: h - 60.0,
-        x: Scale::linear((-0.5, n as f64 - 0.5), (70.0, w - 20.0)),
-        y: Scale::linear((lo, hi), (h - 44.0, 16.0)),
+        left,
+        top,
+        width: w - left - right,
+        height: h - top - bottom,
+        x: Scale::linear((-0.5, n as f64 - 0.5), (left, w - right)),
+        y: Scale::linear((lo, hi), (h - bottom, top)),
     };
-    frame.axes(
+    let y = |x: f64| frame.y.map(x * f.scale);
+    let room = (frame.width / 64.0).floor().max(1.0) as usize;
+    let ticks: Vec<(f64, String, String)> = labelled(v.points.len(), room)
+        .into_iter()
+        .map(|i| (i as f64, axis_label(&v.points[i]), commit_title(v, i, &f)))
+        .collect();
+    let y_title = match f.name() {
+        "" => v.series.metric.clone(),
+        u => format!("{} ({u})", v.series.metric),
+    };
+    frame.axes_labelled(
         &mut c,
-        "commit (oldest → newest)",
-        &format!("{} ({})", v.series.metric, v.series.unit),
-        true,
+        &ticks,
+        &format!(
+            "{} (oldest → newest; hover a commit for its subject)",
+            units::plural(v.points.len(), "commit")
+        ),
+        &y_title,
     );
+    // Legend, above the plot.
+    let mut lx = left;
+    for (swatch, words) in [
+        (color::PRIMARY, "median"),
+        (color::PRIMARY_LIGHT, "95% CI"),
+        (color::WARN, "change point / open alert"),
+    ] {
+        c.rect(lx, 9.0, 10.0, 10.0, swatch, 1.0);
+        c.text(lx + 14.0, 18.0, words, Anchor::Start, 10.5, color::MUTED);
+        lx += 24.0 + words.chars().count() as f64 * 5.8;
+    }
     let band: Vec<(f64, f64)> = v
         .points
         .iter()
         .enumerate()
-        .map(|(i, p)| (frame.x.map(i as f64), frame.y.map(p.ci_high)))
+        .map(|(i, p)| (frame.x.map(i as f64), y(p.ci_high)))
         .chain(
             v.points
                 .iter()
                 .enumerate()
                 .rev()
-                .map(|(i, p)| (frame.x.map(i as f64), frame.y.map(p.ci_low))),
+                .map(|(i, p)| (frame.x.map(i as f64), y(p.ci_low))),
         )
         .collect();
     if v.points.len() > 1 {
         c.polygon(&band, color::PRIMARY_LIGHT, 0.5);
+    } else if let Some(p) = v.points.first() {
+        // One commit: its interval as a whisker.
+        let x = frame.x.map(0.0);
+        c.line(x, y(p.ci_low), x, y(p.ci_high), color::PRIMARY_LIGHT, 3.0);
     }
     let line: Vec<(f64, f64)> = v
         .points
         .iter()
         .enumerate()
-        .map(|(i, p)| (frame.x.map(i as f64), frame.y.map(p.value)))
+        .map(|(i, p)| (frame.x.map(i as f64), y(p.value)))
         .collect();
     c.polyline(&line, color::PRIMARY, 1.5);
     for ch in &v.changes {
@@ -752,7 +876,8 @@ pub fn trend_svg(v: &SeriesView, k: usize) -> String {
             color::GOOD
         };
         c.raw(&format!(
-            "<g class=\"cp\"><title>{}</title>",
+            "<g class=\"cp\" data-commit=\"{}\"><title>{}</title>",
+            esc(&ch.after_key),
             esc(&format!(
                 "change at {}: {} {}",
                 short(&ch.after_key),
@@ -763,7 +888,7 @@ pub fn trend_svg(v: &SeriesView, k: usize) -> String {
         c.dashed(x, frame.top, x, frame.bottom(), stroke, 1.5);
         c.text(
             x + 3.0,
-            frame.top + 11.0,
+            frame.bottom() - 4.0,
             &format!("{:.3}×", ch.ratio.estimate),
             Anchor::Start,
             10.5,
@@ -771,26 +896,205 @@ pub fn trend_svg(v: &SeriesView, k: usize) -> String {
         );
         c.raw("</g>");
     }
+    let col = frame.width / n as f64;
+    let r = (col * 0.35).clamp(1.5, 3.2);
     for (i, p) in v.points.iter().enumerate() {
-        let (x, y) = (frame.x.map(i as f64), frame.y.map(p.value));
-        c.raw(&format!("<a href=\"#p-{k}-{i}\">"));
-        c.titled(
-            &format!(
-                "{} {} — {} ({} – {}), {} runs",
-                p.short(),
-                date(p.time),
-                value(&v.series.unit, p.value),
-                value(&v.series.unit, p.ci_low),
-                value(&v.series.unit, p.ci_high),
-                p.n
-            ),
-            |c| c.circle(x, y, 3.2, color::PRIMARY, 1.0),
-        );
+        let (x, py) = (frame.x.map(i as f64), y(p.value));
+        c.raw(&format!(
+            "<a class=\"col\" href=\"#p-{k}-{i}\" data-commit=\"{}\">",
+            esc(&p.key)
+        ));
+        c.titled(&commit_title(v, i, &f), |c| {
+            c.raw(&format!(
+                "<rect class=\"hit\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" fill-opacity=\"0\"/>",
+                svg::n(x - col / 2.0),
+                svg::n(frame.top),
+                svg::n(col),
+                svg::n(frame.height),
+                color::PRIMARY
+            ));
+            c.circle(x, py, r, color::PRIMARY, 1.0);
+        });
         c.raw("</a>");
+    }
+    // Alerts at their commits: the newest alert of each commit, with its state.
+    for (i, p) in v.points.iter().enumerate() {
+        let Some(a) = v.alert_at(&p.key) else {
+            continue;
+        };
+        let open = crate::store::detect::OPEN.contains(&a.status.as_str());
+        let hue = match (open, a.kind.as_str()) {
+            (false, _) => color::MUTED,
+            (true, "regression") => color::WARN,
+            (true, _) => color::GOOD,
+        };
+        let (x, py) = (frame.x.map(i as f64), y(p.value));
+        let up = a.kind == "regression";
+        let (ty, d) = (frame.top + 2.0, 5.5);
+        let tri = if up {
+            format!(
+                "M{} {}L{} {}L{} {}Z",
+                svg::n(x),
+                svg::n(ty - d + 5.5),
+                svg::n(x + d),
+                svg::n(ty + 5.5 + d * 0.8),
+                svg::n(x - d),
+                svg::n(ty + 5.5 + d * 0.8)
+            )
+        } else {
+            format!(
+                "M{} {}L{} {}L{} {}Z",
+                svg::n(x),
+                svg::n(ty + 5.5 + d),
+                svg::n(x + d),
+                svg::n(ty + 5.5 - d * 0.8),
+                svg::n(x - d),
+                svg::n(ty + 5.5 - d * 0.8)
+            )
+        };
+        c.raw(&format!(
+            "<g class=\"alert-mark\" data-alert=\"{}\" data-status=\"{}\" data-kind=\"{}\"><title>{}</title>",
+            a.id,
+            esc(&a.status),
+            esc(&a.kind),
+            esc(&format!(
+                "alert #{} at {}: {} {}, {} — {}{}",
+                a.id,
+                short(&a.commit_key),
+                a.kind,
+                alert_ratio(a),
+                units::p_phrase(a.p_value),
+                a.status,
+                if a.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", a.note)
+                }
+            ))
+        ));
+        c.ring(x, py, r + 3.0, hue);
+        c.line(x, ty + 12.0, x, py - r - 3.0, hue, 0.8);
+        c.raw(&format!(
+            "<path d=\"{tri}\" fill=\"{}\" stroke=\"{hue}\" stroke-width=\"1.2\"/>",
+            if open { hue } else { "#ffffff" }
+        ));
+        let anchor = if x > frame.right() - 90.0 {
+            Anchor::End
+        } else {
+            Anchor::Start
+        };
+        let tx = if anchor == Anchor::End {
+            x - 8.0
+        } else {
+            x + 8.0
+        };
+        c.text(
+            tx,
+            ty + 10.0,
+            &format!("#{} {}", a.id, a.status),
+            anchor,
+            10.5,
+            hue,
+        );
+        c.raw("</g>");
     }
     c.finish(
         &format!("trend-{k}"),
         "plot-trend",
-        &format!("{} {} over commits", v.series.label(), v.series.metric),
+        &format!(
+            "{} {} over commits, in {}",
+            v.series.label(),
+            v.series.metric,
+            match f.name() {
+                "" => "counts",
+                u => u,
+            }
+        ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash(i: usize) -> String {
+        format!("{:07x}{:033x}", 0xabc0000 + i * 0x1111, i)
+    }
+
+    fn view(n: usize, unit: &str, base: f64) -> SeriesView {
+        let points = (0..n)
+            .map(|i| Point {
+                key: hash(i),
+                commit: Some(hash(i)),
+                subject: Some(if i == 1 {
+                    "<script>x()</script> & \"q\"".into()
+                } else {
+                    format!("commit {i}")
+                }),
+                branch: Some("main".into()),
+                dirty: false,
+                time: 1_790_000_000 + i as i64,
+                value: base * (1.0 + 0.001 * i as f64),
+                ci_low: base * 0.98,
+                ci_high: base * 1.02,
+                n: 10,
+                detect_value: base,
+                interfered: 0,
+                sessions: Vec::new(),
+            })
+            .collect();
+        SeriesView {
+            series: Series {
+                benchmark_id: 1,
+                metric_id: 2,
+                machine_id: 3,
+                benchmark: "b".into(),
+                parameters: "{}".into(),
+                command: "b".into(),
+                metric: "cpu_time".into(),
+                unit: unit.into(),
+                direction: "lower".into(),
+                fingerprint: "f".into(),
+                hostname: "h".into(),
+            },
+            points,
+            changes: Vec::new(),
+            alerts: Vec::new(),
+            interfered: Interfered::default(),
+        }
+    }
+
+    #[test]
+    fn labels_are_thinned_with_the_newest_kept() {
+        assert_eq!(labelled(0, 13), Vec::<usize>::new());
+        assert_eq!(labelled(1, 13), [0]);
+        assert_eq!(labelled(5, 13), [0, 1, 2, 3, 4]);
+        let l = labelled(200, 13);
+        assert!(l.len() <= 13 && l.len() >= 10, "{l:?}");
+        assert_eq!(l.last(), Some(&199));
+    }
+
+    #[test]
+    fn the_chart_reads_in_one_fitted_unit_with_commits_escaped() {
+        let svg = trend_svg(&view(24, "s", 0.0405), 0);
+        assert!(svg.contains(">cpu_time (ms)</text>"), "{svg}");
+        // The tooltip in the axis unit; the subject escaped; the x axis names commits.
+        assert!(svg.contains("\n40.5 ms (95% CI 39.7 ms – 41.3 ms), 10 runs"));
+        assert!(svg.contains("&lt;script&gt;x()&lt;/script&gt; &amp; &quot;q&quot;"));
+        assert!(!svg.contains("<script>"));
+        assert!(svg.contains(&format!(">{}</text>", &hash(23)[..7])));
+        assert!(
+            !svg.contains(&format!(">{}</text>", &hash(22)[..7])),
+            "thinned"
+        );
+        assert!(!svg.contains(">0.0400<"), "no seconds on the axis");
+        // Counts in millions, bytes in MB; one commit draws.
+        let c = trend_svg(&view(3, "count", 8.0e7), 0);
+        assert!(c.contains(">cpu_time (millions)</text>"), "{c}");
+        let b = trend_svg(&view(1, "B", 3.0e6), 0);
+        assert!(
+            b.contains(">cpu_time (MB)</text>") && b.contains("<circle"),
+            "{b}"
+        );
+    }
 }

@@ -270,6 +270,7 @@ pub async fn upload(
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     pub metric: Option<String>,
+    pub branch: Option<String>,
     pub q: Option<String>,
     pub page: Option<usize>,
     pub per_page: Option<usize>,
@@ -283,6 +284,7 @@ pub struct ListQuery {
 #[serde(deny_unknown_fields)]
 pub struct SeriesListQuery {
     pub metric: Option<String>,
+    pub branch: Option<String>,
     pub q: Option<String>,
     pub page: Option<usize>,
     pub per_page: Option<usize>,
@@ -292,6 +294,7 @@ impl From<SeriesListQuery> for ListQuery {
     fn from(q: SeriesListQuery) -> ListQuery {
         ListQuery {
             metric: q.metric,
+            branch: q.branch,
             q: q.q,
             page: q.page,
             per_page: q.per_page,
@@ -324,15 +327,27 @@ fn metric_of<'a>(st: &mut Store, m: &'a str, default: bool) -> Result<Option<&'a
     Err(ApiError::bad(format!(
         "metric '{m}': give one of {}{} or all",
         known.join(", "),
-        if default { ", default" } else { "" }
+        if default { ", default" } else { ", auto" }
     )))
 }
 
-/// The series list the first page and `GET series` show: filtered, one page of it, and the
-/// number of matching series.
+/// `?metric=auto` (the first page's default): per benchmark and machine the metrics with an
+/// open alert, else wall time (`overview::alerting_first`).
+pub const AUTO: &str = "auto";
+
+/// The series list the first page and `GET series` show: filtered (metric, `auto` too;
+/// branch; search), one page of it, and the number of matching series.
 pub fn list(st: &mut Store, q: &ListQuery) -> Result<(Vec<overview::Latest>, usize), ApiError> {
-    let metric = metric_of(st, q.metric.as_deref().unwrap_or("wall_time"), false)?;
-    let all = overview::latest(&mut st.db, metric)?;
+    let m = q.metric.as_deref().unwrap_or("wall_time");
+    let auto = m == AUTO;
+    let metric = if auto { None } else { metric_of(st, m, false)? };
+    let branch = q.branch.as_deref().filter(|b| !b.is_empty());
+    let all = if auto {
+        let open = detect::open_alerts(&mut st.db)?;
+        overview::alerting_latest(&mut st.db, branch, &open)?
+    } else {
+        overview::latest_on(&mut st.db, metric, branch)?
+    };
     let needle = q.q.as_deref().unwrap_or("").to_lowercase();
     let matching: Vec<overview::Latest> = all
         .into_iter()

@@ -4,10 +4,12 @@
 //! Every text from the store is escaped. Pages take their state from query parameters, so a
 //! URL can be pasted into a review:
 //!
-//! * `/?q=TEXT&metric=M&page=N` — every series with its newest value and alert state, paged;
-//!   the open alerts; a form to compare two commits;
-//! * `/series/B/M/MC` — one series: trend with intervals and change points, its alerts,
-//!   runs per commit, the machine's record;
+//! * `/?q=TEXT&metric=M&branch=B&page=N` — the series with their newest value and alert state
+//!   (by default each benchmark's alerting metric, else its wall time), paged; the open
+//!   alerts; a form to compare two commits;
+//! * `/series/B/M/MC` — one series: the benchmark's other metrics, the trend chart of
+//!   `report::history` (fitted unit, commits on the x axis, change points and alerts marked),
+//!   its alerts, runs per commit, the machine's record;
 //! * `/alerts?status=S` — alerts with acknowledge / dismiss / mark fixed buttons;
 //! * `/compare?old=A&new=B[&machine=ID]` — the verdicts of `tare compare` for two commits.
 //!
@@ -30,6 +32,8 @@ const PAGE_CSS: &str = r#"
 nav a{margin-right:14px}form.inline{display:inline}input,select,button{font:inherit;padding:3px 6px}
 button.act{margin:0 2px;cursor:pointer}.pager a{margin:0 4px}pre.machine{background:#f6f8fa;padding:8px;overflow:auto;max-height:320px}
 .err{color:#c92a2a;font-weight:700}td.v-slower{color:#c92a2a}td.v-faster{color:#2b8a3e}
+a.st-regression{color:#c92a2a;font-weight:700}a.st-improvement{color:#2b8a3e;font-weight:700}
+p.metrics a{margin-right:10px}p.metrics a.here{font-weight:700;color:inherit;text-decoration:none}
 "#;
 
 const SCRIPT: &str = r#"
@@ -228,6 +232,59 @@ fn compare_form(o: &mut String, st: &mut Store, q: &CompareQuery) -> Result<(), 
     Ok(())
 }
 
+/// A series' alert state in the list: its open alerts (regressions first, then the newest),
+/// or "none" with the closed ones counted.
+fn state_cell(l: &overview::Latest, open: &[(detect::Alert, String)]) -> (String, String) {
+    let key = (
+        l.series.benchmark_id,
+        l.series.metric_id,
+        l.series.machine_id,
+    );
+    let mut mine: Vec<&detect::Alert> = open
+        .iter()
+        .map(|(a, _)| a)
+        .filter(|a| (a.benchmark_id, a.metric_id, a.machine_id) == key)
+        .collect();
+    // Regressions first, the newest of each kind first.
+    mine.sort_by_key(|a| (a.kind != "regression", std::cmp::Reverse(a.id)));
+    let closed = l.alerts[2] + l.alerts[3];
+    let Some(a) = mine.first() else {
+        let more = if closed > 0 {
+            format!(" <span class=\"muted\">({closed} closed)</span>")
+        } else {
+            String::new()
+        };
+        return (
+            "none".into(),
+            format!("<span class=\"muted\">none</span>{more}"),
+        );
+    };
+    let state = if a.kind == "regression" {
+        "regression"
+    } else {
+        "improvement"
+    };
+    (
+        state.into(),
+        format!(
+            "<a class=\"state st-{state}\" href=\"/series/{}/{}/{}\">open {state} {} at <code>{}</code></a> <span class=\"s-{}\">#{} {}</span>{}",
+            a.benchmark_id,
+            a.metric_id,
+            a.machine_id,
+            esc(&format!("{:.3}×", a.ratio)),
+            esc(&a.commit_key.chars().take(7).collect::<String>()),
+            esc(&a.status),
+            a.id,
+            esc(&a.status),
+            if mine.len() > 1 {
+                format!(" <span class=\"muted\">+{} more</span>", mine.len() - 1)
+            } else {
+                String::new()
+            }
+        ),
+    )
+}
+
 pub async fn index(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
@@ -236,17 +293,27 @@ pub async fn index(
     let a2 = app.clone();
     let r = with_reader(&app, move |st| {
         let cookie = page_auth(st, &headers, a2.read_token_required, q.token.as_deref())?;
+        // By default each benchmark's alerting metric, else its wall time.
+        let mut q = q;
+        let metric = q.metric.get_or_insert_with(|| api::AUTO.into()).clone();
+        let branch = q.branch.clone().unwrap_or_default();
         let (rows, total) = api::list(st, &q)?;
         let per = q.per_page.unwrap_or(api::PER_PAGE).clamp(1, 1000);
         let page_no = q.page.unwrap_or(1).max(1);
         let pages = total.div_ceil(per).max(1);
-        let metric = q.metric.clone().unwrap_or_else(|| "wall_time".into());
         let needle = q.q.clone().unwrap_or_default();
+        let open = labelled(st, detect::OPEN)?;
         let mut o = String::new();
         let _ = write!(
             o,
-            "<form id=\"search\" method=\"get\" action=\"/\"><input type=\"search\" name=\"q\" placeholder=\"benchmark, machine or command\" value=\"{}\"> <select name=\"metric\">",
+            "<form id=\"search\" method=\"get\" action=\"/\"><input type=\"search\" name=\"q\" placeholder=\"benchmark, machine or command\" value=\"{}\"> <label>metric <select name=\"metric\">",
             esc(&needle)
+        );
+        let _ = write!(
+            o,
+            "<option value=\"{}\"{}>alerting, else wall_time</option>",
+            api::AUTO,
+            if metric == api::AUTO { " selected" } else { "" }
         );
         for m in crate::store::ingest::METRICS.iter().chain(&["all"]) {
             let _ = write!(
@@ -255,25 +322,36 @@ pub async fn index(
                 if *m == metric { " selected" } else { "" }
             );
         }
+        o.push_str("</select></label> <label>branch <select name=\"branch\"><option value=\"\">every branch</option>");
+        for b in overview::branches(&mut st.db)? {
+            let _ = write!(
+                o,
+                "<option value=\"{}\"{}>{}</option>",
+                esc(&b),
+                if b == branch { " selected" } else { "" },
+                esc(&b)
+            );
+        }
         let _ = write!(
             o,
-            "</select> <button type=\"submit\">Filter</button></form><p class=\"muted\" id=\"count\">{total} series · page {page_no} of {pages}</p>"
+            "</select></label> <button type=\"submit\">Filter</button></form><p class=\"muted\" id=\"count\">{total} series{} · page {page_no} of {pages}</p>",
+            if branch.is_empty() {
+                String::new()
+            } else {
+                format!(" with values on {}", esc(&branch))
+            }
         );
-        o.push_str("<table id=\"series\"><thead><tr><th>benchmark</th><th>metric</th><th>machine</th><th>newest value (95% CI)</th><th>at commit</th><th>alerts</th></tr></thead><tbody>");
+        o.push_str("<table id=\"series\"><thead><tr><th>benchmark</th><th>metric</th><th>machine</th><th>newest value (95% CI)</th><th>at commit</th><th>alert state</th></tr></thead><tbody>");
         if rows.is_empty() {
             o.push_str("<tr><td colspan=\"6\" class=\"muted\">no series: upload results (`tare history add --server URL FILE`)</td></tr>");
         }
         for l in &rows {
             let s = &l.series;
-            let alerts: Vec<String> = detect::STATUSES
-                .iter()
-                .zip(l.alerts)
-                .filter(|(_, n)| *n > 0)
-                .map(|(st, n)| format!("<span class=\"s-{st}\">{n} {st}</span>"))
-                .collect();
+            let (state, cell) = state_cell(l, &open);
             let _ = write!(
                 o,
-                "<tr class=\"series\"><td><a href=\"/series/{}/{}/{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{} ({} – {})</td><td><code>{}</code></td><td>{}</td></tr>",
+                "<tr class=\"series\" data-state=\"{state}\" data-metric=\"{}\"><td><a href=\"/series/{}/{}/{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"num\">{} ({} – {})</td><td><code>{}</code></td><td class=\"state\">{cell}</td></tr>",
+                esc(&s.metric),
                 s.benchmark_id,
                 s.metric_id,
                 s.machine_id,
@@ -284,7 +362,6 @@ pub async fn index(
                 esc(&value(&s.unit, l.ci_low)),
                 esc(&value(&s.unit, l.ci_high)),
                 esc(&l.commit.as_deref().unwrap_or("–").chars().take(10).collect::<String>()),
-                if alerts.is_empty() { "–".to_string() } else { alerts.join(", ") }
             );
         }
         o.push_str("</tbody></table><p class=\"pager\">");
@@ -294,14 +371,14 @@ pub async fn index(
             } else {
                 let _ = write!(
                     o,
-                    "<a href=\"/?q={}&amp;metric={}&amp;page={p}\">{p}</a>",
+                    "<a href=\"/?q={}&amp;metric={}&amp;branch={}&amp;page={p}\">{p}</a>",
                     esc(&url_escape(&needle)),
-                    esc(&url_escape(&metric))
+                    esc(&url_escape(&metric)),
+                    esc(&url_escape(&branch))
                 );
             }
         }
         o.push_str("</p><h2>Open alerts</h2>");
-        let open = labelled(st, detect::OPEN)?;
         alerts_rows(&mut o, &open);
         o.push_str("<h2>Compare two commits</h2>");
         compare_form(&mut o, st, &CompareQuery::default())?;
@@ -340,6 +417,37 @@ pub async fn series(
             esc(&s.fingerprint),
             esc(&crate::units::plural(v.points.len(), "commit"))
         );
+        // The benchmark's other metrics on this machine, each with its alert state.
+        let open = detect::open_alerts(&mut st.db)?;
+        let _ = write!(o, "<p class=\"metrics\">metrics:");
+        for l in overview::benchmark_on(&mut st.db, s.benchmark_id, s.machine_id)? {
+            let m = &l.series;
+            let kinds: Vec<&str> = open
+                .iter()
+                .filter(|a| {
+                    (a.benchmark_id, a.metric_id, a.machine_id)
+                        == (m.benchmark_id, m.metric_id, m.machine_id)
+                })
+                .map(|a| a.kind.as_str())
+                .collect();
+            let state = if kinds.contains(&"regression") {
+                " <span class=\"s-new\">(open regression)</span>"
+            } else if kinds.is_empty() {
+                ""
+            } else {
+                " <span class=\"s-fixed\">(open improvement)</span>"
+            };
+            let _ = write!(
+                o,
+                " <a{} href=\"/series/{}/{}/{}\">{}</a>{state}",
+                if m.metric_id == s.metric_id { " class=\"here\"" } else { "" },
+                m.benchmark_id,
+                m.metric_id,
+                m.machine_id,
+                esc(&m.metric)
+            );
+        }
+        o.push_str("</p>");
         o.push_str(&view::trend_svg(&v, 0));
         // The judgment of the newest commit, as `tare history show` prints it.
         if let Some(line) = &newest {

@@ -1,7 +1,8 @@
 // Opens the history dashboard (`tare history report --html`) in Debian's chromium (headless,
 // from file://, offline, fresh profile) and checks that it renders: the alerts table, every
 // trend plot with its line, band and points, the change-point markers expected, links from a
-// point to its commit's row of runs, no console errors, no request leaving file://, and a
+// point to its commit's row of runs, the value axis in a fitted unit, commits (short hashes) on
+// the x axis, each open alert marked, no console errors, no request leaving file://, and a
 // screenshot that is not blank.
 //
 // Usage: node check_history.js DASHBOARD.html SCREENSHOT.png --plots N --changes N
@@ -64,6 +65,18 @@ function check(ok, what) {
       const parts = await page.$$eval(`svg#${id} path, svg#${id} circle`, (es) => es.length);
       check(parts >= 3, `${id} has its line, band and points (${parts})`);
     }
+    // The same chart as the server's (issue 42): a fitted unit on the value axis, commits on
+    // the x axis, each alert marked at its commit with its state.
+    const axes = await page.$$eval('svg.plot-trend', (ss) => ss.map((s) => ({
+      y: ([...s.querySelectorAll('text')].find((t) => (t.getAttribute('transform') || '').includes('rotate')) || {}).textContent,
+      x: [...s.querySelectorAll('g.x-label text')].map((t) => t.textContent),
+      marks: [...s.querySelectorAll('g.alert-mark')].map((g) => g.dataset.status),
+    })));
+    check(axes.every((a) => /\((s|ms|µs|ns)\)$/.test(a.y || '')), `value axes in a fitted unit (${axes.map((a) => a.y).join(', ')})`);
+    check(axes.every((a) => a.x.length >= 2 && a.x.every((l) => /^[0-9a-f]{7}$/.test(l))),
+      `x axes name commits (${axes.map((a) => a.x.join(' ')).join(' / ')})`);
+    const marks = axes.reduce((n, a) => n + a.marks.filter((m) => m === 'new').length, 0);
+    check(marks === changes, `${marks} open alerts marked on the charts (want ${changes})`);
     const cps = await page.$$eval('svg.plot-trend g.cp', (gs) => gs.filter((g) => g.getBBox().height > 50).length);
     check(cps === changes, `${cps} change points marked (want ${changes})`);
     // A point links to its commit's row: click the last point of the first plot.

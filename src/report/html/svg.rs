@@ -121,7 +121,7 @@ pub fn nice_ticks(lo: f64, hi: f64, count: usize) -> (Vec<f64>, f64) {
 /// Formats a tick value with as many decimals as its step needs.
 pub fn tick_label(v: f64, step: f64) -> String {
     let d = if step > 0.0 && step.is_finite() {
-        let d = -(step.log10() - 1e-9).floor();
+        let d = -(step.log10() + 1e-9).floor();
         let mut d = d.max(0.0) as usize;
         // 2.5 × 10^k needs one more digit.
         let m = step / 10f64.powi(-(d as i32));
@@ -554,6 +554,41 @@ impl Frame {
                 color::MUTED,
             );
         }
+        self.y_axis_and_titles(c, x_title, y_title, y_ticks);
+    }
+
+    /// Like [`Frame::axes`], with the x axis labelled at the given positions instead of
+    /// numeric ticks (commits, say): `(x, label, hover title)`, the title shown on hover
+    /// (escaped here, as the label is).
+    pub fn axes_labelled(
+        &self,
+        c: &mut Canvas,
+        x_labels: &[(f64, String, String)],
+        x_title: &str,
+        y_title: &str,
+    ) {
+        for (v, label, title) in x_labels {
+            let px = self.x.map(*v);
+            c.line(px, self.bottom(), px, self.bottom() + 4.0, color::AXIS, 1.0);
+            c.raw(&format!(
+                "<g class=\"x-label\"><title>{}</title>",
+                esc(title)
+            ));
+            c.text(
+                px,
+                self.bottom() + 16.0,
+                label,
+                Anchor::Middle,
+                10.5,
+                color::MUTED,
+            );
+            c.raw("</g>");
+        }
+        self.y_axis_and_titles(c, x_title, y_title, true);
+    }
+
+    fn y_axis_and_titles(&self, c: &mut Canvas, x_title: &str, y_title: &str, y_ticks: bool) {
+        let font = 11.0;
         if y_ticks {
             for (v, label) in self.y.ticks(4) {
                 let py = self.y.map(v);
@@ -629,6 +664,10 @@ mod tests {
         assert_eq!(t, vec![12.0, 14.0, 16.0, 18.0, 20.0, 22.0]);
         assert_eq!(tick_label(12.0, 2.0), "12");
         assert_eq!(tick_label(-0.0, 0.5), "0.0");
+        // A step of a power of ten needs no more digits than it has.
+        assert_eq!(tick_label(17.0, 1.0), "17");
+        assert_eq!(tick_label(0.3, 0.1), "0.3");
+        assert_eq!(tick_label(200.0, 100.0), "200");
     }
 
     #[test]
