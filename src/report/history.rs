@@ -394,17 +394,73 @@ pub fn markdown_with_tips(
     open: &[Listed],
     new_ids: &[i64],
 ) -> String {
+    markdown_of_check(views, tips, open, new_ids, None)
+}
+
+/// [`markdown_with_tips`] of `tare history check --commit`: `scope` is the sentence saying
+/// which commit was judged against what (its first line), and the judged commit is "this
+/// commit". Says in words whether the commit is a regression, is none in the series judged,
+/// or what is missing where it was not judged: a gate's summary never passes in silence.
+pub fn markdown_of_check(
+    views: &[SeriesView],
+    tips: &[Option<Tip>],
+    open: &[Listed],
+    new_ids: &[i64],
+    scope: Option<&str>,
+) -> String {
     let mut o = String::from("## tare history\n\n");
+    let subject = match scope {
+        Some(line) => {
+            let _ = writeln!(o, "{line}\n");
+            "This commit"
+        }
+        None => "The newest commit",
+    };
     let tip_of = |i: usize| tips.get(i).and_then(|t| t.as_ref());
     let regressed: Vec<(&SeriesView, &Tip)> = views
         .iter()
         .enumerate()
         .filter_map(|(i, v)| tip_of(i).filter(|t| t.regression).map(|t| (v, t)))
         .collect();
+    if !tips.is_empty() {
+        let judged = tips.iter().flatten().filter(|t| t.judged.is_some()).count();
+        if regressed.is_empty() && judged > 0 {
+            let _ = writeln!(
+                o,
+                "**No regression**: {} is within its baseline in the {judged} series judged.\n",
+                subject.to_lowercase()
+            );
+        }
+        let missing: Vec<String> = views
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let t = tip_of(i).filter(|t| t.judged.is_none())?;
+                Some(format!(
+                    "- {} · {} · {}: {}",
+                    md(&v.series.label()),
+                    v.series.metric,
+                    md(&v.series.hostname),
+                    md(t.missing.as_deref().unwrap_or("no baseline"))
+                ))
+            })
+            .collect();
+        if !missing.is_empty() {
+            let _ = writeln!(
+                o,
+                "**{subject} is not judged in {} series** (too little history, not a pass):\n",
+                missing.len()
+            );
+            for l in missing {
+                let _ = writeln!(o, "{l}");
+            }
+            o.push('\n');
+        }
+    }
     if !regressed.is_empty() {
         let _ = writeln!(
             o,
-            "**The newest commit is a regression in {} series.**\n",
+            "**{subject} is a regression in {} series.**\n",
             regressed.len()
         );
         o.push_str("| benchmark | metric | machine | commit | ratio (interval) | baseline | p |\n");

@@ -825,8 +825,15 @@ pub fn update_alerts_with(
     let too_new = |key: &str| {
         pos(key).is_some_and(|p| points.len() - 1 - p < settings.changepoint.min_size.max(1))
     };
+    // Only an alert at a commit among `points` can be judged no longer found: one at a commit
+    // these points leave out (another branch's, under `check --commit`; older than the
+    // window) is not looked at.
     for a in &existing {
-        if a.status == "new" && !matched.contains(&a.id) && !too_new(&a.commit_key) {
+        if a.status == "new"
+            && !matched.contains(&a.id)
+            && pos(&a.commit_key).is_some()
+            && !too_new(&a.commit_key)
+        {
             set_status(
                 db,
                 a.id,
