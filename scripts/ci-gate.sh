@@ -23,6 +23,9 @@
 #              CI_MERGE_REQUEST_SOURCE_BRANCH_NAME, else CI_COMMIT_REF_NAME (recorded only)
 #   tare       TARE (default: tare in PATH); TARE_GATE_CHECK_ARGS: more `history check`
 #              options (e.g. "--metric all"), split on spaces
+#   webhook    TARE_GATE_WEBHOOK: an http:// URL each new alert is POSTed to as JSON, linking
+#              the job's page (GITHUB_SERVER_URL/GITHUB_REPOSITORY/actions/runs/GITHUB_RUN_ID,
+#              or CI_JOB_URL)
 set -u
 
 usage() {
@@ -147,6 +150,14 @@ fi
 }
 check_args=(--commit "$commit" --export-markdown "$summary")
 [ -n "$baseline" ] && check_args+=(--baseline-branch "$baseline")
+if [ -n "${TARE_GATE_WEBHOOK:-}" ]; then
+    check_args+=(--webhook "$TARE_GATE_WEBHOOK")
+    link=${CI_JOB_URL:-}
+    if [ -n "${GITHUB_RUN_ID:-}" ] && [ -n "${GITHUB_REPOSITORY:-}" ]; then
+        link="${GITHUB_SERVER_URL:-}/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID"
+    fi
+    [ -n "$link" ] && check_args+=(--webhook-link "$link")
+fi
 # shellcheck disable=SC2206 # options split on spaces, as documented
 extra=(${TARE_GATE_CHECK_ARGS:-})
 rm -f "$summary"

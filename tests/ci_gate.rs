@@ -160,6 +160,36 @@ fn merge_commit(d: &Path, branch: &str, time: i64) -> String {
     h
 }
 
+/// A webhook receiver on 127.0.0.1: the bodies of the POSTs it got, answered 200.
+fn receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", l.local_addr().unwrap());
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = got.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            let mut r = BufReader::new(c);
+            let (mut line, mut len) = (String::new(), 0);
+            while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0; len];
+            let _ = r.read_exact(&mut body);
+            keep.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&body).into_owned());
+            let _ = r
+                .get_mut()
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        }
+    });
+    (url, got)
+}
+
 #[test]
 fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -172,6 +202,16 @@ fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
     // Nothing to judge is a usage error, not a pass.
     let j = job(&repo, &work, &[], &[]);
     assert_eq!(j.code, Some(2), "{}", j.out);
+
+    // Thresholds kept with the code (in main's first commit): a change of sleep 0.012's wall
+    // time alerts from 30% on.
+    std::fs::create_dir_all(repo.join(".tare")).unwrap();
+    std::fs::write(
+        repo.join(".tare/thresholds.toml"),
+        "[[threshold]]\nbenchmark = \"sleep 0.012\"\nmetric = \"wall_*\"\nmin_effect = \"30%\"\n",
+    )
+    .unwrap();
+    git(&repo, &["add", ".tare/thresholds.toml"], t0);
 
     // Pushes to main: the first jobs say what is missing, in the log and in the summary.
     let mut main = Vec::new();
@@ -238,24 +278,73 @@ fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
     git(&repo, &["checkout", "-q", "main"], t0);
     let m1 = merge_commit(&repo, "slow", t0 + 3600 * 5);
     let r = results(&work, 10, 1.25);
-    let j = job(&repo, &work, &pull_request(&m1, "slow"), &["--results", &r]);
+    let (hook, posted) = receiver();
+    let mut env = pull_request(&m1, "slow");
+    env.extend([
+        ("TARE_GATE_WEBHOOK", hook.as_str()),
+        ("GITHUB_SERVER_URL", "http://ci.example"),
+        ("GITHUB_REPOSITORY", "acme/app"),
+        ("GITHUB_RUN_ID", "42"),
+    ]);
+    let j = job(&repo, &work, &env, &["--results", &r]);
     assert_eq!(j.code, Some(1), "{}", j.out);
+    // The webhook got the one new alert, in the documented shape.
+    let bodies = posted.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 1, "{bodies:?}\n{}", j.out);
+    let a: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
+    assert_eq!(a["event"], "tare.alert", "{a}");
+    assert_eq!(a["benchmark"], "sleep 0.01", "{a}");
+    assert_eq!(a["metric"], "wall_time", "{a}");
+    assert_eq!(a["commit"], m1.as_str(), "{a}");
+    assert_eq!(a["before"], main[3].as_str(), "{a}");
+    assert_eq!(a["verdict"], "regression", "{a}");
+    assert_eq!(a["status"], "new", "{a}");
+    assert_eq!(
+        a["link"], "http://ci.example/acme/app/actions/runs/42",
+        "{a}"
+    );
+    let change = a["change"].as_f64().unwrap();
+    assert!((change - 1.25).abs() < 0.03, "{a}");
+    assert!(a["interval"]["low"].as_f64().unwrap() > 1.0, "{a}");
+    assert_eq!(a["interval"]["name"], "98% interval", "{a}");
+    assert!(a["alert"].as_i64().is_some(), "{a}");
+    assert!(
+        j.out.contains("webhook: 1 of 1 new alert(s) delivered"),
+        "{}",
+        j.out
+    );
     for s in [&j.summary, &j.step_summary] {
         assert!(
             s.contains(&format!(
                 "Commit `{}` on a branch: judged against the history of `main` up to their merge base `{}`",
                 short(&m1),
                 short(&main[3])
-            )) && s.contains("**This commit is a regression in 2 series.**")
+            )) && s.contains("**This commit is a regression in 1 series.**")
                 && s.contains("| sleep 0.01 | wall_time |")
                 && s.contains(&format!("`{}`", short(&m1))),
             "{s}"
         );
+        // sleep 0.012 is as slow, but below the 30% of its threshold: named, not alerted.
+        assert!(
+            s.contains("below the series' alert threshold (not alerts) in 1 series")
+                && s.contains("- sleep 0.012 · wall_time · ")
+                && s.contains("below its threshold of 30%")
+                && !s.contains("| sleep 0.012 | wall_time | vm | `"),
+            "{s}"
+        );
     }
+    assert!(
+        j.out
+            .contains("regression below its alert threshold of 30%"),
+        "{}",
+        j.out
+    );
     assert!(j.out.contains("regression: 1.2"), "{}", j.out);
     // The job run again (the same results: already stored) stays red: its alert is new.
-    let again = job(&repo, &work, &pull_request(&m1, "slow"), &["--results", &r]);
+    let again = job(&repo, &work, &env, &["--results", &r]);
     assert_eq!(again.code, Some(1), "{}", again.out);
+    // No new alert this time: nothing posted.
+    assert_eq!(posted.lock().unwrap().len(), 1, "{}", again.out);
 
     // A second push to the pull request: judged against main's history, not against its
     // first commit (which, counted, would have widened the baseline).
@@ -278,7 +367,7 @@ fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
         .skip(1)
         .filter_map(|r| r.split_whitespace().next().map(String::from))
         .collect();
-    assert_eq!(ids.len(), 2, "{}", j.out);
+    assert_eq!(ids.len(), 1, "{}", j.out);
     for id in &ids {
         let o = common::tare()
             .args(["history", "--store"])
@@ -302,6 +391,11 @@ fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
     git(&repo, &["add", "README"], t0 + 3600 * 8);
     git(&repo, &["commit", "-q", "-m", "docs"], t0 + 3600 * 8);
     let d1 = git(&repo, &["rev-parse", "HEAD"], t0);
+    // A webhook that is down: a warning, never the gate's outcome.
+    let down = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/hook", l.local_addr().unwrap())
+    };
     let gitlab = |sha: &str, branch: &str, i: usize, level: f64| {
         let r = results(&work, i, level);
         job(
@@ -313,6 +407,8 @@ fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
                 ("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME", branch),
                 ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
                 ("CI_DEFAULT_BRANCH", "main"),
+                ("CI_JOB_URL", "http://ci.example/jobs/7"),
+                ("TARE_GATE_WEBHOOK", &down),
             ],
             &["--results", &r],
         )
@@ -333,11 +429,18 @@ fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
         j.step_summary.is_empty(),
         "no GITHUB_STEP_SUMMARY on GitLab"
     );
-    // ... and a 30% slower one fails, naming the regression.
+    // ... and a 50% slower one fails, naming the regression (above both thresholds).
     git(&repo, &["checkout", "-q", "-b", "slow-mr", &main[3]], t0);
     let g1 = commit(&repo, 1300, "slower loop (MR)", t0 + 3600 * 9);
-    let j = gitlab(&g1, "slow-mr", 13, 1.3);
+    let j = gitlab(&g1, "slow-mr", 13, 1.5);
     assert_eq!(j.code, Some(1), "{}", j.out);
+    assert!(
+        j.out.contains("tare: warning: webhook http://127.0.0.1:")
+            && j.out.contains("not delivered")
+            && j.out.contains("webhook: 0 of 2 new alert(s) delivered"),
+        "{}",
+        j.out
+    );
     assert!(
         j.summary
             .contains("**This commit is a regression in 2 series.**")

@@ -17,6 +17,7 @@ use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
 mod builds;
+mod webhook;
 pub use builds::bisect;
 use builds::confirm;
 
@@ -117,6 +118,11 @@ struct DetectArgs {
     /// counted: such a commit is left out), keep (counted like the others). Said per series.
     #[arg(long, value_name = "POLICY", default_value = "flag", value_parser = detect::Interfered::NAMES)]
     interfered: String,
+    /// Per-series thresholds: the smallest change that alerts for the series a rule's globs
+    /// match, instead of --min-effect (default: .tare/thresholds.toml in the git repository,
+    /// when there; `none`: no file). See docs/store.md.
+    #[arg(long, value_name = "FILE|none")]
+    thresholds: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -148,6 +154,13 @@ struct CheckArgs {
     /// branch, origin/HEAD, else main); the branch's own other commits never count.
     #[arg(long, value_name = "BRANCH")]
     baseline_branch: Option<String>,
+    /// POST each new alert as JSON to this http:// URL (10 s timeout; a failure is a warning,
+    /// never the gate's outcome). The shape is in docs/store.md.
+    #[arg(long, value_name = "URL")]
+    webhook: Option<String>,
+    /// The link each webhook alert carries (e.g. the CI job's page).
+    #[arg(long, value_name = "URL", requires = "webhook")]
+    webhook_link: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -267,6 +280,13 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
             Ok(exit::OK)
         }
         HistoryCommand::Check(x) => {
+            if let Some(url) = &x.webhook {
+                if !url.starts_with("http://") {
+                    return Err(usage(format!(
+                        "--webhook {url}: give an http:// URL (this tare speaks plain http; reach an https endpoint through a proxy)"
+                    )));
+                }
+            }
             let scope = scope(x.commit.as_deref(), x.baseline_branch.as_deref())?;
             let mut st = open(&spec)?;
             let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, true, scope.as_ref())?;
@@ -296,10 +316,29 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 }
             }
             print!("{}", view::open_alerts_text(&open));
-            Ok(match &scope {
+            let code = match &scope {
                 Some(sc) => gate_commit(&views, &tips, &new, sc),
                 None => gate(&views, &tips, &new),
-            })
+            };
+            if let Some(url) = &x.webhook {
+                let fresh: Vec<_> = views
+                    .iter()
+                    .flat_map(|v| {
+                        v.alerts
+                            .iter()
+                            .filter(|a| new.contains(&a.id))
+                            .map(move |a| (a, &v.series))
+                    })
+                    .collect();
+                let sent = webhook::post(url, &fresh, x.webhook_link.as_deref());
+                if !fresh.is_empty() {
+                    println!(
+                        "webhook: {sent} of {} new alert(s) delivered to {url}",
+                        fresh.len()
+                    );
+                }
+            }
+            Ok(code)
         }
         HistoryCommand::Report(x) => {
             if x.html.is_none() && x.markdown.is_none() {
@@ -523,7 +562,7 @@ fn gate_commit(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64], 
         if t.judged.is_some() {
             judged += 1;
         }
-        if !(t.regression || t.judged.is_none()) {
+        if !(t.regression || t.significant || t.judged.is_none()) {
             continue;
         }
         eprintln!("{where_}: {}", view::tip_line(t, &v.points, &v.alerts));
@@ -581,7 +620,7 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
         if t.judged.is_some() {
             judged += 1;
         }
-        if t.regression || t.judged.is_none() {
+        if t.regression || t.significant || t.judged.is_none() {
             tip_regressions += usize::from(t.regression);
             eprintln!(
                 "{} {} on {}: {}",
@@ -672,6 +711,25 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
     })
 }
 
+/// The thresholds file of `--thresholds` (default: `.tare/thresholds.toml` in the repository
+/// here, when there; `none`: none). A file named but missing or wrong is a usage error.
+fn thresholds(d: &DetectArgs) -> Result<Option<store::thresholds::Thresholds>> {
+    let path = match d.thresholds.as_deref() {
+        Some("none") => return Ok(None),
+        Some(p) => PathBuf::from(p),
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            match store::thresholds::default_path(&cwd) {
+                Some(p) => p,
+                None => return Ok(None),
+            }
+        }
+    };
+    store::thresholds::Thresholds::load(&path)
+        .map(Some)
+        .map_err(|e| usage(format!("{e} (--thresholds FILE|none)")))
+}
+
 /// The store's open alerts with their series: what every view lists (every metric).
 fn open_listed(st: &mut Store) -> Result<Vec<view::Listed>> {
     let open = detect::open_alerts(&mut st.db)?;
@@ -693,6 +751,7 @@ fn analyse(
     scope: Option<&Scope>,
 ) -> Result<(Vec<SeriesView>, Tips, Vec<i64>)> {
     let settings = settings(d)?;
+    let thresholds = thresholds(d)?;
     // Counted events (`--counters`) and energies (`--energy`) are metrics of their own.
     let counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
@@ -749,6 +808,11 @@ fn analyse(
                 all
             }
         };
+        // The series' own threshold, where a rule of the thresholds file matches it.
+        let mut settings = settings;
+        if let Some(r) = thresholds.as_ref().and_then(|t| t.for_series(&s)) {
+            settings.min_effect = r.min_effect;
+        }
         let changes = detect::changes(&points, &s, &settings);
         let tip = detect::tip(&points, &s, &changes, &settings);
         if !raise {

@@ -74,7 +74,10 @@ pub fn tip_words(t: &Tip) -> String {
     let verdict = if t.regression {
         "regression".to_string()
     } else if t.significant {
-        "regression below the alert threshold".to_string()
+        format!(
+            "regression below its alert threshold of {}",
+            percent(t.min_effect)
+        )
     } else {
         format!("no regression at α = {}", t.alpha)
     };
@@ -424,12 +427,47 @@ pub fn markdown_of_check(
         .collect();
     if !tips.is_empty() {
         let judged = tips.iter().flatten().filter(|t| t.judged.is_some()).count();
+        let below: Vec<String> = views
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let t = tip_of(i).filter(|t| t.significant && !t.regression)?;
+                let j = t.judged.as_ref()?;
+                Some(format!(
+                    "- {} · {} · {}: {:.3}× ({:.0}% interval {:.3}–{:.3}), below its threshold of {}",
+                    md(&v.series.label()),
+                    v.series.metric,
+                    md(&v.series.hostname),
+                    j.ratio,
+                    100.0 * j.confidence,
+                    j.low,
+                    j.high,
+                    percent(t.min_effect)
+                ))
+            })
+            .collect();
         if regressed.is_empty() && judged > 0 {
             let _ = writeln!(
                 o,
-                "**No regression**: {} is within its baseline in the {judged} series judged.\n",
-                subject.to_lowercase()
+                "**No regression**: {} is within its baseline{} in the {judged} series judged.\n",
+                subject.to_lowercase(),
+                if below.is_empty() {
+                    ""
+                } else {
+                    " or below its threshold"
+                }
             );
+        }
+        if !below.is_empty() {
+            let _ = writeln!(
+                o,
+                "Slower, but below the series' alert threshold (not alerts) in {} series:\n",
+                below.len()
+            );
+            for l in below {
+                let _ = writeln!(o, "{l}");
+            }
+            o.push('\n');
         }
         let missing: Vec<String> = views
             .iter()
@@ -563,7 +601,13 @@ pub fn markdown_of_check(
                         j.ratio,
                         j.low,
                         j.high,
-                        if t.regression { " **regression**" } else { "" }
+                        if t.regression {
+                            " **regression**"
+                        } else if t.significant {
+                            " below threshold"
+                        } else {
+                            ""
+                        }
                     ),
                     None => md(t.missing.as_deref().unwrap_or("–")),
                 },
@@ -574,6 +618,11 @@ pub fn markdown_of_check(
         o.push('\n');
     }
     o
+}
+
+/// A share as a percentage: 0.05 → "5%".
+fn percent(x: f64) -> String {
+    format!("{}%", (x * 1e4).round() / 1e2)
 }
 
 fn md(s: &str) -> String {

@@ -337,6 +337,9 @@ pub struct Tip {
     /// The one-sided p-value in the metric's bad direction, and α.
     pub p_value: f64,
     pub alpha: f64,
+    /// The smallest change that alerts for this series (`min_effect`, or a repeating
+    /// count's work change).
+    pub min_effect: f64,
 }
 
 impl Tip {
@@ -411,6 +414,7 @@ pub fn tip(
         regression: false,
         p_value: f64::NAN,
         alpha,
+        min_effect,
     };
     if values.len() < TIP_MIN_BASELINE {
         t.missing = Some(format!(
