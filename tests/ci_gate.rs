@@ -14,6 +14,8 @@
 //! that says so; a too-short history says what is missing in the summary, never a silent pass.
 
 mod common;
+#[path = "serve_support/mod.rs"]
+mod serve_support;
 mod store_support;
 
 use std::path::Path;
@@ -448,4 +450,47 @@ fn the_gate_script_fails_a_slower_pull_request_and_passes_an_unchanged_one() {
         "{}",
         j.summary
     );
+}
+
+#[test]
+fn the_gate_script_uploads_to_a_server_and_gates_on_its_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, work) = (dir.path().join("repo"), dir.path().join("work"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    let store = work.join("served.sqlite").to_string_lossy().into_owned();
+    let token = serve_support::new_token(&store, "ci");
+    let server = serve_support::Server::start(&store, &[]);
+    let t0 = 1_790_000_000;
+    git(&repo, &["init", "-q", "-b", "main"], t0);
+    for i in 0..5 {
+        let sha = commit(&repo, 1000 + i, &format!("main {i}"), t0 + 3600 * i as i64);
+        let level = if i == 4 { 1.25 } else { 1.0 };
+        let r = results(&work, 20 + i, level);
+        let mut env = push(&sha);
+        // A server and its token, no store: upload, then the server's check.
+        env.extend([
+            ("TARE_SERVER", server.url.as_str()),
+            ("TARE_TOKEN", token.as_str()),
+            ("TARE_STORE", ""),
+        ]);
+        let j = job(&repo, &work, &env, &["--results", &r]);
+        let want = if i == 4 { 1 } else { 0 };
+        assert_eq!(j.code, Some(want), "main {i}: {}", j.out);
+        assert_eq!(j.step_summary, j.summary);
+        if i == 4 {
+            assert!(
+                j.summary.contains("**New regression alerts**")
+                    && j.summary.contains(&format!("\"commit\":\"{sha}\"")),
+                "{}",
+                j.summary
+            );
+        } else {
+            assert!(
+                j.summary.contains("**No new regression alert**"),
+                "{}",
+                j.summary
+            );
+        }
+    }
 }
