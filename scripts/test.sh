@@ -16,7 +16,8 @@ export DEBIAN_FRONTEND=noninteractive
 
 # Tools the tests run: python3 (memory test), taskset/runuser (util-linux), gzip/xz (example
 # suite), cc (C programs of the bias tests), hyperfine (benchmarks), strace (the per-run
-# system-call budget, tests/syscall_budget.rs).
+# system-call budget, tests/syscall_budget.rs), curl (scripts/ci-gate.sh's server mode,
+# tests/ci_gate.rs).
 need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3)
 command -v taskset >/dev/null || need_apt+=(util-linux)
@@ -26,6 +27,7 @@ command -v cmp >/dev/null || need_apt+=(diffutils)
 command -v cc >/dev/null || need_apt+=(gcc libc6-dev)
 command -v hyperfine >/dev/null || need_apt+=(hyperfine)
 command -v strace >/dev/null || need_apt+=(strace)
+command -v curl >/dev/null || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need_apt[@]}" >/dev/null

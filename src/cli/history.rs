@@ -17,6 +17,7 @@ use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
 mod builds;
+mod webhook;
 pub use builds::bisect;
 use builds::confirm;
 
@@ -117,6 +118,11 @@ struct DetectArgs {
     /// counted: such a commit is left out), keep (counted like the others). Said per series.
     #[arg(long, value_name = "POLICY", default_value = "flag", value_parser = detect::Interfered::NAMES)]
     interfered: String,
+    /// Per-series thresholds: the smallest change that alerts for the series a rule's globs
+    /// match, instead of --min-effect (default: .tare/thresholds.toml in the git repository,
+    /// when there; `none`: no file). See docs/store.md.
+    #[arg(long, value_name = "FILE|none")]
+    thresholds: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -139,6 +145,22 @@ struct CheckArgs {
     /// Also write the Markdown summary here (`-` for standard output).
     #[arg(long = "export-markdown", alias = "markdown", value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Judge this commit (a CI job's: the pull request's) instead of each series' newest,
+    /// against the history of --baseline-branch up to their merge base, read from git here;
+    /// exit 1 while its regression alert is new (acknowledge or dismiss it to pass).
+    #[arg(long, value_name = "REV")]
+    commit: Option<String>,
+    /// The branch whose history is the baseline of --commit (default: the remote's default
+    /// branch, origin/HEAD, else main); the branch's own other commits never count.
+    #[arg(long, value_name = "BRANCH")]
+    baseline_branch: Option<String>,
+    /// POST each new alert as JSON to this http:// URL (10 s timeout; a failure is a warning,
+    /// never the gate's outcome). The shape is in docs/store.md.
+    #[arg(long, value_name = "URL")]
+    webhook: Option<String>,
+    /// The link each webhook alert carries (e.g. the CI job's page).
+    #[arg(long, value_name = "URL", requires = "webhook")]
+    webhook_link: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -249,7 +271,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
         HistoryCommand::Rebuild(x) => add(&spec, x, true),
         HistoryCommand::Show(x) => {
             let mut st = open(&spec)?;
-            let (views, tips, _) = analyse(&mut st, &x.select, &x.detect, false)?;
+            let (views, tips, _) = analyse(&mut st, &x.select, &x.detect, false, None)?;
             print!(
                 "{}",
                 view::terminal_with_tips(&views, &tips, x.last, crate::report::Style::Full.color())
@@ -258,11 +280,34 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
             Ok(exit::OK)
         }
         HistoryCommand::Check(x) => {
+            if let Some(url) = &x.webhook {
+                if !url.starts_with("http://") {
+                    return Err(usage(format!(
+                        "--webhook {url}: give an http:// URL (this tare speaks plain http; reach an https endpoint through a proxy)"
+                    )));
+                }
+            }
+            let scope = scope(x.commit.as_deref(), x.baseline_branch.as_deref())?;
             let mut st = open(&spec)?;
-            let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, true)?;
+            let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, true, scope.as_ref())?;
+            if let Some(sc) = &scope {
+                if views.is_empty() {
+                    return Err(usage(format!(
+                        "commit {} has no results in {} (of the metric selected): add them first (tare history add FILE --commit {})",
+                        short(&sc.commit),
+                        st.location,
+                        sc.commit
+                    )));
+                }
+                println!("{}", sc.words(false));
+            }
             let open = open_listed(&mut st)?;
             if let Some(p) = &x.markdown {
-                write_out(p, &view::markdown_with_tips(&views, &tips, &open, &new))?;
+                let line = scope.as_ref().map(|sc| sc.words(true));
+                write_out(
+                    p,
+                    &view::markdown_of_check(&views, &tips, &open, &new, line.as_deref()),
+                )?;
             }
             for v in &views {
                 if let Some(line) = view::left_out_words(v) {
@@ -271,7 +316,29 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 }
             }
             print!("{}", view::open_alerts_text(&open));
-            Ok(gate(&views, &tips, &new))
+            let code = match &scope {
+                Some(sc) => gate_commit(&views, &tips, &new, sc),
+                None => gate(&views, &tips, &new),
+            };
+            if let Some(url) = &x.webhook {
+                let fresh: Vec<_> = views
+                    .iter()
+                    .flat_map(|v| {
+                        v.alerts
+                            .iter()
+                            .filter(|a| new.contains(&a.id))
+                            .map(move |a| (a, &v.series))
+                    })
+                    .collect();
+                let sent = webhook::post(url, &fresh, x.webhook_link.as_deref());
+                if !fresh.is_empty() {
+                    println!(
+                        "webhook: {sent} of {} new alert(s) delivered to {url}",
+                        fresh.len()
+                    );
+                }
+            }
+            Ok(code)
         }
         HistoryCommand::Report(x) => {
             if x.html.is_none() && x.markdown.is_none() {
@@ -280,7 +347,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 ));
             }
             let mut st = open(&spec)?;
-            let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, x.fail_on_new)?;
+            let (views, tips, new) = analyse(&mut st, &x.select, &x.detect, x.fail_on_new, None)?;
             let open = open_listed(&mut st)?;
             if let Some(p) = &x.html {
                 write_out(p, &view::html(&views, "tare history", &open, &new))?;
@@ -374,6 +441,174 @@ fn write_out(p: &Path, text: &str) -> Result<()> {
         .map_err(|e| UserError::usage(format!("{e:#}")).into())
 }
 
+/// `check --commit`: the commit judged and the stored commits its baseline may use, from git
+/// in the repository here.
+struct Scope {
+    /// Full hash of the commit judged.
+    commit: String,
+    /// The baseline branch and its merge base with the commit.
+    branch: String,
+    merge_base: String,
+    /// The merge base and its ancestors: the commits a baseline may use.
+    history: std::collections::HashSet<String>,
+    /// Whether the repository here is a shallow clone (its history cut).
+    shallow: bool,
+}
+
+/// Most ancestors of the merge base read from git (the baseline uses the newest of them).
+const ANCESTORS: usize = 100_000;
+
+impl Scope {
+    /// Which commit is judged against what, in words (Markdown with code spans when `md`).
+    fn words(&self, md: bool) -> String {
+        let c = |h: &str| {
+            if md {
+                format!("`{}`", short(h))
+            } else {
+                short(h)
+            }
+        };
+        let against = if self.merge_base == self.commit {
+            format!(
+                "judged against the commits of {} before it",
+                c(&self.branch)
+            )
+        } else {
+            format!(
+                "on a branch: judged against the history of {} up to their merge base {} (the branch's own commits do not count)",
+                c(&self.branch),
+                c(&self.merge_base)
+            )
+        };
+        let shallow = if self.shallow {
+            " — a shallow clone: its baseline has only the commits fetched (fetch the whole history: fetch-depth: 0)"
+        } else {
+            ""
+        };
+        format!("Commit {} {against}{shallow}.", c(&self.commit))
+    }
+}
+
+fn short(h: &str) -> String {
+    h.chars().take(10).collect()
+}
+
+/// The scope of `check --commit REV --baseline-branch BRANCH` (None without either).
+fn scope(commit: Option<&str>, branch: Option<&str>) -> Result<Option<Scope>> {
+    if commit.is_none() && branch.is_none() {
+        return Ok(None);
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let Some(top) = git::toplevel(&cwd) else {
+        return Err(usage(
+            "--commit and --baseline-branch read the baseline's history from git: run tare history check in the repository's checkout",
+        ));
+    };
+    let rev = commit.unwrap_or("HEAD");
+    let hash = git::resolve(&top, rev).map_err(|e| {
+        usage(format!(
+            "--commit {rev}: {e:#}; fetch it (a CI checkout: fetch-depth: 0)"
+        ))
+    })?;
+    let branch = branch
+        .map(String::from)
+        .unwrap_or_else(|| git::default_branch(&top));
+    let tip = git::branch_tip(&top, &branch).ok_or_else(|| {
+        usage(format!(
+            "--baseline-branch {branch}: no branch {branch} (nor origin/{branch}) in {}: name the branch whose history is the baseline, and fetch it (a CI checkout: fetch-depth: 0)",
+            top.display()
+        ))
+    })?;
+    let merge_base = git::merge_base(&top, &hash, &tip).ok_or_else(|| {
+        usage(format!(
+            "commit {} and {branch} have no common ancestor in {}: fetch the whole history (a CI checkout: fetch-depth: 0)",
+            short(&hash),
+            top.display()
+        ))
+    })?;
+    let history = git::ancestors(&top, &merge_base, ANCESTORS)
+        .map_err(|e| usage(format!("{e:#}")))?
+        .into_iter()
+        .collect();
+    Ok(Some(Scope {
+        commit: hash,
+        branch,
+        merge_base,
+        history,
+        shallow: git::is_shallow(&top),
+    }))
+}
+
+/// The gate of `check --commit`: exit 1 while a regression of the commit judged has its alert
+/// `new` (raised now or by an earlier run of the same check: a job run again stays red until
+/// the alert is acknowledged or dismissed). New alerts found elsewhere in the baseline's
+/// history are printed, but are not this commit's and do not fail it.
+fn gate_commit(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64], sc: &Scope) -> i32 {
+    let (mut judged, mut failing, mut accepted) = (0, 0, 0);
+    for (v, t) in views.iter().zip(tips) {
+        let where_ = format!(
+            "{} {} on {}",
+            v.series.label(),
+            v.series.metric,
+            v.series.hostname
+        );
+        let Some(t) = t.as_ref().filter(|t| t.key == sc.commit) else {
+            eprintln!(
+                "{where_}: commit {} not judged: no value of its own (every run flagged as interfered with, under --interfered drop)",
+                short(&sc.commit)
+            );
+            continue;
+        };
+        if t.judged.is_some() {
+            judged += 1;
+        }
+        if !(t.regression || t.significant || t.judged.is_none()) {
+            continue;
+        }
+        eprintln!("{where_}: {}", view::tip_line(t, &v.points, &v.alerts));
+        if t.regression {
+            match t.alert(&v.points, &v.alerts) {
+                Some(a) if a.status != "new" => accepted += 1,
+                _ => failing += 1,
+            }
+        }
+    }
+    for v in views {
+        for a in v.alerts.iter().filter(|a| new.contains(&a.id)) {
+            if a.commit_key != sc.commit {
+                println!(
+                    "new alert #{} in the baseline's history (not this commit's: it does not fail this check): {} {} on {} {} at {}: {}",
+                    a.id,
+                    v.series.label(),
+                    v.series.metric,
+                    v.series.hostname,
+                    a.kind,
+                    short(&a.commit_key),
+                    view::alert_ratio(a)
+                );
+            }
+        }
+    }
+    println!(
+        "judged commit {} in {judged} series: {}",
+        short(&sc.commit),
+        match (failing, accepted) {
+            (0, 0) => "no regression".to_string(),
+            (0, k) => format!("{k} regression(s), their alerts acknowledged or dismissed"),
+            (n, _) => format!("{n} regression(s)"),
+        }
+    );
+    if failing > 0 {
+        eprintln!(
+            "tare: commit {} is a regression in {failing} series: confirm with `tare history confirm`, then acknowledge (accepted) or dismiss its alert with `tare history alert ID STATUS` to pass",
+            short(&sc.commit)
+        );
+        exit::VERDICT
+    } else {
+        exit::OK
+    }
+}
+
 /// Exit 1 (and a line per alert on stderr) when new regression alerts were raised (a
 /// regression at the newest commit raises one). Each series whose newest commit is a
 /// regression, or could not be judged, gets a line too: never a silent pass.
@@ -385,7 +620,7 @@ fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 
         if t.judged.is_some() {
             judged += 1;
         }
-        if t.regression || t.judged.is_none() {
+        if t.regression || t.significant || t.judged.is_none() {
             tip_regressions += usize::from(t.regression);
             eprintln!(
                 "{} {} on {}: {}",
@@ -476,6 +711,25 @@ fn settings(d: &DetectArgs) -> Result<DetectSettings> {
     })
 }
 
+/// The thresholds file of `--thresholds` (default: `.tare/thresholds.toml` in the repository
+/// here, when there; `none`: none). A file named but missing or wrong is a usage error.
+fn thresholds(d: &DetectArgs) -> Result<Option<store::thresholds::Thresholds>> {
+    let path = match d.thresholds.as_deref() {
+        Some("none") => return Ok(None),
+        Some(p) => PathBuf::from(p),
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            match store::thresholds::default_path(&cwd) {
+                Some(p) => p,
+                None => return Ok(None),
+            }
+        }
+    };
+    store::thresholds::Thresholds::load(&path)
+        .map(Some)
+        .map_err(|e| usage(format!("{e} (--thresholds FILE|none)")))
+}
+
 /// The store's open alerts with their series: what every view lists (every metric).
 fn open_listed(st: &mut Store) -> Result<Vec<view::Listed>> {
     let open = detect::open_alerts(&mut st.db)?;
@@ -494,8 +748,10 @@ fn analyse(
     sel: &SelectArgs,
     d: &DetectArgs,
     raise: bool,
+    scope: Option<&Scope>,
 ) -> Result<(Vec<SeriesView>, Tips, Vec<i64>)> {
     let settings = settings(d)?;
+    let thresholds = thresholds(d)?;
     // Counted events (`--counters`) and energies (`--energy`) are metrics of their own.
     let counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
@@ -531,7 +787,32 @@ fn analyse(
                 continue;
             }
         }
-        let points = query::trend(&mut st.db, &s, Some(d.window.max(2)))?;
+        let points = match scope {
+            None => query::trend(&mut st.db, &s, Some(d.window.max(2)))?,
+            // `--commit`: the commit judged last, after the baseline branch's history up to
+            // the merge base; the series is left out when the commit has no value in it.
+            Some(sc) => {
+                let mut all = query::trend(&mut st.db, &s, None)?;
+                let Some(at) = all.iter().position(|p| p.key == sc.commit) else {
+                    continue;
+                };
+                let judged = all.remove(at);
+                all.retain(|p| {
+                    !p.dirty && p.commit.as_ref().is_some_and(|h| sc.history.contains(h))
+                });
+                all.push(judged);
+                let w = d.window.max(2);
+                if all.len() > w {
+                    all.drain(..all.len() - w);
+                }
+                all
+            }
+        };
+        // The series' own threshold, where a rule of the thresholds file matches it.
+        let mut settings = settings;
+        if let Some(r) = thresholds.as_ref().and_then(|t| t.for_series(&s)) {
+            settings.min_effect = r.min_effect;
+        }
         let changes = detect::changes(&points, &s, &settings);
         let tip = detect::tip(&points, &s, &changes, &settings);
         if !raise {

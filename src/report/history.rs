@@ -74,7 +74,10 @@ pub fn tip_words(t: &Tip) -> String {
     let verdict = if t.regression {
         "regression".to_string()
     } else if t.significant {
-        "regression below the alert threshold".to_string()
+        format!(
+            "regression below its alert threshold of {}",
+            percent(t.min_effect)
+        )
     } else {
         format!("no regression at α = {}", t.alpha)
     };
@@ -394,17 +397,108 @@ pub fn markdown_with_tips(
     open: &[Listed],
     new_ids: &[i64],
 ) -> String {
+    markdown_of_check(views, tips, open, new_ids, None)
+}
+
+/// [`markdown_with_tips`] of `tare history check --commit`: `scope` is the sentence saying
+/// which commit was judged against what (its first line), and the judged commit is "this
+/// commit". Says in words whether the commit is a regression, is none in the series judged,
+/// or what is missing where it was not judged: a gate's summary never passes in silence.
+pub fn markdown_of_check(
+    views: &[SeriesView],
+    tips: &[Option<Tip>],
+    open: &[Listed],
+    new_ids: &[i64],
+    scope: Option<&str>,
+) -> String {
     let mut o = String::from("## tare history\n\n");
+    let subject = match scope {
+        Some(line) => {
+            let _ = writeln!(o, "{line}\n");
+            "This commit"
+        }
+        None => "The newest commit",
+    };
     let tip_of = |i: usize| tips.get(i).and_then(|t| t.as_ref());
     let regressed: Vec<(&SeriesView, &Tip)> = views
         .iter()
         .enumerate()
         .filter_map(|(i, v)| tip_of(i).filter(|t| t.regression).map(|t| (v, t)))
         .collect();
+    if !tips.is_empty() {
+        let judged = tips.iter().flatten().filter(|t| t.judged.is_some()).count();
+        let below: Vec<String> = views
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let t = tip_of(i).filter(|t| t.significant && !t.regression)?;
+                let j = t.judged.as_ref()?;
+                Some(format!(
+                    "- {} · {} · {}: {:.3}× ({:.0}% interval {:.3}–{:.3}), below its threshold of {}",
+                    md(&v.series.label()),
+                    v.series.metric,
+                    md(&v.series.hostname),
+                    j.ratio,
+                    100.0 * j.confidence,
+                    j.low,
+                    j.high,
+                    percent(t.min_effect)
+                ))
+            })
+            .collect();
+        if regressed.is_empty() && judged > 0 {
+            let _ = writeln!(
+                o,
+                "**No regression**: {} is within its baseline{} in the {judged} series judged.\n",
+                subject.to_lowercase(),
+                if below.is_empty() {
+                    ""
+                } else {
+                    " or below its threshold"
+                }
+            );
+        }
+        if !below.is_empty() {
+            let _ = writeln!(
+                o,
+                "Slower, but below the series' alert threshold (not alerts) in {} series:\n",
+                below.len()
+            );
+            for l in below {
+                let _ = writeln!(o, "{l}");
+            }
+            o.push('\n');
+        }
+        let missing: Vec<String> = views
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let t = tip_of(i).filter(|t| t.judged.is_none())?;
+                Some(format!(
+                    "- {} · {} · {}: {}",
+                    md(&v.series.label()),
+                    v.series.metric,
+                    md(&v.series.hostname),
+                    md(t.missing.as_deref().unwrap_or("no baseline"))
+                ))
+            })
+            .collect();
+        if !missing.is_empty() {
+            let _ = writeln!(
+                o,
+                "**{subject} is not judged in {} series** (too little history, not a pass):\n",
+                missing.len()
+            );
+            for l in missing {
+                let _ = writeln!(o, "{l}");
+            }
+            o.push('\n');
+        }
+    }
     if !regressed.is_empty() {
         let _ = writeln!(
             o,
-            "**The newest commit is a regression in {} series.**\n",
+            "**{subject} is a regression in {} series.**\n",
             regressed.len()
         );
         o.push_str("| benchmark | metric | machine | commit | ratio (interval) | baseline | p |\n");
@@ -507,7 +601,13 @@ pub fn markdown_with_tips(
                         j.ratio,
                         j.low,
                         j.high,
-                        if t.regression { " **regression**" } else { "" }
+                        if t.regression {
+                            " **regression**"
+                        } else if t.significant {
+                            " below threshold"
+                        } else {
+                            ""
+                        }
                     ),
                     None => md(t.missing.as_deref().unwrap_or("–")),
                 },
@@ -518,6 +618,11 @@ pub fn markdown_with_tips(
         o.push('\n');
     }
     o
+}
+
+/// A share as a percentage: 0.05 → "5%".
+fn percent(x: f64) -> String {
+    format!("{}%", (x * 1e4).round() / 1e2)
 }
 
 fn md(s: &str) -> String {

@@ -337,6 +337,9 @@ pub struct Tip {
     /// The one-sided p-value in the metric's bad direction, and α.
     pub p_value: f64,
     pub alpha: f64,
+    /// The smallest change that alerts for this series (`min_effect`, or a repeating
+    /// count's work change).
+    pub min_effect: f64,
 }
 
 impl Tip {
@@ -411,6 +414,7 @@ pub fn tip(
         regression: false,
         p_value: f64::NAN,
         alpha,
+        min_effect,
     };
     if values.len() < TIP_MIN_BASELINE {
         t.missing = Some(format!(
@@ -825,8 +829,15 @@ pub fn update_alerts_with(
     let too_new = |key: &str| {
         pos(key).is_some_and(|p| points.len() - 1 - p < settings.changepoint.min_size.max(1))
     };
+    // Only an alert at a commit among `points` can be judged no longer found: one at a commit
+    // these points leave out (another branch's, under `check --commit`; older than the
+    // window) is not looked at.
     for a in &existing {
-        if a.status == "new" && !matched.contains(&a.id) && !too_new(&a.commit_key) {
+        if a.status == "new"
+            && !matched.contains(&a.id)
+            && pos(&a.commit_key).is_some()
+            && !too_new(&a.commit_key)
+        {
             set_status(
                 db,
                 a.id,

@@ -1,6 +1,8 @@
 //! What the store needs from git: a commit's hash, parents, branch, time and subject, whether
 //! the work tree is dirty, and (for `tare history confirm` and `tare bisect`) detached work
-//! trees of other commits. Runs the `git` program; not for anything that measures.
+//! trees of other commits, and the ancestry a CI check's baseline is read from (the baseline
+//! branch, its merge base with the commit checked, that merge base's ancestors). Runs the
+//! `git` program; not for anything that measures.
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -184,6 +186,48 @@ impl Drop for Worktree {
         );
         let _ = git(&self.repo, &["worktree", "prune"]);
     }
+}
+
+/// The baseline branch when none is named: the remote's default branch (`origin/HEAD`, set by
+/// a clone), else `main`.
+pub fn default_branch(dir: &Path) -> String {
+    git(
+        dir,
+        &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"],
+    )
+    .ok()
+    .and_then(|b| b.strip_prefix("origin/").map(String::from))
+    .filter(|b| !b.is_empty())
+    .unwrap_or_else(|| "main".into())
+}
+
+/// The commit at the tip of branch `name`: the local branch, else `origin/NAME` (a CI
+/// checkout has the remote's branches only). None when neither is here.
+pub fn branch_tip(dir: &Path, name: &str) -> Option<String> {
+    [name.to_string(), format!("origin/{name}")]
+        .iter()
+        .find_map(|r| resolve(dir, r).ok())
+}
+
+/// The best common ancestor of two commits, if they have one here.
+pub fn merge_base(dir: &Path, a: &str, b: &str) -> Option<String> {
+    git(dir, &["merge-base", a, b])
+        .ok()
+        .filter(|h| !h.is_empty())
+}
+
+/// `rev` and its ancestors here, newest first, at most `max` (a shallow clone has only those
+/// it fetched).
+pub fn ancestors(dir: &Path, rev: &str, max: usize) -> Result<Vec<String>> {
+    Ok(git(dir, &["rev-list", &format!("--max-count={max}"), rev])?
+        .lines()
+        .map(String::from)
+        .collect())
+}
+
+/// Whether the repository at `dir` is a shallow clone (its history cut).
+pub fn is_shallow(dir: &Path) -> bool {
+    git(dir, &["rev-parse", "--is-shallow-repository"]).is_ok_and(|s| s == "true")
 }
 
 /// Runs `git` with arguments in `dir` (for `git bisect`), returning its output.

@@ -10,7 +10,8 @@
 //! * [`detect`] — change points, effect sizes, alerts and their lifecycle;
 //! * [`load`] — stored sessions read back whole, for comparing two commits (`tare serve`);
 //! * [`overview`] — each series' newest value, fast, for the server's first page;
-//! * [`tokens`] — the hashed upload tokens of `tare serve`.
+//! * [`tokens`] — the hashed upload tokens of `tare serve`;
+//! * [`thresholds`] — per-series minimum effects kept with the code (`.tare/thresholds.toml`).
 //!
 //! Where the store is ([`location`]): `--store`, else `TARE_STORE`, else
 //! `.tare/history.sqlite` in the top directory of the git repository holding the current
@@ -25,6 +26,7 @@ pub mod load;
 pub mod overview;
 pub mod query;
 pub mod schema;
+pub mod thresholds;
 pub mod tokens;
 
 use anyhow::{Context, Result};

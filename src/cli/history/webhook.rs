@@ -1,0 +1,81 @@
+//! `tare history check --webhook URL`: each alert the check raised `new` POSTed to URL as one
+//! JSON object (the shape is `payload`'s, documented in docs/store.md), one request per alert,
+//! with a bounded timeout. A failure is a one-line warning on stderr, never the gate's
+//! outcome: a webhook that is down must not fail (or pass) a pull request. Not for: reading
+//! the store or judging (the caller gives the alerts and their series).
+
+use crate::store::detect::Alert;
+use crate::store::query::Series;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// How long one POST may take, connection included.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+fn finite(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else {
+        Value::Null
+    }
+}
+
+/// The JSON of one new alert: `event` "tare.alert", benchmark (with parameters), metric,
+/// machine, commit and the one before it, `change` (the ratio new/old), `interval` (low,
+/// high and what it is: "95% CI" or "98% interval"), `verdict` (regression or improvement),
+/// p-value, alert id and status, and `link` (given with `--webhook-link`, else null).
+pub fn payload(a: &Alert, s: &Series, link: Option<&str>) -> Value {
+    json!({
+        "event": "tare.alert",
+        "benchmark": s.label(),
+        "metric": s.metric,
+        "unit": s.unit,
+        "machine": s.hostname,
+        "commit": a.commit_key,
+        "before": a.before_key,
+        "change": finite(a.ratio),
+        "interval": {
+            "low": finite(a.ratio_low),
+            "high": finite(a.ratio_high),
+            "name": a.interval_name(),
+        },
+        "verdict": a.kind,
+        "p_value": finite(a.p_value),
+        "alert": a.id,
+        "status": a.status,
+        "note": a.note,
+        "link": link,
+    })
+}
+
+/// POSTs each alert to `url`; returns how many were delivered (2xx). Each failure is one
+/// warning line naming the alert and what went wrong.
+pub fn post(url: &str, alerts: &[(&Alert, &Series)], link: Option<&str>) -> usize {
+    let agent = ureq::AgentBuilder::new()
+        .timeout_connect(TIMEOUT)
+        .timeout(TIMEOUT)
+        .build();
+    let mut sent = 0;
+    for (a, s) in alerts {
+        let body = payload(a, s, link).to_string();
+        match agent
+            .post(url)
+            .set("Content-Type", "application/json")
+            .send_string(&body)
+        {
+            Ok(_) => sent += 1,
+            Err(e) => {
+                let why = match e {
+                    ureq::Error::Status(code, _) => format!("it answered {code}"),
+                    other => other.to_string(),
+                };
+                eprintln!(
+                    "tare: warning: webhook {url}: alert #{} not delivered ({}); the gate's outcome stands",
+                    a.id,
+                    why.lines().next().unwrap_or("")
+                );
+            }
+        }
+    }
+    sent
+}
