@@ -37,6 +37,13 @@ pub struct ServeArgs {
     /// Connections one client address may hold open at once; more are answered 429 and closed.
     #[arg(long, value_name = "N", default_value_t = crate::serve::CONNECTIONS_PER_CLIENT)]
     max_connections_per_client: usize,
+    /// Serve HTTPS with this certificate (PEM, the chain with the server's first); needs
+    /// --tls-key.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Option<ServeCommand>,
 }
@@ -50,13 +57,18 @@ enum ServeCommand {
 
 #[derive(Subcommand, Debug)]
 enum TokenCommand {
-    /// Make a write token and print it (only its hash is stored: keep it now).
+    /// Make a token and print it (only its hash is stored: keep it now). It may write unless
+    /// --read-only.
     New {
         /// A name for who uses it (e.g. ci-x86).
         #[arg(value_name = "NAME")]
         name: String,
+        /// The token may only read (the pages and GET of the API, e.g. the login of
+        /// --read-token-required): uploads, check and alert actions with it are refused (403).
+        #[arg(long)]
+        read_only: bool,
     },
-    /// List the tokens: name, made, revoked, last used.
+    /// List the tokens: name, scope (write or read-only), made, revoked, last used.
     List,
     /// Revoke the token NAME: requests with it are refused from now on.
     Revoke {
@@ -76,11 +88,12 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
         Some(ServeCommand::Token(t)) => {
             let mut st = open(&spec)?;
             match t {
-                TokenCommand::New { name } => {
-                    let token = tokens::create(&mut st.db, &name, &store::now())
+                TokenCommand::New { name, read_only } => {
+                    let token = tokens::create(&mut st.db, &name, &store::now(), read_only)
                         .map_err(|e| usage(format!("{e:#}")))?;
                     eprintln!(
-                        "token '{name}' for {} (shown once; only its hash is stored):",
+                        "{} token '{name}' for {} (shown once; only its hash is stored):",
+                        if read_only { "read-only" } else { "write" },
                         st.location
                     );
                     println!("{token}");
@@ -95,8 +108,9 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
                     }
                     for t in list {
                         println!(
-                            "{}\tmade {}\t{}\t{}",
+                            "{}\t{}\tmade {}\t{}\t{}",
                             t.name,
+                            if t.read_only { "read-only" } else { "write" },
                             t.created_at,
                             t.revoked_at
                                 .map(|r| format!("revoked {r}"))
@@ -129,6 +143,10 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
                     "--max-connections-per-client 0 would refuse every client: give 1 or more",
                 ));
             }
+            let tls = match (&a.tls_cert, &a.tls_key) {
+                (Some(c), Some(k)) => Some(crate::serve::tls_config(c, k)?),
+                _ => None,
+            };
             let mut st = open(&spec)?;
             tokens::ensure(&mut st.db)?;
             let readers = (0..crate::serve::READERS)
@@ -144,6 +162,7 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
                     allowed_hosts: a.allowed_host,
                     request_timeout: timeout,
                     max_connections_per_client: a.max_connections_per_client,
+                    tls,
                 },
             )?;
             Ok(exit::OK)

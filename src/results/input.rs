@@ -77,7 +77,34 @@ pub fn read_all_checked(
             path.display()
         )));
     }
-    reader.read_to_end(&mut bytes).map_err(cannot)?;
+    // A JSON document's shape is checked as it is read (see [`JsonShape`]).
+    let json = bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF))
+        .is_some_and(|b| matches!(b, b'{' | b'['));
+    let mut shape = json.then(JsonShape::default);
+    let refuse = |why: String| {
+        crate::error::usage(format!(
+            "{what} {} {NOT_A_DOCUMENT}{why}; give the right file",
+            path.display()
+        ))
+    };
+    if let Some(s) = shape.as_mut() {
+        s.feed(&bytes).map_err(refuse)?;
+    }
+    let mut chunk = vec![0u8; HEAD];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(cannot(e)),
+        };
+        if let Some(s) = shape.as_mut() {
+            s.feed(&chunk[..n]).map_err(refuse)?;
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
     if bytes.len() as u64 > limit {
         return Err(too_large(path, what, limit));
     }
@@ -105,6 +132,123 @@ pub fn json_document_head(head: &[u8]) -> Option<String> {
             Some(_) => Some("a JSON array of values, not of records".into()),
         },
         _ => None,
+    }
+}
+
+/// The words of a refusal by [`JsonShape`] (after "WHAT PATH "), for a caller that says it in
+/// its own words.
+pub const NOT_A_DOCUMENT: &str = "is not a document tare reads: ";
+
+/// Keys whose arrays hold records (JSON objects) in every JSON document tare reads: a results
+/// file's benchmarks and runs, an upload's sessions, hyperfine's results, the benchmarks and
+/// runs of Google Benchmark, pytest-benchmark and pyperf.
+pub const RECORD_ARRAYS: &[&str] = &["benchmarks", "runs", "sessions", "results"];
+
+/// A streaming check of a JSON document's shape, fed in pieces as they are read, holding a
+/// few bytes per open bracket: an array under one of the [`RECORD_ARRAYS`] keys that holds
+/// anything but objects (`{"benchmarks":[0,0,0,…` a gigabyte long) is refused at its first
+/// such element, before the rest is read or parsed. It judges nothing else: what it passes, the
+/// parser still checks. Several documents in a row (JSON Lines) are fine.
+#[derive(Debug, Default)]
+pub struct JsonShape {
+    /// Open containers: for an array, whether it holds records and whether a value is due.
+    stack: Vec<Frame>,
+    in_string: bool,
+    escape: bool,
+    /// The string being read (its first bytes), then the last one read: a key before `:`.
+    string: Vec<u8>,
+    /// The record key the next value belongs to, if any.
+    records_next: Option<&'static str>,
+    offset: u64,
+}
+
+#[derive(Debug)]
+enum Frame {
+    Object,
+    Array {
+        records: bool,
+        due: bool,
+        key: &'static str,
+    },
+}
+
+impl JsonShape {
+    /// Checks the next piece; the error says where and what was found.
+    pub fn feed(&mut self, piece: &[u8]) -> Result<(), String> {
+        for &c in piece {
+            self.offset += 1;
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                    if self.string.len() < 16 {
+                        // Kept as it is written: `b\"enchmarks` is no record key.
+                        self.string.push(c);
+                    }
+                } else if c == b'\\' {
+                    self.escape = true;
+                } else if c == b'"' {
+                    self.in_string = false;
+                } else if self.string.len() < 16 {
+                    self.string.push(c);
+                }
+                continue;
+            }
+            if c.is_ascii_whitespace() {
+                continue;
+            }
+            match c {
+                b':' => {
+                    let key = std::mem::take(&mut self.string);
+                    self.records_next = RECORD_ARRAYS.iter().find(|k| k.as_bytes() == key).copied();
+                    continue;
+                }
+                b',' => {
+                    if let Some(Frame::Array { due, .. }) = self.stack.last_mut() {
+                        *due = true;
+                    }
+                    continue;
+                }
+                b']' | b'}' => {
+                    self.stack.pop();
+                    self.records_next = None;
+                    continue;
+                }
+                _ => {}
+            }
+            // The start of a value (or of a key, in an object).
+            if let Some(Frame::Array { records, due, key }) = self.stack.last_mut() {
+                if *due {
+                    *due = false;
+                    if *records && c != b'{' {
+                        return Err(format!(
+                            "its \"{key}\" holds {} where records (objects) belong (byte {})",
+                            match c {
+                                b'[' => "an array",
+                                b'"' => "a string",
+                                b'-' | b'0'..=b'9' => "a number",
+                                _ => "a value",
+                            },
+                            self.offset
+                        ));
+                    }
+                }
+            }
+            let records = std::mem::take(&mut self.records_next);
+            match c {
+                b'"' => {
+                    self.in_string = true;
+                    self.string.clear();
+                }
+                b'{' => self.stack.push(Frame::Object),
+                b'[' => self.stack.push(Frame::Array {
+                    records: records.is_some(),
+                    due: true,
+                    key: records.unwrap_or(""),
+                }),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 }
 
@@ -247,6 +391,41 @@ mod tests {
             assert!(json_document_head(ok).is_none(), "{ok:?}");
         }
         assert!(json_document_head(b"[[1]]").is_some());
+    }
+
+    #[test]
+    fn record_arrays_hold_records() {
+        let check = |doc: &str| {
+            let mut s = JsonShape::default();
+            // Fed byte by byte: pieces may end anywhere.
+            doc.as_bytes()
+                .chunks(1)
+                .try_for_each(|p| s.feed(p))
+                .map(|_| ())
+        };
+        for ok in [
+            r#"{"benchmarks": [{"name": "a", "runs": [{"wall_time": 1}]}], "x": [0, 1]}"#,
+            r#"{"results": [], "sessions": [ {"benchmarks": []} ]}"#,
+            r#"{"b\"enchmarks": [0], "runs": {"a": [1]}}"#,
+            r#"{"a": "benchmarks", "b": [0]}"#,
+            "{\"runs\": [{}]}\n{\"runs\": [{}]}",
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            r#"{"benchmarks": [0, 0, 0]}"#,
+            r#"{"benchmarks": [{"name": "a"}, 0]}"#,
+            r#"{"benchmarks": [{"runs": [{}, [1]]}]}"#,
+            r#"{"sessions": ["x"]}"#,
+        ] {
+            let e = check(bad).unwrap_err();
+            assert!(e.contains("where records (objects) belong"), "{bad}: {e}");
+        }
+        let e = check(r#"{"a": 1, "benchmarks": [{"name": "a"}, 0]}"#).unwrap_err();
+        assert!(
+            e.contains("\"benchmarks\" holds a number") && e.contains("byte 40"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -35,6 +35,14 @@ type Res = Result<Response, ApiError>;
 /// Sessions of an upload body: one results file, or `{"sessions": [...]}`. The body is parsed
 /// once and each session taken out of it (no copy); a refused one is described from its text.
 pub fn parse_upload(bytes: &[u8]) -> Result<Vec<Session>, ApiError> {
+    // `{"benchmarks":[0,0,…` is refused before it is parsed into (many times its size of) values.
+    crate::results::input::JsonShape::default()
+        .feed(bytes)
+        .map_err(|why| {
+            ApiError::unprocessable(format!(
+                "the body is not tare results: {why}; send a results file written by `tare run --export-json`, or {{\"sessions\": [...]}}"
+            ))
+        })?;
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
         ApiError::bad(format!(
             "the body is not JSON ({e}): send a results file written by `tare run --export-json`, or {{\"sessions\": [...]}}"

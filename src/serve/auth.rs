@@ -1,5 +1,6 @@
-//! Who may do what. Writes (uploads, `check`) need `Authorization: Bearer TOKEN` with a live
-//! token of the store (`tare serve token new`); tokens are read from the store on every request,
+//! Who may do what. Writes (uploads, `check`, alert actions) need `Authorization: Bearer TOKEN`
+//! with a live write token of the store (`tare serve token new`; a `--read-only` token is
+//! refused with 403); tokens are read from the store on every request,
 //! so a token revoked while the server runs is refused at once. Reads are open unless
 //! `--read-token-required`: then a bearer token, or the `tare_token` cookie that opening any
 //! page with `?token=TOKEN` sets (HttpOnly, SameSite=Strict). Alert actions from the pages need
@@ -41,14 +42,14 @@ fn cookie(h: &HeaderMap) -> Option<&str> {
         .next()
 }
 
-/// The name of the live token `token`, or why not.
-fn valid(st: &mut Store, token: &str) -> Result<String, ApiError> {
+/// The name of the live token `token` and whether it may write, or why not.
+fn valid(st: &mut Store, token: &str) -> Result<(String, bool), ApiError> {
     let live = tokens::live(&mut st.db)?;
     match tokens::check(&live, token) {
-        Some(name) => {
-            let name = name.to_string();
+        Some(l) => {
+            let (name, write) = (l.name.clone(), l.write);
             tokens::touch(&mut st.db, &name, &crate::store::now());
-            Ok(name)
+            Ok((name, write))
         }
         None => Err(unauthorized(
             "the token is not valid (mistyped, or revoked): ask for a new one (`tare serve --store STORE token new NAME`)",
@@ -56,10 +57,26 @@ fn valid(st: &mut Store, token: &str) -> Result<String, ApiError> {
     }
 }
 
-/// A write: the name of the request's valid bearer token.
+/// The 403 of a read-only token `name` on a request that changes the store.
+fn read_only(name: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        format!("the token '{name}' may only read: this request changes the store and needs a write token (`tare serve --store STORE token new NAME`, without --read-only)"),
+    )
+}
+
+/// A valid token that may write: its name.
+fn writer(st: &mut Store, token: &str) -> Result<String, ApiError> {
+    match valid(st, token)? {
+        (name, true) => Ok(name),
+        (name, false) => Err(read_only(&name)),
+    }
+}
+
+/// A write: the name of the request's valid bearer token, which may write.
 pub fn write(st: &mut Store, h: &HeaderMap) -> Result<String, ApiError> {
     match bearer(h) {
-        Some(t) => valid(st, t),
+        Some(t) => writer(st, t),
         None => Err(unauthorized(
             "no token: send `Authorization: Bearer TOKEN` (make one with `tare serve --store STORE token new NAME`)",
         )),
@@ -79,7 +96,9 @@ pub fn read(st: &mut Store, h: &HeaderMap, required: bool) -> Result<(), ApiErro
     }
 }
 
-/// An alert action: a valid bearer token, or a reader's request carrying the page's secret.
+/// An alert action: a valid bearer token that may write, or a reader's request carrying the
+/// page's secret — when reads need a token, the reader's token (cookie) must be one that may
+/// write: the read login is not a write credential.
 pub fn action(
     st: &mut Store,
     h: &HeaderMap,
@@ -99,7 +118,14 @@ pub fn action(
             "an alert action needs `Authorization: Bearer TOKEN`, or the page's X-Tare-CSRF secret: reload the page and try again",
         ));
     }
-    read(st, h, required)?;
+    if required {
+        match cookie(h) {
+            Some(t) => {
+                writer(st, t)?;
+            }
+            None => read(st, h, required)?,
+        }
+    }
     Ok("dashboard".into())
 }
 

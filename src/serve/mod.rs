@@ -8,7 +8,9 @@
 //!
 //! axum on tokio serves, each connection through hyper's HTTP/1 with a deadline for the request
 //! head (hyper's header timeout) and one for the body ([`TimedBody`]), and at most
-//! `--max-connections-per-client` connections per client address ([`Slots`]). The store stays
+//! `--max-connections-per-client` connections per client address ([`Slots`]); with `--tls-cert`
+//! and `--tls-key` each connection is TLS (rustls with the `ring` provider, [`tls_config`]),
+//! its handshake within the head's deadline, under the same limits. The store stays
 //! synchronous, used from `spawn_blocking`: one writing connection behind a mutex, so requests
 //! that write run one at a time (an upload is one transaction; SQLite allows one writer anyway),
 //! and [`READERS`] reading connections beside it, so that reads never wait behind a write
@@ -58,6 +60,8 @@ pub struct App {
     pub max_body: usize,
     /// The names a request's `Host` (and a state-changing request's `Origin`) may carry.
     pub hosts: Vec<Allowed>,
+    /// The port a `Host` without one means: 443 over TLS, else 80.
+    pub default_port: u16,
 }
 
 /// Serving options.
@@ -71,6 +75,60 @@ pub struct Options {
     pub request_timeout: Duration,
     /// `--max-connections-per-client`: connections one client address may hold open at once.
     pub max_connections_per_client: usize,
+    /// `--tls-cert` and `--tls-key`, loaded ([`tls_config`]): serve HTTPS only.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+/// The TLS configuration of `--tls-cert CERT --tls-key KEY` (PEM: the certificate chain, the
+/// server's first; its private key, PKCS#8, PKCS#1 or SEC1), with rustls's `ring` provider,
+/// TLS 1.2 and 1.3, HTTP/1.1 over ALPN. Errors are one line naming the file.
+pub fn tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> anyhow::Result<Arc<rustls::ServerConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let what = |p: &std::path::Path, e: &dyn std::fmt::Display, hint: &str| {
+        crate::error::usage(format!("{}: {e}; {hint}", p.display()))
+    };
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| {
+            what(
+                cert,
+                &e,
+                "--tls-cert takes a PEM file of the server's certificate (chain)",
+            )
+        })?;
+    if certs.is_empty() {
+        return Err(what(
+            cert,
+            &"no certificate in it",
+            "--tls-cert takes a PEM file with a '-----BEGIN CERTIFICATE-----' block",
+        ));
+    }
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+        what(
+            key,
+            &e,
+            "--tls-key takes the PEM file of the certificate's private key (PKCS#8, PKCS#1 or SEC1)",
+        )
+    })?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| anyhow::anyhow!("TLS: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key_der)
+        .map_err(|e| {
+            crate::error::usage(format!(
+                "--tls-cert {} with --tls-key {}: {e}; give the key of that certificate",
+                cert.display(),
+                key.display()
+            ))
+        })?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// One allowed host: a lower-case name (`[::1]` for an IPv6 address) and its port, if only one.
@@ -150,12 +208,12 @@ pub fn allowed_hosts(
 }
 
 /// Whether `host` (a `Host` header's value, or an `Origin`'s host and port) is allowed; a
-/// host without a port is on port 80.
-pub fn host_allowed(hosts: &[Allowed], host: &str) -> bool {
+/// host without a port is on `default_port` (80 for http, 443 for https).
+pub fn host_allowed(hosts: &[Allowed], host: &str, default_port: u16) -> bool {
     let Some((name, port)) = split_host(host) else {
         return false;
     };
-    let port = port.unwrap_or(80);
+    let port = port.unwrap_or(default_port);
     hosts
         .iter()
         .any(|a| a.name == name && a.port.is_none_or(|p| p == port))
@@ -193,7 +251,7 @@ async fn guard(
         None => Some(ApiError::bad(
             "the request has no Host header: send one (HTTP/1.1 requires it)",
         )),
-        Some(h) if !host_allowed(&app.hosts, &h) => Some(ApiError::new(
+        Some(h) if !host_allowed(&app.hosts, &h, app.default_port) => Some(ApiError::new(
             StatusCode::MISDIRECTED_REQUEST,
             format!(
                 "Host '{}' is not a name this server answers to ({}): use one of those, or start tare serve with --allowed-host NAME",
@@ -210,11 +268,11 @@ async fn guard(
     let refused = refused.or_else(|| {
         let origin = req.headers().get(axum::http::header::ORIGIN)?;
         let o = origin.to_str().unwrap_or("");
-        let host = o
-            .strip_prefix("http://")
-            .or_else(|| o.strip_prefix("https://"))
-            .unwrap_or("");
-        (changes && !host_allowed(&app.hosts, host)).then(|| {
+        let (host, port) = match o.strip_prefix("https://") {
+            Some(h) => (h, 443),
+            None => (o.strip_prefix("http://").unwrap_or(""), 80),
+        };
+        (changes && !host_allowed(&app.hosts, host, port)).then(|| {
             ApiError::new(
                 StatusCode::FORBIDDEN,
                 format!(
@@ -568,7 +626,10 @@ impl Drop for Slot {
 /// Answers a connection over its client's limit 429 (JSON, `Connection: close`) without
 /// reading a request, reads and drops what the client sent for up to a second (closing a
 /// socket with unread data would reset the connection under the answer), and closes it.
-async fn too_many(mut tcp: tokio::net::TcpStream, limit: usize) {
+async fn too_many<S>(mut tcp: S, limit: usize)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let body = serde_json::json!({
         "error": format!("this client address holds {limit} connections to the server already, the most one may (`tare serve --max-connections-per-client`): close some, or wait for them to finish")
@@ -594,15 +655,72 @@ async fn too_many(mut tcp: tokio::net::TcpStream, limit: usize) {
     .await;
 }
 
+/// Whether a connection to a TLS port begins with a TLS handshake record (0x16); a client
+/// that speaks plain HTTP there is answered 400 in plain HTTP and closed (never left waiting
+/// for a handshake). None: nothing arrived within `timeout`.
+async fn starts_tls(tcp: &mut tokio::net::TcpStream, timeout: Duration) -> Option<bool> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut first = [0u8; 1];
+    let n = tokio::time::timeout(timeout, tcp.peek(&mut first))
+        .await
+        .ok()?
+        .ok()?;
+    if n == 1 && first[0] == 0x16 {
+        return Some(true);
+    }
+    let body = serde_json::json!({
+        "error": "this server speaks HTTPS (tare serve --tls-cert): use an https:// URL"
+    })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        tcp.write_all(answer.as_bytes()).await?;
+        tcp.shutdown().await?;
+        let mut buf = [0u8; 4096];
+        let mut seen = 0;
+        while seen < 64 << 10 {
+            match tcp.read(&mut buf).await? {
+                0 => break,
+                n => seen += n,
+            }
+        }
+        std::io::Result::Ok(())
+    })
+    .await;
+    Some(false)
+}
+
+/// The TLS session of a new connection, its handshake within `timeout`; None (the connection
+/// closed) when it speaks plain HTTP, or its handshake fails or is late.
+async fn handshake(
+    mut tcp: tokio::net::TcpStream,
+    tls: &tokio_rustls::TlsAcceptor,
+    timeout: Duration,
+) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    if !starts_tls(&mut tcp, timeout).await? {
+        return None;
+    }
+    tokio::time::timeout_at(deadline, tls.accept(tcp))
+        .await
+        .ok()?
+        .ok()
+}
+
 /// Serves one connection with HTTP/1 (keep-alive), its request heads within `timeout` each,
 /// until it closes or the server stops (then gracefully: the request in progress finishes).
-async fn connection(
-    tcp: tokio::net::TcpStream,
+async fn connection<S>(
+    tcp: S,
     slot: Slot,
     router: Router,
     timeout: Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
-) {
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let _slot = slot;
     let io = hyper_util::rt::TokioIo::new(tcp);
     let svc = hyper_util::service::TowerToHyperService::new(router);
@@ -654,9 +772,12 @@ pub fn serve(store: Store, readers: Vec<Store>, o: Options) -> anyhow::Result<()
             csrf: secret.iter().map(|b| format!("{b:02x}")).collect(),
             max_body: o.max_body,
             hosts: allowed_hosts(&o.listen, addr, &o.allowed_hosts)?,
+            default_port: if o.tls.is_some() { 443 } else { 80 },
         });
+        let tls = o.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         eprintln!(
-            "tare serve: listening on http://{addr} (store {location}{})",
+            "tare serve: listening on {}://{addr} (store {location}{})",
+            if tls.is_some() { "https" } else { "http" },
             if o.read_token_required {
                 "; reads need a token"
             } else {
@@ -683,18 +804,30 @@ pub fn serve(store: Store, readers: Vec<Store>, o: Options) -> anyhow::Result<()
                 },
             };
             let _ = tcp.set_nodelay(true);
-            match slots.take(peer.ip()) {
-                Some(slot) => {
-                    tokio::spawn(connection(
-                        tcp,
-                        slot,
-                        router.clone(),
-                        o.request_timeout,
-                        stop_rx.clone(),
-                    ));
+            let (limit, timeout) = (o.max_connections_per_client, o.request_timeout);
+            match (slots.take(peer.ip()), tls.clone()) {
+                (Some(slot), None) => {
+                    tokio::spawn(connection(tcp, slot, router.clone(), timeout, stop_rx.clone()));
                 }
-                None => {
-                    tokio::spawn(too_many(tcp, o.max_connections_per_client));
+                (None, None) => {
+                    tokio::spawn(too_many(tcp, limit));
+                }
+                (Some(slot), Some(tls)) => {
+                    let (router, stop) = (router.clone(), stop_rx.clone());
+                    tokio::spawn(async move {
+                        // The slot is held from the first byte: handshakes count too.
+                        if let Some(s) = handshake(tcp, &tls, timeout).await {
+                            connection(s, slot, router, timeout, stop).await;
+                        }
+                    });
+                }
+                (None, Some(tls)) => {
+                    // The 429 goes over TLS, its handshake within a second.
+                    tokio::spawn(async move {
+                        if let Some(s) = handshake(tcp, &tls, Duration::from_secs(1)).await {
+                            too_many(s, limit).await;
+                        }
+                    });
                 }
             }
         }

@@ -227,9 +227,18 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
                 None => Ok(()),
             }
         };
-        Some(crate::results::input::read_checked(
-            path, "import", head_check,
-        )?)
+        Some(
+            crate::results::input::read_checked(path, "import", head_check).map_err(|e| {
+                let m = format!("{e:#}");
+                match m.split_once(crate::results::input::NOT_A_DOCUMENT) {
+                    Some((_, why)) => usage(format!(
+                        "cannot import {}: it is not a document tare reads: {why}",
+                        path.display()
+                    )),
+                    None => e,
+                }
+            })?,
+        )
     };
     let json = bytes
         .as_deref()
