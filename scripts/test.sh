@@ -9,7 +9,7 @@
 # It ends with one line listing what was skipped (tests that could not run for a missing
 # service or tool, each with the command that provides it), or "skipped: nothing". With
 # TARE_FAIL_ON_SKIP=1 (what .ci/run sets) any skip fails the run. `cargo test` alone is the
-# quick loop; see the README's Development section for what it needs.
+# quick loop; see the guide's Development page (docs/guide/development.md) for what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
