@@ -119,7 +119,7 @@ fn every_relative_link_and_anchor_resolves() {
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
     assert!(
-        checked > 50,
+        checked >= 20,
         "only {checked} links found: is the pattern right?"
     );
 }
