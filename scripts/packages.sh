@@ -72,7 +72,8 @@ dpkg-deb -x "$deb" "$work/debroot"
 use "$work/debroot/usr/bin/tare"
 page=$(MANPATH=$work/debroot/usr/share/man man -w tare-run)
 [ "$page" = "$work/debroot/usr/share/man/man1/tare-run.1.gz" ] || { echo "scripts/packages.sh: man -w tare-run found '$page'" >&2; exit 1; }
-man -l "$page" 2>/dev/null | grep -q 'tare-run - ' || { echo "scripts/packages.sh: man cannot render $page" >&2; exit 1; }
+man -l "$page" > "$work/man.txt" 2>/dev/null
+grep -Eq '^ +tare-run +- ' "$work/man.txt" || { echo "scripts/packages.sh: man cannot render $page" >&2; exit 1; }
 words=$(bash -c 'source "$1" && COMP_WORDS=(tare ru) COMP_CWORD=1 COMP_LINE="tare ru" COMP_POINT=7 && _tare tare ru tare && echo "${COMPREPLY[*]}"' _ \
   "$work/debroot/usr/share/bash-completion/completions/tare")
 [ "$words" = run ] || { echo "scripts/packages.sh: bash completes 'tare ru' to '$words', not run" >&2; exit 1; }
