@@ -9,7 +9,7 @@
 # It ends with one line listing what was skipped (tests that could not run for a missing
 # service or tool, each with the command that provides it), or "skipped: nothing". With
 # TARE_FAIL_ON_SKIP=1 (what .ci/run sets) any skip fails the run. `cargo test` alone is the
-# quick loop; see the README's Development section for what it needs.
+# quick loop; see the guide's Development page (docs/guide/development.md) for what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -73,6 +73,7 @@ need_vm=()
 command -v qemu-system-x86_64 >/dev/null || need_vm+=(qemu-system-x86)
 command -v debootstrap >/dev/null || need_vm+=(debootstrap)
 command -v mke2fs >/dev/null || need_vm+=(e2fsprogs)
+command -v dpkg-shlibdeps >/dev/null || need_vm+=(dpkg-dev) # the guest's .deb (scripts/deb.sh)
 if [ ${#need_vm[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need_vm[@]}" >/dev/null
@@ -88,6 +89,13 @@ vm_pid=$!
 
 # Property tests of every parser with fresh seeds, bounded in time (nothing found = exit 0).
 step "scripts/fuzz.sh" scripts/fuzz.sh 60
+
+# The packages (the .crate, the .deb, the Python wheel), each built and installed and used
+# (scripts/packages.sh): in the dev profile, so that cargo reuses the dependencies `cargo test`
+# just compiled and builds tare once for the three (a release build would add minutes); the
+# packaging is the same. Then the user guide's site, every page in its nav (mkdocs.yml).
+step "scripts/packages.sh" env TARE_PACKAGES_PROFILE=dev timeout 900 scripts/packages.sh
+step "guide (mkdocs build --strict)" mkdocs build --strict --quiet
 
 # Steps after the core tests: client libraries' own test tools, end-to-end checks that need
 # them. Each script is bounded in time and runs even after another failed.

@@ -1,4 +1,4 @@
-//! The README's command blocks beyond the quickstart run as written, in a scratch directory,
+//! The user guide's command blocks (docs/guide/, the README's sections before they moved) run as written, in a scratch directory,
 //! with only its placeholders filled in: `./a`, `./b`, `./prog` (programs of your own) become
 //! `true` and `/bin/true`, `SEED` a seed recorded in the pilot, and `before.json`/`after.json`
 //! /`old.json`/`new.json` are made first; the import block's inputs are copies of the committed
@@ -12,11 +12,11 @@ mod skip;
 use std::path::Path;
 use std::process::Command;
 
-/// The lines of the first `sh` block after `heading`.
-fn block(heading: &str) -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = readme.split(heading).nth(1).expect(heading);
+/// The lines of the first `sh` block of the guide's chapter `page` (docs/guide/PAGE, the
+/// sections the README held before it moved them to the guide).
+fn block(page: &str) -> Vec<String> {
+    let path = format!("{}/docs/guide/{page}", env!("CARGO_MANIFEST_DIR"));
+    let section = std::fs::read_to_string(&path).expect(&path);
     let body = section
         .split("```sh")
         .nth(1)
@@ -78,7 +78,7 @@ fn reports_and_comparisons_as_written() {
             std::fs::copy(&f, dir.path().join(flat)).unwrap();
         }
     }
-    for line in block("## Reports") {
+    for line in block("reports.md") {
         let out = sh(dir.path(), &line);
         assert!(
             out.status.success(),
@@ -88,7 +88,7 @@ fn reports_and_comparisons_as_written() {
     }
     assert!(dir.path().join("report.html").exists() && dir.path().join("cmp.html").exists());
     assert!(std::fs::read_dir(dir.path().join("plots")).unwrap().count() > 0);
-    for line in block("## Comparing commands")
+    for line in block("comparing.md")
         .into_iter()
         .filter(|l| l.starts_with("tare compare"))
     {
@@ -115,7 +115,7 @@ fn setups_block_as_written() {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut seed = String::new();
-    for line in block("## Setups and measurement bias") {
+    for line in block("setups.md") {
         if line.contains("--build") {
             continue;
         }
@@ -167,7 +167,7 @@ fn import_block_as_written() {
         &data.join("criterion/criterion"),
         &dir.path().join("target/criterion"),
     );
-    let lines = block("## Importing other harnesses' results");
+    let lines = block("importing.md");
     assert!(lines.len() >= 4, "{lines:?}");
     for line in lines {
         let out = sh(dir.path(), &line);
@@ -193,12 +193,12 @@ fn kernels_block_as_written() {
         let build = root.join(format!("examples/kernels/blur/{lang}/build.sh"));
         assert!(
             build.is_file(),
-            "{} is missing: the README's kernels line needs every client's blur example merged",
+            "{} is missing: the guide's kernels line needs every client's blur example merged",
             build.display()
         );
     }
     let html = dir.path().join("blur.html");
-    for line in block("## Kernels inside programs") {
+    for line in block("kernels.md") {
         let line = line.replace("blur.html", html.to_str().unwrap());
         let out = sh(root, &line);
         assert!(
@@ -233,7 +233,7 @@ fn history_block_as_written() {
         assert!(out.status.success(), "`{cmd}`: {}", String::from_utf8_lossy(&out.stderr));
     }
     let mut ran = 0;
-    for line in block("## History") {
+    for line in block("history.md") {
         if line.contains(" confirm ") || line.starts_with("tare bisect") {
             continue;
         }

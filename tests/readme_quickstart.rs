@@ -91,15 +91,19 @@ fn quickstart_commands_succeed() {
     assert!(dir.path().join("results.json").exists() && dir.path().join("runs.csv").exists());
 }
 
-/// Every flag on the tare side of the README's hyperfine table is one `tare run` takes.
+/// Every flag on the tare side of the guide's hyperfine table (docs/guide/running.md) is one
+/// `tare run` takes.
 #[test]
 fn hyperfine_table_flags_exist() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let table = readme
+    let running = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/guide/running.md"
+    ))
+    .unwrap();
+    let table = running
         .split("Coming from hyperfine?")
         .nth(1)
-        .expect("README has the hyperfine table")
+        .expect("docs/guide/running.md has the hyperfine table")
         .split("\n\n")
         .nth(1)
         .unwrap();

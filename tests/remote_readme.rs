@@ -1,4 +1,4 @@
-//! The README's "Shards and Slurm" and "Remote hosts" command blocks run as written, in a
+//! The user guide's "Shards and Slurm" and "Remote hosts" command blocks (docs/guide/) run as written, in a
 //! scratch directory that links `examples/` from the repository. The Slurm lines need a
 //! cluster (skipped without one, a failure under CI=true, as in `tests/slurm_suite.rs`); the
 //! remote lines run against the sshd in a network namespace of `tests/remote_ssh.rs`, with
@@ -13,11 +13,11 @@ use remote_support::*;
 use std::path::Path;
 use std::process::Command;
 
-/// The lines of the first `sh` block after `heading`.
-fn block(heading: &str) -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = readme.split(heading).nth(1).expect(heading);
+/// The lines of the first `sh` block of the guide's chapter `page` (docs/guide/PAGE, the
+/// sections the README held before it moved them to the guide).
+fn block(page: &str) -> Vec<String> {
+    let path = format!("{}/docs/guide/{page}", env!("CARGO_MANIFEST_DIR"));
+    let section = std::fs::read_to_string(&path).expect(&path);
     let body = section
         .split("```sh")
         .nth(1)
@@ -81,7 +81,7 @@ fn shards_and_slurm_block_as_written() {
     }
     let dir = scratch_with_examples("readme-shards");
     let slurm = slurm_ready();
-    for line in block("## Shards and Slurm") {
+    for line in block("shards.md") {
         if !slurm && (line.contains("--slurm") || line.contains("on-slurm")) {
             skip::skip(
                 "a Slurm cluster",
@@ -118,7 +118,7 @@ fn remote_hosts_block_as_written() {
         s.ssh_option(),
         env!("CARGO_BIN_EXE_tare")
     );
-    for line in block("## Remote hosts") {
+    for line in block("remote-hosts.md") {
         let line = line
             .replace("bench@quiet-box", &host)
             .replace("/srv/tare", &dir.to_string_lossy());

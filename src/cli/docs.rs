@@ -92,7 +92,11 @@ pub fn man(a: ManArgs) -> anyhow::Result<i32> {
     write("tare.1".into(), cmd.clone())?;
     for sub in cmd.get_subcommands() {
         let name = format!("tare-{}", sub.get_name());
-        let page = sub.clone().name(name.clone());
+        // Each page's footer says which tare it documents, as tare.1's does.
+        let mut page = sub.clone().name(name.clone());
+        if let Some(v) = cmd.get_version() {
+            page = page.version(v.to_string());
+        }
         write(format!("{name}.1"), page)?;
     }
     Ok(exit::OK)

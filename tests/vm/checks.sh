@@ -14,6 +14,8 @@
 #                      (docker run --privileged --cgroupns=private), made with unshare
 #   container-ro       the same with cgroup2 mounted read-only (docker's default mount)
 #   user-parent        as bench, in a delegated scope holding their shell, TARE_CGROUP_PARENT below it
+# and the Debian package (scripts/deb.sh) installed with dpkg and used:
+#   deb                dpkg -i, tare run from /usr/bin, the manual page, bash completion
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 T=/payload/tare
@@ -340,6 +342,29 @@ if want user-parent; then
   echo "INFO context user-parent started at $(date +%T)"
   mkdir -p /var/tmp/tare-vm && chmod 777 /var/tmp/tare-vm
   runuser -u bench -- "${USER_ENV[@]}" systemd-run --user --quiet --scope -p Delegate=yes -- bash "$0" inside user-parent < /dev/null
+fi
+
+# The Debian package (scripts/deb.sh, built by run.sh from the same binary): dpkg installs it,
+# tare runs from /usr/bin, its manual page and bash completion are where Debian looks (the
+# guest has neither man-db nor bash-completion: the page is read as man would find it, the
+# completion script is sourced and asked to complete `tare ru`).
+if want deb; then
+CTX=deb
+W=/var/tmp/tare-vm/$CTX; mkdir -p "$W"
+echo "INFO context $CTX started at $(date +%T)"
+if [ -f /payload/tare.deb ]; then
+  dpkg -i /payload/tare.deb > "$W/out" 2>&1
+  result dpkg-install $? "$(dpkg-query -W -f '${Package} ${Version} Depends: ${Depends}' tare 2>&1)"
+  /usr/bin/tare run --runs 3 --export-json "$W/r.json" -- true > "$W/out" 2>&1 < /dev/null
+  jcheck run "$W/r.json" '"kind=%s runs=%d" % (d["method"]["kind"], len(d["benchmarks"][0]["runs"]))' \
+    'd["method"]["kind"] == "cgroup-v2" and len(d["benchmarks"][0]["runs"]) == 3'
+  page=$(zcat /usr/share/man/man1/tare-run.1.gz 2>&1 | grep -m1 '^\.TH')
+  [[ "$page" == .TH\ tare-run\ 1* ]]; result man-page $? "$page"
+  words=$(bash -c 'source /usr/share/bash-completion/completions/tare && COMP_WORDS=(tare ru) COMP_CWORD=1 COMP_LINE="tare ru" COMP_POINT=7 && _tare tare ru tare && echo "${COMPREPLY[*]}"' 2>&1)
+  [ "$words" = run ]; result bash-completion $? "tare ru<TAB>: $words"
+else
+  result dpkg-install 1 "no /payload/tare.deb: run.sh builds it with scripts/deb.sh (apt-get install dpkg-dev)"
+fi
 fi
 
 echo "TARE-VM-DONE"

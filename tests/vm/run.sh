@@ -24,6 +24,8 @@
 #                    turns on everything TCG emulates, 5-level paging and cmpxchg16b included)
 #   TARE_VM_BEFORE   a second tare binary whose results the container checks print as INFO
 #   TARE_VM_ONLY     the contexts of checks.sh to run, each short (default: all)
+#   TARE_VM_DEB      0: no Debian package in the payload (default 1: scripts/deb.sh builds it
+#                    from the binary, so dpkg-dev is needed; the `deb` checks install it)
 set -euo pipefail
 # Every early exit says where it happened (set -e alone exits silently).
 trap 'echo "tests/vm/run.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
@@ -89,6 +91,15 @@ strip "$work/payload/tare" 2>/dev/null || true
 if [ -n "${TARE_VM_BEFORE:-}" ]; then
   cp "$TARE_VM_BEFORE" "$work/payload/tare-before"
   strip "$work/payload/tare-before" 2>/dev/null || true
+fi
+# The Debian package of the same binary (scripts/deb.sh; gzip: quicker to build than xz), which
+# the `deb` checks install with dpkg. TARE_VM_DEB=0 leaves it out (those checks then fail).
+if [ "${TARE_VM_DEB:-1}" != 0 ]; then
+  deb=$(TARE_DEB_COMPRESS=gzip "$repo/scripts/deb.sh" "$work/payload/tare" "$work/deb") || {
+    echo "tests/vm/run.sh: building the Debian package failed (scripts/deb.sh above; it needs dpkg-dev)" >&2
+    exit 2
+  }
+  mv "$deb" "$work/payload/tare.deb"
 fi
 cp "$here/checks.sh" "$work/payload/checks.sh"
 cp -r "$repo/examples/suite" "$work/payload/suite"
