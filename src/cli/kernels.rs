@@ -58,9 +58,9 @@ pub struct KernelsArgs {
     #[arg(short = 'M', long, visible_alias = "max-runs", value_name = "N")]
     max_invocations: Option<usize>,
     /// Adaptive invocations stop once every kernel's 95% interval over its processes is within
-    /// ± this of its value.
-    #[arg(long, default_value = "5%", value_name = "PCT")]
-    precision: String,
+    /// ± this of its value [default: 5%; with --baseline 0.25%, of the ratio's interval].
+    #[arg(long, value_name = "PCT")]
+    precision: Option<String>,
     /// Stop measuring a benchmark after this much time, as `tare run`'s: each benchmark gets
     /// its share of the rounds' time, so a session of B benchmarks stops before a round that
     /// would end past B × this (at the pace of the slowest round so far), settled or not.
@@ -134,6 +134,11 @@ pub struct KernelsArgs {
     ignore_failure: bool,
     #[command(flatten)]
     command_output: super::opts::CommandOutputArgs,
+    /// Head to head inside one process: every other kernel of the program against this one,
+    /// their samples alternated in the same processes (blocks in ABBA order, the verdict over
+    /// processes); for two implementations in one build. See docs/head-to-head.md.
+    #[arg(long, value_name = "KERNEL")]
+    baseline: Option<String>,
     /// The implementation others are compared with: its name or its 1-based position (default:
     /// the first program).
     #[arg(long, value_name = "NAME|INDEX")]
@@ -237,8 +242,8 @@ impl Drop for Waiting {
     }
 }
 
-struct Progress {
-    quiet: bool,
+pub(super) struct Progress {
+    pub(super) quiet: bool,
 }
 
 impl mk::KernelsObserver for Progress {
@@ -332,8 +337,25 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             "--invocations, --max-invocations and --max-samples must be at least 1",
         ));
     }
-    let precision = units::parse_fraction(&a.precision)
-        .map_err(|e| usage(format!("--precision {}: {e}", a.precision)))?;
+    let precision_text = a.precision.clone().unwrap_or_else(|| {
+        if a.baseline.is_some() { "0.25%" } else { "5%" }.to_string()
+    });
+    let precision = units::parse_fraction(&precision_text)
+        .map_err(|e| usage(format!("--precision {precision_text}: {e}")))?;
+    if a.baseline.is_some() {
+        for (given, flag) in [
+            (a.stop.is_some(), "--stop"),
+            (a.counters.is_some(), "--counters"),
+            (a.sample_stop.is_some(), "--sample-stop"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "--baseline and {flag} do not go together: a head to head takes {} pairs of blocks a process and stops on the ratio's interval (--precision, --time-budget, -r N)",
+                    mk::PAIRS
+                )));
+            }
+        }
+    }
     let time_budget = duration("time-budget", &a.time_budget)?;
     let sample_stop = match &a.sample_stop {
         Some(s) => rule("sample-stop", s)?,
@@ -511,6 +533,27 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         for w in &machine_warnings {
             eprintln!("tare: warning: {w}");
         }
+    }
+    if let Some(b) = &a.baseline {
+        let pairs = super::kernels_pairs::pairs(&plan, &found, b)?;
+        return super::kernels_pairs::run(
+            super::kernels_pairs::Context {
+                plan: &plan,
+                pairs: &pairs,
+                found: &found,
+                executor,
+                cancel: &cancel,
+                alpha,
+                baseline: b,
+                style,
+                root: &root,
+                method: method_record,
+                cores: run_cores,
+                seed,
+                machine_warnings,
+            },
+            &a.exports,
+        );
     }
     let mut benches = mk::empty_benchmarks(&plan, &found);
     let mut observer = Progress {
