@@ -139,6 +139,12 @@ pub struct KernelsArgs {
     /// processes); for two implementations in one build. See docs/head-to-head.md.
     #[arg(long, value_name = "KERNEL")]
     baseline: Option<String>,
+    /// With --baseline: the time the ratio is of: wall (the clock around the loops), cpu (the
+    /// worker's CPU time over them, where it sends it: time waiting for a CPU that other work
+    /// holds is left out), or auto: cpu where both kernels ran a sample without waiting (CPU
+    /// time ≥ 90% of wall), else wall.
+    #[arg(long, value_enum, default_value_t = PairTime::Auto, requires = "baseline")]
+    pair_time: PairTime,
     /// The implementation others are compared with: its name or its 1-based position (default:
     /// the first program).
     #[arg(long, value_name = "NAME|INDEX")]
@@ -160,6 +166,13 @@ pub struct KernelsArgs {
     /// missing checksum, …) are printed and the rest are counted in one line.
     #[arg(short = 'v', long)]
     verbose: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum PairTime {
+    Auto,
+    Wall,
+    Cpu,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -242,8 +255,8 @@ impl Drop for Waiting {
     }
 }
 
-pub(super) struct Progress {
-    pub(super) quiet: bool,
+struct Progress {
+    quiet: bool,
 }
 
 impl mk::KernelsObserver for Progress {
@@ -337,9 +350,10 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             "--invocations, --max-invocations and --max-samples must be at least 1",
         ));
     }
-    let precision_text = a.precision.clone().unwrap_or_else(|| {
-        if a.baseline.is_some() { "0.25%" } else { "5%" }.to_string()
-    });
+    let precision_text = a
+        .precision
+        .clone()
+        .unwrap_or_else(|| if a.baseline.is_some() { "0.25%" } else { "5%" }.to_string());
     let precision = units::parse_fraction(&precision_text)
         .map_err(|e| usage(format!("--precision {precision_text}: {e}")))?;
     if a.baseline.is_some() {
@@ -522,6 +536,12 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         randomize,
         counters,
     };
+    // --baseline: the pairs, checked before anything is said about the machine.
+    let pairs = a
+        .baseline
+        .as_deref()
+        .map(|b| super::kernels_pairs::pairs(&plan, &found, b))
+        .transpose()?;
     // What the machine is doing that tare cannot correct, as `tare run` says it (load above
     // what the cores take, steal, governor, turbo, swap).
     let facts = machine::inventory::read_facts(
@@ -534,8 +554,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             eprintln!("tare: warning: {w}");
         }
     }
-    if let Some(b) = &a.baseline {
-        let pairs = super::kernels_pairs::pairs(&plan, &found, b)?;
+    if let (Some(b), Some(pairs)) = (&a.baseline, pairs) {
         return super::kernels_pairs::run(
             super::kernels_pairs::Context {
                 plan: &plan,
@@ -551,6 +570,11 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
                 cores: run_cores,
                 seed,
                 machine_warnings,
+                cpu: match a.pair_time {
+                    PairTime::Auto => None,
+                    PairTime::Cpu => Some(true),
+                    PairTime::Wall => Some(false),
+                },
             },
             &a.exports,
         );

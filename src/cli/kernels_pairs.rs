@@ -90,6 +90,24 @@ pub(super) struct Context<'a> {
     pub(super) cores: Option<Vec<usize>>,
     pub(super) seed: u64,
     pub(super) machine_warnings: Vec<String>,
+    /// `--pair-time`: cpu, wall, or auto (None).
+    pub(super) cpu: Option<bool>,
+}
+
+/// Each process as it ends, on stderr.
+struct Progress {
+    quiet: bool,
+}
+
+impl mk::KernelsObserver for Progress {
+    fn invocation(&mut self, round: usize, program: &mk::Program, error: Option<&str>) {
+        if !self.quiet {
+            match error {
+                None => eprintln!("tare: round {} · {}: done", round + 1, program.label),
+                Some(e) => eprintln!("tare: round {} · {}: failed: {e}", round + 1, program.label),
+            }
+        }
+    }
 }
 
 /// The name of a pair's kernel on its line: the kernel, its parameters where the kernel runs
@@ -121,7 +139,7 @@ fn name(plan: &KernelsPlan, pairs: &[Pair], p: &Pair) -> String {
 pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Result<i32> {
     let plan = c.plan;
     let confidence = cp::level(c.alpha, c.pairs.len());
-    let mut observer = super::kernels::Progress {
+    let mut observer = Progress {
         quiet: c.style == Style::None,
     };
     let started = std::time::Instant::now();
@@ -129,6 +147,7 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
         plan,
         c.pairs,
         confidence,
+        c.cpu,
         &c.executor,
         c.found,
         &mut observer,
@@ -164,11 +183,12 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
                 );
             }
         }
-        let switch = r.processes.iter().map(|p| p.switch_ms).sum::<f64>()
-            / r.processes.len().max(1) as f64;
+        let switch =
+            r.processes.iter().map(|p| p.switch_ms).sum::<f64>() / r.processes.len().max(1) as f64;
         let _ = writeln!(
             out,
-            "  {level}{adjusted}, Student's t over {} processes of {} pairs of blocks (N={} vs {} loops, {}+1 vs {}+1 samples a block, switch {:.2} ms); {}",
+            "  {} time per loop; {level}{adjusted}, Student's t over {} processes of {} pairs of blocks (N={} vs {} loops, {}+1 vs {}+1 samples a block, switch {:.2} ms); {}",
+            if r.cpu == Some(true) { "CPU" } else { "wall" },
             r.processes.len(),
             mk::PAIRS,
             loops[1],
@@ -190,6 +210,8 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
             "samples_per_block": r.block[1],
             "baseline_samples_per_block": r.block[0],
             "pairs_per_process": mk::PAIRS,
+            "time": if r.cpu == Some(true) { "cpu" } else { "wall" },
+            "switch_ms_at_calibration": r.switch_ns / 1e6,
             "verdict": r.verdict,
             "stop_reason": r.stop_reason,
             "failed": r.failed,

@@ -73,7 +73,11 @@ pub fn half_width(v: &PairVerdict) -> f64 {
 /// median ratio with the 95% order-statistic interval of the median, as ratios.
 pub fn within(logs: &[f64]) -> Option<(f64, f64, f64)> {
     let d = stats::describe(logs)?;
-    Some((d.median.exp(), d.median_ci_low.exp(), d.median_ci_high.exp()))
+    Some((
+        d.median.exp(),
+        d.median_ci_low.exp(),
+        d.median_ci_high.exp(),
+    ))
 }
 
 /// The verdict's line: `more3 vs base: 1.030× [1.024, 1.036] slower`, digits from the

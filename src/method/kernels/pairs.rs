@@ -43,16 +43,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Pairs of blocks in each process for each comparison.
-pub const PAIRS: usize = 20;
+pub const PAIRS: usize = 16;
 /// Fewest counted samples in a block (after the dropped one).
 pub const BLOCK_MIN_SAMPLES: usize = 3;
 /// A block lasts at least this many times a switch (`teardown` + `setup`, the median of five
 /// measured at calibration), so switches cost at most 1/SWITCH_SHARE of the time...
-pub const SWITCH_SHARE: f64 = 10.0;
+pub const SWITCH_SHARE: f64 = 5.0;
 /// ... up to this long a block (ns; longer only for [`BLOCK_MIN_SAMPLES`] samples of a long
 /// kernel): a block much longer than a machine's speed episode (seconds on the VM) would no
 /// longer share it with the other side's. On the 2-vCPU VM at load 12, a switch took 3–20 ms.
-pub const MAX_BLOCK_NS: f64 = 100e6;
+pub const MAX_BLOCK_NS: f64 = 30e6;
+
+/// By default the ratio is of CPU time where both sides had a sample whose CPU time was at
+/// least this share of its wall time (a kernel that ran without waiting).
+pub const BUSY_SHARE: f64 = 0.9;
 
 /// A kernel against the baseline: indices of `KernelsPlan::targets`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,8 +76,16 @@ pub struct PairProcess {
     /// The 95% interval of that median (the within-process interval).
     pub ratio_ci_low: f64,
     pub ratio_ci_high: f64,
-    /// Each pair of blocks' ln(kernel / baseline), in the order taken.
+    /// Which time the ratio is of: "wall", or "cpu" (the process's CPU time over each
+    /// sample, `--pair-time cpu`, where the worker sends it).
+    pub time: &'static str,
+    /// The median ratio of wall time, and of CPU time where the worker sent it.
+    pub wall_ratio: f64,
+    pub cpu_ratio: Option<f64>,
+    /// Each pair of blocks' ln(kernel / baseline) of wall time, in the order taken...
     pub log_ratios: Vec<f64>,
+    /// ... and of CPU time (empty where the worker sent none).
+    pub cpu_log_ratios: Vec<f64>,
     /// Mean time of a switch between the two kernels (`teardown` + `setup`), ms.
     pub switch_ms: f64,
     /// Time of this pair in this process, s.
@@ -94,6 +106,8 @@ pub struct PairResult {
     pub verdict: Option<PairVerdict>,
     pub failed: Option<String>,
     pub stop_reason: String,
+    /// Whether the ratio is of CPU time (decided in the first process).
+    pub cpu: Option<bool>,
     /// Median time of a switch measured at calibration, ns.
     pub switch_ns: f64,
 }
@@ -104,6 +118,7 @@ pub fn head_to_head(
     plan: &KernelsPlan,
     pairs: &[Pair],
     confidence: f64,
+    cpu: Option<bool>,
     exec: &Executor,
     found: &[Discovered],
     observer: &mut dyn KernelsObserver,
@@ -122,6 +137,7 @@ pub fn head_to_head(
             failed: None,
             stop_reason: String::new(),
             switch_ns: 0.0,
+            cpu: None,
         })
         .collect();
     let mut programs: Vec<usize> = pairs
@@ -163,6 +179,7 @@ pub fn head_to_head(
                     &mine,
                     res,
                     round,
+                    cpu,
                     &mut running,
                     &mut calibrating,
                     cancel,
@@ -185,7 +202,9 @@ pub fn head_to_head(
             if let Some(e) = error {
                 if !plan.ignore_failure {
                     let kernel = running
-                        .map(|i| format!("kernel '{}', ", plan.targets[results[i].pair.other].kernel))
+                        .map(|i| {
+                            format!("kernel '{}', ", plan.targets[results[i].pair.other].kernel)
+                        })
                         .unwrap_or_default();
                     return (
                         results,
@@ -235,7 +254,10 @@ pub fn head_to_head(
             .unwrap_or_default();
         let spent = t0.elapsed();
         let why = if round + 1 == plan.max_invocations {
-            Some(format!("--max-invocations {} reached", plan.max_invocations))
+            Some(format!(
+                "--max-invocations {} reached",
+                plan.max_invocations
+            ))
         } else if budget.is_some_and(|b| spent + next > b) {
             Some(format!(
                 "--time-budget reached: another round (~{:.1} s) would end at {:.1} s",
@@ -283,6 +305,7 @@ fn process(
     mine: &[usize],
     results: &mut [PairResult],
     round: usize,
+    cpu: Option<bool>,
     running: &mut Option<usize>,
     calibrating: &mut Duration,
     cancel: &AtomicBool,
@@ -297,7 +320,7 @@ fn process(
         Ok(c) => c,
         Err(_) => *clock,
     };
-    for (k, &i) in mine.iter().enumerate() {
+    for &i in mine {
         if cancel.load(Ordering::Relaxed) {
             return Err(WorkerError::Interrupted);
         }
@@ -307,9 +330,18 @@ fn process(
             current: None,
             switches: Vec::new(),
             plan,
+            cpu,
         };
-        let baseline_first = (round + k) % 2 == 0;
-        let got = one_pair(&mut on, &clock, steady, baseline_first, &mut results[i], calibrating, cancel)?;
+        let baseline_first = (round + i).is_multiple_of(2);
+        let got = one_pair(
+            &mut on,
+            &clock,
+            steady,
+            baseline_first,
+            &mut results[i],
+            calibrating,
+            cancel,
+        )?;
         // A kernel that failed in the worker is torn down (its own error said already).
         if got.is_err() && on.current.is_some() {
             let _ = on.w.teardown()?;
@@ -335,6 +367,8 @@ struct On<'a, 'w> {
     current: Option<usize>,
     switches: Vec<Duration>,
     plan: &'a KernelsPlan,
+    /// `--pair-time`: cpu (Some(true)), wall (Some(false)), or auto (None).
+    cpu: Option<bool>,
 }
 
 /// A request's outcome: the conversation failed (`Err`), or the worker's own `error` (the
@@ -357,7 +391,10 @@ impl On<'_, '_> {
         }
         let t = &self.plan.targets[if side == 0 { pair.baseline } else { pair.other }];
         if let Err(e) = self.w.setup(&t.kernel, &t.params)? {
-            return Ok(Err(format!("setup of '{}' failed in the worker: {e}", t.kernel)));
+            return Ok(Err(format!(
+                "setup of '{}' failed in the worker: {e}",
+                t.kernel
+            )));
         }
         self.current = Some(side);
         if was.is_some() {
@@ -368,11 +405,21 @@ impl On<'_, '_> {
 
     /// `reps` samples of `n` loops: each one's ns per loop (by its own loops).
     fn take(&mut self, n: u64, reps: u64, per_loop: f64) -> Asked<Vec<f64>> {
+        Ok(self
+            .take_both(n, reps, per_loop)?
+            .map(|s| s.iter().map(|x| x.0).collect()))
+    }
+
+    /// [`On::take`] with each sample's CPU ns per loop too, where the worker sent it.
+    fn take_both(&mut self, n: u64, reps: u64, per_loop: f64) -> Asked<Vec<(f64, Option<f64>)>> {
         let expected = (per_loop > 0.0)
             .then(|| Duration::from_secs_f64((per_loop * n as f64 * 1e-9).min(1e6)));
         Ok(self.w.run_expecting(n, reps, expected, |_| {})?.map(|s| {
             s.iter()
-                .map(|x| x.ns as f64 / x.loops.max(1) as f64)
+                .map(|x| {
+                    let l = x.loops.max(1) as f64;
+                    (x.ns as f64 / l, x.cpu_ns.map(|c| c as f64 / l))
+                })
                 .collect()
         }))
     }
@@ -449,10 +496,7 @@ fn one_pair(
             };
         }
         r.loops = Some(loops);
-        r.sample_ns = [
-            loops[0] as f64 * per_loop[0],
-            loops[1] as f64 * per_loop[1],
-        ];
+        r.sample_ns = [loops[0] as f64 * per_loop[0], loops[1] as f64 * per_loop[1]];
         // A switch's cost, measured now: the median of five.
         for _ in 0..2 {
             ask!(on.switch(pair, 0));
@@ -479,10 +523,12 @@ fn one_pair(
         // Both sides' JIT warm-up, alike: samples until they stop getting faster.
         for side in 0..2 {
             ask!(on.switch(pair, side));
-            let got = jit_warmup(target, loops[side], |n| match on.take(n, 1, per_loop[side]) {
-                Err(e) => Err(Err(e)),
-                Ok(Err(msg)) => Err(Ok(msg)),
-                Ok(Ok(xs)) => Ok(xs[0] * n as f64),
+            let got = jit_warmup(target, loops[side], |n| {
+                match on.take(n, 1, per_loop[side]) {
+                    Err(e) => Err(Err(e)),
+                    Ok(Err(msg)) => Err(Ok(msg)),
+                    Ok(Ok(xs)) => Ok(xs[0] * n as f64),
+                }
             });
             match got {
                 Ok(_) => {}
@@ -496,6 +542,8 @@ fn one_pair(
     on.switches.clear();
     let first = if baseline_first { 0 } else { 1 };
     let mut logs = Vec::with_capacity(PAIRS);
+    let mut cpu_logs = Vec::with_capacity(PAIRS);
+    let mut busy = [0.0f64; 2];
     for k in 0..PAIRS {
         if cancel.load(Ordering::Relaxed) {
             return Err(WorkerError::Interrupted);
@@ -506,11 +554,22 @@ fn one_pair(
             [1 - first, first]
         };
         let mut value = [0.0f64; 2];
+        let mut cpu_value = [None; 2];
         for side in order {
             ask!(on.switch(pair, side));
-            let xs = ask!(on.take(loops[side], r.block[side] as u64 + 1, per_loop[side]));
+            let both = ask!(on.take_both(loops[side], r.block[side] as u64 + 1, per_loop[side]));
+            let xs: Vec<f64> = both.iter().map(|x| x.0).collect();
             // The first sample after a switch is the block's warm-up.
             value[side] = median(&xs[1..]);
+            let cpu: Option<Vec<f64>> = both[1..].iter().map(|x| x.1).collect();
+            for (w, c) in &both[1..] {
+                if let Some(c) = c.filter(|_| *w > 0.0) {
+                    busy[side] = busy[side].max(c / w);
+                }
+            }
+            cpu_value[side] = cpu
+                .filter(|c| c.iter().all(|&x| x > 0.0))
+                .map(|c| median(&c));
             // Samples of both sides last the same: loops from the fastest time per loop seen
             // (a median under preemption depends on how long a sample lasts, so a side with
             // longer samples would be read slower). Calibration's pace, taken on a moving
@@ -522,15 +581,31 @@ fn one_pair(
             }
         }
         logs.push((value[1] / value[0]).ln());
+        if let [Some(a), Some(b)] = cpu_value {
+            cpu_logs.push((b / a).ln());
+        }
     }
+    let cpu_ratio = (cpu_logs.len() == logs.len())
+        .then(|| cp::within(&cpu_logs))
+        .flatten();
+    let wall = cp::within(&logs);
+    // Which time, decided in the first process and kept: CPU time where asked, or by default
+    // where both sides had a sample that ran without waiting (CPU time at least
+    // [`BUSY_SHARE`] of the wall time): a kernel that sleeps or waits for I/O is timed by the
+    // wall clock.
+    let use_cpu = *r.cpu.get_or_insert_with(|| {
+        cpu_ratio.is_some() && on.cpu.unwrap_or(busy.iter().all(|&b| b >= BUSY_SHARE))
+    });
+    let (ratio, low, high) = match (use_cpu, cpu_ratio) {
+        (true, Some(c)) => c,
+        _ => wall.unwrap_or((f64::NAN, f64::NAN, f64::NAN)),
+    };
     r.loops = Some(loops);
     r.sample_ns = [loops[0] as f64 * per_loop[0], loops[1] as f64 * per_loop[1]];
-    let (ratio, low, high) = cp::within(&logs).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
     let switch_ms = if on.switches.is_empty() {
         0.0
     } else {
-        on.switches.iter().map(|d| d.as_secs_f64()).sum::<f64>() * 1e3
-            / on.switches.len() as f64
+        on.switches.iter().map(|d| d.as_secs_f64()).sum::<f64>() * 1e3 / on.switches.len() as f64
     };
     if on.current.take().is_some() {
         if let Err(e) = on.w.teardown()? {
@@ -543,7 +618,15 @@ fn one_pair(
         ratio,
         ratio_ci_low: low,
         ratio_ci_high: high,
+        time: if use_cpu && cpu_ratio.is_some() {
+            "cpu"
+        } else {
+            "wall"
+        },
+        wall_ratio: wall.map_or(f64::NAN, |w| w.0),
+        cpu_ratio: cpu_ratio.map(|c| c.0),
         log_ratios: logs,
+        cpu_log_ratios: cpu_logs,
         switch_ms,
         seconds: started.elapsed().as_secs_f64(),
     }))
