@@ -1,7 +1,9 @@
 /* Kernels that differ by a known amount of work, for `tare kernels --baseline base`
  * (docs/head-to-head.md): each runs a dependent chain of multiply-adds, `base` n of them,
  * `same` the very same function (an A/A pair), `more1`, `more3` and `more30` 1%, 3% and 30%
- * more. Build: ./build.sh; run standalone: ./work. */
+ * more. Environment variable WORK_SCALE (default 1) scales every kernel's work, so that two
+ * processes of this program can differ by a known amount (bench/head_to_head.sh).
+ * Build: ./build.sh; run standalone: ./work. */
 #include <stdlib.h>
 
 #include "tare_worker.h"
@@ -16,6 +18,8 @@ static int work_setup(tare_ctx *ctx, void **state, double factor) {
     if (n < 1 || n > 1000000000LL) return tare_fail(ctx, "work: n=%lld must be in 1..1000000000", n);
     work_state *s = calloc(1, sizeof *s);
     if (!s) return tare_fail(ctx, "work: out of memory");
+    const char *scale = getenv("WORK_SCALE");
+    if (scale && *scale) factor *= atof(scale);
     s->n = (long long)((double)n * factor + 0.5);
     s->x = 1.0;
     *state = s;

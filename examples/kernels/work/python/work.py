@@ -1,10 +1,15 @@
 """Kernels that differ by a known amount of work, for `tare kernels --baseline base`
 (docs/head-to-head.md): each runs a chain of multiply-adds, `base` n of them, `same` the very
-same function (an A/A pair), `more1`, `more3` and `more30` 1%, 3% and 30% more.
+same function (an A/A pair), `more1`, `more3` and `more30` 1%, 3% and 30% more. Environment
+variable WORK_SCALE (default 1) scales every kernel's work (bench/head_to_head.sh).
 
 Run standalone: ./worker (the `worker` script puts clients/python on the path).
 """
+import os
+
 import tare_worker
+
+SCALE = float(os.environ.get("WORK_SCALE") or 1)
 
 
 def chain(m):
@@ -19,7 +24,7 @@ def add(name, factor, doc):
         def setup(self, n):
             if n < 1:
                 raise ValueError("work: n=%d must be >= 1" % n)
-            self.m = int(n * factor + 0.5)
+            self.m = int(n * factor * SCALE + 0.5)
 
         def body(self):
             return chain(self.m)
