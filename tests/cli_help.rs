@@ -242,6 +242,10 @@ const DIFFERENT: &[(&str, &str)] = &[
         "each command offers the metrics it can show (report: plots; table: suite CPU or wall; bias: the test; history: a stored series name)",
     ),
     (
+        "--baseline",
+        "kernels: the kernel every other kernel of the program is compared with inside each process; table: the results file --dump compares against",
+    ),
+    (
         "--build",
         "run: build-time setups with {seed}/{out}; history confirm/bisect: the build of a commit",
     ),

@@ -58,9 +58,9 @@ pub struct KernelsArgs {
     #[arg(short = 'M', long, visible_alias = "max-runs", value_name = "N")]
     max_invocations: Option<usize>,
     /// Adaptive invocations stop once every kernel's 95% interval over its processes is within
-    /// ± this of its value.
-    #[arg(long, default_value = "5%", value_name = "PCT")]
-    precision: String,
+    /// ± this of its value [default: 5%; with --baseline 0.25%, of the ratio's interval].
+    #[arg(long, value_name = "PCT")]
+    precision: Option<String>,
     /// Stop measuring a benchmark after this much time, as `tare run`'s: each benchmark gets
     /// its share of the rounds' time, so a session of B benchmarks stops before a round that
     /// would end past B × this (at the pace of the slowest round so far), settled or not.
@@ -134,6 +134,17 @@ pub struct KernelsArgs {
     ignore_failure: bool,
     #[command(flatten)]
     command_output: super::opts::CommandOutputArgs,
+    /// Head to head inside one process: every other kernel of the program against this one,
+    /// their samples alternated in the same processes (blocks in ABBA order, the verdict over
+    /// processes); for two implementations in one build. See docs/head-to-head.md.
+    #[arg(long, value_name = "KERNEL")]
+    baseline: Option<String>,
+    /// With --baseline: the time the ratio is of: wall (the clock around the loops), cpu (the
+    /// worker's CPU time over them, where it sends it: time waiting for a CPU that other work
+    /// holds is left out), or auto: cpu where both kernels ran a sample without waiting (CPU
+    /// time ≥ 90% of wall), else wall.
+    #[arg(long, value_enum, default_value_t = PairTime::Auto, requires = "baseline")]
+    pair_time: PairTime,
     /// The implementation others are compared with: its name or its 1-based position (default:
     /// the first program).
     #[arg(long, value_name = "NAME|INDEX")]
@@ -155,6 +166,13 @@ pub struct KernelsArgs {
     /// missing checksum, …) are printed and the rest are counted in one line.
     #[arg(short = 'v', long)]
     verbose: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum PairTime {
+    Auto,
+    Wall,
+    Cpu,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -332,8 +350,26 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             "--invocations, --max-invocations and --max-samples must be at least 1",
         ));
     }
-    let precision = units::parse_fraction(&a.precision)
-        .map_err(|e| usage(format!("--precision {}: {e}", a.precision)))?;
+    let precision_text = a
+        .precision
+        .clone()
+        .unwrap_or_else(|| if a.baseline.is_some() { "0.25%" } else { "5%" }.to_string());
+    let precision = units::parse_fraction(&precision_text)
+        .map_err(|e| usage(format!("--precision {precision_text}: {e}")))?;
+    if a.baseline.is_some() {
+        for (given, flag) in [
+            (a.stop.is_some(), "--stop"),
+            (a.counters.is_some(), "--counters"),
+            (a.sample_stop.is_some(), "--sample-stop"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "--baseline and {flag} do not go together: a head to head takes {} pairs of blocks a process and stops on the ratio's interval (--precision, --time-budget, -r N)",
+                    mk::PAIRS
+                )));
+            }
+        }
+    }
     let time_budget = duration("time-budget", &a.time_budget)?;
     let sample_stop = match &a.sample_stop {
         Some(s) => rule("sample-stop", s)?,
@@ -500,6 +536,12 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         randomize,
         counters,
     };
+    // --baseline: the pairs, checked before anything is said about the machine.
+    let pairs = a
+        .baseline
+        .as_deref()
+        .map(|b| super::kernels_pairs::pairs(&plan, &found, b))
+        .transpose()?;
     // What the machine is doing that tare cannot correct, as `tare run` says it (load above
     // what the cores take, steal, governor, turbo, swap).
     let facts = machine::inventory::read_facts(
@@ -511,6 +553,31 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         for w in &machine_warnings {
             eprintln!("tare: warning: {w}");
         }
+    }
+    if let (Some(b), Some(pairs)) = (&a.baseline, pairs) {
+        return super::kernels_pairs::run(
+            super::kernels_pairs::Context {
+                plan: &plan,
+                pairs: &pairs,
+                found: &found,
+                executor,
+                cancel: &cancel,
+                alpha,
+                baseline: b,
+                style,
+                root: &root,
+                method: method_record,
+                cores: run_cores,
+                seed,
+                machine_warnings,
+                cpu: match a.pair_time {
+                    PairTime::Auto => None,
+                    PairTime::Cpu => Some(true),
+                    PairTime::Wall => Some(false),
+                },
+            },
+            &a.exports,
+        );
     }
     let mut benches = mk::empty_benchmarks(&plan, &found);
     let mut observer = Progress {

@@ -7,6 +7,7 @@ mod docs;
 mod history;
 mod import;
 mod kernels;
+mod kernels_pairs;
 mod machine;
 mod meters;
 mod native;

@@ -12,6 +12,7 @@ pub mod commits;
 pub mod counts;
 pub mod kernels;
 pub mod levels;
+pub mod pairs;
 pub mod processor;
 pub mod scaling;
 pub mod setups;

@@ -47,6 +47,7 @@ mod calibrate;
 mod counts;
 mod discover;
 mod invoke;
+mod pairs;
 mod records;
 mod session;
 
@@ -59,6 +60,10 @@ pub use calibrate::{
 };
 pub use counts::{counts_region, COUNT_METHOD_KEY, DELTA_METHOD, DETERMINISTIC_ENV, REGION_METHOD};
 pub use discover::{discover, empty_benchmarks, targets, Discovered};
+pub use pairs::{
+    head_to_head, Pair, PairProcess, PairResult, BLOCK_MIN_SAMPLES, BUSY_SHARE, MAX_BLOCK_NS,
+    PAIRS, SWITCH_SHARE,
+};
 pub use records::{uncounted, unmeasured};
 pub use session::execute;
 
