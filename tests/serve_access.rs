@@ -319,7 +319,9 @@ fn tls() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("h.sqlite");
     let store = store.to_str().unwrap();
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .unwrap();
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cert, ck.cert.pem()).unwrap();
     std::fs::write(&key, ck.key_pair.serialize_pem()).unwrap();
@@ -383,6 +385,36 @@ fn tls() {
     assert_eq!(code, 200, "{b}");
     let v: serde_json::Value = serde_json::from_str(&b).unwrap();
     assert!(v["total"].as_u64().unwrap() > 0, "{b}");
+
+    // tare's own client uploads over HTTPS, trusting the CA in SSL_CERT_FILE; without it the
+    // self-signed certificate is refused and nothing is stored.
+    let f = dir.path().join("r.json");
+    std::fs::write(&f, body(&session_at(&fixture(), 1, 1.0))).unwrap();
+    let add = |ca: Option<&str>| {
+        let mut cmd = tare();
+        cmd.args(["history", "add", "--server", &srv.url, "--token", &token])
+            .arg(&f)
+            .args(["--commit", &commit(1).hash]);
+        match ca {
+            Some(ca) => cmd.env("SSL_CERT_FILE", ca),
+            None => cmd.env_remove("SSL_CERT_FILE"),
+        };
+        cmd.output().unwrap()
+    };
+    let o = add(None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    let o = add(Some(c));
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("added 1 session"),
+        "{out}{err}"
+    );
 
     // Host and Origin as over plain HTTP.
     let mut s = tls_connect(&srv.url, &cfg);

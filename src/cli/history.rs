@@ -281,9 +281,9 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
         }
         HistoryCommand::Check(x) => {
             if let Some(url) = &x.webhook {
-                if !url.starts_with("http://") {
+                if !url.starts_with("http://") && !url.starts_with("https://") {
                     return Err(usage(format!(
-                        "--webhook {url}: give an http:// URL (this tare speaks plain http; reach an https endpoint through a proxy)"
+                        "--webhook {url}: give an http:// or https:// URL"
                     )));
                 }
             }

@@ -211,14 +211,7 @@ fn run_words(m: &super::levels::Comparison, a: &str, b: &str, noise: f64) -> Str
     let (low, high) = m.ci.unwrap_or((f64::NAN, f64::NAN));
     let (conf, adj) = level_words(m.confidence, m.adjusted_for);
     let comma = if adj.is_empty() { "" } else { "," };
-    let w = (high - low).abs();
-    let d = if w >= 0.02 || w.is_nan() {
-        2
-    } else if w >= 0.002 {
-        3
-    } else {
-        4
-    };
+    let d = stats::compare::decimals(low, high);
     let how = match (m.procedure, m.paired_rounds) {
         (_, Some(k)) => format!("; paired t over {k} rounds"),
         (Some(Procedure::WelchLogs), _) => format!(

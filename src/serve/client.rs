@@ -1,5 +1,7 @@
 //! The client side of `tare serve`, for `tare history add --server URL` and `tare run --store
-//! URL`: sessions sent to `POST /api/v1/results` (blocking, ureq), each with the commit the
+//! URL`: sessions sent to `POST /api/v1/results` (blocking, ureq; over `https://` with rustls,
+//! the server's certificate checked against `SSL_CERT_FILE` or the system's CA bundle), each
+//! with the commit the
 //! caller resolved from git here (the server has no repository) in its `extra.git`, as `tare
 //! run --store` records it in results files. Sessions go in batches (one request and one
 //! transaction each) of at most [`BATCH_BYTES`] of JSON.
@@ -31,11 +33,64 @@ pub struct Server {
     pub token: String,
 }
 
-fn agent() -> ureq::Agent {
-    ureq::AgentBuilder::new()
-        .timeout_connect(std::time::Duration::from_secs(10))
-        .timeout(std::time::Duration::from_secs(600))
-        .build()
+/// The system's bundle of CA certificates on Debian and Ubuntu (and Arch), read when
+/// `SSL_CERT_FILE` is not set.
+const SYSTEM_CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// The CA certificates an `https://` server's certificate is checked against: those in
+/// `SSL_CERT_FILE` where it is set (a team's own CA, or a self-signed server's certificate, as
+/// curl's `--cacert`), else the system's bundle, else ureq's built-in roots (None).
+fn tls_config() -> Result<Option<std::sync::Arc<rustls::ClientConfig>>> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let given = std::env::var_os("SSL_CERT_FILE").filter(|v| !v.is_empty());
+    let file = match &given {
+        Some(f) => std::path::PathBuf::from(f),
+        None if std::path::Path::new(SYSTEM_CA_BUNDLE).is_file() => SYSTEM_CA_BUNDLE.into(),
+        None => return Ok(None),
+    };
+    let what = if given.is_some() {
+        format!("SSL_CERT_FILE {}", file.display())
+    } else {
+        file.display().to_string()
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&file)
+        .and_then(|it| it.collect::<Result<_, _>>())
+        .map_err(|e| anyhow!("{what}: cannot read CA certificates ({e}); give a PEM file"))?;
+    let mut roots = rustls::RootCertStore::empty();
+    let (added, _) = roots.add_parsable_certificates(certs);
+    if added == 0 {
+        bail!("{what}: no CA certificate in it; give a PEM file of certificates");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| anyhow!("TLS: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Some(std::sync::Arc::new(config)))
+}
+
+/// A ureq agent for requests to `url` with these timeouts (connect, whole request); for an
+/// `https://` URL it checks the server against [`tls_config`]'s CA certificates.
+pub fn agent_for(
+    url: &str,
+    connect: std::time::Duration,
+    whole: std::time::Duration,
+) -> Result<ureq::Agent> {
+    let mut b = ureq::AgentBuilder::new()
+        .timeout_connect(connect)
+        .timeout(whole);
+    if url.starts_with("https://") {
+        if let Some(c) = tls_config()? {
+            b = b.tls_config(c);
+        }
+    }
+    Ok(b.build())
+}
+
+fn agent(url: &str) -> Result<ureq::Agent> {
+    use std::time::Duration;
+    agent_for(url, Duration::from_secs(10), Duration::from_secs(600))
 }
 
 impl Server {
@@ -48,9 +103,6 @@ impl Server {
             .ok_or_else(|| anyhow!("no server: give --server URL or set TARE_SERVER"))?;
         if !is_url(&url) {
             bail!("server '{url}': give its URL, e.g. http://bench.example:8330");
-        }
-        if url.starts_with("https://") {
-            bail!("server '{url}': this tare speaks plain http; put tare serve behind a TLS proxy and reach it from inside, or use http://");
         }
         let token = token.map(String::from).or_else(|| env("TARE_TOKEN")).ok_or_else(|| {
             anyhow!("no token for {url}: give --token TOKEN or set TARE_TOKEN (the server's admin makes one with `tare serve --store STORE token new NAME`)")
@@ -71,6 +123,10 @@ impl Server {
                     .unwrap_or_else(|| text.chars().take(200).collect());
                 anyhow!("the server {} refused ({code}): {msg}", self.url)
             }
+            other if other.to_string().contains("certificate") => anyhow!(
+                "the server {} is not trusted ({other}): give its CA certificate (or its own, when self-signed) in SSL_CERT_FILE",
+                self.url
+            ),
             other => anyhow!(
                 "cannot reach the server {} ({other}): is `tare serve` running there?",
                 self.url
@@ -80,7 +136,7 @@ impl Server {
 
     /// Checks that the server answers and takes the token for writing (before a run).
     pub fn check(&self) -> Result<()> {
-        agent()
+        agent(&self.url)?
             .get(&format!("{}/api/v1/token", self.url))
             .set("Authorization", &format!("Bearer {}", self.token))
             .call()
@@ -91,7 +147,7 @@ impl Server {
     /// Sends one batch of sessions (one transaction on the server).
     fn send(&self, batch: &[serde_json::Value]) -> Result<Uploaded> {
         let body = serde_json::json!({ "sessions": batch }).to_string();
-        let r = agent()
+        let r = agent(&self.url)?
             .post(&format!("{}/api/v1/results", self.url))
             .set("Authorization", &format!("Bearer {}", self.token))
             .set("Content-Type", "application/json")

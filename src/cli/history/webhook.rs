@@ -51,10 +51,13 @@ pub fn payload(a: &Alert, s: &Series, link: Option<&str>) -> Value {
 /// POSTs each alert to `url`; returns how many were delivered (2xx). Each failure is one
 /// warning line naming the alert and what went wrong.
 pub fn post(url: &str, alerts: &[(&Alert, &Series)], link: Option<&str>) -> usize {
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(TIMEOUT)
-        .timeout(TIMEOUT)
-        .build();
+    let agent = match crate::serve::client::agent_for(url, TIMEOUT, TIMEOUT) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("tare: warning: --webhook {url}: {e:#}; no alert was posted");
+            return 0;
+        }
+    };
     let mut sent = 0;
     for (a, s) in alerts {
         let body = payload(a, s, link).to_string();
