@@ -14,8 +14,7 @@ use crate::exec::Executor;
 use crate::machine::sysfs::SysRoot;
 use crate::method::kernels::{self as mk, Discovered, KernelsOutcome, KernelsPlan, Pair};
 use crate::report::Style;
-use crate::results::{LimitsRecord, MeasurementMethod, Session, SCHEMA_VERSION};
-use std::collections::BTreeMap;
+use crate::results::MeasurementMethod;
 use std::fmt::Write as _;
 
 /// The pairs for `baseline`, or a one-line user error (unknown kernel, no other kernel).
@@ -228,27 +227,7 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
     if c.style != Style::None {
         print!("{out}");
     }
-    let mut session = Session {
-        schema_version: SCHEMA_VERSION,
-        tare_version: env!("CARGO_PKG_VERSION").to_string(),
-        invocation: std::env::args().collect(),
-        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        machine: crate::machine::info::collect_info(c.root),
-        method: c.method,
-        cores: c.cores,
-        limits: LimitsRecord {
-            cpu_time: None,
-            wall_time: None,
-            memory: None,
-            pids: None,
-        },
-        environment: BTreeMap::new(),
-        seed: c.seed,
-        benchmarks: Vec::new(),
-        comparisons: Vec::new(),
-        complete: false,
-        extra: BTreeMap::new(),
-    };
+    let mut session = super::kernels::session_record(c.root, c.method, c.cores, c.seed, Vec::new());
     let failed = results.iter().find_map(|r| r.failed.clone());
     session.complete = matches!(outcome, KernelsOutcome::Complete) && failed.is_none();
     session.extra.insert(

@@ -624,19 +624,33 @@ impl Drop for Slot {
 }
 
 /// Answers a connection over its client's limit 429 (JSON, `Connection: close`) without
-/// reading a request, reads and drops what the client sent for up to a second (closing a
-/// socket with unread data would reset the connection under the answer), and closes it.
+/// reading a request, and closes it ([`answer_and_close`]).
 async fn too_many<S>(mut tcp: S, limit: usize)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    let error = format!("this client address holds {limit} connections to the server already, the most one may (`tare serve --max-connections-per-client`): close some, or wait for them to finish");
+    answer_and_close(
+        &mut tcp,
+        "429 Too Many Requests",
+        "retry-after: 1\r\nx-content-type-options: nosniff\r\n",
+        &error,
+    )
+    .await;
+}
+
+/// Writes one plain-HTTP answer with `{"error": error}` as its JSON body and `Connection:
+/// close`, reads and drops what the client sent for up to a second (closing a socket with
+/// unread data would reset the connection under the answer), and closes it. `headers` are
+/// extra header lines, each ending in CRLF.
+async fn answer_and_close<S>(tcp: &mut S, status: &str, headers: &str, error: &str)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let body = serde_json::json!({
-        "error": format!("this client address holds {limit} connections to the server already, the most one may (`tare serve --max-connections-per-client`): close some, or wait for them to finish")
-    })
-    .to_string();
+    let body = serde_json::json!({ "error": error }).to_string();
     let answer = format!(
-        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\nretry-after: 1\r\nx-content-type-options: nosniff\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n{headers}\r\n{body}",
         body.len()
     );
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
@@ -659,7 +673,6 @@ where
 /// that speaks plain HTTP there is answered 400 in plain HTTP and closed (never left waiting
 /// for a handshake). None: nothing arrived within `timeout`.
 async fn starts_tls(tcp: &mut tokio::net::TcpStream, timeout: Duration) -> Option<bool> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut first = [0u8; 1];
     let n = tokio::time::timeout(timeout, tcp.peek(&mut first))
         .await
@@ -668,28 +681,8 @@ async fn starts_tls(tcp: &mut tokio::net::TcpStream, timeout: Duration) -> Optio
     if n == 1 && first[0] == 0x16 {
         return Some(true);
     }
-    let body = serde_json::json!({
-        "error": "this server speaks HTTPS (tare serve --tls-cert): use an https:// URL"
-    })
-    .to_string();
-    let answer = format!(
-        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        tcp.write_all(answer.as_bytes()).await?;
-        tcp.shutdown().await?;
-        let mut buf = [0u8; 4096];
-        let mut seen = 0;
-        while seen < 64 << 10 {
-            match tcp.read(&mut buf).await? {
-                0 => break,
-                n => seen += n,
-            }
-        }
-        std::io::Result::Ok(())
-    })
-    .await;
+    let error = "this server speaks HTTPS (tare serve --tls-cert): use an https:// URL";
+    answer_and_close(tcp, "400 Bad Request", "", error).await;
     Some(false)
 }
 

@@ -50,6 +50,28 @@ impl At<'_> {
     }
 }
 
+/// The start of an invocation's conversation: the worker's hello, whether its kernels get
+/// steady-state detection (`--steady-state`; under `auto`, a JIT's `java` or `js`), and the
+/// clock measured now, in this process (it can differ between processes a little), the
+/// discovery's `fallback` where the worker cannot measure it.
+pub(super) fn greet(
+    w: &mut Worker,
+    plan: &KernelsPlan,
+    fallback: &ClockInfo,
+) -> Result<(bool, ClockInfo), WorkerError> {
+    let hello = w.hello(plan.start_timeout)?;
+    let steady = match plan.steady_state {
+        SteadyState::Auto => matches!(hello.lang.as_str(), "java" | "js"),
+        SteadyState::On => true,
+        SteadyState::Off => false,
+    };
+    let clock = match w.clock()? {
+        Ok(c) => c,
+        Err(_) => *fallback,
+    };
+    Ok((steady, clock))
+}
+
 /// One invocation's conversation: for each of `mine` (already shuffled), setup, calibrate and
 /// check linearity where not done yet, warm up, sample until the rule holds, tear down.
 /// What each benchmark got goes to `taken` as soon as it has it, so a later failure keeps it.
@@ -64,19 +86,7 @@ pub(super) fn invocation(
     at: &mut At,
     cancel: &AtomicBool,
 ) -> Result<(), WorkerError> {
-    let hello = w.hello(plan.start_timeout)?;
-    let jit = matches!(hello.lang.as_str(), "java" | "js");
-    let steady = match plan.steady_state {
-        SteadyState::Auto => jit,
-        SteadyState::On => true,
-        SteadyState::Off => false,
-    };
-    // The clock measured now, in this process (it can differ between processes a little);
-    // the discovery's is the fallback.
-    let clock = match w.clock()? {
-        Ok(c) => c,
-        Err(_) => *clock,
-    };
+    let (steady, clock) = greet(w, plan, clock)?;
     for &i in mine {
         if cancel.load(Ordering::Relaxed) {
             return Err(WorkerError::Interrupted);

@@ -31,7 +31,7 @@
 
 use super::{
     calibrate, explain, jit_warmup, resolvable_ns, target_ns, Calibration, Discovered,
-    KernelsObserver, KernelsOutcome, KernelsPlan, SteadyState,
+    KernelsObserver, KernelsOutcome, KernelsPlan,
 };
 use crate::conclude::pairs::{self as cp, PairVerdict};
 use crate::exec::worker::{self, ClockInfo, Worker, WorkerError};
@@ -310,16 +310,7 @@ fn process(
     calibrating: &mut Duration,
     cancel: &AtomicBool,
 ) -> Result<(), WorkerError> {
-    let hello = w.hello(plan.start_timeout)?;
-    let steady = match plan.steady_state {
-        SteadyState::Auto => matches!(hello.lang.as_str(), "java" | "js"),
-        SteadyState::On => true,
-        SteadyState::Off => false,
-    };
-    let clock = match w.clock()? {
-        Ok(c) => c,
-        Err(_) => *clock,
-    };
+    let (steady, clock) = super::invoke::greet(w, plan, clock)?;
     for &i in mine {
         if cancel.load(Ordering::Relaxed) {
             return Err(WorkerError::Interrupted);
