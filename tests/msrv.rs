@@ -5,8 +5,11 @@
 
 use std::process::Command;
 
+/// `1.88` and `1.88.0` are one version: three parts, missing ones 0.
 fn version(s: &str) -> Vec<u64> {
-    s.split('.').map(|p| p.parse().unwrap_or(0)).collect()
+    let mut v: Vec<u64> = s.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    v.resize(3, 0);
+    v
 }
 
 #[test]

@@ -199,7 +199,16 @@ impl JsonShape {
             match c {
                 b':' => {
                     let key = std::mem::take(&mut self.string);
-                    self.records_next = RECORD_ARRAYS.iter().find(|k| k.as_bytes() == key).copied();
+                    // Record arrays are keys of the document's top object or of a record:
+                    // `extra.scaling[0].benchmarks` (indices) is no record array.
+                    let of_a_record = match self.stack.len() {
+                        0 | 1 => true,
+                        n => matches!(self.stack[n - 2], Frame::Array { records: true, .. }),
+                    };
+                    self.records_next = RECORD_ARRAYS
+                        .iter()
+                        .find(|k| of_a_record && k.as_bytes() == key)
+                        .copied();
                     continue;
                 }
                 b',' => {
@@ -409,6 +418,9 @@ mod tests {
             r#"{"b\"enchmarks": [0], "runs": {"a": [1]}}"#,
             r#"{"a": "benchmarks", "b": [0]}"#,
             "{\"runs\": [{}]}\n{\"runs\": [{}]}",
+            // Keys below a record's own keys are not record arrays: a scan's indices.
+            r#"{"benchmarks": [{}], "extra": {"scaling": [{"benchmarks": [0, 1, 2]}]}}"#,
+            r#"{"extra": {"runs": [1, 2]}}"#,
         ] {
             assert_eq!(check(ok), Ok(()), "{ok}");
         }
