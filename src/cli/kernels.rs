@@ -17,10 +17,9 @@ use crate::method::kernels::{self as mk, Discovered, KernelsOutcome, KernelsPlan
 use crate::plan::command;
 use crate::plan::stop::{self, Cmp, Metric, StopRule};
 use crate::report::Style;
-use crate::results::{LimitsRecord, MeasurementMethod, Session, SCHEMA_VERSION};
+use crate::results::Session;
 use crate::units;
 use clap::{Args, ValueEnum};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -594,7 +593,8 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         &cancel,
     );
     drop(executor);
-    let mut session = session_record(&root, method_record, run_cores, seed, benches);
+    let mut session =
+        super::kernels_record::session_record(&root, method_record, run_cores, seed, benches);
     // Complete only when everything asked was measured: no kernel failed or ended without a
     // counted sample, no invocation failed.
     session.complete = matches!(outcome, KernelsOutcome::Complete)
@@ -979,39 +979,6 @@ fn counts_line(b: &crate::results::Benchmark) -> Option<String> {
             format!("samples differ by up to {:.3}%", spread * 100.0)
         }
     ))
-}
-
-/// The session record of a `tare kernels` session (either engine: programs' kernels or
-/// `--baseline` pairs), started now, with no limits (kernels have none of a run's) and not
-/// yet complete.
-pub(super) fn session_record(
-    root: &SysRoot,
-    method: MeasurementMethod,
-    cores: Option<Vec<usize>>,
-    seed: u64,
-    benchmarks: Vec<crate::results::Benchmark>,
-) -> Session {
-    Session {
-        schema_version: SCHEMA_VERSION,
-        tare_version: env!("CARGO_PKG_VERSION").to_string(),
-        invocation: std::env::args().collect(),
-        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        machine: machine::info::collect_info(root),
-        method,
-        cores,
-        limits: LimitsRecord {
-            cpu_time: None,
-            wall_time: None,
-            memory: None,
-            pids: None,
-        },
-        environment: BTreeMap::new(),
-        seed,
-        benchmarks,
-        comparisons: Vec::new(),
-        complete: false,
-        extra: BTreeMap::new(),
-    }
 }
 
 #[cfg(test)]

@@ -227,7 +227,8 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
     if c.style != Style::None {
         print!("{out}");
     }
-    let mut session = super::kernels::session_record(c.root, c.method, c.cores, c.seed, Vec::new());
+    let mut session =
+        super::kernels_record::session_record(c.root, c.method, c.cores, c.seed, Vec::new());
     let failed = results.iter().find_map(|r| r.failed.clone());
     session.complete = matches!(outcome, KernelsOutcome::Complete) && failed.is_none();
     session.extra.insert(
