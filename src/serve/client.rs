@@ -53,8 +53,9 @@ fn tls_config() -> Result<Option<std::sync::Arc<rustls::ClientConfig>>> {
     } else {
         file.display().to_string()
     };
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&file)
-        .and_then(|it| it.collect::<Result<_, _>>())
+    let pem = crate::results::input::read(&file, "the CA certificates")?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<_, _>>()
         .map_err(|e| anyhow!("{what}: cannot read CA certificates ({e}); give a PEM file"))?;
     let mut roots = rustls::RootCertStore::empty();
     let (added, _) = roots.add_parsable_certificates(certs);

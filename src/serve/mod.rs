@@ -91,8 +91,11 @@ pub fn tls_config(
     let what = |p: &std::path::Path, e: &dyn std::fmt::Display, hint: &str| {
         crate::error::usage(format!("{}: {e}; {hint}", p.display()))
     };
-    let certs = CertificateDer::pem_file_iter(cert)
-        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+    // Read as every input file is (`results::input`): a FIFO, a device or an endless file is
+    // refused or bounded, never waited on.
+    let cert_pem = crate::results::input::read(cert, "--tls-cert")?;
+    let certs = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| {
             what(
                 cert,
@@ -107,7 +110,8 @@ pub fn tls_config(
             "--tls-cert takes a PEM file with a '-----BEGIN CERTIFICATE-----' block",
         ));
     }
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+    let key_pem = crate::results::input::read(key, "--tls-key")?;
+    let key_der = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
         what(
             key,
             &e,

@@ -90,8 +90,15 @@ impl Thresholds {
 
     /// The thresholds of the file at `path`.
     pub fn load(path: &Path) -> Result<Thresholds, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read thresholds {}: {e}", path.display()))?;
+        // Read as every input file is (`results::input`): a FIFO or a device is not waited on.
+        let bytes =
+            crate::results::input::read(path, "thresholds").map_err(|e| format!("{e:#}"))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            format!(
+                "thresholds {}: not UTF-8 text; give a TOML file",
+                path.display()
+            )
+        })?;
         Thresholds::parse(path, &text)
     }
 
