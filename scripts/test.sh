@@ -63,8 +63,9 @@ for s in .ci/services.d/*.sh; do
   [ -e "$s" ] || continue
   step "$s" timeout 600 bash "$s"
 done
-# --no-fail-fast: every test target runs even after one fails.
-step "cargo test" cargo test --locked --no-fail-fast
+# Every test binary and tare itself built first (a step of its own, so a build failure is named
+# as one); the tests then run with nothing left to compile.
+step "cargo test --no-run" cargo test --locked --no-run
 
 # cgroup v2 in a real guest (this machine's cgroups are v1): Debian 12 under QEMU, see
 # tests/vm/run.sh. The image is cached in /var/cache/tare-vm; building it where the cache is
@@ -78,14 +79,18 @@ if [ ${#need_vm[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need_vm[@]}" >/dev/null
 fi
-# The debug binary cargo test just built: a release build would cost more than it saves here.
-# The guest runs on one core (single-threaded emulation) for about 8 minutes: the steps after
-# it (the fuzz properties, the client libraries' own tests) run beside it on the other, its
-# output kept in its log and shown when it ends.
+# The debug binary just built: a release build would cost more than it saves here. The guest
+# runs on one core (single-threaded emulation) for about 8 minutes, beside `cargo test` and the
+# steps after it (the tests mostly wait on processes, sleeps and servers; it used to run after
+# them and the run waited 8 minutes for it at the end), its output kept in its log and shown
+# when it ends.
 vm_log=$logs/cgroup_v2_guest_checks.log
 echo "== cgroup v2 guest checks (beside the steps below; output at their end)" >&2
 timeout 2100 tests/vm/run.sh target/debug/tare > "$vm_log" 2>&1 &
 vm_pid=$!
+
+# --no-fail-fast: every test target runs even after one fails.
+step "cargo test" cargo test --locked --no-fail-fast
 
 # Property tests of every parser with fresh seeds, bounded in time (nothing found = exit 0).
 step "scripts/fuzz.sh" scripts/fuzz.sh 60
