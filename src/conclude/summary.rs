@@ -4,23 +4,7 @@ use crate::results::{Benchmark, MetricSummary, Run, Summary};
 use crate::stats::{describe, Describe};
 
 fn metric(d: Option<Describe>) -> Option<MetricSummary> {
-    d.map(|d| MetricSummary {
-        n: d.n,
-        median: d.median,
-        median_ci_low: d.median_ci_low,
-        median_ci_high: d.median_ci_high,
-        median_ci_exact: d.median_ci_exact,
-        mean: d.mean,
-        stddev: d.stddev,
-        cv: d.cv,
-        min: d.min,
-        max: d.max,
-        q1: d.q1,
-        q3: d.q3,
-        iqr: d.iqr,
-        p5: d.p5,
-        p95: d.p95,
-    })
+    d.map(MetricSummary::from)
 }
 
 /// The runs that count as samples.

@@ -423,6 +423,28 @@ pub struct MetricSummary {
     pub p95: f64,
 }
 
+impl From<crate::stats::Describe> for MetricSummary {
+    fn from(d: crate::stats::Describe) -> Self {
+        MetricSummary {
+            n: d.n,
+            median: d.median,
+            median_ci_low: d.median_ci_low,
+            median_ci_high: d.median_ci_high,
+            median_ci_exact: d.median_ci_exact,
+            mean: d.mean,
+            stddev: d.stddev,
+            cv: d.cv,
+            min: d.min,
+            max: d.max,
+            q1: d.q1,
+            q3: d.q3,
+            iqr: d.iqr,
+            p5: d.p5,
+            p95: d.p95,
+        }
+    }
+}
+
 /// Summaries per metric; a metric is absent when no run measured it.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Summary {

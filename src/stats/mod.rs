@@ -66,3 +66,17 @@ pub use variance::{
     one_way_random_effects, plan_repetitions, LevelVariance, RepetitionPlan, VarianceComponents,
 };
 pub use warmup::{mser_truncation, warmup_transient, Warmup};
+
+/// A ratio of new to old with its two-sided interval and the test of "no difference" that goes
+/// with it, one procedure (the interval excludes 1 exactly when the p-value is below its
+/// level): what [`paired_ratio::paired_ratio`], [`welch_ratio::welch_log_ratio`] and
+/// [`session_ratio::thirds_ratio`] return, each saying which ratio it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatioTest {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    pub p_value: f64,
+    /// Degrees of freedom of the test's t distribution (NaN where no value spreads).
+    pub df: f64,
+}

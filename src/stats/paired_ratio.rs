@@ -22,23 +22,13 @@
 //! interval `exp(mean d ∓ t·sd/√n)`. Reference values: `scripts/paired_ratio_reference.py`
 //! (scipy's `ttest_rel`).
 
+use super::RatioTest;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
-/// A ratio of paired values with its interval and test.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PairedRatio {
-    /// exp(mean(ln new − ln old)): the geometric mean of the per-round ratios.
-    pub ratio: f64,
-    pub low: f64,
-    pub high: f64,
-    pub p_value: f64,
-    pub df: f64,
-}
-
-/// The paired ratio of `new` to `old` (same length, one value per round, all positive) at
+/// The paired ratio (exp(mean(ln new − ln old)): the geometric mean of the per-round ratios) of `new` to `old` (same length, one value per round, all positive) at
 /// two-sided `confidence`. None with fewer than 3 rounds, unequal lengths, a value that is not
 /// positive and finite, or a confidence outside (0, 1).
-pub fn paired_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<PairedRatio> {
+pub fn paired_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<RatioTest> {
     if old.len() != new.len() || old.len() < 3 || !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }
@@ -55,7 +45,7 @@ pub fn paired_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<PairedR
     if var == 0.0 {
         // Every round gave the same ratio (a deterministic metric): no spread to speak of.
         let p = if mean == 0.0 { 1.0 } else { 0.0 };
-        return Some(PairedRatio {
+        return Some(RatioTest {
             ratio,
             low: ratio,
             high: ratio,
@@ -66,7 +56,7 @@ pub fn paired_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<PairedR
     let se = (var / n).sqrt();
     let t = StudentsT::new(0.0, 1.0, df).ok()?;
     let q = t.inverse_cdf((1.0 + confidence) / 2.0);
-    Some(PairedRatio {
+    Some(RatioTest {
         ratio,
         low: (mean - q * se).exp(),
         high: (mean + q * se).exp(),
@@ -83,17 +73,7 @@ mod tests {
     fn matches_the_scipy_reference() {
         // tests/data/stats/paired_ratio.json, from scripts/paired_ratio_reference.py.
         let json = include_str!("../../tests/data/stats/paired_ratio.json");
-        for c in crate::stats::reference::cases(json, 4) {
-            let got = paired_ratio(&c.x, &c.y, c.confidence)
-                .unwrap_or_else(|| panic!("{}: no ratio", c.name));
-            c.assert_matches(&[
-                ("ratio", got.ratio),
-                ("low", got.low),
-                ("high", got.high),
-                ("p", got.p_value),
-                ("df", got.df),
-            ]);
-        }
+        crate::stats::reference::check_ratio(json, 4, paired_ratio);
     }
 
     #[test]

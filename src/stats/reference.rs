@@ -33,6 +33,25 @@ pub fn cases(json: &str, least: usize) -> Vec<Case> {
     cases
 }
 
+/// Every case of a ratio reference file (at least `least`) through `f`, its ratio, interval,
+/// p-value and degrees of freedom equal to scipy's.
+pub fn check_ratio(
+    json: &str,
+    least: usize,
+    f: impl Fn(&[f64], &[f64], f64) -> Option<super::RatioTest>,
+) {
+    for c in cases(json, least) {
+        let got = f(&c.x, &c.y, c.confidence).unwrap_or_else(|| panic!("{}: no ratio", c.name));
+        c.assert_matches(&[
+            ("ratio", got.ratio),
+            ("low", got.low),
+            ("high", got.high),
+            ("p", got.p_value),
+            ("df", got.df),
+        ]);
+    }
+}
+
 impl Case {
     /// Each `(field, got)` equals the case's field within 1e-9 relative.
     pub fn assert_matches(&self, got: &[(&str, f64)]) {

@@ -25,21 +25,11 @@
 //! degrees of freedom (the conservative choice, the smaller side's), `ratio · exp(∓t·se)`, and
 //! the p-value of the t statistic `|ln ratio| / se`. Reference values: `scripts/session_ratio_reference.py`.
 
+use super::RatioTest;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Degrees of freedom of the test: each side's spread rests on its 3 thirds.
 pub const DF: f64 = 2.0;
-
-/// A ratio of two sessions' means with its interval and test.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SessionRatio {
-    /// mean(new) / mean(old).
-    pub ratio: f64,
-    pub low: f64,
-    pub high: f64,
-    pub p_value: f64,
-    pub df: f64,
-}
 
 /// The means of three consecutive thirds of `v` (cut at `i·n/3`), or None with fewer than 3
 /// values.
@@ -69,10 +59,10 @@ fn side(v: &[f64]) -> Option<(f64, f64)> {
     Some((m, var / (m * m)))
 }
 
-/// The ratio of `new`'s mean to `old`'s (per-process values of one session each, in time
+/// The ratio of `new`'s mean to `old`'s (mean(new) / mean(old)) (per-process values of one session each, in time
 /// order), its two-sided interval at `confidence` and its p-value; None with fewer than 3
 /// values a side, a non-positive mean or a confidence outside (0, 1).
-pub fn thirds_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<SessionRatio> {
+pub fn thirds_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<RatioTest> {
     if !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }
@@ -83,7 +73,7 @@ pub fn thirds_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<Session
     if se2 == 0.0 {
         // Every third of both sessions alike (a deterministic metric): no spread to speak of.
         let p = if ratio == 1.0 { 1.0 } else { 0.0 };
-        return Some(SessionRatio {
+        return Some(RatioTest {
             ratio,
             low: ratio,
             high: ratio,
@@ -96,7 +86,7 @@ pub fn thirds_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<Session
     let t = StudentsT::new(0.0, 1.0, df).ok()?;
     let q = t.inverse_cdf((1.0 + confidence) / 2.0);
     let stat = ratio.ln().abs() / se;
-    Some(SessionRatio {
+    Some(RatioTest {
         ratio,
         low: ratio * (-q * se).exp(),
         high: ratio * (q * se).exp(),
@@ -127,17 +117,7 @@ mod tests {
     fn matches_the_scipy_reference() {
         // tests/data/stats/session_ratio.json, from scripts/session_ratio_reference.py.
         let json = include_str!("../../tests/data/stats/session_ratio.json");
-        for c in crate::stats::reference::cases(json, 4) {
-            let got = thirds_ratio(&c.x, &c.y, c.confidence)
-                .unwrap_or_else(|| panic!("{}: no ratio", c.name));
-            c.assert_matches(&[
-                ("ratio", got.ratio),
-                ("low", got.low),
-                ("high", got.high),
-                ("p", got.p_value),
-                ("df", got.df),
-            ]);
-        }
+        crate::stats::reference::check_ratio(json, 4, thirds_ratio);
     }
 
     #[test]

@@ -13,19 +13,8 @@
 //! `2·t.sf(|d|/se, df)`. As `scipy.stats.ttest_ind(ln new, ln old, equal_var=False)` and its
 //! `confidence_interval(c)`. Reference values: `scripts/welch_ratio_reference.py`.
 
+use super::RatioTest;
 use statrs::distribution::{ContinuousCDF, StudentsT};
-
-/// A ratio of geometric means with its Welch interval and test.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WelchRatio {
-    /// exp(mean(ln new) − mean(ln old)): the ratio of the geometric means.
-    pub ratio: f64,
-    pub low: f64,
-    pub high: f64,
-    pub p_value: f64,
-    /// Welch–Satterthwaite degrees of freedom (NaN where no value spreads).
-    pub df: f64,
-}
 
 fn mean_var(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
@@ -36,11 +25,12 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
     )
 }
 
-/// The Welch ratio of `new` to `old` at two-sided `confidence`. None with fewer than 2 values a
+/// The Welch ratio of `new` to `old` (exp(mean(ln new) − mean(ln old)): the ratio of the
+/// geometric means; Welch–Satterthwaite degrees of freedom) at two-sided `confidence`. None with fewer than 2 values a
 /// side, a value that is not positive and finite, or a confidence outside (0, 1). Where neither
 /// side spreads (a deterministic metric) the interval is the ratio itself, with p 1 if the
 /// sides are equal and 0 otherwise.
-pub fn welch_log_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<WelchRatio> {
+pub fn welch_log_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<RatioTest> {
     if old.len() < 2 || new.len() < 2 || !(confidence > 0.0 && confidence < 1.0) {
         return None;
     }
@@ -57,7 +47,7 @@ pub fn welch_log_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<Welc
     let ratio = d.exp();
     if se2 == 0.0 {
         let p = if d == 0.0 { 1.0 } else { 0.0 };
-        return Some(WelchRatio {
+        return Some(RatioTest {
             ratio,
             low: ratio,
             high: ratio,
@@ -69,7 +59,7 @@ pub fn welch_log_ratio(old: &[f64], new: &[f64], confidence: f64) -> Option<Welc
     let t = StudentsT::new(0.0, 1.0, df).ok()?;
     let q = t.inverse_cdf((1.0 + confidence) / 2.0);
     let se = se2.sqrt();
-    Some(WelchRatio {
+    Some(RatioTest {
         ratio,
         low: (d - q * se).exp(),
         high: (d + q * se).exp(),
@@ -86,17 +76,7 @@ mod tests {
     fn matches_the_scipy_reference() {
         // tests/data/stats/welch_ratio.json, from scripts/welch_ratio_reference.py.
         let json = include_str!("../../tests/data/stats/welch_ratio.json");
-        for c in crate::stats::reference::cases(json, 4) {
-            let got = welch_log_ratio(&c.x, &c.y, c.confidence)
-                .unwrap_or_else(|| panic!("{}: no ratio", c.name));
-            c.assert_matches(&[
-                ("ratio", got.ratio),
-                ("low", got.low),
-                ("high", got.high),
-                ("p", got.p_value),
-                ("df", got.df),
-            ]);
-        }
+        crate::stats::reference::check_ratio(json, 4, welch_log_ratio);
     }
 
     #[test]

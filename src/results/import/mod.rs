@@ -499,25 +499,7 @@ pub fn merge(mut sessions: Vec<Session>) -> Option<Session> {
 fn summarize(runs: &[Run], cpu: bool) -> Summary {
     let col =
         |f: fn(&Run) -> f64| -> Vec<f64> { runs.iter().filter(|r| r.counted).map(f).collect() };
-    let metric = |v: Vec<f64>| {
-        crate::stats::describe(&v).map(|d| MetricSummary {
-            n: d.n,
-            median: d.median,
-            median_ci_low: d.median_ci_low,
-            median_ci_high: d.median_ci_high,
-            median_ci_exact: d.median_ci_exact,
-            mean: d.mean,
-            stddev: d.stddev,
-            cv: d.cv,
-            min: d.min,
-            max: d.max,
-            q1: d.q1,
-            q3: d.q3,
-            iqr: d.iqr,
-            p5: d.p5,
-            p95: d.p95,
-        })
-    };
+    let metric = |v: Vec<f64>| crate::stats::describe(&v).map(MetricSummary::from);
     Summary {
         wall_time: metric(col(|r| r.wall_time)),
         cpu_time: if cpu {
