@@ -17,6 +17,7 @@ use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
 mod builds;
+mod ratios;
 mod webhook;
 pub use builds::bisect;
 use builds::confirm;
@@ -78,6 +79,10 @@ struct AddArgs {
     /// The server's write token (default: TARE_TOKEN).
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+    /// Store each ratio of a head to head (`tare kernels --baseline`) as a series too:
+    /// benchmark 'KERNEL vs BASELINE', metric ratio.
+    #[arg(long)]
+    ratios: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -755,7 +760,9 @@ fn analyse(
     // Counted events (`--counters`) and energies (`--energy`) are metrics of their own.
     let counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
-        .filter(|s| s.unit == ingest::COUNT_UNIT || s.unit == ingest::ENERGY_UNIT)
+        .filter(|s| {
+            [ingest::COUNT_UNIT, ingest::ENERGY_UNIT, ingest::RATIO_UNIT].contains(&s.unit.as_str())
+        })
         .map(|s| s.metric)
         .collect();
     if sel.metric != "all"
@@ -941,6 +948,7 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
                     e
                 }
             })?;
+            let s = if a.ratios { ratios::with_series(s) } else { s };
             let commit = commit_of(&given, &s, a.no_git, &mut head, &cwd);
             ingest::check(&s, commit.as_ref()).map_err(|e| {
                 usage(format!(
@@ -1045,6 +1053,7 @@ fn add_to_server(a: AddArgs) -> Result<i32> {
         let mut batch = Vec::with_capacity(chunk.len());
         for f in chunk {
             let s = crate::results::read::load_session(f)?;
+            let s = if a.ratios { ratios::with_series(s) } else { s };
             let c = commit_of(&given, &s, a.no_git, &mut head, &cwd);
             crate::store::ingest::check(&s, c.as_ref())
                 .map_err(|e| usage(format!("{}: {e}", f.display())))?;
