@@ -198,10 +198,19 @@ fn a_kernel_with_more_work_is_slower_and_the_same_one_is_not_in_c() {
         );
         text
     };
+    // `tare report` reads it as any results: the benchmarks and each verdict's line.
+    let out = tare().arg("report").arg(&f).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("Benchmark 3: more30"), "{report}");
+    assert!(report.contains("  more30 vs base: "), "{report}");
     history(&["add", f.to_str().unwrap(), "--no-git", "--ratios"]);
     let shown = history(&["show", "--metric", "ratio"]);
     assert!(shown.contains("more30 vs base"), "{shown}");
     assert!(shown.contains("same vs base"), "{shown}");
+    // Ratios are in the default selection (as wall time and counts are).
+    let shown = history(&["show"]);
+    assert!(shown.contains("more30 vs base"), "{shown}");
     let times = history(&["show", "--metric", "wall_time"]);
     assert!(!times.contains(" vs base"), "{times}");
 }

@@ -91,7 +91,7 @@ struct SelectArgs {
     #[arg(short, long, value_name = "TEXT")]
     benchmark: Option<String>,
     /// Metric: wall_time, cpu_time, user_time, system_time, peak_memory, a counted event
-    /// (instructions, … from --counters), or all (default: wall_time and the counted events).
+    /// (instructions, … from --counters), or all (default: wall_time, the counted events and ratios).
     #[arg(short, long, value_name = "METRIC", default_value = "default")]
     metric: String,
 }
@@ -757,12 +757,11 @@ fn analyse(
 ) -> Result<(Vec<SeriesView>, Tips, Vec<i64>)> {
     let settings = settings(d)?;
     let thresholds = thresholds(d)?;
-    // Counted events (`--counters`) and energies (`--energy`) are metrics of their own.
+    // Counted events (`--counters`), energies (`--energy`) and ratios (`add --ratios`) are
+    // metrics of their own.
     let counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
-        .filter(|s| {
-            [ingest::COUNT_UNIT, ingest::ENERGY_UNIT, ingest::RATIO_UNIT].contains(&s.unit.as_str())
-        })
+        .filter(|s| ingest::added_unit(&s.unit))
         .map(|s| s.metric)
         .collect();
     if sel.metric != "all"

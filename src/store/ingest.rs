@@ -372,6 +372,12 @@ pub const ENERGY_UNIT: &str = "J";
 /// series a `KERNEL vs BASELINE` benchmark.
 pub const RATIO_UNIT: &str = "×";
 
+/// Whether a series of this unit is a metric beyond [`METRICS`] that `--metric` (and the
+/// server's `?metric=`) may name: a counted event, an energy, a head to head's ratio.
+pub fn added_unit(unit: &str) -> bool {
+    [COUNT_UNIT, ENERGY_UNIT, RATIO_UNIT].contains(&unit)
+}
+
 /// Where a run of such a benchmark carries its process's ratio (`Run.extra`).
 pub const RATIO_KEY: &str = "ratio";
 
