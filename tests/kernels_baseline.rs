@@ -113,6 +113,10 @@ fn check_exports(v: &Value, [md, csv, html]: &[String; 3]) {
     assert_eq!(csv.lines().count(), 1 + 3 * 5, "{csv}");
     assert!(html.contains("Head to head inside one process"), "{html}");
     assert!(
+        html.contains("Student's t, 99.975% interval, adjusted for 2 comparisons"),
+        "the level in the HTML"
+    );
+    assert!(
         html.contains("more30 vs base: "),
         "missing line in the HTML"
     );

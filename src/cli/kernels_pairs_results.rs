@@ -242,7 +242,8 @@ fn comparison(
         ratio_ci_high: v.high,
         confidence: v.confidence,
         paired: true,
-        test: "student-t over processes".into(),
+        // Student's t over the processes' paired log ratios (`conclude::pairs`).
+        test: "student-t".into(),
         p_value: v.p_value,
         p_adjusted: (v.p_value * m.max(1) as f64).min(1.0),
         verdict: v.verdict.replace(' ', "-"),

@@ -24,9 +24,9 @@ pub(super) fn section(fi: usize, s: &Session) -> String {
     let baseline = h["baseline"].as_str().unwrap_or("?");
     let _ = write!(
         out,
-        r#"<h3 id="f{fi}-h2h">Head to head inside one process</h3><p class="muted">Each kernel against <code>{}</code> in the same processes, their samples alternated in blocks (ABBA); a process's ratio is the median of its paired blocks' ratios (time per loop of the kernel / of the baseline), and the verdict is drawn over processes (Student's t, {:.2}% interval{}).</p>"#,
+        r#"<h3 id="f{fi}-h2h">Head to head inside one process</h3><p class="muted">Each kernel against <code>{}</code> in the same processes, their samples alternated in blocks (ABBA); a process's ratio is the median of its paired blocks' ratios (time per loop of the kernel / of the baseline), and the verdict is drawn over processes (Student's t, {}% interval{}).</p>"#,
         esc(baseline),
-        100.0 * h["confidence"].as_f64().unwrap_or(0.95),
+        level(h["confidence"].as_f64().unwrap_or(0.95)),
         if comps.len() > 1 {
             format!(", adjusted for {} comparisons", comps.len())
         } else {
@@ -37,6 +37,12 @@ pub(super) fn section(fi: usize, s: &Session) -> String {
         out.push_str(&comparison(fi, ci, baseline, c));
     }
     out
+}
+
+/// A level in percent, as few digits as it needs: 95, 97.5, 99.975.
+fn level(confidence: f64) -> String {
+    let s = format!("{:.3}", 100.0 * confidence);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn badge(verdict: &str) -> String {
