@@ -30,15 +30,23 @@ fn worker(lang: &str) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// A head to head of `same` and `more30` against `base`: the output and the JSON export.
-fn head_to_head(lang: &str) -> (String, Value) {
+/// A head to head of `same` and `more30` against `base`: the output, the JSON export, and the
+/// Markdown, CSV and HTML exports.
+fn head_to_head(lang: &str) -> (String, Value, [String; 3]) {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("h2h.json");
+    let file = |ext: &str| dir.path().join(format!("h2h.{ext}"));
     let out = tare()
         .args(["kernels", "--baseline", "base", &worker(lang)])
         .args(["--filter", "^(base|same|more30)$", "-r", "5"])
         .args(["--sample-time", "2ms", "--alpha", "0.0005", "--seed", "3"])
         .args(["--export-json", j.to_str().unwrap()])
+        .arg("--export-markdown")
+        .arg(file("md"))
+        .arg("--export-csv")
+        .arg(file("csv"))
+        .arg("--export-html")
+        .arg(file("html"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -48,11 +56,75 @@ fn head_to_head(lang: &str) -> (String, Value) {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
-    (stdout, v)
+    let read = |ext: &str| std::fs::read_to_string(file(ext)).unwrap();
+    (stdout, v, [read("md"), read("csv"), read("html")])
 }
 
-fn check(lang: &str) {
-    let (out, v) = head_to_head(lang);
+/// Every export shows the head to head: each kernel a benchmark whose runs are its processes,
+/// each verdict a comparison, each process's ratio in the Markdown table, the CSV and the
+/// HTML report's section.
+fn check_exports(v: &Value, [md, csv, html]: &[String; 3]) {
+    let benches = v["benchmarks"].as_array().unwrap();
+    let names: Vec<&str> = benches
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["base", "same", "more30"], "{names:?}");
+    for b in benches {
+        assert_eq!(b["runs"].as_array().unwrap().len(), 5, "{}", b["name"]);
+        let median = b["summary"]["wall_time"]["median"].as_f64().unwrap();
+        assert!(median > 0.0 && median < 1.0, "time per loop, s: {median}");
+    }
+    let cmp = v["comparisons"].as_array().unwrap();
+    assert_eq!(cmp.len(), 2, "{cmp:?}");
+    let h = v["extra"]["head_to_head"]["comparisons"]
+        .as_array()
+        .unwrap();
+    for (c, rec) in cmp.iter().zip(h) {
+        assert_eq!(c["reference_name"], "base");
+        assert_eq!(c["candidate_name"], rec["kernel"]);
+        assert_eq!(c["ratio"], rec["verdict"]["ratio"]);
+        assert_eq!(
+            c["verdict"].as_str().unwrap().replace('-', " "),
+            rec["verdict"]["verdict"].as_str().unwrap()
+        );
+        // The candidate's runs are the processes, each with its ratio.
+        let runs = benches[c["candidate"].as_u64().unwrap() as usize]["runs"]
+            .as_array()
+            .unwrap();
+        let ratios: Vec<&Value> = runs
+            .iter()
+            .map(|r| &r["extra"]["head_to_head"]["ratio"])
+            .collect();
+        let want: Vec<&Value> = rec["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| &p["ratio"])
+            .collect();
+        assert_eq!(ratios, want);
+    }
+    assert!(md.contains("| `more30` | `base` |"), "{md}");
+    assert!(md.contains("Per-process ratios"), "{md}");
+    assert!(
+        csv.lines().next().unwrap().ends_with(",ratio_to_baseline"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 1 + 3 * 5, "{csv}");
+    assert!(html.contains("Head to head inside one process"), "{html}");
+    assert!(
+        html.contains("Student's t, 99.975% interval, adjusted for 2 comparisons"),
+        "the level in the HTML"
+    );
+    assert!(
+        html.contains("more30 vs base: "),
+        "missing line in the HTML"
+    );
+}
+
+fn check(lang: &str) -> Value {
+    let (out, v, files) = head_to_head(lang);
+    check_exports(&v, &files);
     let line = |k: &str| {
         out.lines()
             .find(|l| l.starts_with(&format!("{k} vs base: ")))
@@ -104,11 +176,47 @@ fn check(lang: &str) {
         // Both sides' samples last about the same: loops from their own time per loop.
         assert!(c["loops"].as_u64().unwrap() >= 1, "{c}");
     }
+    v
 }
 
 #[test]
 fn a_kernel_with_more_work_is_slower_and_the_same_one_is_not_in_c() {
-    check("c");
+    let v = check("c");
+    // `history add --ratios`: each ratio a series of its own (metric ratio), beside the times.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("h2h.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let store = dir.path().join("h.sqlite");
+    let history = |args: &[&str]| {
+        let out = tare()
+            .args(["history", "--store", store.to_str().unwrap()])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    // `tare report` reads it as any results: the benchmarks and each verdict's line.
+    let out = tare().arg("report").arg(&f).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("Benchmark 3: more30"), "{report}");
+    assert!(report.contains("  more30 vs base: "), "{report}");
+    history(&["add", f.to_str().unwrap(), "--no-git", "--ratios"]);
+    let shown = history(&["show", "--metric", "ratio"]);
+    assert!(shown.contains("more30 vs base"), "{shown}");
+    assert!(shown.contains("same vs base"), "{shown}");
+    // Ratios are in the default selection (as wall time and counts are).
+    let shown = history(&["show"]);
+    assert!(shown.contains("more30 vs base"), "{shown}");
+    let times = history(&["show", "--metric", "wall_time"]);
+    assert!(!times.contains(" vs base"), "{times}");
 }
 
 #[test]

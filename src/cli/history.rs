@@ -17,6 +17,7 @@ use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
 mod builds;
+mod ratios;
 mod webhook;
 pub use builds::bisect;
 use builds::confirm;
@@ -78,6 +79,10 @@ struct AddArgs {
     /// The server's write token (default: TARE_TOKEN).
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+    /// Store each ratio of a head to head (`tare kernels --baseline`) as a series too:
+    /// benchmark 'KERNEL vs BASELINE', metric ratio.
+    #[arg(long)]
+    ratios: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -86,7 +91,7 @@ struct SelectArgs {
     #[arg(short, long, value_name = "TEXT")]
     benchmark: Option<String>,
     /// Metric: wall_time, cpu_time, user_time, system_time, peak_memory, a counted event
-    /// (instructions, … from --counters), or all (default: wall_time and the counted events).
+    /// (instructions, … from --counters), or all (default: wall_time, the counted events and ratios).
     #[arg(short, long, value_name = "METRIC", default_value = "default")]
     metric: String,
 }
@@ -752,10 +757,11 @@ fn analyse(
 ) -> Result<(Vec<SeriesView>, Tips, Vec<i64>)> {
     let settings = settings(d)?;
     let thresholds = thresholds(d)?;
-    // Counted events (`--counters`) and energies (`--energy`) are metrics of their own.
+    // Counted events (`--counters`), energies (`--energy`) and ratios (`add --ratios`) are
+    // metrics of their own.
     let counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
-        .filter(|s| s.unit == ingest::COUNT_UNIT || s.unit == ingest::ENERGY_UNIT)
+        .filter(|s| ingest::added_unit(&s.unit))
         .map(|s| s.metric)
         .collect();
     if sel.metric != "all"
@@ -941,6 +947,7 @@ fn add(spec: &str, a: AddArgs, rebuild: bool) -> Result<i32> {
                     e
                 }
             })?;
+            let s = if a.ratios { ratios::with_series(s) } else { s };
             let commit = commit_of(&given, &s, a.no_git, &mut head, &cwd);
             ingest::check(&s, commit.as_ref()).map_err(|e| {
                 usage(format!(
@@ -1045,6 +1052,7 @@ fn add_to_server(a: AddArgs) -> Result<i32> {
         let mut batch = Vec::with_capacity(chunk.len());
         for f in chunk {
             let s = crate::results::read::load_session(f)?;
+            let s = if a.ratios { ratios::with_series(s) } else { s };
             let c = commit_of(&given, &s, a.no_git, &mut head, &cwd);
             crate::store::ingest::check(&s, c.as_ref())
                 .map_err(|e| usage(format!("{}: {e}", f.display())))?;

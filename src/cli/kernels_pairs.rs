@@ -109,31 +109,6 @@ impl mk::KernelsObserver for Progress {
     }
 }
 
-/// The name of a pair's kernel on its line: the kernel, its parameters where the kernel runs
-/// with more than one combination, its program where there are several.
-fn name(plan: &KernelsPlan, pairs: &[Pair], p: &Pair) -> String {
-    let t = &plan.targets[p.other];
-    let mut s = String::new();
-    if plan.programs.len() > 1 {
-        let _ = write!(s, "{}: ", plan.programs[t.program].label);
-    }
-    s.push_str(&t.kernel);
-    let several = pairs
-        .iter()
-        .filter(|q| {
-            let u = &plan.targets[q.other];
-            u.kernel == t.kernel && u.program == t.program
-        })
-        .count()
-        > 1;
-    if several {
-        for (k, v) in &t.params {
-            let _ = write!(s, " {k}={v}");
-        }
-    }
-    s
-}
-
 /// Runs the session, prints, exports; the exit status.
 pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Result<i32> {
     let plan = c.plan;
@@ -158,7 +133,7 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
     let mut out = String::new();
     let mut records = Vec::new();
     for r in &results {
-        let n = name(plan, c.pairs, &r.pair);
+        let n = super::kernels_pairs_results::name(plan, c.pairs, &r.pair);
         let loops = r.loops.unwrap_or([0, 0]);
         match (&r.failed, &r.verdict) {
             (Some(e), _) => {
@@ -198,6 +173,7 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
             r.stop_reason
         );
         let t = &plan.targets[r.pair.other];
+        let line = r.verdict.as_ref().map(|v| cp::line(&n, c.baseline, v));
         records.push(serde_json::json!({
             "kernel": t.kernel,
             "baseline": c.baseline,
@@ -212,6 +188,8 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
             "time": if r.cpu == Some(true) { "cpu" } else { "wall" },
             "switch_ms_at_calibration": r.switch_ns / 1e6,
             "verdict": r.verdict,
+            "line": line,
+            "name": n,
             "stop_reason": r.stop_reason,
             "failed": r.failed,
             "processes": r.processes,
@@ -227,8 +205,10 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
     if c.style != Style::None {
         print!("{out}");
     }
+    let (benchmarks, comparisons) = super::kernels_pairs_results::parts(plan, c.pairs, &results);
     let mut session =
-        super::kernels_record::session_record(c.root, c.method, c.cores, c.seed, Vec::new());
+        super::kernels_record::session_record(c.root, c.method, c.cores, c.seed, benchmarks);
+    session.comparisons = comparisons;
     let failed = results.iter().find_map(|r| r.failed.clone());
     session.complete = matches!(outcome, KernelsOutcome::Complete) && failed.is_none();
     session.extra.insert(
@@ -236,7 +216,7 @@ pub(super) fn run(c: Context, exports: &super::opts::ExportArgs) -> anyhow::Resu
         serde_json::json!(c.machine_warnings),
     );
     session.extra.insert(
-        "head_to_head".into(),
+        super::kernels_pairs_results::KEY.into(),
         serde_json::json!({
             "baseline": c.baseline,
             "confidence": confidence,

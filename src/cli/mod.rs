@@ -8,6 +8,7 @@ mod history;
 mod import;
 mod kernels;
 mod kernels_pairs;
+mod kernels_pairs_results;
 mod kernels_record;
 mod machine;
 mod meters;

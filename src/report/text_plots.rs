@@ -146,10 +146,15 @@ pub fn session_report(s: &Session, color: bool) -> String {
         // Diagnostics are already part of `terminal::benchmark_block`.
         out.push('\n');
     }
+    // A head to head inside one process (`tare kernels --baseline`) compares each pair on its
+    // own time (CPU or wall): all of them are shown.
+    let h2h = s
+        .extra
+        .contains_key(crate::results::export::HEAD_TO_HEAD_KEY);
     let comps: Vec<_> = s
         .comparisons
         .iter()
-        .filter(|c| c.metric == metric.key())
+        .filter(|c| c.metric == metric.key() || h2h)
         .collect();
     if !comps.is_empty() {
         let _ = writeln!(out, "{}", paint(color, "1", "Comparisons:"));

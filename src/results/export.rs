@@ -233,6 +233,15 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
     }
     let meter_cols = super::facts::meter_columns(session);
     header.extend(meter_cols.iter().map(|c| c.to_string()));
+    // A head to head's process: its ratio to the baseline.
+    let ratios = session
+        .benchmarks
+        .iter()
+        .flat_map(|b| &b.runs)
+        .any(|r| process_ratio(r).is_some());
+    if ratios {
+        header.push("ratio_to_baseline".into());
+    }
     w.write_record(&header)?;
     for b in &session.benchmarks {
         for r in &b.runs {
@@ -242,6 +251,9 @@ pub fn to_csv(session: &Session) -> anyhow::Result<Vec<u8>> {
                 row.push(super::facts::backend_of(r).unwrap_or_default().to_string());
             }
             row.extend(meter_cols.iter().map(|c| super::facts::meter_value(r, c)));
+            if ratios {
+                row.push(opt(process_ratio(r)));
+            }
             w.write_record(row)?;
         }
     }
@@ -470,6 +482,7 @@ pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
             &rows,
         ));
     }
+    out.push_str(&head_to_head_table(session, syntax));
     let m = &session.method;
     let kind = match m.kind {
         super::model::MethodKind::CgroupV1 => "cgroup v1",
@@ -481,6 +494,69 @@ pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
     out.push_str(&format!(
         "\nMeasured with {kind}: CPU time = {}; peak memory = {}.\n",
         m.cpu_time, m.peak_memory
+    ));
+    out
+}
+
+/// Key of a head to head's record of a process (`Run.extra`): its ratio to the baseline and
+/// that ratio's within-process interval (`tare kernels --baseline`).
+pub const HEAD_TO_HEAD_KEY: &str = "head_to_head";
+
+/// A run's ratio to the baseline, where it is a process of a head to head.
+pub fn process_ratio(r: &Run) -> Option<f64> {
+    r.extra.get(HEAD_TO_HEAD_KEY)?.get("ratio")?.as_f64()
+}
+
+/// The per-process ratios of a head to head inside one process (`tare kernels --baseline`):
+/// one row a comparison whose candidate's runs are processes with their ratio (empty
+/// otherwise).
+fn head_to_head_table(session: &Session, syntax: TableSyntax) -> String {
+    let rows: Vec<Vec<String>> = session
+        .comparisons
+        .iter()
+        .filter_map(|c| {
+            let b = session.benchmarks.get(c.candidate)?;
+            let ratios: Vec<f64> = b.runs.iter().filter_map(process_ratio).collect();
+            if ratios.is_empty() {
+                return None;
+            }
+            let d = crate::stats::compare::decimals(c.ratio_ci_low, c.ratio_ci_high).max(3);
+            let list: Vec<String> = ratios.iter().map(|r| format!("{r:.d$}")).collect();
+            Some(vec![
+                syntax.code(&c.candidate_name),
+                syntax.code(&c.reference_name),
+                if c.metric == "cpu_time" {
+                    "CPU"
+                } else {
+                    "wall"
+                }
+                .to_string(),
+                format!(
+                    "±{:.2}%",
+                    100.0 * ((c.ratio_ci_high / c.ratio_ci_low).sqrt() - 1.0)
+                ),
+                ratios.len().to_string(),
+                list.join(" "),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nHead to head inside one process: each process's ratio (time per loop of the candidate / of the reference, the median of its paired blocks); the verdict is over processes.\n\n",
+    );
+    out.push_str(&syntax.render(
+        &[
+            "Candidate",
+            "Reference",
+            "Time",
+            "Interval ±",
+            "Processes",
+            "Per-process ratios",
+        ],
+        &[false, false, false, true, true, false],
+        &rows,
     ));
     out
 }

@@ -323,7 +323,7 @@ fn metric_of<'a>(st: &mut Store, m: &'a str, default: bool) -> Result<Option<&'a
     let mut known: Vec<String> = ingest::METRICS.iter().map(|m| m.to_string()).collect();
     let mut counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
-        .filter(|s| s.unit == ingest::COUNT_UNIT || s.unit == ingest::ENERGY_UNIT)
+        .filter(|s| ingest::added_unit(&s.unit))
         .map(|s| s.metric)
         .collect();
     if counted.iter().any(|c| c == m) {

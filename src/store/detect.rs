@@ -896,12 +896,16 @@ pub fn open_alerts(db: &mut Db) -> Result<Vec<Alert>> {
     alerts(db, OPEN)
 }
 
-/// Which series detection covers for a metric selection: `all`, `default` (wall time and the
-/// counted events), or one metric by name. The CLI's `--metric` and the server's `?metric=`.
+/// Which series detection covers for a metric selection: `all`, `default` (wall time, the
+/// counted events and a head to head's ratios, `history add --ratios`), or one metric by name. The CLI's `--metric` and the server's `?metric=`.
 pub fn selected(metric: &str, s: &Series) -> bool {
     match metric {
         "all" => true,
-        "default" => s.metric == "wall_time" || s.unit == super::ingest::COUNT_UNIT,
+        "default" => {
+            s.metric == "wall_time"
+                || s.unit == super::ingest::COUNT_UNIT
+                || s.unit == super::ingest::RATIO_UNIT
+        }
         m => s.metric == m,
     }
 }

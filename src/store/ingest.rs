@@ -368,6 +368,34 @@ pub const COUNT_UNIT: &str = "count";
 /// The unit of an energy metric (`--energy`: `package_energy`, `gpu_energy`).
 pub const ENERGY_UNIT: &str = "J";
 
+/// The unit of a head to head's ratio (`tare history add --ratios`): metric `ratio`, one
+/// series a `KERNEL vs BASELINE` benchmark.
+pub const RATIO_UNIT: &str = "×";
+
+/// Whether a series of this unit is a metric beyond [`METRICS`] that `--metric` (and the
+/// server's `?metric=`) may name: a counted event, an energy, a head to head's ratio.
+pub fn added_unit(unit: &str) -> bool {
+    [COUNT_UNIT, ENERGY_UNIT, RATIO_UNIT].contains(&unit)
+}
+
+/// Where a run of such a benchmark carries its process's ratio (`Run.extra`).
+pub const RATIO_KEY: &str = "ratio";
+
+/// A benchmark's runs' ratios (`runs[].extra.ratio`, written by `tare history add --ratios`
+/// only), as metric `ratio`; empty for every other benchmark.
+pub fn ratio_values(b: &crate::results::model::Benchmark) -> Vec<(String, &'static str, Vec<f64>)> {
+    let xs: Vec<f64> = b
+        .runs
+        .iter()
+        .filter(|r| r.counted)
+        .filter_map(|r| r.extra.get(RATIO_KEY)?.as_f64())
+        .collect();
+    if xs.is_empty() {
+        return Vec::new();
+    }
+    vec![("ratio".to_string(), RATIO_UNIT, xs)]
+}
+
 /// The id of a metric beyond [`METRICS`] (a counted event, an energy), added when missing.
 fn added_metric_id(db: &mut Db, cache: &mut Cache, name: &str, unit: &str) -> Result<i64> {
     if let Some(&id) = cache.counters.get(name) {
@@ -694,7 +722,7 @@ fn add_batch(
             let energies = energy_values(b)
                 .into_iter()
                 .map(|(n, xs)| (n.to_string(), ENERGY_UNIT, xs));
-            for (name, unit, xs) in counts.chain(energies) {
+            for (name, unit, xs) in counts.chain(energies).chain(ratio_values(b)) {
                 let Some(d) = crate::stats::describe(&xs) else {
                     continue;
                 };

@@ -86,6 +86,11 @@ pub struct PairProcess {
     pub log_ratios: Vec<f64>,
     /// ... and of CPU time (empty where the worker sent none).
     pub cpu_log_ratios: Vec<f64>,
+    /// Each side's time per loop in this process, ns, [baseline, kernel]: the median of its
+    /// blocks' medians, of wall time...
+    pub ns_per_loop: [f64; 2],
+    /// ... and of CPU time (None where the worker sent none).
+    pub cpu_ns_per_loop: Option<[f64; 2]>,
     /// Mean time of a switch between the two kernels (`teardown` + `setup`), ms.
     pub switch_ms: f64,
     /// Time of this pair in this process, s.
@@ -535,6 +540,9 @@ fn one_pair(
     let mut logs = Vec::with_capacity(PAIRS);
     let mut cpu_logs = Vec::with_capacity(PAIRS);
     let mut busy = [0.0f64; 2];
+    // Each block's median per side, of wall and of CPU time (the process's time per loop).
+    let mut walls: [Vec<f64>; 2] = Default::default();
+    let mut cpus: [Vec<f64>; 2] = Default::default();
     for k in 0..PAIRS {
         if cancel.load(Ordering::Relaxed) {
             return Err(WorkerError::Interrupted);
@@ -572,8 +580,13 @@ fn one_pair(
             }
         }
         logs.push((value[1] / value[0]).ln());
+        for side in 0..2 {
+            walls[side].push(value[side]);
+        }
         if let [Some(a), Some(b)] = cpu_value {
             cpu_logs.push((b / a).ln());
+            cpus[0].push(a);
+            cpus[1].push(b);
         }
     }
     let cpu_ratio = (cpu_logs.len() == logs.len())
@@ -616,6 +629,8 @@ fn one_pair(
         },
         wall_ratio: wall.map_or(f64::NAN, |w| w.0),
         cpu_ratio: cpu_ratio.map(|c| c.0),
+        ns_per_loop: [median(&walls[0]), median(&walls[1])],
+        cpu_ns_per_loop: (cpus[0].len() == PAIRS).then(|| [median(&cpus[0]), median(&cpus[1])]),
         log_ratios: logs,
         cpu_log_ratios: cpu_logs,
         switch_ms,

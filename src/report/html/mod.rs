@@ -9,6 +9,7 @@
 //! tables; `page` assembles the page.
 
 pub mod data;
+mod head_to_head;
 mod page;
 pub mod plots;
 mod scaling;

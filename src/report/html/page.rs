@@ -378,6 +378,7 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
         table::summary_table(fi, s, metric)
     );
 
+    out.push_str(&super::head_to_head::section(fi, s));
     let session_plots: Vec<&Plot> = all
         .iter()
         .filter(|p| p.file == fi && matches!(p.kind, PlotKind::Forest | PlotKind::Paired))
