@@ -1,6 +1,7 @@
-//! How a plan is run: warm-up, order (interleaved rounds or sequential), the actions around
-//! runs, and when to stop. Calls `exec` for each run and fills the results as it goes; an
-//! [`Observer`] sees every finished run (progress bar, journal).
+//! How a plan is run: `tare run`'s engine for the round scheduler (`rounds`: warm-up, order,
+//! interleaved rounds or sequential), the actions around runs, and when to stop (the stop
+//! rule's values). One run is `measure.rs`'s; it calls `exec` and fills the results as it goes;
+//! an [`Observer`] sees every finished run (progress bar, journal).
 //!
 //! Not for: measuring (that is `exec`) or printing (that is `report`).
 
