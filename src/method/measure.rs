@@ -6,13 +6,14 @@
 //! (`exec`).
 
 use super::{
-    actions::run_action, background, cache, counters, setups, GpuEnergyRun, Observer, Runner, Step,
-    CGROUP_JOIN_KEY, ESCAPED_KEY, INCOMPLETE_KEY, ORPHANS_KEY,
+    background, cache, counters, setups, GpuEnergyRun, Observer, Runner, Step, CGROUP_JOIN_KEY,
+    ESCAPED_KEY, INCOMPLETE_KEY, ORPHANS_KEY,
 };
 use crate::error::UserError;
 use crate::exec::RunSpec;
 use crate::machine::cooldown::{self, SystemClock};
 use crate::machine::extra_keys;
+use crate::method::stages::Stage;
 use crate::plan::{BenchmarkPlan, CounterBackend, Plan};
 use crate::results::{Benchmark, Run, Termination};
 use crate::setup::Setup;
@@ -97,9 +98,7 @@ impl Runner<'_> {
                     d.path().to_path_buf()
                 }
             });
-        if let Some(p) = &bp.prepare {
-            run_action(self.plan, self.exec, self.cancel, "--prepare", p)?;
-        }
+        self.act(Stage::BeforeInvocation, &bp.prepare, i, round)?;
         let spec = RunSpec {
             argv: spec_argv,
             cwd: spec_cwd,
@@ -238,9 +237,7 @@ impl Runner<'_> {
             // The interrupted run is incomplete: it is not recorded.
             return Ok(Step::Interrupted);
         }
-        if let Some(c) = &bp.conclude {
-            run_action(self.plan, self.exec, self.cancel, "--conclude", c)?;
-        }
+        self.act(Stage::AfterInvocation, &bp.conclude, i, round)?;
         let ready_stopped = m.ready.is_some_and(|r| r.stopped);
         let never_ready = m.ready.is_some_and(|r| r.ready.is_none());
         if never_ready {

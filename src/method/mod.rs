@@ -31,9 +31,10 @@ use crate::plan::{Order, Plan};
 use crate::results::{Benchmark, Session};
 use crate::setup::build::Builds;
 use crate::setup::realize::Workspace;
-use actions::run_action;
+use actions::Script;
 use rounds::{Engine, Halt, Scope, Shape, Turn};
 use serde_json::json;
+use stages::{Action, Stage, StageContext};
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -475,13 +476,48 @@ struct RunEngine<'r, 'a> {
 }
 
 impl RunEngine<'_, '_> {
-    /// Runs the action `script` of option `what`, if there is one.
-    fn action(&self, what: &str, script: Option<&String>) -> Result<(), Halt<anyhow::Error>> {
-        let Some(s) = script else {
+    /// Benchmark `i`'s `--setup` or `--cleanup` (by `stage`), if it has one.
+    fn action(&self, stage: Stage, i: usize) -> Result<(), Halt<anyhow::Error>> {
+        let bp = &self.runner.plan.benchmarks[i];
+        let script = match stage {
+            Stage::BeforeBenchmark => &bp.setup,
+            _ => &bp.cleanup,
+        };
+        self.runner
+            .act(stage, script, i, None)
+            .map_err(Halt::Failed)
+    }
+}
+
+impl Runner<'_> {
+    /// Runs `script`, if there is one, as the action at `stage` of benchmark `i` (in `round`):
+    /// through the one action system (`stages::Action`), statically dispatched, nothing
+    /// allocated.
+    fn act(
+        &self,
+        stage: Stage,
+        script: &Option<String>,
+        i: usize,
+        round: Option<usize>,
+    ) -> anyhow::Result<()> {
+        let Some(script) = script else {
             return Ok(());
         };
-        let r = self.runner;
-        run_action(r.plan, r.exec, r.cancel, what, s).map_err(Halt::Failed)
+        let bp = &self.plan.benchmarks[i];
+        let ctx = StageContext {
+            stage,
+            benchmark: Some(&bp.name),
+            program: &bp.command,
+            round: round.unwrap_or(0),
+        };
+        let mut action = Script {
+            plan: self.plan,
+            exec: self.exec,
+            cancel: self.cancel,
+            stage,
+            script,
+        };
+        action.run(&ctx)
     }
 }
 
@@ -495,12 +531,11 @@ impl Engine for RunEngine<'_, '_> {
         match scope {
             Scope::One(i) => {
                 self.obs.started(self.benches, Some(i));
-                self.action("--setup", plan.benchmarks[i].setup.as_ref())
+                self.action(Stage::BeforeBenchmark, i)
             }
-            Scope::All => plan
-                .benchmarks
-                .iter()
-                .try_for_each(|bp| self.action("--setup", bp.setup.as_ref())),
+            Scope::All => {
+                (0..plan.benchmarks.len()).try_for_each(|i| self.action(Stage::BeforeBenchmark, i))
+            }
         }
     }
 
@@ -585,12 +620,12 @@ impl Engine for RunEngine<'_, '_> {
         let plan = self.runner.plan;
         match scope {
             Scope::One(i) => {
-                self.action("--cleanup", plan.benchmarks[i].cleanup.as_ref())?;
+                self.action(Stage::AfterBenchmark, i)?;
                 self.obs.finished(self.benches, Some(i));
             }
             Scope::All => {
-                for bp in &plan.benchmarks {
-                    self.action("--cleanup", bp.cleanup.as_ref())?;
+                for i in 0..plan.benchmarks.len() {
+                    self.action(Stage::AfterBenchmark, i)?;
                 }
                 self.obs.finished(self.benches, None);
             }
