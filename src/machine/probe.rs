@@ -150,6 +150,23 @@ pub const REUSE_WITHIN: std::time::Duration = std::time::Duration::from_micros(5
 const PSI_NAMES: [&str; 3] = ["cpu", "io", "memory"];
 
 impl RunProbe {
+    /// The prober of a session's runs (`tare run`) or worker invocations (`tare kernels`):
+    /// over the `pinned` cores where runs are held to them, else over all online CPUs; with
+    /// those cores (for heat-up). The one place both engines build it.
+    pub fn for_runs(
+        root: &SysRoot,
+        pinned: Option<&[usize]>,
+        thresholds: InterferenceThresholds,
+    ) -> (RunProbe, Vec<usize>) {
+        let cores = pinned.map(<[usize]>::to_vec).unwrap_or_else(|| {
+            super::topology::read_topology(root)
+                .map(|t| t.cpus.iter().map(|c| c.id).collect())
+                .unwrap_or_default()
+        });
+        let probe = RunProbe::new(root, &cores, pinned.is_some(), thresholds);
+        (probe, cores)
+    }
+
     /// Resolves the files to read for a run on `cores` (empty: watch all CPUs). `pinned`: the
     /// run is held to `cores`, so their idle states are its own and are recorded; an unpinned
     /// run's are not (every CPU's would be read each run: hundreds of files on a large machine).

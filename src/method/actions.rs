@@ -1,5 +1,6 @@
 //! Untimed actions around runs: `--setup`/`--cleanup` once per benchmark, `--prepare`/
-//! `--conclude` around every run. They run through the shell, in the runs' environment and
+//! `--conclude` around every run, each a [`Script`], an action of `stages` (the one action
+//! system of `tare run` and `tare kernels`) at the stage its option names. They run through the shell, in the runs' environment and
 //! working directory, with their output discarded; a failing action stops the session with
 //! its exit code and the last line it printed on stderr.
 //!
@@ -9,10 +10,47 @@
 
 use crate::error::UserError;
 use crate::exec::{Executor, Limits, RunSpec, Sink};
+use crate::method::stages::{Action, Stage, StageContext};
 use crate::plan::Plan;
 use crate::results::Termination;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
+
+/// One of `tare run`'s action options with its command, as a `stages::Action`: made where it
+/// runs (on the stack, no allocation), run through the session's executor by [`run_action`].
+pub struct Script<'a> {
+    pub plan: &'a Plan,
+    pub exec: &'a Executor,
+    pub cancel: &'a AtomicBool,
+    /// The stage: `--setup`, `--prepare`, `--conclude` or `--cleanup` by [`option`].
+    pub stage: Stage,
+    pub script: &'a str,
+}
+
+/// The option of `tare run` that runs a command at `stage`, for messages.
+pub fn option(stage: Stage) -> &'static str {
+    match stage {
+        Stage::BeforeBenchmark => "--setup",
+        Stage::AfterBenchmark => "--cleanup",
+        Stage::BeforeInvocation | Stage::BeforeRepetition => "--prepare",
+        Stage::AfterInvocation | Stage::AfterRepetition => "--conclude",
+    }
+}
+
+impl Action for Script<'_> {
+    fn describe(&self) -> String {
+        format!("{} command '{}'", option(self.stage), self.script)
+    }
+    fn run(&mut self, _: &StageContext) -> anyhow::Result<()> {
+        run_action(
+            self.plan,
+            self.exec,
+            self.cancel,
+            option(self.stage),
+            self.script,
+        )
+    }
+}
 
 /// Runs `script` with the plan's shell; `what` names the option for the error message.
 pub fn run_action(

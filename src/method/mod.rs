@@ -1,6 +1,7 @@
-//! How a plan is run: warm-up, order (interleaved rounds or sequential), the actions around
-//! runs, and when to stop. Calls `exec` for each run and fills the results as it goes; an
-//! [`Observer`] sees every finished run (progress bar, journal).
+//! How a plan is run: `tare run`'s engine for the round scheduler (`rounds`: warm-up, order,
+//! interleaved rounds or sequential), the actions around runs, and when to stop (the stop
+//! rule's values). One run is `measure.rs`'s; it calls `exec` and fills the results as it goes;
+//! an [`Observer`] sees every finished run (progress bar, journal).
 //!
 //! Not for: measuring (that is `exec`) or printing (that is `report`).
 
@@ -10,8 +11,10 @@ pub mod cache;
 pub mod counters;
 pub mod energy_ratio;
 pub mod kernels;
+mod measure;
 pub mod order;
 pub mod planning;
+pub mod rounds;
 pub mod stages;
 pub mod success;
 
@@ -20,25 +23,21 @@ pub mod success;
 pub use crate::conclude::{analysis, setups, summary};
 
 use crate::error::UserError;
-use crate::exec::{Executor, RunSpec};
-use crate::machine::cooldown::{self, SystemClock};
-use crate::machine::extra_keys;
+use crate::exec::Executor;
 use crate::machine::probe::RunProbe;
 use crate::machine::sysfs::SysRoot;
-use crate::machine::topology;
 use crate::plan::stop::{Schedule, StopContext};
-use crate::plan::{BenchmarkPlan, CounterBackend, Order, Plan};
-use crate::results::{Benchmark, Run, Session, Termination};
+use crate::plan::{Order, Plan};
+use crate::results::{Benchmark, Session};
 use crate::setup::build::Builds;
 use crate::setup::realize::Workspace;
-use crate::setup::Setup;
-use actions::run_action;
-use rand::SeedableRng;
+use actions::Script;
+use rounds::{Engine, Halt, Scope, Shape, Turn};
 use serde_json::json;
+use stages::{Action, Stage, StageContext};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 /// Sees the session as it goes.
 pub trait Observer {
@@ -66,9 +65,6 @@ pub enum Outcome {
 /// benchmark stops: its stop rule could never be reached.
 const MAX_UNCOUNTED_STREAK: usize = 20;
 
-/// With an exact run count (`--runs N`), a benchmark stops once this many of its measured runs
-/// did not count in all: at most `max(N, 3)` attempts beyond the `N` counted ones, so
-/// `--runs 1` with a command that always hits its limit stops after 3 attempts, not 20.
 /// What the uncounted runs of `b` did, in words: excluded runs (`--exclude-interfered`) did
 /// not fail.
 fn uncounted_cause(b: &Benchmark) -> &'static str {
@@ -85,6 +81,9 @@ fn uncounted_cause(b: &Benchmark) -> &'static str {
     }
 }
 
+/// With an exact run count (`--runs N`), a benchmark stops once this many of its measured runs
+/// did not count in all: at most `max(N, 3)` attempts beyond the `N` counted ones, so
+/// `--runs 1` with a command that always hits its limit stops after 3 attempts, not 20.
 fn max_uncounted_for(runs: usize) -> usize {
     runs.max(3)
 }
@@ -150,17 +149,8 @@ pub fn execute(
     cancel: &AtomicBool,
 ) -> Outcome {
     let root = SysRoot::from_env();
-    let cores = plan.cores.clone().unwrap_or_else(|| {
-        topology::read_topology(&root)
-            .map(|t| t.cpus.iter().map(|c| c.id).collect())
-            .unwrap_or_default()
-    });
-    let probe = RefCell::new(RunProbe::new(
-        &root,
-        &cores,
-        plan.cores.is_some(),
-        plan.machine.thresholds,
-    ));
+    let (probe, cores) = RunProbe::for_runs(&root, plan.cores.as_deref(), plan.machine.thresholds);
+    let probe = RefCell::new(probe);
     let uses_setups =
         plan.setups.is_some() || plan.benchmarks.iter().any(|b| b.fixed_setup.is_some());
     let workspace = match uses_setups.then(Workspace::create).transpose() {
@@ -245,18 +235,32 @@ pub fn execute(
         real_cwd,
         builds,
     };
+    let mut engine = RunEngine {
+        runner: &runner,
+        counted: vec![0; session.benchmarks.len()],
+        benches: &mut session.benchmarks,
+        obs,
+        schedule: Schedule::new(),
+        started: Instant::now(),
+    };
+    let shape = Shape {
+        units: plan.benchmarks.len(),
+        warmups: plan.warmup,
+        max_rounds: usize::MAX,
+        seed: plan.seed,
+    };
     let result = match plan.order {
-        Order::Sequential => runner.sequential(&mut session.benchmarks, obs),
-        Order::Interleaved => runner.interleaved(&mut session.benchmarks, obs),
+        Order::Sequential => rounds::sequential(&mut engine, &shape, cancel),
+        Order::Interleaved => rounds::interleaved(&mut engine, &shape, cancel),
     };
     if let (Some(meter), Some(runs)) = (gpu_energy, runner.gpu_energy_runs.take()) {
         add_gpu_energy(session, meter, &runs);
     }
     analyse(plan, session);
     match result {
-        Ok(Step::Ok) => Outcome::Complete,
-        Ok(Step::Interrupted) => Outcome::Interrupted,
-        Err(e) => Outcome::Failed(e),
+        Ok(()) => Outcome::Complete,
+        Err(Halt::Interrupted) => Outcome::Interrupted,
+        Err(Halt::Failed(e)) => Outcome::Failed(e),
     }
 }
 
@@ -458,110 +462,179 @@ fn uncounted_streak(b: &Benchmark) -> usize {
         .count()
 }
 
+/// `tare run`'s engine for the round scheduler (`rounds`): a unit is one run, one sample.
+struct RunEngine<'r, 'a> {
+    runner: &'r Runner<'a>,
+    benches: &'r mut [Benchmark],
+    obs: &'r mut dyn Observer,
+    /// Counted runs of each benchmark, tallied as they come.
+    counted: Vec<usize>,
+    /// When the stop rule's expensive metrics are due.
+    schedule: Schedule,
+    /// When the measured runs (of the benchmark, or of the rounds) began.
+    started: Instant,
+}
+
+impl RunEngine<'_, '_> {
+    /// Benchmark `i`'s `--setup` or `--cleanup` (by `stage`), if it has one.
+    fn action(&self, stage: Stage, i: usize) -> Result<(), Halt<anyhow::Error>> {
+        let bp = &self.runner.plan.benchmarks[i];
+        let script = match stage {
+            Stage::BeforeBenchmark => &bp.setup,
+            _ => &bp.cleanup,
+        };
+        self.runner
+            .act(stage, script, i, None)
+            .map_err(Halt::Failed)
+    }
+}
+
 impl Runner<'_> {
-    fn sequential(
+    /// Runs `script`, if there is one, as the action at `stage` of benchmark `i` (in `round`):
+    /// through the one action system (`stages::Action`), statically dispatched, nothing
+    /// allocated.
+    fn act(
         &self,
-        benches: &mut [Benchmark],
-        obs: &mut dyn Observer,
-    ) -> anyhow::Result<Step> {
-        for i in 0..benches.len() {
-            let bp = &self.plan.benchmarks[i];
-            obs.started(benches, Some(i));
-            if let Some(s) = &bp.setup {
-                run_action(self.plan, self.exec, self.cancel, "--setup", s)?;
+        stage: Stage,
+        script: &Option<String>,
+        i: usize,
+        round: Option<usize>,
+    ) -> anyhow::Result<()> {
+        let Some(script) = script else {
+            return Ok(());
+        };
+        let bp = &self.plan.benchmarks[i];
+        let ctx = StageContext {
+            stage,
+            benchmark: Some(&bp.name),
+            program: &bp.command,
+            round: round.unwrap_or(0),
+        };
+        let mut action = Script {
+            plan: self.plan,
+            exec: self.exec,
+            cancel: self.cancel,
+            stage,
+            script,
+        };
+        action.run(&ctx)
+    }
+}
+
+impl Engine for RunEngine<'_, '_> {
+    type Failure = anyhow::Error;
+
+    /// `--setup` (sequential order: once its benchmark's turn comes, after the observer hears
+    /// of it; interleaved: every benchmark's, before any warm-up).
+    fn prepare(&mut self, scope: Scope) -> Result<(), Halt<anyhow::Error>> {
+        let plan = self.runner.plan;
+        match scope {
+            Scope::One(i) => {
+                self.obs.started(self.benches, Some(i));
+                self.action(Stage::BeforeBenchmark, i)
             }
-            let step = self.warm_up(bp, benches, i, obs)?;
-            if let Step::Interrupted = step {
-                return Ok(step);
+            Scope::All => {
+                (0..plan.benchmarks.len()).try_for_each(|i| self.action(Stage::BeforeBenchmark, i))
             }
-            let started = Instant::now();
-            let mut counted = 0;
-            let mut schedule = Schedule::new();
-            loop {
-                if let Step::Interrupted = self.measure(bp, benches, i, false, None, obs)? {
-                    return Ok(Step::Interrupted);
-                }
-                counted += usize::from(benches[i].runs.last().is_some_and(|r| r.counted));
-                let elapsed = started.elapsed().as_secs_f64();
-                let expensive = self.expensive_due(&mut schedule, counted);
-                if let Some(reason) =
-                    self.stop_reason(&benches[i], counted, elapsed, None, expensive)
-                {
-                    benches[i].stop_reason = reason;
-                    break;
-                }
-            }
-            if let Some(c) = &bp.cleanup {
-                run_action(self.plan, self.exec, self.cancel, "--cleanup", c)?;
-            }
-            obs.finished(benches, Some(i));
         }
-        Ok(Step::Ok)
     }
 
-    fn interleaved(
-        &self,
-        benches: &mut [Benchmark],
-        obs: &mut dyn Observer,
-    ) -> anyhow::Result<Step> {
-        for bp in &self.plan.benchmarks {
-            if let Some(s) = &bp.setup {
-                run_action(self.plan, self.exec, self.cancel, "--setup", s)?;
-            }
+    fn begin(&mut self, scope: Scope) -> Result<(), Halt<anyhow::Error>> {
+        if scope == Scope::All {
+            self.obs.started(self.benches, None);
         }
-        for (i, bp) in self.plan.benchmarks.iter().enumerate() {
-            if let Step::Interrupted = self.warm_up(bp, benches, i, obs)? {
-                return Ok(Step::Interrupted);
-            }
-        }
-        obs.started(benches, None);
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.plan.seed);
-        // Counterbalanced rounds: every command in every position once per block (`order`).
-        let mut rounds = order::Rounds::new(benches.len());
-        let started = Instant::now();
-        let mut counted = vec![0usize; benches.len()];
-        let mut schedule = Schedule::new();
-        for round in 0.. {
-            for i in rounds.next(&mut rng) {
-                let bp = &self.plan.benchmarks[i];
-                if let Step::Interrupted = self.measure(bp, benches, i, false, Some(round), obs)? {
-                    return Ok(Step::Interrupted);
-                }
-                counted[i] += usize::from(benches[i].runs.last().is_some_and(|r| r.counted));
-            }
-            // --time-budget is per command: each gets its share of the rounds' time.
-            let t = started.elapsed().as_secs_f64() / benches.len().max(1) as f64;
-            let fewest = counted.iter().copied().min().unwrap_or(0);
-            let expensive = self.expensive_due(&mut schedule, fewest);
-            let ratio = if expensive && self.plan.stop.uses_ratio() {
-                analysis::ratio_precision(benches, &compare_settings(self.plan))
-            } else {
-                None
-            };
-            let reasons: Vec<Option<String>> = benches
-                .iter()
-                .zip(&counted)
-                .map(|(b, &n)| self.stop_reason(b, n, t, ratio, expensive))
-                .collect();
-            if reasons.iter().all(Option::is_some) {
-                let reasons: Vec<String> =
-                    reasons.into_iter().map(Option::unwrap_or_default).collect();
-                let unsettled = self.unsettled(benches, ratio, &reasons[0]);
-                for (b, r) in benches.iter_mut().zip(reasons) {
-                    b.stop_reason = r + &unsettled;
-                }
-                break;
-            }
-        }
-        for bp in &self.plan.benchmarks {
-            if let Some(c) = &bp.cleanup {
-                run_action(self.plan, self.exec, self.cancel, "--cleanup", c)?;
-            }
-        }
-        obs.finished(benches, None);
-        Ok(Step::Ok)
+        self.started = Instant::now();
+        self.schedule = Schedule::new();
+        Ok(())
     }
 
+    fn unit(
+        &mut self,
+        i: usize,
+        turn: Turn,
+        _: &mut rand_chacha::ChaCha8Rng,
+    ) -> Result<(), Halt<anyhow::Error>> {
+        let bp = &self.runner.plan.benchmarks[i];
+        match self
+            .runner
+            .measure(bp, self.benches, i, turn.warmup, turn.round, self.obs)
+        {
+            Ok(Step::Ok) => {
+                let counted = self.benches[i].runs.last().is_some_and(|r| r.counted);
+                self.counted[i] += usize::from(counted);
+                Ok(())
+            }
+            Ok(Step::Interrupted) => Err(Halt::Interrupted),
+            Err(e) => Err(Halt::Failed(e)),
+        }
+    }
+
+    fn holds(&mut self, i: usize) -> bool {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let expensive = self
+            .runner
+            .expensive_due(&mut self.schedule, self.counted[i]);
+        let b = &self.benches[i];
+        match self
+            .runner
+            .stop_reason(b, self.counted[i], elapsed, None, expensive)
+        {
+            Some(reason) => {
+                self.benches[i].stop_reason = reason;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn settled(&mut self, _round: usize) -> bool {
+        let r = self.runner;
+        let benches = &mut *self.benches;
+        // --time-budget is per command: each gets its share of the rounds' time.
+        let t = self.started.elapsed().as_secs_f64() / benches.len().max(1) as f64;
+        let fewest = self.counted.iter().copied().min().unwrap_or(0);
+        let expensive = r.expensive_due(&mut self.schedule, fewest);
+        let ratio = if expensive && r.plan.stop.uses_ratio() {
+            analysis::ratio_precision(benches, &compare_settings(r.plan))
+        } else {
+            None
+        };
+        let reasons: Vec<Option<String>> = benches
+            .iter()
+            .zip(&self.counted)
+            .map(|(b, &n)| r.stop_reason(b, n, t, ratio, expensive))
+            .collect();
+        if !reasons.iter().all(Option::is_some) {
+            return false;
+        }
+        let reasons: Vec<String> = reasons.into_iter().map(Option::unwrap_or_default).collect();
+        let unsettled = r.unsettled(benches, ratio, &reasons[0]);
+        for (b, reason) in benches.iter_mut().zip(reasons) {
+            b.stop_reason = reason + &unsettled;
+        }
+        true
+    }
+
+    /// `--cleanup`, then the observer hears the benchmark (or the rounds) ended.
+    fn end(&mut self, scope: Scope) -> Result<(), Halt<anyhow::Error>> {
+        let plan = self.runner.plan;
+        match scope {
+            Scope::One(i) => {
+                self.action(Stage::AfterBenchmark, i)?;
+                self.obs.finished(self.benches, Some(i));
+            }
+            Scope::All => {
+                for i in 0..plan.benchmarks.len() {
+                    self.action(Stage::AfterBenchmark, i)?;
+                }
+                self.obs.finished(self.benches, None);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Runner<'_> {
     /// What a comparison session stopped by its caps (time, runs) could not settle, in words
     /// for the stop reason: "; not settled: a ratio is undecided and known only within ±4.2%".
     /// Empty where the rule does not look at ratios or held on them (`reason` names
@@ -623,389 +696,5 @@ impl Runner<'_> {
                 uncounted_cause(b)
             )
         })
-    }
-
-    fn warm_up(
-        &self,
-        bp: &BenchmarkPlan,
-        benches: &mut [Benchmark],
-        i: usize,
-        obs: &mut dyn Observer,
-    ) -> anyhow::Result<Step> {
-        for _ in 0..self.plan.warmup {
-            if let Step::Interrupted = self.measure(bp, benches, i, true, None, obs)? {
-                return Ok(Step::Interrupted);
-            }
-        }
-        Ok(Step::Ok)
-    }
-
-    /// One run with its prepare/conclude actions, appended to `benches[i]`.
-    fn measure(
-        &self,
-        bp: &BenchmarkPlan,
-        benches: &mut [Benchmark],
-        i: usize,
-        warmup: bool,
-        round: Option<usize>,
-        obs: &mut dyn Observer,
-    ) -> anyhow::Result<Step> {
-        if self.cancel.load(Ordering::Relaxed) {
-            return Ok(Step::Interrupted);
-        }
-        let mc = &self.plan.machine;
-        let mut extra = BTreeMap::new();
-        if let Some(cd) = &mc.cool_down {
-            let o = cooldown::cool_down(&self.root, cd, &SystemClock::default());
-            extra.insert(extra_keys::RUN_COOLDOWN.to_string(), json!(o));
-        }
-        if let Some(max) = mc.heat_up {
-            let o = cooldown::heat_up(&self.root, &self.cores, max);
-            extra.insert(extra_keys::RUN_HEATUP.to_string(), json!(o));
-        }
-        let mut spec_argv: Vec<std::ffi::OsString> = bp.argv.iter().map(Into::into).collect();
-        let mut spec_cwd = self.plan.cwd.clone();
-        let mut spec_env = self.plan.env.clone();
-        let mut aslr_off = false;
-        if let (Some((setup, block)), Some(ws)) = (
-            self.setup_of(bp, &benches[i], warmup, round),
-            &self.workspace,
-        ) {
-            let mut words = bp.argv.clone();
-            let built = setup.build.and_then(|v| self.builds.as_ref()?.out(v));
-            if let Some(out) = built {
-                let out = out.to_string_lossy();
-                for w in &mut words {
-                    *w = w.replace("{out}", &out);
-                }
-            }
-            let r = ws.realize(&setup, &words, &self.plan.env, &self.real_cwd)?;
-            spec_argv = r.argv;
-            spec_env = r.env;
-            spec_cwd = r.cwd.or(spec_cwd);
-            aslr_off = r.aslr_off;
-            let mut record = r.record;
-            if let Some(block) = block {
-                record["block"] = json!(block);
-            }
-            extra.insert(setups::RUN_KEY.to_string(), record);
-        }
-        // perf and Valgrind write their counts into a fresh private directory (mode 0700): a
-        // predictable name in /tmp could be a FIFO or a link another user planted there
-        // beforehand.
-        let counter_dir = match &self.plan.counters {
-            Some(_) => Some(
-                tempfile::Builder::new()
-                    .prefix("tare-counters-")
-                    .tempdir()?,
-            ),
-            None => None,
-        };
-        let counter_file = self
-            .plan
-            .counters
-            .as_ref()
-            .zip(counter_dir.as_ref())
-            .map(|(c, d)| match c.backend {
-                CounterBackend::Perf => {
-                    let f = d.path().join("counters.csv");
-                    spec_argv = counters::wrap(&c.program, &spec_argv, &c.events, &f);
-                    f
-                }
-                CounterBackend::Valgrind => {
-                    spec_argv =
-                        counters::valgrind::wrap(&c.program, &spec_argv, &c.events, d.path());
-                    d.path().to_path_buf()
-                }
-            });
-        if let Some(p) = &bp.prepare {
-            run_action(self.plan, self.exec, self.cancel, "--prepare", p)?;
-        }
-        let spec = RunSpec {
-            argv: spec_argv,
-            cwd: spec_cwd,
-            env: spec_env,
-            stdin: self.plan.stdin.clone(),
-            stdout: self.plan.output.clone(),
-            stderr: self.plan.output.clone(),
-            limits: self.plan.limits,
-            cores: self.plan.cores.clone(),
-            priority: mc.priority,
-            isolation: self.plan.isolation.clone(),
-            aslr_off,
-            meters: self.plan.meters.run.clone(),
-            inherit_fds: Vec::new(),
-        };
-        // The cache state last, right before the clock: nothing may read the files after it.
-        let cache = match self.plan.meters.cache.get(i).and_then(Option::as_ref) {
-            Some(cp) => Some(cache::prepare(cp)?),
-            None => None,
-        };
-        let co_runner = match self.plan.meters.background.get(i).and_then(Option::as_ref) {
-            Some(cmd) => Some(background::start(
-                &self.plan.shell,
-                cmd,
-                self.plan.meters.background_lead,
-            )?),
-            None => None,
-        };
-        let start_offset = self.t0.elapsed().as_secs_f64();
-        let probe_start = self.probe.borrow_mut().start();
-        let energy_before = self.energy.as_ref().map(|e| e.read());
-        let run_start = Instant::now();
-        let m = self.exec.run(&spec, self.cancel);
-        let run_end = Instant::now();
-        let energy = match (&self.energy, energy_before, &m) {
-            (Some(e), Some(before), Ok(m)) => Some(e.record(
-                &before,
-                &e.read(),
-                m.wall.as_secs_f64(),
-                self.plan.cores.as_deref(),
-            )),
-            _ => None,
-        };
-        let background = co_runner.map(background::CoRunner::stop);
-        let with_background = self.plan.meters.background.iter().any(Option::is_some);
-        if background == Some(false) {
-            extra.insert("background_ended_early".into(), json!(true));
-        }
-        let m = m?;
-        let env = self.probe.borrow_mut().finish(
-            probe_start,
-            m.cpu().as_secs_f64(),
-            m.wall.as_secs_f64(),
-        );
-        let interfered = env.interfered;
-        if let (Some(f), Some(c)) = (&counter_file, &self.plan.counters) {
-            let values = match c.backend {
-                CounterBackend::Perf => crate::results::input::read(f, "perf's counter file")
-                    .map(|t| counters::parse_perf_csv(&String::from_utf8_lossy(&t)))
-                    .unwrap_or_default(),
-                CounterBackend::Valgrind => counters::valgrind::collect(f, &c.events)
-                    .unwrap_or_else(|why| {
-                        if m.termination == Termination::Exit && m.exit_code == Some(0) {
-                            eprintln!(
-                                "tare: warning: run {} of '{}' has no counts: {why}",
-                                benches[i].runs.len() + 1,
-                                benches[i].name
-                            );
-                        }
-                        Vec::new()
-                    }),
-            };
-            extra.insert(counters::RUN_KEY.to_string(), json!(values));
-            extra.insert(counters::BACKEND_KEY.to_string(), json!(c.backend.as_str()));
-            if c.backend == CounterBackend::Valgrind {
-                let top = counters::valgrind::top_functions(f, counters::FUNCTIONS_KEPT);
-                if !top.is_empty() {
-                    let list: Vec<serde_json::Value> = top
-                        .into_iter()
-                        .map(|(name, ir)| json!({"function": name, "instructions": ir}))
-                        .collect();
-                    extra.insert(counters::FUNCTIONS_KEY.to_string(), json!(list));
-                }
-                if let Some(keep) = &c.keep {
-                    let dest = keep.join(format!("{}-run{}", i + 1, benches[i].runs.len() + 1));
-                    match counters::valgrind::keep_outputs(f, &dest) {
-                        Ok(()) => {
-                            extra.insert(
-                                counters::CALLGRIND_KEY.to_string(),
-                                json!(dest.display().to_string()),
-                            );
-                        }
-                        Err(e) => eprintln!(
-                            "tare: warning: Callgrind's files of run {} of '{}' were not kept: {e}",
-                            benches[i].runs.len() + 1,
-                            benches[i].name
-                        ),
-                    }
-                }
-            }
-        }
-        extra.insert(extra_keys::RUN_ENVIRONMENT.to_string(), json!(env));
-        if !m.join.is_zero() {
-            extra.insert(CGROUP_JOIN_KEY.to_string(), json!(m.join.as_secs_f64()));
-        }
-        if m.escaped {
-            extra.insert(ESCAPED_KEY.to_string(), json!(true));
-            extra.insert(
-                INCOMPLETE_KEY.to_string(),
-                json!(["cpu_time", "user_time", "system_time", "peak_memory"]),
-            );
-            if m.orphans_killed > 0 {
-                extra.insert(ORPHANS_KEY.to_string(), json!(m.orphans_killed));
-            }
-            let first = !benches[i]
-                .runs
-                .iter()
-                .any(|r| r.extra.contains_key(ESCAPED_KEY));
-            if first {
-                let fate = if m.orphans_killed > 0 {
-                    format!(
-                        "{} process(es) that left were killed at the run's end (tare is their subreaper)",
-                        m.orphans_killed
-                    )
-                } else {
-                    "what left was not killed".to_string()
-                };
-                eprintln!(
-                    "tare: warning: run {} of '{}' left its cgroups (a process moved itself out): its CPU time and peak memory are incomplete and {fate}; marked escaped in the results",
-                    benches[i].runs.len() + 1,
-                    benches[i].name
-                );
-            }
-        }
-        if m.termination == Termination::Failed && self.cancel.load(Ordering::Relaxed) {
-            // The interrupted run is incomplete: it is not recorded.
-            return Ok(Step::Interrupted);
-        }
-        if let Some(c) = &bp.conclude {
-            run_action(self.plan, self.exec, self.cancel, "--conclude", c)?;
-        }
-        let ready_stopped = m.ready.is_some_and(|r| r.stopped);
-        let never_ready = m.ready.is_some_and(|r| r.ready.is_none());
-        if never_ready {
-            extra.insert("not_ready".into(), json!(true));
-        }
-        let ok_exit = m.termination == Termination::Exit
-            && (m.exit_code == Some(0) || ready_stopped || self.plan.ignore_failure)
-            && !never_ready;
-        let excluded = interfered && mc.exclude_interfered;
-        if excluded {
-            extra.insert("excluded".into(), json!("interfered"));
-        }
-        let bench = &mut benches[i];
-        let index = bench.runs.len();
-        if let Some(runs) = self.gpu_energy_runs.borrow_mut().as_mut() {
-            runs.push(GpuEnergyRun {
-                bench: i,
-                run: index,
-                start: run_start,
-                end: run_end,
-                wall: m.wall.as_secs_f64(),
-            });
-        }
-        bench.runs.push(Run {
-            index,
-            round,
-            warmup,
-            start_offset,
-            wall_time: m.wall.as_secs_f64(),
-            user_time: m.user.as_secs_f64(),
-            system_time: m.system.as_secs_f64(),
-            cpu_time: m.cpu().as_secs_f64(),
-            peak_memory: m.peak_memory,
-            exit_code: m.exit_code,
-            signal: m.signal,
-            termination: m.termination,
-            involuntary_context_switches: Some(m.involuntary_context_switches),
-            counted: ok_exit && !warmup && !excluded,
-            extra,
-            meters: Box::new(crate::results::RunMeters {
-                io: m.io.clone().map(Box::new),
-                cache: cache.map(Box::new),
-                ready_time: m.ready.and_then(|r| r.ready).map(|t| t.as_secs_f64()),
-                background: with_background.then_some(background.is_some()),
-                memory_timeline: m.memory_timeline.clone(),
-                energy: energy.map(|e| json!(e)),
-            }),
-        });
-        obs.run_finished(benches, i)?;
-        if let Some(pause) = mc.sleep_between {
-            self.pause(pause);
-        }
-        if !ok_exit && !self.plan.ignore_failure {
-            return Err(UserError::run_failed(failure_message(&benches[i], self.plan)).into());
-        }
-        Ok(Step::Ok)
-    }
-}
-
-impl Runner<'_> {
-    /// The setup of the next run of `b` and its block (none for a fixed setup), if setups are
-    /// used: the fixed setup of the benchmark, else the plan's setup of the run's block (its
-    /// round when interleaved, its position among measured runs otherwise; warm-ups use 0).
-    fn setup_of(
-        &self,
-        bp: &BenchmarkPlan,
-        b: &Benchmark,
-        warmup: bool,
-        round: Option<usize>,
-    ) -> Option<(Setup, Option<usize>)> {
-        if let Some(s) = &bp.fixed_setup {
-            return Some((s.clone(), None));
-        }
-        let sp = self.plan.setups.as_ref()?;
-        let index = if warmup {
-            0
-        } else {
-            round.unwrap_or_else(|| b.runs.iter().filter(|r| !r.warmup).count())
-        };
-        let block = sp.block_of(index);
-        Some((sp.setup_for(block), Some(block)))
-    }
-
-    /// Sleeps for `d`, waking early when the session is interrupted.
-    fn pause(&self, d: Duration) {
-        let end = Instant::now() + d;
-        while !self.cancel.load(Ordering::Relaxed) {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            std::thread::sleep(left.min(Duration::from_millis(50)));
-        }
-    }
-}
-
-/// What a failed run said, for its error line: the last lines of its output file, or where to
-/// see output tare discarded (`--show-output`, as hyperfine suggests).
-fn output_cause(sink: &crate::exec::Sink) -> String {
-    match sink {
-        crate::exec::Sink::Null => " (its output was discarded: --show-output shows it)".into(),
-        crate::exec::Sink::Inherit => String::new(),
-        crate::exec::Sink::File(path) => match crate::exec::capture::last_lines_of_file(path, 3) {
-            Some(t) if !t.is_empty() => format!(" (its output ends: {t})"),
-            _ => String::new(),
-        },
-    }
-}
-
-/// One line saying which run failed how, and what to do.
-fn failure_message(b: &Benchmark, plan: &Plan) -> String {
-    let r = b.runs.last().expect("a run was just recorded");
-    let which = format!("run {} of '{}'", r.index + 1, b.name);
-    if r.extra.contains_key("not_ready") {
-        return format!(
-            "{which} ended without the --ready sign; check the sign (and that the program's output is not buffered), or pass --ignore-failure to record such runs and go on"
-        );
-    }
-    let cause = output_cause(&plan.output);
-    match r.termination {
-        Termination::Exit => format!(
-            "{which} exited with code {}{cause}; fix the command or pass --ignore-failure to measure it anyway",
-            r.exit_code.unwrap_or(-1)
-        ),
-        Termination::Signal => format!(
-            "{which} was killed by signal {}{cause}; fix the command or pass --ignore-failure to measure it anyway",
-            r.signal.unwrap_or(0)
-        ),
-        Termination::Cpu => format!(
-            "{which} hit the CPU time limit ({} s); raise --cpu-limit, or pass --ignore-failure to record such runs and go on",
-            plan.limits.cpu.map_or(0.0, |d| d.as_secs_f64())
-        ),
-        Termination::Wall => format!(
-            "{which} hit the wall time limit ({} s); raise --wall-limit, or pass --ignore-failure to record such runs and go on",
-            plan.limits.wall.map_or(0.0, |d| d.as_secs_f64())
-        ),
-        Termination::Memory => format!(
-            "{which} hit the memory limit ({}); raise --memory-limit, or pass --ignore-failure to record such runs and go on",
-            crate::units::format_bytes(plan.limits.memory.unwrap_or(0) as f64, None)
-        ),
-        Termination::Pids => format!(
-            "{which} hit the task limit ({} processes and threads); raise --pids-limit, or pass --ignore-failure to record such runs and go on",
-            plan.limits.pids.unwrap_or(0)
-        ),
-        Termination::Failed => format!("{which} could not be completed"),
     }
 }

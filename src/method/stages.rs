@@ -72,12 +72,14 @@ pub struct StageContext<'a> {
     pub round: usize,
 }
 
-/// Something done at a stage: sleep, cool down, run a shell command, write a sysfs file.
-/// An action that fails stops the session with its one-line message.
+/// Something done at a stage: sleep, cool down, run a shell command, write a sysfs file; in
+/// `tare run`, the `--setup`/`--prepare`/`--conclude`/`--cleanup` commands
+/// (`method::actions::Script`). An action that fails stops the session with its one-line
+/// message (a `UserError` in it keeps its exit code).
 pub trait Action {
     /// For messages, e.g. `sleep 100ms`.
     fn describe(&self) -> String;
-    fn run(&mut self, ctx: &StageContext) -> Result<(), String>;
+    fn run(&mut self, ctx: &StageContext) -> anyhow::Result<()>;
 }
 
 /// Sleeps a fixed time (Rancid's sleep action; lets the machine settle).
@@ -87,7 +89,7 @@ impl Action for Sleep {
     fn describe(&self) -> String {
         format!("sleep {:?}", self.0)
     }
-    fn run(&mut self, _: &StageContext) -> Result<(), String> {
+    fn run(&mut self, _: &StageContext) -> anyhow::Result<()> {
         std::thread::sleep(self.0);
         Ok(())
     }
@@ -103,7 +105,7 @@ impl Action for CoolDownAction {
     fn describe(&self) -> String {
         format!("cool-down to {} °C", self.params.target_c)
     }
-    fn run(&mut self, _: &StageContext) -> Result<(), String> {
+    fn run(&mut self, _: &StageContext) -> anyhow::Result<()> {
         cooldown::cool_down(&self.root, &self.params, &SystemClock::default());
         Ok(())
     }
@@ -120,7 +122,7 @@ impl Action for Shell {
     fn describe(&self) -> String {
         format!("shell '{}'", self.command)
     }
-    fn run(&mut self, ctx: &StageContext) -> Result<(), String> {
+    fn run(&mut self, ctx: &StageContext) -> anyhow::Result<()> {
         let mut child = Command::new("/bin/sh")
             .arg("-c")
             .arg(&self.command)
@@ -131,13 +133,13 @@ impl Action for Shell {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
-            .map_err(|e| format!("{}: cannot start /bin/sh: {e}", self.describe()))?;
+            .map_err(|e| anyhow::anyhow!("{}: cannot start /bin/sh: {e}", self.describe()))?;
         let t = Instant::now();
         loop {
             match child.try_wait() {
                 Ok(Some(s)) if s.success() => return Ok(()),
                 Ok(Some(s)) => {
-                    return Err(format!(
+                    return Err(anyhow::anyhow!(
                         "{} failed at {}: {s}",
                         self.describe(),
                         ctx.stage.name()
@@ -146,7 +148,7 @@ impl Action for Shell {
                 Ok(None) if t.elapsed() > self.timeout => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(format!(
+                    return Err(anyhow::anyhow!(
                         "{} ran past {:?} at {}",
                         self.describe(),
                         self.timeout,
@@ -154,7 +156,7 @@ impl Action for Shell {
                     ));
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                Err(e) => return Err(format!("{}: {e}", self.describe())),
+                Err(e) => return Err(anyhow::anyhow!("{}: {e}", self.describe())),
             }
         }
     }
@@ -174,13 +176,14 @@ impl Action for SysfsWrite {
     fn describe(&self) -> String {
         format!("write '{}' to {}", self.value, self.path.display())
     }
-    fn run(&mut self, _: &StageContext) -> Result<(), String> {
+    fn run(&mut self, _: &StageContext) -> anyhow::Result<()> {
         if let (Some(every), Some(last)) = (self.every, self.last) {
             if last.elapsed() < every {
                 return Ok(());
             }
         }
-        std::fs::write(&self.path, &self.value).map_err(|e| format!("{}: {e}", self.describe()))?;
+        std::fs::write(&self.path, &self.value)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.describe()))?;
         self.last = Some(Instant::now());
         Ok(())
     }
@@ -197,7 +200,7 @@ impl Actions {
     pub fn run(&mut self, ctx: &StageContext) -> Result<(), String> {
         for (stage, a) in &mut self.at {
             if *stage == ctx.stage {
-                a.run(ctx)?;
+                a.run(ctx).map_err(|e| format!("{e:#}"))?;
             }
         }
         Ok(())
@@ -376,7 +379,7 @@ mod tests {
             program: "c",
             round: 0,
         };
-        let e = a.run(&ctx).unwrap_err();
+        let e = a.run(&ctx).unwrap_err().to_string();
         assert!(e.contains("after-invocation") && !e.contains('\n'), "{e}");
     }
 }

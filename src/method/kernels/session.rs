@@ -1,5 +1,6 @@
 //! A `tare kernels` session: rounds of invocations, each program once a round in a
-//! counterbalanced order (`method::order`), each invocation with its actions, meters, machine
+//! counterbalanced order (driven by `method::rounds`, whose unit here is one invocation), each
+//! invocation with its actions, meters, machine
 //! probe, randomized setup and counts around it; after each round the loops shared across
 //! programs and the invocation-level rule (by default [`Adaptive`]: processes until
 //! `--precision`, within `--time-budget`), until every benchmark's rule holds.
@@ -18,10 +19,11 @@ use super::{
 use crate::exec::worker::{self, WorkerError};
 use crate::exec::{Executor, Measurement, RunSpec};
 use crate::machine::probe::RunProbe;
+use crate::method::rounds::{self, Engine, Halt, Scope, Shape, Turn};
 use crate::method::stages::{Actions, Meter, Stage, StageContext};
 use crate::results::{Benchmark, Termination};
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -39,9 +41,9 @@ pub fn execute(
     observer: &mut dyn KernelsObserver,
     cancel: &AtomicBool,
 ) -> KernelsOutcome {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
-    // Counterbalanced rounds: every program in every position once per block (`order`).
-    let mut rounds = crate::method::order::Rounds::new(plan.programs.len());
+    // Snapshots of the machine around each invocation, as `tare run` takes around each run.
+    let root = crate::machine::sysfs::SysRoot::from_env();
+    let (probe, _) = RunProbe::for_runs(&root, plan.spec.cores.as_deref(), Default::default());
     let mut s = Session {
         plan,
         exec,
@@ -58,50 +60,22 @@ pub fn execute(
             };
             plan.targets.len()
         ],
-        probe: probe(plan),
+        probe,
         t0: Instant::now(),
+        round_start: Instant::now(),
+        once: Duration::ZERO,
+        round_times: Vec::new(),
     };
-    // How long each round took, for the time budget's forecast of the next.
-    let mut round_times: Vec<Duration> = Vec::new();
-    for round in 0..plan.max_invocations {
-        let round_start = Instant::now();
-        // Of this round, what later rounds do not repeat (calibration, linearity).
-        let mut once = Duration::ZERO;
-        for p in rounds.next(&mut rng) {
-            let mut mine: Vec<usize> = (0..plan.targets.len())
-                .filter(|&i| plan.targets[i].program == p && !s.state[i].done)
-                .filter(|&i| s.state[i].failed.is_none())
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            mine.shuffle(&mut rng);
-            match s.invoke(round, p, &mine) {
-                Ok(o) => once += o,
-                Err(end) => return end,
-            }
-        }
-        if plan.counters.is_none() {
-            share_loops(&plan.targets, &mut s.state);
-        }
-        // Invocation-level rule, checked once per round so rounds stay paired.
-        if let Some(ad) = &plan.adaptive {
-            if s.settled(ad) {
-                break;
-            }
-            // Another round starts only when it would end within the budget, at the pace of
-            // the slowest round so far (the first, which calibrates, only while it is alone,
-            // and less its calibration and linearity check, which later rounds do not repeat:
-            // a harness that starts a process per request spent most of its first round there).
-            round_times.push(round_start.elapsed().saturating_sub(once));
-            if s.bounded(ad, round, &round_times) {
-                break;
-            }
-            continue;
-        }
-        if s.invocation_rule_holds(round) {
-            break;
-        }
+    let shape = Shape {
+        units: plan.programs.len(),
+        warmups: 0,
+        max_rounds: plan.max_invocations,
+        seed: plan.seed,
+    };
+    match rounds::interleaved(&mut s, &shape, cancel) {
+        Ok(()) => {}
+        Err(Halt::Interrupted) => return KernelsOutcome::Interrupted,
+        Err(Halt::Failed(e)) => return KernelsOutcome::Failed(e),
     }
     for (i, st) in s.state.iter().enumerate() {
         if let Some(e) = &st.failed {
@@ -124,18 +98,67 @@ struct Session<'a> {
     state: Vec<State>,
     probe: RunProbe,
     t0: Instant,
+    /// When the current round began.
+    round_start: Instant,
+    /// Of the current round, what later rounds do not repeat (calibration, linearity).
+    once: Duration,
+    /// How long each round took, for the time budget's forecast of the next.
+    round_times: Vec<Duration>,
 }
 
-/// Snapshots of the machine around each invocation, as `tare run` takes around each run:
-/// the worker's cores (all CPUs when not pinned).
-fn probe(plan: &KernelsPlan) -> RunProbe {
-    let root = crate::machine::sysfs::SysRoot::from_env();
-    let cores = plan.spec.cores.clone().unwrap_or_else(|| {
-        crate::machine::topology::read_topology(&root)
-            .map(|t| t.cpus.iter().map(|c| c.id).collect())
-            .unwrap_or_default()
-    });
-    RunProbe::new(&root, &cores, plan.spec.cores.is_some(), Default::default())
+/// `tare kernels`' engine for the round scheduler (`method::rounds`): a unit is one worker
+/// invocation of a program, running its benchmarks (many samples each).
+impl Engine for Session<'_> {
+    type Failure = String;
+
+    fn begin(&mut self, _: Scope) -> Result<(), Halt<String>> {
+        self.round_start = Instant::now();
+        Ok(())
+    }
+
+    /// The invocation of program `p` for its benchmarks not done and not failed, in an order
+    /// drawn from the rounds' rng (none: nothing to invoke).
+    fn unit(&mut self, p: usize, turn: Turn, rng: &mut ChaCha8Rng) -> Result<(), Halt<String>> {
+        let plan = self.plan;
+        let mut mine: Vec<usize> = (0..plan.targets.len())
+            .filter(|&i| plan.targets[i].program == p && !self.state[i].done)
+            .filter(|&i| self.state[i].failed.is_none())
+            .collect();
+        if mine.is_empty() {
+            return Ok(());
+        }
+        mine.shuffle(rng);
+        let once = self.invoke(turn.round.unwrap_or(0), p, &mine)?;
+        self.once += once;
+        Ok(())
+    }
+
+    /// Shares loops across programs, then the invocation-level rule, checked once per round
+    /// so rounds stay paired.
+    fn settled(&mut self, round: usize) -> bool {
+        if self.plan.counters.is_none() {
+            share_loops(&self.plan.targets, &mut self.state);
+        }
+        match self.plan.adaptive {
+            Some(ad) => self.settled_within(&ad),
+            None => self.invocation_rule_holds(round),
+        }
+    }
+
+    /// Another round starts only when it would end within the budget, at the pace of the
+    /// slowest round so far (the first, which calibrates, only while it is alone, and less its
+    /// calibration and linearity check, which later rounds do not repeat: a harness that
+    /// starts a process per request spent most of its first round there).
+    fn bounded(&mut self, round: usize) -> bool {
+        let Some(ad) = self.plan.adaptive else {
+            return false;
+        };
+        let took = self.round_start.elapsed().saturating_sub(self.once);
+        self.round_times.push(took);
+        self.round_start = Instant::now();
+        self.once = Duration::ZERO;
+        self.bounded_by(&ad, round)
+    }
 }
 
 /// The run of program `p` in `round`, and its randomized setup in words where the plan has
@@ -192,14 +215,9 @@ impl Session<'_> {
     /// One invocation of program `p` in `round` for its benchmarks `mine` (already shuffled),
     /// recorded. Gives the part of its time later rounds do not repeat (calibration, the
     /// checks), or how the session ends where it ends here (interrupted, or failed).
-    fn invoke(
-        &mut self,
-        round: usize,
-        p: usize,
-        mine: &[usize],
-    ) -> Result<Duration, KernelsOutcome> {
+    fn invoke(&mut self, round: usize, p: usize, mine: &[usize]) -> Result<Duration, Halt<String>> {
         let plan = self.plan;
-        let (mut spec, setup) = spec_of(plan, round, p).map_err(KernelsOutcome::Failed)?;
+        let (mut spec, setup) = spec_of(plan, round, p).map_err(Halt::Failed)?;
         let label = plan.programs[p].label.clone();
         let ctx = |stage| StageContext {
             stage,
@@ -208,7 +226,7 @@ impl Session<'_> {
             round,
         };
         if let Err(e) = self.actions.run(&ctx(Stage::BeforeInvocation)) {
-            return Err(KernelsOutcome::Failed(e));
+            return Err(Halt::Failed(e));
         }
         for m in self.meters.iter_mut() {
             m.start();
@@ -218,7 +236,7 @@ impl Session<'_> {
         // counted after it by two invocations of their own (`count_delta`).
         let region = counts_region(&self.found[p].hello);
         let count_dir = wrap_region(plan.counters.as_ref().filter(|_| region), &mut spec)
-            .map_err(KernelsOutcome::Failed)?;
+            .map_err(Halt::Failed)?;
         let mut taken: Vec<Taken> = Vec::new();
         let probe_start = self.probe.start();
         let (actions, state, cancel) = (&mut *self.actions, &self.state, self.cancel);
@@ -241,7 +259,7 @@ impl Session<'_> {
         let metered: BTreeMap<String, f64> =
             self.meters.iter_mut().flat_map(|m| m.stop()).collect();
         if let Err(e) = self.actions.run(&ctx(Stage::AfterInvocation)) {
-            return Err(KernelsOutcome::Failed(e));
+            return Err(Halt::Failed(e));
         }
         let (m, error) = ended(result);
         if let (Some(c), Some(d)) = (&plan.counters, &count_dir) {
@@ -276,14 +294,14 @@ impl Session<'_> {
         self.observer
             .invocation(round, &plan.programs[p], error.as_deref());
         if interrupted {
-            return Err(KernelsOutcome::Interrupted);
+            return Err(Halt::Interrupted);
         }
         if let Some(e) = error {
             if !plan.ignore_failure {
                 let kernel = running
                     .map(|r| format!("kernel '{}', ", plan.targets[r].kernel))
                     .unwrap_or_default();
-                return Err(KernelsOutcome::Failed(format!(
+                return Err(Halt::Failed(format!(
                     "{} ({kernel}program '{}', round {})",
                     e,
                     plan.programs[p].command,
@@ -300,7 +318,7 @@ impl Session<'_> {
     /// The adaptive rule after a round: whether every benchmark that has not failed has
     /// settled (its process-level interval within `--precision` over `min` processes or
     /// more), each settled one's stop reason saying so.
-    fn settled(&mut self, ad: &Adaptive) -> bool {
+    fn settled_within(&mut self, ad: &Adaptive) -> bool {
         use crate::conclude::kernels::process_spread;
         let mut all = true;
         for (i, s) in self.state.iter().enumerate() {
@@ -325,11 +343,11 @@ impl Session<'_> {
     /// The adaptive rule's bounds after a round (`round_times` so far): whether another round
     /// would pass `--max-invocations` or end past `--time-budget`; if so, every benchmark not
     /// settled and not failed says in its stop reason that it is inconclusive, and why.
-    fn bounded(&mut self, ad: &Adaptive, round: usize, round_times: &[Duration]) -> bool {
+    fn bounded_by(&mut self, ad: &Adaptive, round: usize) -> bool {
         use crate::conclude::kernels::{inconclusive, process_spread};
         let plan = self.plan;
         let spent = self.t0.elapsed();
-        let next = next_round(round_times);
+        let next = next_round(&self.round_times);
         let bound = if round + 1 == plan.max_invocations {
             Some(format!(
                 "--max-invocations {} reached",
