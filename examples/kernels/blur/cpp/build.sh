@@ -12,10 +12,10 @@ for f in "$here/blur.cpp" "$here/blur.hpp" "$c/tare_worker.c" "$c/tare_worker.h"
   [ "$stale" = 1 ] || [ "$f" -nt "$here/blur" ] && stale=1
 done
 if [ "$stale" = 1 ]; then
-  ${CC:-cc} -std=c11 -O2 -c -o "$here/tare_worker.o" "$c/tare_worker.c"
-  ${CXX:-c++} -std=c++17 -O2 -Wall -Wextra -I"$c" -I"$cpp" -o "$here/blur.tmp" "$here/blur.cpp" "$here/tare_worker.o" -lm -pthread
-  mv "$here/blur.tmp" "$here/blur"
-  rm -f "$here/tare_worker.o"
+  ${CC:-cc} -std=c11 -O2 -c -o "$here/tare_worker.$$.o" "$c/tare_worker.c"
+  ${CXX:-c++} -std=c++17 -O2 -Wall -Wextra -I"$c" -I"$cpp" -o "$here/blur.tmp.$$" "$here/blur.cpp" "$here/tare_worker.$$.o" -lm -pthread
+  mv "$here/blur.tmp.$$" "$here/blur"
+  rm -f "$here/tare_worker.$$.o"
 fi
 if [ "${1:-}" = "--print-command" ]; then
   echo "$here/blur"

@@ -7,8 +7,8 @@ client="$here/../../../../clients/c"
 client="$(cd "$client" && pwd)"
 if [ ! -x "$here/work" ] || [ "$here/work.c" -nt "$here/work" ] || [ "$client/tare_worker.c" -nt "$here/work" ] \
   || [ "$client/tare_worker.h" -nt "$here/work" ]; then
-  ${CC:-cc} -std=c11 -O2 -Wall -Wextra -I"$client" -o "$here/work.tmp" "$here/work.c" "$client/tare_worker.c" -lm -pthread
-  mv "$here/work.tmp" "$here/work"
+  ${CC:-cc} -std=c11 -O2 -Wall -Wextra -I"$client" -o "$here/work.tmp.$$" "$here/work.c" "$client/tare_worker.c" -lm -pthread
+  mv "$here/work.tmp.$$" "$here/work"
 fi
 if [ "${1:-}" = "--print-command" ]; then
   echo "$here/work"
