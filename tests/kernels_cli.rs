@@ -346,9 +346,11 @@ fn long_kernels_fit_the_worker_timeout() {
             (Some(4), Some(3)),
             "{inv}"
         );
+        // The counts above say nothing else was asked; the wall time only that no 18 loops
+        // of 0.4 s went unrecorded (start-up of Python under a loaded machine: seconds).
         let wall = inv["wall_time"].as_f64().unwrap();
         assert!(
-            wall < 4.0 * 0.4 + 2.5,
+            wall < 4.0 * 0.4 + 5.0,
             "an invocation of 4 loops of 0.4 s took {wall} s"
         );
     }
