@@ -818,7 +818,7 @@ pub async fn check(
         let mut new_alerts = Vec::new();
         for j in &judged {
             for a in j.alerts.iter().filter(|a| new.contains(&a.id)) {
-                new_alerts.push(alert_json(a));
+                new_alerts.push(listed_json(a, Some(&j.series)));
                 fresh.push((a.clone(), j.series.clone()));
             }
         }
