@@ -298,3 +298,124 @@ fn newest_is_the_repository_order_not_the_upload_order() {
         .collect();
     assert_eq!(selected, [hash(9).as_str(), hash(10).as_str()], "{page}");
 }
+
+fn git(dir: &Path, args: &[&str], i: usize) -> String {
+    let t = 1_790_000_000 + 3600 * i as i64;
+    let o = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_DATE", format!("@{t} +0000"))
+        .env("GIT_COMMITTER_DATE", format!("@{t} +0000"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", common::text(&o));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+#[test]
+fn check_commit_on_the_cli_and_the_server_give_one_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let repo = d.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"], 0);
+    let stores = [d.join("cli.sqlite"), d.join("srv.sqlite")];
+    // Commits 0–2 on main; a branch from 2 whose commit is 20% slower; main 50% faster after.
+    let mut add_commit = |i: usize, branch: &str, level: f64| {
+        git(
+            &repo,
+            &["commit", "-q", "--allow-empty", "-m", &format!("c{i}")],
+            i,
+        );
+        let h = git(&repo, &["rev-parse", "HEAD"], i);
+        let s = session_scaled(&fixture(), i, level * noise(i), level * noise(i + 100));
+        let file = d.join(format!("r{i}.json"));
+        std::fs::write(&file, serde_json::to_vec(&s).unwrap()).unwrap();
+        for st in &stores {
+            let o = common::tare_in(
+                &repo,
+                &[
+                    "history",
+                    "--store",
+                    &st.to_string_lossy(),
+                    "add",
+                    &file.to_string_lossy(),
+                    "--commit",
+                    &h,
+                    "--branch",
+                    branch,
+                ],
+            );
+            assert!(o.status.success(), "{}", common::text(&o));
+        }
+        h
+    };
+    for i in 0..3 {
+        add_commit(i, "main", 1.0);
+    }
+    git(&repo, &["checkout", "-q", "-b", "feature"], 3);
+    let judged = add_commit(3, "feature", 1.2);
+    git(&repo, &["checkout", "-q", "main"], 4);
+    add_commit(4, "main", 0.5);
+    add_commit(5, "main", 0.5);
+    let cli = stores[0].to_string_lossy().into_owned();
+    let o = common::tare_in(
+        &repo,
+        &[
+            "history",
+            "--store",
+            &cli,
+            "check",
+            "--metric",
+            "wall_time",
+            "--commit",
+            &judged,
+            "--baseline-branch",
+            "main",
+            "--thresholds",
+            "none",
+        ],
+    );
+    let t = common::text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("in 2 series: 2 regression(s)"), "{t}");
+    let o = common::tare_in(&repo, &["history", "--store", &cli, "alerts"]);
+    let alerts = common::text(&o);
+    let store = stores[1].to_string_lossy().into_owned();
+    let token = serve_support::new_token(&store, "ci");
+    let srv = Server::start(&store, &[]);
+    let (code, v) = post(
+        &srv.at(&format!(
+            "/api/v1/check?metric=wall_time&commit={judged}&baseline_branch=main"
+        )),
+        Some(&token),
+        b"",
+    );
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(
+        (
+            v["exit"].as_i64(),
+            v["judged"].as_i64(),
+            v["regressions"].as_i64()
+        ),
+        (Some(1), Some(2), Some(2)),
+        "{v}"
+    );
+    let got = keys(&v["new_alerts"]);
+    assert_eq!(got.len(), 2, "{v}");
+    for (b, m, c, k) in &got {
+        assert_eq!((c.as_str(), k.as_str()), (judged.as_str(), "regression"));
+        assert!(
+            alerts.lines().any(|l| l.contains(&format!("{b} · {m}"))
+                && l.contains(&judged[..10])
+                && l.contains("regression")),
+            "{b} {m}: {alerts}"
+        );
+    }
+    // Each judgment line is the one the CLI printed.
+    for j in v["judgments"].as_array().unwrap() {
+        let line = j["line"].as_str().unwrap();
+        assert!(t.contains(line), "{line}\n{t}");
+    }
+}
