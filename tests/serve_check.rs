@@ -322,7 +322,7 @@ fn check_commit_on_the_cli_and_the_server_give_one_answer() {
     git(&repo, &["init", "-q", "-b", "main"], 0);
     let stores = [d.join("cli.sqlite"), d.join("srv.sqlite")];
     // Commits 0–2 on main; a branch from 2 whose commit is 20% slower; main 50% faster after.
-    let mut add_commit = |i: usize, branch: &str, level: f64| {
+    let add_commit = |i: usize, branch: &str, level: f64| {
         git(
             &repo,
             &["commit", "-q", "--allow-empty", "-m", &format!("c{i}")],
