@@ -26,7 +26,8 @@
 //! change-point search has the commits after it that it needs. Its value (each commit one
 //! replicate: its `detect_value`) is judged against up to `tip_baseline` commits before it by
 //! the prediction interval for one new value on log values (`crate::stats::next_value`, the
-//! spread between commits taken from the baseline itself); the baseline stops at a change point
+//! spread between commits taken from the baseline itself, widened by the tip's own noise
+//! where its session is noisier than the baseline's: [`own_noise`]); the baseline stops at a change point
 //! and at a machine change (kernel, OS, method), as segments do, and needs
 //! [`TIP_MIN_BASELINE`] commits. A regression there (one-sided p < α in the metric's bad
 //! direction, and at least `min_effect`) raises an alert at the tip; while the level shift it
@@ -37,7 +38,7 @@
 use super::query::{Point, Series};
 use crate::stats::bootstrap::{bootstrap_ratio_of_medians, Interval};
 use crate::stats::changepoint::{e_divisive, Settings};
-use crate::stats::next_value::{next_value, NextValue};
+use crate::stats::next_value::{next_value_with, NextValue};
 
 mod alerts;
 pub use alerts::{
@@ -414,7 +415,8 @@ pub fn tip(
         ));
         return Some(t);
     }
-    let Some(j) = next_value(&values, value(index), alpha) else {
+    let Some(j) = next_value_with(&values, value(index), alpha, own_noise(points, base, index))
+    else {
         t.missing = Some(format!(
             "no judgment at α = {alpha} (give --alpha below 0.5) or of a value that is not positive"
         ));
@@ -440,6 +442,27 @@ pub fn tip(
     t.regression = t.significant && (j.ratio - 1.0).abs() >= min_effect;
     t.judged = Some(j);
     Some(t)
+}
+
+/// The variance (log scale) of the tip's own value beyond the baseline's: the square of its
+/// 95% interval's half-width in logs (/1.96) less the mean of the baseline points' own, when
+/// larger (else 0). Sessions on a machine under changing load are not exchangeable: one run
+/// during a burst of other load is noisier than the commits before it, and without this its
+/// noise alone was flagged (A/A 1.9–2.2% at α 0.01, bench/tip_aa.out.txt); a session as
+/// noisy as its baseline's adds nothing (the baseline's spread already holds that).
+fn own_noise(points: &[Point], base: &[usize], tip: usize) -> f64 {
+    let var = |p: &Point| {
+        let h = (p.ci_high.ln() - p.ci_low.ln()) / (2.0 * 1.959964);
+        Some(h * h).filter(|v| v.is_finite())
+    };
+    let Some(own) = var(&points[tip]) else {
+        return 0.0;
+    };
+    let known: Vec<f64> = base.iter().filter_map(|&i| var(&points[i])).collect();
+    if known.is_empty() {
+        return 0.0;
+    }
+    (own - known.iter().sum::<f64>() / known.len() as f64).max(0.0)
 }
 
 /// Whether a series is a count whose runs repeat in every session (the range of each
