@@ -628,6 +628,33 @@ mod tests {
     const SAME: &dyn Fn(usize) -> &'static str = &|_| "6.1";
 
     #[test]
+    fn a_tip_noisier_than_its_baseline_carries_its_own_noise() {
+        let values = [1.0, 1.004, 0.997, 1.002, 0.999, 1.001, 1.05];
+        let with_ci = |tip_half: f64| {
+            let mut p = points(&values, SAME);
+            for (i, q) in p.iter_mut().enumerate() {
+                let h = if i == values.len() - 1 {
+                    tip_half
+                } else {
+                    0.02
+                };
+                (q.ci_low, q.ci_high) = (q.value * (1.0 - h), q.value * (1.0 + h));
+            }
+            let (s, settings) = (series("lower"), DetectSettings::default());
+            tip(&p, &s, &changes(&p, &s, &settings), &settings).unwrap()
+        };
+        // As noisy as its baseline's sessions: 5% slower is a regression.
+        let t = with_ci(0.02);
+        assert!(t.regression, "{t:?}");
+        // Its session's interval ±30% (a burst of other load): not significant.
+        let t = with_ci(0.3);
+        assert!(!t.significant && !t.regression, "{t:?}");
+        // Narrower than the baseline's adds nothing.
+        let (a, b) = (with_ci(0.001).p_value, with_ci(0.02).p_value);
+        assert!((a - b).abs() <= 1e-9 * b, "{a} {b}");
+    }
+
+    #[test]
     fn the_newest_commit_is_judged_in_the_metrics_bad_direction() {
         let base = [1.0, 1.004, 0.997, 1.002];
         let t = judge(&[&base[..], &[1.2]].concat(), SAME, "lower");
