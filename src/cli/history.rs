@@ -11,6 +11,7 @@ use crate::report::history::{self as view, SeriesView};
 use crate::results::model::Session;
 use crate::store::detect::{self, DetectSettings};
 use crate::store::git::{self, CommitInfo};
+use crate::store::judge::{self, Scope};
 use crate::store::{self, ingest, query, Store};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 mod builds;
 mod ratios;
-mod webhook;
+use crate::serve::webhook;
 pub use builds::bisect;
 use builds::confirm;
 
@@ -321,10 +322,12 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 }
             }
             print!("{}", view::open_alerts_text(&open));
-            let code = match &scope {
-                Some(sc) => gate_commit(&views, &tips, &new, sc),
-                None => gate(&views, &tips, &new),
-            };
+            let code = print_verdict(
+                &views,
+                &tips,
+                &verdict(&views, &tips, &new, scope.as_ref()),
+                scope.as_ref(),
+            );
             if let Some(url) = &x.webhook {
                 let fresh: Vec<_> = views
                     .iter()
@@ -335,7 +338,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                             .map(move |a| (a, &v.series))
                     })
                     .collect();
-                let sent = webhook::post(url, &fresh, x.webhook_link.as_deref());
+                let sent = webhook::post(url, &fresh, x.webhook_link.as_deref(), "tare");
                 if !fresh.is_empty() {
                     println!(
                         "webhook: {sent} of {} new alert(s) delivered to {url}",
@@ -362,7 +365,7 @@ pub fn history(a: HistoryArgs) -> Result<i32> {
                 write_out(p, &view::markdown_with_tips(&views, &tips, &open, &new))?;
             }
             Ok(if x.fail_on_new {
-                gate(&views, &tips, &new)
+                print_verdict(&views, &tips, &verdict(&views, &tips, &new, None), None)
             } else {
                 exit::OK
             })
@@ -446,56 +449,8 @@ fn write_out(p: &Path, text: &str) -> Result<()> {
         .map_err(|e| UserError::usage(format!("{e:#}")).into())
 }
 
-/// `check --commit`: the commit judged and the stored commits its baseline may use, from git
-/// in the repository here.
-struct Scope {
-    /// Full hash of the commit judged.
-    commit: String,
-    /// The baseline branch and its merge base with the commit.
-    branch: String,
-    merge_base: String,
-    /// The merge base and its ancestors: the commits a baseline may use.
-    history: std::collections::HashSet<String>,
-    /// Whether the repository here is a shallow clone (its history cut).
-    shallow: bool,
-}
-
-/// Most ancestors of the merge base read from git (the baseline uses the newest of them).
-const ANCESTORS: usize = 100_000;
-
-impl Scope {
-    /// Which commit is judged against what, in words (Markdown with code spans when `md`).
-    fn words(&self, md: bool) -> String {
-        let c = |h: &str| {
-            if md {
-                format!("`{}`", short(h))
-            } else {
-                short(h)
-            }
-        };
-        let against = if self.merge_base == self.commit {
-            format!(
-                "judged against the commits of {} before it",
-                c(&self.branch)
-            )
-        } else {
-            format!(
-                "on a branch: judged against the history of {} up to their merge base {} (the branch's own commits do not count)",
-                c(&self.branch),
-                c(&self.merge_base)
-            )
-        };
-        let shallow = if self.shallow {
-            " — a shallow clone: its baseline has only the commits fetched (fetch the whole history: fetch-depth: 0)"
-        } else {
-            ""
-        };
-        format!("Commit {} {against}{shallow}.", c(&self.commit))
-    }
-}
-
 fn short(h: &str) -> String {
-    h.chars().take(10).collect()
+    judge::short(h)
 }
 
 /// The scope of `check --commit REV --baseline-branch BRANCH` (None without either).
@@ -504,216 +459,129 @@ fn scope(commit: Option<&str>, branch: Option<&str>) -> Result<Option<Scope>> {
         return Ok(None);
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let Some(top) = git::toplevel(&cwd) else {
-        return Err(usage(
-            "--commit and --baseline-branch read the baseline's history from git: run tare history check in the repository's checkout",
-        ));
-    };
-    let rev = commit.unwrap_or("HEAD");
-    let hash = git::resolve(&top, rev).map_err(|e| {
-        usage(format!(
-            "--commit {rev}: {e:#}; fetch it (a CI checkout: fetch-depth: 0)"
-        ))
-    })?;
-    let branch = branch
-        .map(String::from)
-        .unwrap_or_else(|| git::default_branch(&top));
-    let tip = git::branch_tip(&top, &branch).ok_or_else(|| {
-        usage(format!(
-            "--baseline-branch {branch}: no branch {branch} (nor origin/{branch}) in {}: name the branch whose history is the baseline, and fetch it (a CI checkout: fetch-depth: 0)",
-            top.display()
-        ))
-    })?;
-    let merge_base = git::merge_base(&top, &hash, &tip).ok_or_else(|| {
-        usage(format!(
-            "commit {} and {branch} have no common ancestor in {}: fetch the whole history (a CI checkout: fetch-depth: 0)",
-            short(&hash),
-            top.display()
-        ))
-    })?;
-    let history = git::ancestors(&top, &merge_base, ANCESTORS)
-        .map_err(|e| usage(format!("{e:#}")))?
-        .into_iter()
-        .collect();
-    Ok(Some(Scope {
-        commit: hash,
-        branch,
-        merge_base,
-        history,
-        shallow: git::is_shallow(&top),
-    }))
+    Scope::from_git(&cwd, commit, branch)
+        .map(Some)
+        .map_err(usage)
 }
 
-/// The gate of `check --commit`: exit 1 while a regression of the commit judged has its alert
-/// `new` (raised now or by an earlier run of the same check: a job run again stays red until
-/// the alert is acknowledged or dismissed). New alerts found elsewhere in the baseline's
-/// history are printed, but are not this commit's and do not fail it.
-fn gate_commit(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64], sc: &Scope) -> i32 {
-    let (mut judged, mut failing, mut accepted) = (0, 0, 0);
-    for (v, t) in views.iter().zip(tips) {
-        let where_ = format!(
-            "{} {} on {}",
-            v.series.label(),
-            v.series.metric,
-            v.series.hostname
+/// Where a series is, for the gate's lines.
+fn where_(v: &SeriesView) -> String {
+    format!(
+        "{} {} on {}",
+        v.series.label(),
+        v.series.metric,
+        v.series.hostname
+    )
+}
+
+/// Prints the gate's verdict (`judge::verdict`) as `check` says it; its exit code.
+fn print_verdict(views: &[SeriesView], tips: &Tips, v: &judge::Verdict, sc: Option<&Scope>) -> i32 {
+    for &i in &v.no_value {
+        eprintln!(
+            "{}: commit {} not judged: no value of its own (every run flagged as interfered with, under --interfered drop)",
+            where_(&views[i]),
+            short(sc.map(|s| s.commit.as_str()).unwrap_or(""))
         );
-        let Some(t) = t.as_ref().filter(|t| t.key == sc.commit) else {
+    }
+    for &i in &v.said {
+        if let Some(t) = &tips[i] {
             eprintln!(
-                "{where_}: commit {} not judged: no value of its own (every run flagged as interfered with, under --interfered drop)",
-                short(&sc.commit)
+                "{}: {}",
+                where_(&views[i]),
+                view::tip_line(t, &views[i].points, &views[i].alerts)
             );
-            continue;
-        };
-        if t.judged.is_some() {
-            judged += 1;
-        }
-        if !(t.regression || t.significant || t.judged.is_none()) {
-            continue;
-        }
-        eprintln!("{where_}: {}", view::tip_line(t, &v.points, &v.alerts));
-        if t.regression {
-            match t.alert(&v.points, &v.alerts) {
-                Some(a) if a.status != "new" => accepted += 1,
-                _ => failing += 1,
-            }
         }
     }
-    for v in views {
-        for a in v.alerts.iter().filter(|a| new.contains(&a.id)) {
-            if a.commit_key != sc.commit {
+    let alert_of = |i: usize, id: i64| views[i].alerts.iter().find(|a| a.id == id);
+    match sc {
+        Some(sc) => {
+            for &(i, id) in &v.new_alerts {
+                let Some(a) = alert_of(i, id) else { continue };
                 println!(
-                    "new alert #{} in the baseline's history (not this commit's: it does not fail this check): {} {} on {} {} at {}: {}",
+                    "new alert #{} in the baseline's history (not this commit's: it does not fail this check): {} {} at {}: {}",
                     a.id,
-                    v.series.label(),
-                    v.series.metric,
-                    v.series.hostname,
+                    where_(&views[i]),
                     a.kind,
                     short(&a.commit_key),
                     view::alert_ratio(a)
                 );
             }
-        }
-    }
-    println!(
-        "judged commit {} in {judged} series: {}",
-        short(&sc.commit),
-        match (failing, accepted) {
-            (0, 0) => "no regression".to_string(),
-            (0, k) => format!("{k} regression(s), their alerts acknowledged or dismissed"),
-            (n, _) => format!("{n} regression(s)"),
-        }
-    );
-    if failing > 0 {
-        eprintln!(
-            "tare: commit {} is a regression in {failing} series: confirm with `tare history confirm`, then acknowledge (accepted) or dismiss its alert with `tare history alert ID STATUS` to pass",
-            short(&sc.commit)
-        );
-        exit::VERDICT
-    } else {
-        exit::OK
-    }
-}
-
-/// Exit 1 (and a line per alert on stderr) when new regression alerts were raised (a
-/// regression at the newest commit raises one). Each series whose newest commit is a
-/// regression, or could not be judged, gets a line too: never a silent pass.
-fn gate(views: &[SeriesView], tips: &[Option<detect::Tip>], new: &[i64]) -> i32 {
-    let mut regressions = 0;
-    let (mut judged, mut tip_regressions) = (0, 0);
-    for (v, t) in views.iter().zip(tips) {
-        let Some(t) = t else { continue };
-        if t.judged.is_some() {
-            judged += 1;
-        }
-        if t.regression || t.significant || t.judged.is_none() {
-            tip_regressions += usize::from(t.regression);
-            eprintln!(
-                "{} {} on {}: {}",
-                v.series.label(),
-                v.series.metric,
-                v.series.hostname,
-                view::tip_line(t, &v.points, &v.alerts)
+            println!(
+                "judged commit {} in {} series: {}",
+                short(&sc.commit),
+                v.judged,
+                match (v.failing, v.accepted) {
+                    (0, 0) => "no regression".to_string(),
+                    (0, k) => format!("{k} regression(s), their alerts acknowledged or dismissed"),
+                    (n, _) => format!("{n} regression(s)"),
+                }
             );
+            if v.failing > 0 {
+                eprintln!(
+                    "tare: commit {} is a regression in {} series: confirm with `tare history confirm`, then acknowledge (accepted) or dismiss its alert with `tare history alert ID STATUS` to pass",
+                    short(&sc.commit),
+                    v.failing
+                );
+            }
         }
-    }
-    println!(
-        "judged the newest commit of {judged} series against the commits before it: {}",
-        match tip_regressions {
-            0 => "no regression".to_string(),
-            n => format!("{n} regression(s)"),
-        }
-    );
-    for v in views {
-        for a in v.alerts.iter().filter(|a| new.contains(&a.id)) {
-            eprintln!(
-                "new alert #{}: {} {} on {} {} at {}: {}",
-                a.id,
-                v.series.label(),
-                v.series.metric,
-                v.series.hostname,
-                a.kind,
-                a.commit_key.chars().take(10).collect::<String>(),
-                view::alert_ratio(a)
+        None => {
+            println!(
+                "judged the newest commit of {} series against the commits before it: {}",
+                v.judged,
+                match v.failing {
+                    0 => "no regression".to_string(),
+                    n => format!("{n} regression(s)"),
+                }
             );
-            if a.kind == "regression" {
-                regressions += 1;
+            for &(i, id) in &v.new_alerts {
+                let Some(a) = alert_of(i, id) else { continue };
+                eprintln!(
+                    "new alert #{}: {} {} at {}: {}",
+                    a.id,
+                    where_(&views[i]),
+                    a.kind,
+                    short(&a.commit_key),
+                    view::alert_ratio(a)
+                );
+            }
+            if v.new_regressions > 0 {
+                eprintln!(
+                    "tare: {} new regression alert(s): confirm with `tare history confirm`, then acknowledge or dismiss with `tare history alert ID STATUS`",
+                    v.new_regressions
+                );
+            } else {
+                println!("no new regression alerts");
             }
         }
     }
-    if regressions > 0 {
-        eprintln!(
-            "tare: {regressions} new regression alert(s): confirm with `tare history confirm`, then acknowledge or dismiss with `tare history alert ID STATUS`"
-        );
-        exit::VERDICT
-    } else {
-        println!("no new regression alerts");
-        exit::OK
-    }
+    v.code
 }
 
-fn settings(d: &DetectArgs) -> Result<DetectSettings> {
-    if !(d.alpha > 0.0 && d.alpha < 1.0) {
-        return Err(usage(format!(
-            "--alpha {}: give a p-value between 0 and 1",
-            d.alpha
-        )));
-    }
-    if d.permutations < 19 {
-        return Err(usage(
-            "--permutations: give at least 19 (the smallest p-value is 1/(N+1))",
-        ));
-    }
-    let min_effect = crate::units::parse_fraction(&d.min_effect)
-        .map_err(|e| usage(format!("--min-effect {}: {e}", d.min_effect)))?;
-    if d.tip_baseline < detect::TIP_MIN_BASELINE {
-        return Err(usage(format!(
-            "--tip-baseline {}: give at least {} (the newest commit is judged against the commits before it)",
-            d.tip_baseline,
-            detect::TIP_MIN_BASELINE
-        )));
-    }
-    if d.alpha >= 0.5 {
-        return Err(usage(format!(
-            "--alpha {}: give a p-value below 0.5 (it is also the one-sided level of the newest commit's judgment)",
-            d.alpha
-        )));
-    }
-    Ok(DetectSettings {
-        changepoint: crate::stats::changepoint::Settings {
-            alpha: d.alpha,
-            permutations: d.permutations,
-            min_size: d.min_size.max(1),
-            ..DetectSettings::default().changepoint
-        },
-        min_effect,
+/// `judge::verdict` of the views.
+fn verdict(views: &[SeriesView], tips: &Tips, new: &[i64], sc: Option<&Scope>) -> judge::Verdict {
+    let seen: Vec<judge::Seen> = views
+        .iter()
+        .zip(tips)
+        .map(|(v, t)| judge::Seen {
+            tip: t.as_ref(),
+            points: &v.points,
+            alerts: &v.alerts,
+        })
+        .collect();
+    judge::verdict(&seen, new, sc)
+}
+
+/// The detection parameters of the options.
+fn params(d: &DetectArgs) -> judge::Params {
+    judge::Params {
+        alpha: d.alpha,
+        permutations: d.permutations,
+        min_size: d.min_size,
+        min_effect: d.min_effect.clone(),
+        window: d.window,
         tip_baseline: d.tip_baseline,
-        interfered: detect::Interfered::parse(&d.interfered).ok_or_else(|| {
-            usage(format!(
-                "--interfered {}: give keep, flag or drop",
-                d.interfered
-            ))
-        })?,
-    })
+        interfered: d.interfered.clone(),
+    }
 }
 
 /// The thresholds file of `--thresholds` (default: `.tare/thresholds.toml` in the repository
@@ -744,10 +612,7 @@ fn open_listed(st: &mut Store) -> Result<Vec<view::Listed>> {
 /// The judgment of each series' newest commit, by index of its view.
 type Tips = Vec<Option<detect::Tip>>;
 
-/// Every selected series with its trend, change points and alerts, the judgment of its newest
-/// commit; the ids of new alerts. Only `check` (and `report --fail-on-new`) write alerts
-/// (`raise`); the views read them, so looking at history never takes a new alert away from
-/// the CI gate.
+/// `judge::analyse` of the options: the views, their tips, the ids of new alerts.
 fn analyse(
     st: &mut Store,
     sel: &SelectArgs,
@@ -755,114 +620,34 @@ fn analyse(
     raise: bool,
     scope: Option<&Scope>,
 ) -> Result<(Vec<SeriesView>, Tips, Vec<i64>)> {
-    let settings = settings(d)?;
+    let settings = params(d).settings("--").map_err(usage)?;
     let thresholds = thresholds(d)?;
-    // Counted events (`--counters`), energies (`--energy`) and ratios (`add --ratios`) are
-    // metrics of their own.
-    let counted: Vec<String> = query::series(&mut st.db)?
+    if let Some(e) = judge::metric_error(st, &sel.metric, "--metric")? {
+        return Err(usage(e));
+    }
+    let selection = judge::Selection {
+        metric: &sel.metric,
+        benchmark: sel.benchmark.as_deref(),
+        settings,
+        window: d.window,
+        thresholds: thresholds.as_ref(),
+    };
+    let (judged, new) = judge::analyse(st, &selection, raise, scope)?;
+    let (views, tips) = judged
         .into_iter()
-        .filter(|s| ingest::added_unit(&s.unit))
-        .map(|s| s.metric)
-        .collect();
-    if sel.metric != "all"
-        && sel.metric != "default"
-        && !ingest::METRICS.contains(&sel.metric.as_str())
-        && !counted.contains(&sel.metric)
-    {
-        let mut known: Vec<String> = ingest::METRICS.iter().map(|m| m.to_string()).collect();
-        let mut counted = counted;
-        counted.sort();
-        counted.dedup();
-        known.extend(counted);
-        return Err(usage(format!(
-            "--metric {}: give one of {} or all",
-            sel.metric,
-            known.join(", ")
-        )));
-    }
-    let now = store::now();
-    let mut views = Vec::new();
-    let mut tips = Vec::new();
-    let mut new = Vec::new();
-    for s in query::series(&mut st.db)? {
-        if !detect::selected(&sel.metric, &s) {
-            continue;
-        }
-        if let Some(b) = &sel.benchmark {
-            if !s.benchmark.contains(b.as_str()) {
-                continue;
-            }
-        }
-        let points = match scope {
-            None => query::trend(&mut st.db, &s, Some(d.window.max(2)))?,
-            // `--commit`: the commit judged last, after the baseline branch's history up to
-            // the merge base; the series is left out when the commit has no value in it.
-            Some(sc) => {
-                let mut all = query::trend(&mut st.db, &s, None)?;
-                let Some(at) = all.iter().position(|p| p.key == sc.commit) else {
-                    continue;
-                };
-                let judged = all.remove(at);
-                all.retain(|p| {
-                    !p.dirty && p.commit.as_ref().is_some_and(|h| sc.history.contains(h))
-                });
-                all.push(judged);
-                let w = d.window.max(2);
-                if all.len() > w {
-                    all.drain(..all.len() - w);
-                }
-                all
-            }
-        };
-        // The series' own threshold, where a rule of the thresholds file matches it.
-        let mut settings = settings;
-        if let Some(r) = thresholds.as_ref().and_then(|t| t.for_series(&s)) {
-            settings.min_effect = r.min_effect;
-        }
-        let changes = detect::changes(&points, &s, &settings);
-        let tip = detect::tip(&points, &s, &changes, &settings);
-        if !raise {
-            let alerts = detect::series_alerts(&mut st.db, &s)?;
-            views.push(SeriesView {
-                series: s,
-                points,
-                changes,
-                alerts,
-                interfered: settings.interfered,
-            });
-            tips.push(tip);
-            continue;
-        }
-        st.db.begin_write()?;
-        let created = match detect::update_alerts_with(
-            &mut st.db,
-            &s,
-            &points,
-            &changes,
-            tip.as_ref(),
-            &settings,
-            &now,
-        ) {
-            Ok(c) => {
-                st.db.batch("COMMIT")?;
-                c
-            }
-            Err(e) => {
-                let _ = st.db.batch("ROLLBACK");
-                return Err(e);
-            }
-        };
-        new.extend(created);
-        let alerts = detect::series_alerts(&mut st.db, &s)?;
-        views.push(SeriesView {
-            series: s,
-            points,
-            changes,
-            alerts,
-            interfered: settings.interfered,
-        });
-        tips.push(tip);
-    }
+        .map(|j| {
+            (
+                SeriesView {
+                    series: j.series,
+                    points: j.points,
+                    changes: j.changes,
+                    alerts: j.alerts,
+                    interfered: j.interfered,
+                },
+                j.tip,
+            )
+        })
+        .unzip();
     Ok((views, tips, new))
 }
 

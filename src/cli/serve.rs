@@ -44,6 +44,11 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<std::path::PathBuf>,
+    /// POST each new alert as JSON to this http:// or https:// URL: those of `POST
+    /// /api/v1/check`, and of a check run after each upload that adds sessions (10 s timeout
+    /// each, from a thread of its own; a failure is logged). The shape is in docs/store.md.
+    #[arg(long, value_name = "URL")]
+    webhook: Option<String>,
     #[command(subcommand)]
     command: Option<ServeCommand>,
 }
@@ -83,6 +88,13 @@ fn open(spec: &str) -> Result<Store> {
 }
 
 pub fn serve(a: ServeArgs) -> Result<i32> {
+    if let Some(url) = &a.webhook {
+        if !url.starts_with("http://") && !url.starts_with("https://") {
+            return Err(crate::error::usage(format!(
+                "--webhook {url}: give an http:// or https:// URL"
+            )));
+        }
+    }
     let spec = store::location(a.store.as_deref());
     match a.command {
         Some(ServeCommand::Token(t)) => {
@@ -163,6 +175,7 @@ pub fn serve(a: ServeArgs) -> Result<i32> {
                     request_timeout: timeout,
                     max_connections_per_client: a.max_connections_per_client,
                     tls,
+                    webhook: a.webhook,
                 },
             )?;
             Ok(exit::OK)

@@ -20,7 +20,7 @@ use crate::report::history::SeriesView;
 use crate::results::model::Session;
 use crate::store::detect::{self, Alert, DetectSettings};
 use crate::store::git::CommitInfo;
-use crate::store::{ingest, load, overview, query, Store};
+use crate::store::{ingest, judge, load, overview, query, Store};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -241,7 +241,7 @@ pub async fn upload(
         return Err(too_large());
     }
     let body = read_body(body, max, too_large).await?;
-    with_store(&app, move |st| {
+    let out = with_store(&app, move |st| {
         let sessions = parse_upload(&body)?;
         let commit = match &q.commit {
             Some(h) => {
@@ -264,14 +264,60 @@ pub async fn upload(
             q.branch.as_deref(),
             &format!("upload by token {who}"),
         )?;
-        let status = if out["added"].as_u64() > Some(0) {
-            StatusCode::CREATED
-        } else {
-            StatusCode::OK
-        };
-        Ok((status, Json(out)).into_response())
+        Ok(out)
     })
-    .await
+    .await?;
+    let added = out["added"].as_u64() > Some(0);
+    if added {
+        if let Some(url) = &app.webhook {
+            check_for_webhook(app.clone(), url.clone());
+        }
+    }
+    let status = if added {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(out)).into_response())
+}
+
+/// `tare serve --webhook`: after an upload that added sessions, the store is checked as
+/// `POST /api/v1/check` does with its defaults, on a thread of its own (the upload is answered
+/// first), and each new alert POSTed ([`super::webhook::spawn`]). A failure is logged.
+fn check_for_webhook(app: Arc<App>, url: String) {
+    let spawned = std::thread::Builder::new()
+        .name("tare-upload-check".into())
+        .spawn(move || {
+            let fresh = {
+                let mut st = app.store.lock().unwrap_or_else(|e| e.into_inner());
+                let sel = judge::Selection {
+                    metric: "default",
+                    benchmark: None,
+                    settings: DetectSettings::default(),
+                    window: WINDOW,
+                    thresholds: None,
+                };
+                match judge::analyse(&mut st, &sel, true, None) {
+                    Ok((judged, new)) => judged
+                        .iter()
+                        .flat_map(|j| {
+                            j.alerts
+                                .iter()
+                                .filter(|a| new.contains(&a.id))
+                                .map(|a| (a.clone(), j.series.clone()))
+                        })
+                        .collect(),
+                    Err(e) => {
+                        eprintln!("tare serve: warning: the check after an upload failed: {e:#}; no alert was posted to {url}");
+                        return;
+                    }
+                }
+            };
+            super::webhook::spawn(url, fresh);
+        });
+    if let Err(e) = spawned {
+        eprintln!("tare serve: warning: cannot start the check after an upload ({e})");
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -667,54 +713,147 @@ pub async fn alert_action(
     .await
 }
 
+/// `POST check`'s query: `tare history check`'s options by the same names (`min_effect`,
+/// `tip_baseline`, `baseline_branch`, …). A parameter it does not take is refused (400), never
+/// ignored; the body, when not empty, is the thresholds file's text (`.tare/thresholds.toml`).
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct CheckQuery {
     metric: Option<String>,
+    benchmark: Option<String>,
+    alpha: Option<f64>,
+    permutations: Option<usize>,
+    min_size: Option<usize>,
+    min_effect: Option<String>,
+    window: Option<usize>,
+    tip_baseline: Option<usize>,
+    interfered: Option<String>,
+    commit: Option<String>,
+    baseline_branch: Option<String>,
 }
 
-/// `tare history check` over the store: change points found, alerts brought up to date; the
-/// new alerts.
+/// Largest thresholds file `POST check` takes.
+const THRESHOLDS_MAX: usize = 1 << 20;
+
+/// `tare history check` over the store, through its code (`store::judge`): change points
+/// found, alerts brought up to date, the newest commit (or `commit`, against
+/// `baseline_branch`'s history from the parent links the store holds) judged; the new alerts,
+/// the verdict (`exit`: the CLI's exit code) and each series' judgment that the CLI prints.
+/// New alerts go to `tare serve --webhook`.
 pub async fn check(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
     Query(q): Query<CheckQuery>,
+    body: axum::body::Body,
 ) -> Res {
-    with_store(&app, move |st| {
+    let h = headers.clone();
+    if let Err(e) = with_reader(&app, move |st| auth::write(st, &h)).await {
+        return Err(refused(e, body));
+    }
+    let body = read_body(body, THRESHOLDS_MAX, || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the thresholds file is larger than {THRESHOLDS_MAX} bytes"),
+        )
+    })
+    .await?;
+    let webhook = app.webhook.clone();
+    let (out, fresh) = with_store(&app, move |st| {
         auth::write(st, &headers)?;
+        let d = judge::Params::default();
+        let params = judge::Params {
+            alpha: q.alpha.unwrap_or(d.alpha),
+            permutations: q.permutations.unwrap_or(d.permutations),
+            min_size: q.min_size.unwrap_or(d.min_size),
+            min_effect: q.min_effect.clone().unwrap_or(d.min_effect),
+            window: q.window.unwrap_or(d.window),
+            tip_baseline: q.tip_baseline.unwrap_or(d.tip_baseline),
+            interfered: q.interfered.clone().unwrap_or(d.interfered),
+        };
+        let settings = params.settings("").map_err(ApiError::bad)?;
+        let thresholds = if body.iter().all(u8::is_ascii_whitespace) {
+            None
+        } else {
+            let text = std::str::from_utf8(&body).map_err(|_| {
+                ApiError::bad("the body: not UTF-8 text; send the thresholds file (TOML)")
+            })?;
+            Some(
+                crate::store::thresholds::Thresholds::parse(
+                    std::path::Path::new("the thresholds of the body"),
+                    text,
+                )
+                .map_err(ApiError::unprocessable)?,
+            )
+        };
         // The series `tare history check` takes by default: wall time and the counted events.
-        let metric = q.metric.unwrap_or_else(|| "default".into());
-        metric_of(st, &metric, true)?;
-        let now = crate::store::now();
-        let mut new = Vec::new();
-        // The series that have values (one indexed look-up each, not a scan of the summaries).
-        for s in overview::latest(&mut st.db, None)?
-            .into_iter()
-            .map(|l| l.series)
-            .filter(|s| detect::selected(&metric, s))
-        {
-            let points = query::trend(&mut st.db, &s, Some(WINDOW))?;
-            let changes = detect::changes(&points, &s, &DetectSettings::default());
-            st.db.begin_write()?;
-            match detect::update_alerts(&mut st.db, &s, &points, &changes, &now) {
-                Ok(c) => {
-                    st.db.batch("COMMIT")?;
-                    new.extend(c);
-                }
-                Err(e) => {
-                    let _ = st.db.batch("ROLLBACK");
-                    return Err(e.into());
-                }
+        let metric = q.metric.clone().unwrap_or_else(|| "default".into());
+        if let Some(e) = judge::metric_error(st, &metric, "metric")? {
+            return Err(ApiError::bad(e));
+        }
+        let scope = match (&q.commit, &q.baseline_branch) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(ApiError::bad(
+                    "baseline_branch without commit: name the commit judged (commit=HASH)",
+                ))
+            }
+            (Some(c), b) => {
+                check_rev("commit", c)?;
+                let b = b.as_deref().unwrap_or("main");
+                check_rev("baseline_branch", b)?;
+                Some(judge::Scope::from_store(st, c, b)?.map_err(ApiError::unprocessable)?)
+            }
+        };
+        let sel = judge::Selection {
+            metric: &metric,
+            benchmark: q.benchmark.as_deref(),
+            settings,
+            window: params.window,
+            thresholds: thresholds.as_ref(),
+        };
+        let (judged, new) = judge::analyse(st, &sel, true, scope.as_ref())?;
+        let seen: Vec<judge::Seen> = judged.iter().map(judge::Judged::seen).collect();
+        let v = judge::verdict(&seen, &new, scope.as_ref());
+        let mut fresh = Vec::new();
+        let mut new_alerts = Vec::new();
+        for j in &judged {
+            for a in j.alerts.iter().filter(|a| new.contains(&a.id)) {
+                new_alerts.push(listed_json(a, Some(&j.series)));
+                fresh.push((a.clone(), j.series.clone()));
             }
         }
-        let list: Vec<Value> = detect::alerts(&mut st.db, &[])?
+        let said: Vec<Value> = v
+            .said
             .iter()
-            .filter(|a| new.contains(&a.id))
-            .map(alert_json)
+            .filter_map(|&i| {
+                let j = &judged[i];
+                let t = j.tip.as_ref()?;
+                Some(json!({
+                    "benchmark": j.series.label(),
+                    "metric": j.series.metric,
+                    "machine": j.series.hostname,
+                    "commit": t.key,
+                    "regression": t.regression,
+                    "line": crate::report::history::tip_line(t, &j.points, &j.alerts),
+                }))
+            })
             .collect();
-        Ok(Json(json!({"new_alerts": list})).into_response())
+        let out = json!({
+            "new_alerts": new_alerts,
+            "scope": scope.as_ref().map(|sc| sc.words(false)),
+            "judged": v.judged,
+            "regressions": v.failing,
+            "accepted": v.accepted,
+            "judgments": said,
+            "exit": v.code,
+        });
+        Ok((out, fresh))
     })
-    .await
+    .await?;
+    if let Some(url) = webhook {
+        super::webhook::spawn(url, fresh);
+    }
+    Ok(Json(out).into_response())
 }
 
 #[derive(Deserialize, Default, Clone)]

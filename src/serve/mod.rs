@@ -21,6 +21,7 @@ pub mod api;
 pub mod auth;
 pub mod client;
 pub mod pages;
+pub mod webhook;
 
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
@@ -62,6 +63,8 @@ pub struct App {
     pub hosts: Vec<Allowed>,
     /// The port a `Host` without one means: 443 over TLS, else 80.
     pub default_port: u16,
+    /// `--webhook`: where each new alert of a check (and of an upload's) is POSTed.
+    pub webhook: Option<String>,
 }
 
 /// Serving options.
@@ -77,6 +80,9 @@ pub struct Options {
     pub max_connections_per_client: usize,
     /// `--tls-cert` and `--tls-key`, loaded ([`tls_config`]): serve HTTPS only.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// `--webhook URL`: each upload that adds sessions is checked (as `POST /api/v1/check`
+    /// with its defaults) and each new alert, of it or of a check, POSTed to URL.
+    pub webhook: Option<String>,
 }
 
 /// The TLS configuration of `--tls-cert CERT --tls-key KEY` (PEM: the certificate chain, the
@@ -770,6 +776,7 @@ pub fn serve(store: Store, readers: Vec<Store>, o: Options) -> anyhow::Result<()
             max_body: o.max_body,
             hosts: allowed_hosts(&o.listen, addr, &o.allowed_hosts)?,
             default_port: if o.tls.is_some() { 443 } else { 80 },
+            webhook: o.webhook.clone(),
         });
         let tls = o.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         eprintln!(

@@ -41,6 +41,18 @@ const NO_SPREAD: f64 = 1e-12;
 /// A baseline with no spread (all values equal): the interval is the ratio itself, and the
 /// p-values are 0 or 1 by the side `x` lies on (0.5 each when it equals them).
 pub fn next_value(baseline: &[f64], x: f64, alpha: f64) -> Option<NextValue> {
+    next_value_with(baseline, x, alpha, 0.0)
+}
+
+/// [`next_value`] with `extra` (a variance on the log scale, ≥ 0) added to the prediction's:
+/// `se = √(s²·(1 + 1/k) + extra)` — the new value's own uncertainty beyond what the
+/// baseline's spread holds (a session noisier than the baseline's sessions).
+pub fn next_value_with(baseline: &[f64], x: f64, alpha: f64, extra: f64) -> Option<NextValue> {
+    let extra = if extra.is_finite() {
+        extra.max(0.0)
+    } else {
+        0.0
+    };
     if baseline.len() < 2 || !(alpha > 0.0 && alpha < 0.5) {
         return None;
     }
@@ -59,7 +71,7 @@ pub fn next_value(baseline: &[f64], x: f64, alpha: f64) -> Option<NextValue> {
     let ratio = d.exp();
     let df = k - 1.0;
     let confidence = 1.0 - 2.0 * alpha;
-    if s <= NO_SPREAD {
+    if s <= NO_SPREAD && extra <= NO_SPREAD * NO_SPREAD {
         let (t, p_higher, p_lower) = if d.abs() <= NO_SPREAD {
             (0.0, 0.5, 0.5)
         } else if d > 0.0 {
@@ -78,7 +90,7 @@ pub fn next_value(baseline: &[f64], x: f64, alpha: f64) -> Option<NextValue> {
             confidence,
         });
     }
-    let se = s * (1.0 + 1.0 / k).sqrt();
+    let se = (s * s * (1.0 + 1.0 / k) + extra).sqrt();
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     let q = dist.inverse_cdf(1.0 - alpha);
     let t = d / se;

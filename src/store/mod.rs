@@ -7,7 +7,9 @@
 //! * [`git`] — commit, branch and dirty flag of the repository; work trees for `confirm`;
 //! * [`ingest`] — one session in, in one transaction;
 //! * [`query`] — the series and one series' trend (one point per commit);
-//! * [`detect`] — change points, effect sizes, alerts and their lifecycle;
+//! * [`detect`] — change points, effect sizes, the newest commit's judgment; alerts and their
+//!   lifecycle (`detect::alerts`);
+//! * [`judge`] — `history check`'s analysis and gate, one code for the CLI and the server;
 //! * [`load`] — stored sessions read back whole, for comparing two commits (`tare serve`);
 //! * [`overview`] — each series' newest value, fast, for the server's first page;
 //! * [`tokens`] — the hashed upload tokens of `tare serve`;
@@ -22,6 +24,7 @@ pub mod db;
 pub mod detect;
 pub mod git;
 pub mod ingest;
+pub mod judge;
 pub mod load;
 pub mod overview;
 pub mod query;

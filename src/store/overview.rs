@@ -133,6 +133,7 @@ fn latest_where(
             alerts.entry(k).or_default()[i] = r[4].as_i64().unwrap_or(0);
         }
     }
+    let ranks = super::query::commit_ranks(db)?;
     let mut out = Vec::new();
     for s in series_rows(db, metric)?.into_iter().filter(|s| keep(s)) {
         let mut params = vec![
@@ -147,15 +148,23 @@ fn latest_where(
             }
             None => "",
         };
+        // The newest commit's newest session: the commit latest in the repository's order
+        // (`query::commit_ranks`), not the last uploaded; one look-up per series.
         let rows = db.query(
             &format!(
-                "SELECT s.session_id, se.started_at, c.hash, s.median, s.ci_low, s.ci_high \
+                "SELECT s.session_id, se.started_at, c.hash, s.median, s.ci_low, s.ci_high, se.commit_id \
                  FROM summaries s JOIN sessions se ON se.id = s.session_id LEFT JOIN commits c ON c.id = se.commit_id \
-                 WHERE s.benchmark_id = ? AND s.metric_id = ? AND +se.machine_id = ?{on_branch} \
-                 ORDER BY s.session_id DESC LIMIT 1"
+                 WHERE s.benchmark_id = ? AND s.metric_id = ? AND +se.machine_id = ?{on_branch}"
             ),
             &params,
         )?;
+        let newest = rows.into_iter().max_by_key(|r| {
+            (
+                r[6].as_i64().and_then(|c| ranks.get(&c).copied()),
+                r[0].as_i64(),
+            )
+        });
+        let rows = newest.into_iter();
         let Some(mut r) = rows.into_iter().next() else {
             continue;
         };
@@ -207,17 +216,16 @@ pub fn machines_at(db: &mut Db, hash: &str) -> Result<Vec<(i64, String)>> {
         .collect())
 }
 
-/// The newest stored commits (hash, subject, time), newest first.
+/// The newest stored commits (hash, subject, time), newest first in the repository's order
+/// (`query::commit_ranks`: parent links, commit time otherwise), not the order of upload.
 pub fn recent_commits(db: &mut Db, limit: usize) -> Result<Vec<(String, String, i64)>> {
-    Ok(db
-        .query(
-            &format!(
-                "SELECT hash, subject, time_unix FROM commits ORDER BY id DESC LIMIT {}",
-                limit.min(10_000)
-            ),
-            &[],
-        )?
+    let ranks = super::query::commit_ranks(db)?;
+    let mut rows = db.query("SELECT id, hash, subject, time_unix FROM commits", &[])?;
+    rows.sort_by_key(|r| std::cmp::Reverse(r[0].as_i64().and_then(|id| ranks.get(&id).copied())));
+    rows.truncate(limit.min(10_000));
+    Ok(rows
         .into_iter()
+        .map(|r| r[1..].to_vec())
         .map(|r| {
             (
                 r[0].as_str().unwrap_or_default().to_string(),

@@ -275,13 +275,26 @@ pub fn trend(db: &mut Db, s: &Series, last: Option<usize>) -> Result<Vec<Point>>
 /// hold are not followed (their ancestry is unknown here); a cycle (hashes given by hand) is
 /// broken at its earliest point once nothing else can be placed.
 pub fn order(points: Vec<Point>, parents: &[Vec<String>]) -> Vec<Point> {
+    let keys: Vec<Option<&str>> = points
+        .iter()
+        .map(|p| p.commit.as_ref().map(|_| p.key.as_str()))
+        .collect();
+    let times: Vec<i64> = points.iter().map(|p| p.time).collect();
+    let out = order_indices(&keys, &times, parents);
+    let mut slots: Vec<Option<Point>> = points.into_iter().map(Some).collect();
+    out.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// [`order`] of items by their keys (a commit's hash; None: no commit, never a parent), times
+/// and parents: the indices in the repository's order (ties of time by index).
+pub fn order_indices(keys: &[Option<&str>], times: &[i64], parents: &[Vec<String>]) -> Vec<usize> {
     use std::cmp::Reverse;
     use std::collections::{BinaryHeap, HashMap};
-    let n = points.len();
-    let at: HashMap<&str, usize> = points
+    let n = keys.len();
+    let at: HashMap<&str, usize> = keys
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| Some((p.key.as_str(), i)).filter(|_| p.commit.is_some()))
+        .filter_map(|(i, k)| k.map(|k| (k, i)))
         .collect();
     let mut waiting = vec![0usize; n];
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -299,11 +312,7 @@ pub fn order(points: Vec<Point>, parents: &[Vec<String>]) -> Vec<Point> {
     }
     // `points` come in the query's order (commit time, then session start): the index breaks
     // ties of commit time by session start.
-    let rank: Vec<(i64, usize)> = points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.time, i))
-        .collect();
+    let rank: Vec<(i64, usize)> = times.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     let mut ready: BinaryHeap<Reverse<(i64, usize)>> = (0..n)
         .filter(|&i| waiting[i] == 0)
         .map(|i| Reverse(rank[i]))
@@ -335,8 +344,35 @@ pub fn order(points: Vec<Point>, parents: &[Vec<String>]) -> Vec<Point> {
         waiting[i] = 0;
         ready.push(Reverse(rank[i]));
     }
-    let mut slots: Vec<Option<Point>> = points.into_iter().map(Some).collect();
-    out.into_iter().filter_map(|i| slots[i].take()).collect()
+    out
+}
+
+/// Each stored commit's place in the repository's order ([`order_indices`] of the stored
+/// parent links, commit time otherwise, then the order they were stored in), by commit row
+/// id: the larger, the newer. What "newest" means where the server shows one commit or value.
+pub fn commit_ranks(db: &mut Db) -> Result<std::collections::HashMap<i64, usize>> {
+    let rows = db.query(
+        "SELECT id, hash, parents, time_unix FROM commits ORDER BY COALESCE(time_unix, 0), id",
+        &[],
+    )?;
+    let ids: Vec<i64> = rows.iter().map(|r| r[0].as_i64().unwrap_or(0)).collect();
+    let keys: Vec<Option<&str>> = rows.iter().map(|r| r[1].as_str()).collect();
+    let times: Vec<i64> = rows.iter().map(|r| r[3].as_i64().unwrap_or(0)).collect();
+    let parents: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r[2].as_str()
+                .unwrap_or("")
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        })
+        .collect();
+    Ok(order_indices(&keys, &times, &parents)
+        .into_iter()
+        .enumerate()
+        .map(|(rank, i)| (ids[i], rank))
+        .collect())
 }
 
 /// The counted values of `metric` of one benchmark in one session (for drill-down views).

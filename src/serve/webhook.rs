@@ -1,8 +1,10 @@
-//! `tare history check --webhook URL`: each alert the check raised `new` POSTed to URL as one
-//! JSON object (the shape is `payload`'s, documented in docs/store.md), one request per alert,
-//! with a bounded timeout. A failure is a one-line warning on stderr, never the gate's
-//! outcome: a webhook that is down must not fail (or pass) a pull request. Not for: reading
-//! the store or judging (the caller gives the alerts and their series).
+//! The webhook of `tare history check --webhook URL` and `tare serve --webhook URL`: each alert
+//! a check raised `new` POSTed to URL as one JSON object (the shape is `payload`'s, documented
+//! in docs/store.md), one request per alert, with a bounded timeout. A failure is a one-line
+//! warning (stderr: the CLI's, the server's log), never the gate's outcome: a webhook that is
+//! down must not fail (or pass) a pull request, nor hold up an upload's answer (the server
+//! posts from a thread of its own, [`spawn`]). Not for: reading the store or judging (the
+//! caller gives the alerts and their series).
 
 use crate::store::detect::Alert;
 use crate::store::query::Series;
@@ -49,12 +51,12 @@ pub fn payload(a: &Alert, s: &Series, link: Option<&str>) -> Value {
 }
 
 /// POSTs each alert to `url`; returns how many were delivered (2xx). Each failure is one
-/// warning line naming the alert and what went wrong.
-pub fn post(url: &str, alerts: &[(&Alert, &Series)], link: Option<&str>) -> usize {
-    let agent = match crate::serve::client::agent_for(url, TIMEOUT, TIMEOUT) {
+/// warning line (after `who`: "tare", "tare serve") naming the alert and what went wrong.
+pub fn post(url: &str, alerts: &[(&Alert, &Series)], link: Option<&str>, who: &str) -> usize {
+    let agent = match super::client::agent_for(url, TIMEOUT, TIMEOUT) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("tare: warning: --webhook {url}: {e:#}; no alert was posted");
+            eprintln!("{who}: warning: --webhook {url}: {e:#}; no alert was posted");
             return 0;
         }
     };
@@ -73,7 +75,7 @@ pub fn post(url: &str, alerts: &[(&Alert, &Series)], link: Option<&str>) -> usiz
                     other => other.to_string(),
                 };
                 eprintln!(
-                    "tare: warning: webhook {url}: alert #{} not delivered ({}); the gate's outcome stands",
+                    "{who}: warning: webhook {url}: alert #{} not delivered ({}); the gate's outcome stands",
                     a.id,
                     why.lines().next().unwrap_or("")
                 );
@@ -81,4 +83,29 @@ pub fn post(url: &str, alerts: &[(&Alert, &Series)], link: Option<&str>) -> usiz
         }
     }
     sent
+}
+
+/// `tare serve --webhook`: posts `alerts` from a thread of its own (the request that raised
+/// them is answered without waiting; each POST is bounded by [`TIMEOUT`]), logging what was
+/// delivered and each failure.
+pub fn spawn(url: String, alerts: Vec<(Alert, Series)>) {
+    if alerts.is_empty() {
+        return;
+    }
+    let to = url.clone();
+    let spawned = std::thread::Builder::new()
+        .name("tare-webhook".into())
+        .spawn(move || {
+            let list: Vec<(&Alert, &Series)> = alerts.iter().map(|(a, s)| (a, s)).collect();
+            let sent = post(&url, &list, None, "tare serve");
+            eprintln!(
+                "tare serve: webhook: {sent} of {} new alert(s) delivered to {url}",
+                list.len()
+            );
+        });
+    if let Err(e) = spawned {
+        eprintln!(
+            "tare serve: warning: webhook {to}: cannot start its thread ({e}); no alert was posted"
+        );
+    }
 }
