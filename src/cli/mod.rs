@@ -9,6 +9,7 @@ mod import;
 mod kernels;
 mod kernels_pairs;
 mod kernels_record;
+mod kernels_summary;
 mod machine;
 mod meters;
 mod native;
