@@ -536,7 +536,7 @@ pub fn summary_in(s: &Session, verbose: bool, width: usize) -> String {
         };
         let _ = writeln!(
             out,
-            "values: mean of the processes' means ± 95% CI; change: ratio to {} − 1, CI{level}{adjusted}",
+            "values: mean of the processes' means ± 95% CI; change: against {} (%, or × from 2× either way), CI{level}{adjusted}",
             labels[0]
         );
     }
