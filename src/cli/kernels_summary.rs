@@ -829,17 +829,21 @@ mod tests {
             wide[1].starts_with("blur radius=3 size=64 border=reflect  "),
             "{wide:?}"
         );
-        // Columns aligned: "old" ends where the value ends.
+        // Columns aligned (in characters: "±" is two bytes): the verdict starts under its header.
         assert_eq!(
-            wide[0].find("old").unwrap() + 3,
-            wide[1].find("±43%").unwrap() + 5
+            wide[0].find("verdict"),
+            wide[1].chars().position(|c| c == '~')
         );
-        let narrow = layout(&rows, 30);
-        assert!(narrow.iter().all(|l| l.chars().count() <= 30), "{narrow:?}");
+        let narrow = layout(&rows, 40);
+        assert!(narrow.iter().all(|l| l.chars().count() <= 40), "{narrow:?}");
         assert!(
             narrow[1].contains('…') && narrow[1].contains("reflect"),
             "{narrow:?}"
         );
+        // Narrower than a 16-character name and the other columns: the line overflows rather
+        // than cutting names to nothing.
+        let tiny = layout(&rows, 20);
+        assert!(tiny[1].starts_with("blur rad…reflect  "), "{tiny:?}");
         assert_eq!(fit("abcdefghij", 5), "ab…ij");
         assert_eq!(fit("abc", 5), "abc");
     }
@@ -853,6 +857,7 @@ mod tests {
         // An interval reaching 2× either way is printed in factors, both ends alike.
         assert_eq!(change_cell(0.29, 3.74), "0.29×");
         assert_eq!(change_cell(157.6, 157.6), "158×");
+        assert_eq!(change_cell(0.0003, 1673.0), "<0.01×");
     }
 
     #[test]
