@@ -636,16 +636,25 @@ const ALWAYS: [&str; 4] = [
     "unresolved-samples",
 ];
 
+/// A verdict whose interval stays this factor clear of 1 is not changed by what a note
+/// says (interference, speed modes, processes that differ move values by tens of percent at
+/// most, and the interval already holds them): its notes are counted, not printed.
+const MARGIN: f64 = 1.1;
+
 /// Notes: failures, [`ALWAYS`]'s kinds, a kernel's own value left unsettled where no other
 /// program has it, and the notes that can change a verdict ("slower", "faster") of a kernel
-/// that has one, in full; the rest counted in one line. `verbose`: all in full.
+/// that has one whose interval reaches within [`MARGIN`] of 1, in full; the rest counted in
+/// one line. `verbose`: all in full.
 fn notes(out: &mut String, s: &Session, groups: &[Vec<usize>], verbose: bool) {
     let decided = |i: usize| {
         let g = groups.iter().find(|g| g.contains(&i));
         g.is_some_and(|g| {
             g[1..].iter().any(|&c| {
-                ck::comparison_of(s, g[0], c)
-                    .is_some_and(|c| matches!(c.verdict.as_str(), "slower" | "faster"))
+                ck::comparison_of(s, g[0], c).is_some_and(|c| {
+                    matches!(c.verdict.as_str(), "slower" | "faster")
+                        && c.ratio_ci_low < MARGIN
+                        && c.ratio_ci_high > 1.0 / MARGIN
+                })
             })
         })
     };
