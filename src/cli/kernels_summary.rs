@@ -307,7 +307,7 @@ fn table_width(rows: &[Vec<String>]) -> usize {
 
 /// Rows made to fit `width` before names are cut: the rate column (`rate_col`; the ratio says
 /// its change) goes first, then the reasons of withheld verdicts leave their cells ("?", the
-/// reason stays in full below the table).
+/// reason stays in full below the table), then the values' "±".
 fn narrowed(mut rows: Vec<Vec<String>>, width: usize, rate_col: Option<usize>) -> Vec<Vec<String>> {
     if table_width(&rows) > width {
         if let Some(c) = rate_col {
@@ -322,6 +322,14 @@ fn narrowed(mut rows: Vec<Vec<String>>, width: usize, rate_col: Option<usize>) -
         for r in rows.iter_mut().skip(1) {
             if let Some(last) = r.last_mut().filter(|c| c.starts_with("? ")) {
                 *last = "?".into();
+            }
+        }
+    }
+    if table_width(&rows) > width {
+        // Then the values' "±" (the change's interval stays).
+        for c in rows.iter_mut().skip(1).flat_map(|r| r.iter_mut().skip(1)) {
+            if let Some((value, _)) = c.split_once(" ±") {
+                *c = value.to_string();
             }
         }
     }
