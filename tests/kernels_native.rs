@@ -455,7 +455,7 @@ fn a_real_suite_against_itself_gets_no_verdict() {
     let out = tare()
         .args(["kernels", &worker, &worker, "-n", "a", "-n", "b"])
         .args(["--filter", "^Sum64/4B$", "--time-budget", "30s"])
-        .args(["--alpha", "0.001", "--seed", "34"])
+        .args(["--alpha", "0.001", "--seed", "34", "--verbose"])
         .args(["--export-json", j.to_str().unwrap()])
         .output()
         .unwrap();

@@ -10,6 +10,7 @@ mod kernels;
 mod kernels_pairs;
 mod kernels_pairs_results;
 mod kernels_record;
+mod kernels_summary;
 mod machine;
 mod meters;
 mod native;
