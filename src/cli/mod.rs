@@ -114,17 +114,6 @@ pub fn main() -> i32 {
     }
 }
 
-/// Runs `tare run ARGV…` in this process (for `tare history confirm` and `tare bisect`): the
-/// same parsing, checks, measuring and exports as the command line; returns its exit code.
-pub(crate) fn run_in_process(argv: Vec<String>) -> anyhow::Result<i32> {
-    let cli = Cli::try_parse_from(argv)
-        .map_err(|e| crate::error::usage(e.to_string().trim().replace('\n', " ")))?;
-    match cli.command {
-        Command::Run(args) => run::run(*args),
-        _ => Err(crate::error::usage("run_in_process runs `tare run` only")),
-    }
-}
-
 /// Adds "a similar subcommand exists" where clap found none: clap's similarity (Jaro above
 /// 0.7) misses short names with swapped letters, such as `rnu` for `run`. Compared with the
 /// visible subcommands of the command the mistyped word was given to.
