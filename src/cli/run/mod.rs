@@ -40,9 +40,9 @@ pub(crate) fn interleaved(i: Interleaved) -> anyhow::Result<i32> {
     // tare run's defaults, as the command line gives them with no option.
     let matches = RunArgs::augment_args(clap::Command::new("run"))
         .try_get_matches_from(["run"])
-        .map_err(|e| anyhow::anyhow!("tare run's defaults do not parse: {e}"))?;
+        .map_err(|e| crate::error::internal(format!("tare run's defaults do not parse: {e}")))?;
     let mut a = RunArgs::from_arg_matches(&matches)
-        .map_err(|e| anyhow::anyhow!("tare run's defaults do not parse: {e}"))?;
+        .map_err(|e| crate::error::internal(format!("tare run's defaults do not parse: {e}")))?;
     (a.names, a.commands) = i.commands.into_iter().unzip();
     a.shell = Some("/bin/sh".into());
     a.runs = Some(i.runs);
