@@ -5,8 +5,8 @@
 //! Not for: how the page looks in a browser (see `tests/report_browser.rs`).
 
 mod common;
+use common::tare;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tare::report::html::{self, Metric};
 use tare::results::{
     Benchmark, LimitsRecord, MachineInfo, MeasurementMethod, MethodKind, MetricSummary, Run,
@@ -460,10 +460,6 @@ fn svg_files_are_standalone_and_uniquely_named() {
         assert!(doc.trim_end().ends_with("</svg>"));
         assert_eq!(doc.matches("<svg").count(), 1);
     }
-}
-
-fn tare() -> Command {
-    common::tare()
 }
 
 #[test]
