@@ -2,13 +2,9 @@
 //! before the first run, and runs that really are isolated (as root; skipped otherwise).
 
 mod common;
+use common::tare;
 #[path = "common/skip.rs"]
 mod skip;
-use std::process::Command;
-
-fn tare() -> Command {
-    common::tare()
-}
 
 fn root() -> bool {
     std::fs::read_to_string("/proc/self/status")

@@ -5,8 +5,8 @@
 //! Not for: how the page looks in a browser (see `tests/report_browser.rs`).
 
 mod common;
+use common::tare;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tare::report::html::{self, Metric};
 use tare::results::{
     Benchmark, LimitsRecord, MachineInfo, MeasurementMethod, MethodKind, MetricSummary, Run,
@@ -414,7 +414,7 @@ fn odd_sessions_do_not_panic() {
     };
     let sessions = vec![("odd".to_string(), session)];
     for metric in [Metric::WallTime, Metric::CpuTime, Metric::PeakMemory] {
-        let page = html::render_html_for(&sessions, metric);
+        let page = html::render_html_for(&sessions, &metric);
         assert!(page.ends_with("</html>"));
         assert!(page.contains("no counted runs"));
         let markup = &page[..page.find("<script>").unwrap()];
@@ -439,10 +439,10 @@ fn odd_sessions_do_not_panic() {
 #[test]
 fn svg_files_are_standalone_and_uniquely_named() {
     let sessions = vec![("compare.json".to_string(), load("compare.json"))];
-    let files = html::svg_files(&sessions, Metric::WallTime);
+    let files = html::svg_files(&sessions, &Metric::WallTime);
     assert_eq!(
         files.len(),
-        html::all_plots(&sessions, Metric::WallTime).len()
+        html::all_plots(&sessions, &Metric::WallTime).len()
     );
     let mut names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     names.sort();
@@ -460,10 +460,6 @@ fn svg_files_are_standalone_and_uniquely_named() {
         assert!(doc.trim_end().ends_with("</svg>"));
         assert_eq!(doc.matches("<svg").count(), 1);
     }
-}
-
-fn tare() -> Command {
-    common::tare()
 }
 
 #[test]

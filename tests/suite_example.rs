@@ -5,6 +5,7 @@
 //! diffutils (installed here when missing); skipped with a message otherwise.
 
 mod common;
+use common::tare;
 #[path = "common/skip.rs"]
 mod skip;
 use std::collections::BTreeMap;
@@ -42,10 +43,6 @@ fn ensure_tools() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     ok && ["gzip", "xz", "cmp"].iter().all(|c| have(c))
-}
-
-fn tare() -> Command {
-    common::tare()
 }
 
 fn suite_file() -> PathBuf {

@@ -2,8 +2,10 @@
 //! baseline, the diff and category filters, CSV numbers, repetitions summarized, one-line
 //! errors. No root needed.
 
+mod common;
+
+use common::tare;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tare::suite::classify::Category;
 use tare::suite::record::{RunRecord, Writer};
 
@@ -57,10 +59,6 @@ fn tmp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn tare() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tare"))
 }
 
 #[test]

@@ -73,8 +73,14 @@ enum Command {
     Man(docs::ManArgs),
 }
 
-/// Runs tare with the process's arguments; returns the exit code.
+/// Runs tare with the process's arguments; returns the exit code. A panic prints one line and
+/// exits [`exit::INTERNAL`] (`error::install_panic_hook`).
 pub fn main() -> i32 {
+    crate::error::install_panic_hook();
+    std::panic::catch_unwind(run_main).unwrap_or(exit::INTERNAL)
+}
+
+fn run_main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(mut e) => {
@@ -88,7 +94,23 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    let result = match cli.command {
+    let result = forced_internal_error().and_then(|()| dispatch(cli.command));
+    match result {
+        Ok(code) => code,
+        Err(e) if crate::error::is_internal(&e) => {
+            eprintln!("{}", crate::error::internal_line(&one_line(&e)));
+            exit::INTERNAL
+        }
+        Err(e) => {
+            eprintln!("tare: error: {}", one_line(&e));
+            exit_code_of(&e)
+        }
+    }
+}
+
+/// The subcommand run.
+fn dispatch(command: Command) -> anyhow::Result<i32> {
+    match command {
         Command::Run(args) => run::run(*args),
         Command::Compare(args) => compare::compare(args),
         Command::Kernels(args) => kernels::kernels(*args),
@@ -106,24 +128,19 @@ pub fn main() -> i32 {
         Command::Bisect(args) => history::bisect(*args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("tare: error: {}", one_line(&e));
-            exit_code_of(&e)
-        }
     }
 }
 
-/// Runs `tare run ARGV…` in this process (for `tare history confirm` and `tare bisect`): the
-/// same parsing, checks, measuring and exports as the command line; returns its exit code.
-pub(crate) fn run_in_process(argv: Vec<String>) -> anyhow::Result<i32> {
-    let cli = Cli::try_parse_from(argv)
-        .map_err(|e| crate::error::usage(e.to_string().trim().replace('\n', " ")))?;
-    match cli.command {
-        Command::Run(args) => run::run(*args),
-        _ => Err(crate::error::usage("run_in_process runs `tare run` only")),
+/// `TARE_FORCE_INTERNAL_ERROR=panic` panics and `=error` fails with an internal error, before
+/// the command runs: no input reaches a broken invariant (that is what makes it one), so this is
+/// how `tests/robust_exits.rs` checks that a bug in tare exits 70 with one line. Undocumented.
+fn forced_internal_error() -> anyhow::Result<()> {
+    match std::env::var("TARE_FORCE_INTERNAL_ERROR").as_deref() {
+        Ok("panic") => panic!("forced by TARE_FORCE_INTERNAL_ERROR"),
+        Ok("error") => Err(crate::error::internal(
+            "forced by TARE_FORCE_INTERNAL_ERROR",
+        )),
+        _ => Ok(()),
     }
 }
 

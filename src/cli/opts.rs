@@ -46,6 +46,14 @@ pub(crate) struct StyleArgs {
 }
 
 impl StyleArgs {
+    /// `--style basic`: plain text, no progress bar.
+    pub(crate) fn basic() -> StyleArgs {
+        StyleArgs {
+            style: StyleArg::Basic,
+            quiet: false,
+        }
+    }
+
     pub(crate) fn style(&self) -> Style {
         if self.quiet {
             return Style::None;

@@ -104,7 +104,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
     }
     let metric = args.metric.metric();
     if let Some(out) = &args.html {
-        let page = html::render_html_for(&sessions, metric);
+        let page = html::render_html_for(&sessions, &metric);
         fsio::write(out, page.as_bytes()).map_err(|e| {
             usage(format!(
                 "cannot write the HTML report to {}: {e:#}; choose a writable path",
@@ -120,7 +120,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
                 dir.display()
             ))
         })?;
-        let files = html::svg_files(&sessions, metric);
+        let files = html::svg_files(&sessions, &metric);
         for (name, doc) in &files {
             let path = dir.join(name);
             fsio::write(&path, doc.as_bytes()).map_err(|e| {

@@ -97,7 +97,7 @@ pub fn histogram(values: &[f64], bins: usize) -> Option<(String, f64, f64)> {
     Some((line, lo, hi))
 }
 
-fn range_text(metric: Metric, lo: f64, hi: f64) -> String {
+fn range_text(metric: &Metric, lo: f64, hi: f64) -> String {
     let (scale, unit) = metric.scale(hi.abs().max(lo.abs()));
     format!(
         "{} … {}",
@@ -118,7 +118,7 @@ fn paint(color: bool, code: &str, s: &str) -> String {
 /// sparkline and histogram (its diagnostics come with the block), the comparisons, each
 /// parameter scan's scaling (`scaling_plot`), then the measurement method.
 pub fn session_report(s: &Session, color: bool) -> String {
-    let metric = Metric::WallTime;
+    let metric = &Metric::WallTime;
     let mut out = String::new();
     for (i, b) in s.benchmarks.iter().enumerate() {
         out.push_str(&terminal::benchmark_block(b, i, color));
@@ -217,7 +217,7 @@ pub fn scaling_plot(scan: &crate::results::ScanRecord, color: bool) -> String {
 /// The terminal report of several labelled sessions: each in turn, then (for two or more) the
 /// medians side by side with each file's ratio to the first.
 pub fn report(sessions: &[(String, Session)], color: bool) -> String {
-    let metric = Metric::WallTime;
+    let metric = &Metric::WallTime;
     let mut out = String::new();
     for (label, s) in sessions {
         if sessions.len() > 1 {

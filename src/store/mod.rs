@@ -20,6 +20,7 @@
 //! directory, else `$XDG_DATA_HOME/tare/history.sqlite` (`~/.local/share/tare/…`). A value
 //! starting with `postgres://` or `postgresql://` is a PostgreSQL server.
 
+pub mod bisect;
 pub mod db;
 pub mod detect;
 pub mod git;

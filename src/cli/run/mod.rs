@@ -22,6 +22,36 @@ pub fn run(a: RunArgs) -> anyhow::Result<i32> {
     session::execute(options::prepare(a)?)
 }
 
+/// Shell commands measured interleaved in one `tare run` session, built in code (for `tare
+/// history confirm` and `tare bisect`): the plan, checks, progress and results file of `tare run
+/// --style basic --shell --runs RUNS --warmup WARMUP --export-json FILE -n NAME 'COMMAND' …`.
+pub(crate) struct Interleaved {
+    /// (name, shell command), in order.
+    pub(crate) commands: Vec<(String, String)>,
+    pub(crate) runs: usize,
+    pub(crate) warmup: usize,
+    pub(crate) export_json: std::path::PathBuf,
+}
+
+/// Runs an [`Interleaved`] session here, as `tare run` does (`options::prepare`, then the
+/// method layer through `session::execute`); returns its exit code.
+pub(crate) fn interleaved(i: Interleaved) -> anyhow::Result<i32> {
+    use clap::{Args, FromArgMatches};
+    // tare run's defaults, as the command line gives them with no option.
+    let matches = RunArgs::augment_args(clap::Command::new("run"))
+        .try_get_matches_from(["run"])
+        .map_err(|e| crate::error::internal(format!("tare run's defaults do not parse: {e}")))?;
+    let mut a = RunArgs::from_arg_matches(&matches)
+        .map_err(|e| crate::error::internal(format!("tare run's defaults do not parse: {e}")))?;
+    (a.names, a.commands) = i.commands.into_iter().unzip();
+    a.shell = Some("/bin/sh".into());
+    a.runs = Some(i.runs);
+    a.warmup = i.warmup;
+    a.exports.export_json = Some(i.export_json);
+    a.style = crate::cli::opts::StyleArgs::basic();
+    session::execute(options::prepare(a)?)
+}
+
 /// Measured by tare on the other machine; the arguments go there as given, and what comes
 /// back is journalled, summarized and exported here.
 fn on_host(a: &RunArgs) -> anyhow::Result<i32> {

@@ -85,7 +85,69 @@ impl Metric {
     }
 }
 
+/// The metrics every run records, as the reports show them.
+const RECORDED: [Metric; 5] = [
+    Metric::WallTime,
+    Metric::CpuTime,
+    Metric::UserTime,
+    Metric::SystemTime,
+    Metric::PeakMemory,
+];
+
 impl Metric {
+    /// The name in results files (`wall_time`, …; a counter's event; `package_energy`,
+    /// `gpu_energy`).
+    pub fn key(&self) -> &str {
+        match self {
+            Metric::WallTime => "wall_time",
+            Metric::CpuTime => "cpu_time",
+            Metric::UserTime => "user_time",
+            Metric::SystemTime => "system_time",
+            Metric::PeakMemory => "peak_memory",
+            Metric::Counter(e) => e,
+            Metric::Energy(EnergyKind::Package) => "package_energy",
+            Metric::Energy(EnergyKind::Gpu) => "gpu_energy",
+        }
+    }
+
+    /// One of the metrics every run records and the summary holds (`wall_time` or
+    /// `wall-time`, …), by its key; None for any other name.
+    pub fn from_key(key: &str) -> Option<Metric> {
+        RECORDED
+            .into_iter()
+            .find(|m| m.key() == key || m.key().replace('_', "-") == key)
+    }
+
+    /// The value of this metric in one run, if measured and finite.
+    pub fn of_run(&self, r: &crate::results::Run) -> Option<f64> {
+        self.value(r).filter(|v| v.is_finite())
+    }
+
+    /// This metric's summary, if the summary holds one (the recorded metrics do, when any
+    /// run measured them).
+    pub fn summary<'a>(
+        &self,
+        s: &'a crate::results::Summary,
+    ) -> Option<&'a crate::results::MetricSummary> {
+        match self {
+            Metric::WallTime => s.wall_time.as_ref(),
+            Metric::CpuTime => s.cpu_time.as_ref(),
+            Metric::UserTime => s.user_time.as_ref(),
+            Metric::SystemTime => s.system_time.as_ref(),
+            Metric::PeakMemory => s.peak_memory.as_ref(),
+            Metric::Counter(_) | Metric::Energy(_) => None,
+        }
+    }
+
+    /// The SI prefix to show values around `v` in, and its unit.
+    pub fn scale(&self, v: f64) -> (f64, &'static str) {
+        match self {
+            m if m.is_time() => crate::units::time_scale(v),
+            Metric::PeakMemory => crate::units::bytes_scale(v),
+            _ => (1.0, ""),
+        }
+    }
+
     /// Whether the values are seconds (a time of the run).
     pub fn is_time(&self) -> bool {
         matches!(

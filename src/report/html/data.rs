@@ -4,86 +4,11 @@
 //! For: turning [`Session`]/[`Benchmark`] into plain numbers for tables and plots, tolerating
 //! missing or odd data. Not for: statistics (see `crate::stats`) or drawing.
 
-use crate::results::{Benchmark, MetricSummary, Run, Summary};
-use crate::units;
+use crate::results::{Benchmark, MetricSummary, Run};
 use std::collections::BTreeMap;
 
-/// A metric a report shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    WallTime,
-    CpuTime,
-    UserTime,
-    SystemTime,
-    PeakMemory,
-}
-
-impl Metric {
-    /// The name used in results files (`wall_time`, ...).
-    pub fn key(self) -> &'static str {
-        match self {
-            Metric::WallTime => "wall_time",
-            Metric::CpuTime => "cpu_time",
-            Metric::UserTime => "user_time",
-            Metric::SystemTime => "system_time",
-            Metric::PeakMemory => "peak_memory",
-        }
-    }
-
-    /// Words for people.
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::WallTime => "wall time",
-            Metric::CpuTime => "CPU time",
-            Metric::UserTime => "user time",
-            Metric::SystemTime => "system time",
-            Metric::PeakMemory => "peak memory",
-        }
-    }
-
-    pub fn from_key(key: &str) -> Option<Metric> {
-        [
-            Metric::WallTime,
-            Metric::CpuTime,
-            Metric::UserTime,
-            Metric::SystemTime,
-            Metric::PeakMemory,
-        ]
-        .into_iter()
-        .find(|m| m.key() == key || m.key().replace('_', "-") == key)
-    }
-
-    /// The value of this metric in one run, if measured and finite.
-    pub fn of_run(self, r: &Run) -> Option<f64> {
-        let v = match self {
-            Metric::WallTime => r.wall_time,
-            Metric::CpuTime => r.cpu_time,
-            Metric::UserTime => r.user_time,
-            Metric::SystemTime => r.system_time,
-            Metric::PeakMemory => r.peak_memory? as f64,
-        };
-        v.is_finite().then_some(v)
-    }
-
-    /// This metric's summary, if any run measured it.
-    pub fn summary(self, s: &Summary) -> Option<&MetricSummary> {
-        match self {
-            Metric::WallTime => s.wall_time.as_ref(),
-            Metric::CpuTime => s.cpu_time.as_ref(),
-            Metric::UserTime => s.user_time.as_ref(),
-            Metric::SystemTime => s.system_time.as_ref(),
-            Metric::PeakMemory => s.peak_memory.as_ref(),
-        }
-    }
-
-    /// The SI prefix to show values around `v` in, and its unit.
-    pub fn scale(self, v: f64) -> (f64, &'static str) {
-        match self {
-            Metric::PeakMemory => units::bytes_scale(v),
-            _ => units::time_scale(v),
-        }
-    }
-}
+/// The metric a report shows: the one of every comparison.
+pub use crate::conclude::levels::Metric;
 
 /// How one run took part in a benchmark's statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +29,7 @@ pub struct Point {
 }
 
 /// Every run's value of `metric`, in run order (runs without a value are skipped).
-pub fn points(b: &Benchmark, metric: Metric) -> Vec<Point> {
+pub fn points(b: &Benchmark, metric: &Metric) -> Vec<Point> {
     let mut pts: Vec<Point> = b
         .runs
         .iter()
@@ -129,7 +54,7 @@ pub fn points(b: &Benchmark, metric: Metric) -> Vec<Point> {
 }
 
 /// The counted values of `metric`, in run order.
-pub fn counted(b: &Benchmark, metric: Metric) -> Vec<f64> {
+pub fn counted(b: &Benchmark, metric: &Metric) -> Vec<f64> {
     points(b, metric)
         .into_iter()
         .filter(|p| p.role == Role::Counted)
@@ -207,7 +132,7 @@ pub fn setup_key(r: &Run) -> Option<String> {
 }
 
 /// Counted values of `metric` grouped by setup; empty unless at least two setups occur.
-pub fn by_setup(b: &Benchmark, metric: Metric) -> Vec<(String, Vec<f64>)> {
+pub fn by_setup(b: &Benchmark, metric: &Metric) -> Vec<(String, Vec<f64>)> {
     let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in b.runs.iter().filter(|r| r.counted && !r.warmup) {
         if let (Some(k), Some(v)) = (setup_key(r), metric.of_run(r)) {
@@ -230,7 +155,7 @@ pub fn by_setup(b: &Benchmark, metric: Metric) -> Vec<(String, Vec<f64>)> {
 pub fn paired_rounds(
     reference: &Benchmark,
     candidate: &Benchmark,
-    metric: Metric,
+    metric: &Metric,
 ) -> Vec<(f64, f64)> {
     let by_round = |b: &Benchmark| -> BTreeMap<usize, f64> {
         b.runs

@@ -24,16 +24,16 @@ use crate::results::Session;
 /// The report of one or more labelled sessions (a label is typically the results file's
 /// name), about wall time. Several sessions are also compared side by side.
 pub fn render_html(sessions: &[(String, Session)]) -> String {
-    render_html_for(sessions, Metric::WallTime)
+    render_html_for(sessions, &Metric::WallTime)
 }
 
 /// The report about a chosen metric.
-pub fn render_html_for(sessions: &[(String, Session)], metric: Metric) -> String {
+pub fn render_html_for(sessions: &[(String, Session)], metric: &Metric) -> String {
     page::page(sessions, metric)
 }
 
 /// Every plot of the report, in page order.
-pub fn all_plots(sessions: &[(String, Session)], metric: Metric) -> Vec<Plot> {
+pub fn all_plots(sessions: &[(String, Session)], metric: &Metric) -> Vec<Plot> {
     let mut all = Vec::new();
     for (fi, (_, s)) in sessions.iter().enumerate() {
         all.extend(plots::session_plots(fi, s, metric));
@@ -53,7 +53,7 @@ pub fn all_plots(sessions: &[(String, Session)], metric: Metric) -> Vec<Plot> {
 
 /// Every plot as a standalone SVG document: (file name, contents). File names are unique and
 /// safe: `<file>-<benchmark number>-<benchmark>-<kind>.svg`, e.g. `a-1-sleep-0-01-hist.svg`.
-pub fn svg_files(sessions: &[(String, Session)], metric: Metric) -> Vec<(String, String)> {
+pub fn svg_files(sessions: &[(String, Session)], metric: &Metric) -> Vec<(String, String)> {
     all_plots(sessions, metric)
         .into_iter()
         .map(|p| {

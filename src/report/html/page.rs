@@ -293,7 +293,7 @@ fn scalar(v: &serde_json::Value) -> String {
     }
 }
 
-fn facts(b: &Benchmark, metric: Metric) -> String {
+fn facts(b: &Benchmark, metric: &Metric) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(m) = metric.summary(&b.summary) {
         let (sc, u) = metric.scale(m.median);
@@ -341,7 +341,7 @@ fn plot_grid(out: &mut String, plots: &[&Plot], class: &str) {
     out.push_str("</div>");
 }
 
-fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[Plot]) -> String {
+fn session_section(fi: usize, label: &str, s: &Session, metric: &Metric, all: &[Plot]) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -486,7 +486,7 @@ fn session_section(fi: usize, label: &str, s: &Session, metric: Metric, all: &[P
 }
 
 /// The whole page.
-pub fn page(sessions: &[(String, Session)], metric: Metric) -> String {
+pub fn page(sessions: &[(String, Session)], metric: &Metric) -> String {
     let all = super::all_plots(sessions, metric);
     let labels: Vec<String> = sessions.iter().map(|(l, _)| l.clone()).collect();
     let mut out = String::with_capacity(1 << 16);
@@ -509,7 +509,7 @@ pub fn page(sessions: &[(String, Session)], metric: Metric) -> String {
     }
     out.push_str(&format!(
         r#"</nav><p class="muted" style="margin:4px 0 0">Numbers are {} over counted runs (warm-up and failed runs excluded); intervals are 95%; digits follow precision.</p></header>"#,
-        esc(metric.label())
+        esc(metric.name())
     ));
     if sessions.is_empty() {
         out.push_str("<p>No results.</p>");

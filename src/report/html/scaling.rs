@@ -205,8 +205,8 @@ fn draw(r: &ScanRecord) -> Canvas {
 
 /// One scaling plot per scan of the session; none for a metric other than wall time (the fit
 /// is of wall time).
-pub fn plots(file: usize, s: &Session, metric: super::Metric) -> Vec<Plot> {
-    if metric != super::Metric::WallTime {
+pub fn plots(file: usize, s: &Session, metric: &super::Metric) -> Vec<Plot> {
+    if *metric != super::Metric::WallTime {
         return Vec::new();
     }
     ScanRecord::of(s)

@@ -111,7 +111,7 @@ fn render_num_cells(cells: &[Cell]) -> Vec<String> {
 }
 
 /// The scale for a column: the one that shows its smallest positive value as ≥ 1.
-fn column_scale(metric: Metric, values: impl Iterator<Item = f64>) -> (f64, &'static str) {
+fn column_scale(metric: &Metric, values: impl Iterator<Item = f64>) -> (f64, &'static str) {
     let min = values
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold(f64::INFINITY, f64::min);
@@ -216,7 +216,7 @@ pub fn bench_anchor(file: usize, bench: usize) -> String {
 }
 
 /// The summary table of one session, for `metric`.
-pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
+pub fn summary_table(file: usize, s: &Session, metric: &Metric) -> String {
     let bs = &s.benchmarks;
     let ms: Vec<Option<&MetricSummary>> = bs.iter().map(|b| metric.summary(&b.summary)).collect();
     let (scale, unit) = column_scale(metric, ms.iter().flatten().map(|m| m.median));
@@ -230,7 +230,7 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
     // CPU time and peak memory medians when the table is about another metric.
     let extra_metrics: Vec<Metric> = [Metric::CpuTime, Metric::PeakMemory]
         .into_iter()
-        .filter(|m| *m != metric)
+        .filter(|m| m != metric)
         .collect();
     let mut extra_cols: Vec<(String, Vec<Cell>)> = Vec::new();
     for em in &extra_metrics {
@@ -238,7 +238,7 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
         if ems.iter().all(|m| m.is_none()) {
             continue;
         }
-        let (sc, u) = column_scale(*em, ems.iter().flatten().map(|m| m.median));
+        let (sc, u) = column_scale(em, ems.iter().flatten().map(|m| m.median));
         let (cells, _) = median_cells(&ems, sc, u);
         let short = if *em == Metric::PeakMemory {
             "memory"
@@ -314,7 +314,7 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
     head(
         &format!("median ({})", esc(unit)),
         "num",
-        &format!("median {} of the counted runs", metric.label()),
+        &format!("median {} of the counted runs", metric.name()),
     );
     head(
         &format!("95% CI ({})", esc(unit)),
@@ -392,7 +392,7 @@ pub fn summary_table(file: usize, s: &Session, metric: Metric) -> String {
 
 /// Several result files side by side: one row per benchmark (matched by name and parameters),
 /// one column group per file, each later file's median relative to the first file's.
-pub fn files_table(sessions: &[(String, Session)], metric: Metric) -> String {
+pub fn files_table(sessions: &[(String, Session)], metric: &Metric) -> String {
     let mut keys: Vec<(String, String)> = Vec::new();
     for (_, s) in sessions {
         for b in &s.benchmarks {

@@ -23,8 +23,8 @@ pub(super) fn forest(s: &Session, comps: &[&ComparisonRecord]) -> Canvas {
     let metric_label = comps
         .first()
         .and_then(|c| Metric::from_key(&c.metric))
-        .map(|m| m.label())
-        .unwrap_or("value");
+        .map(|m| m.name().to_string())
+        .unwrap_or_else(|| "value".to_string());
     c.text(
         16.0,
         18.0,
@@ -133,7 +133,7 @@ pub(super) fn forest(s: &Session, comps: &[&ComparisonRecord]) -> Canvas {
 pub(super) fn paired(
     s: &Session,
     k: &ComparisonRecord,
-    metric: Metric,
+    metric: &Metric,
     pairs: &[(f64, f64)],
 ) -> Canvas {
     let size = 340.0;
@@ -180,7 +180,7 @@ pub(super) fn paired(
             "{} ({}) of {}",
             truncate(refn, 24),
             unit.unit,
-            metric.label()
+            metric.name()
         ),
         &format!("{} ({})", truncate(cand, 24), unit.unit),
         true,

@@ -25,13 +25,13 @@ fn jitter(i: usize) -> f64 {
 /// Histogram of the counted runs with a Gaussian KDE, the median and its CI marked.
 pub(super) fn histogram(
     b: &Benchmark,
-    metric: Metric,
+    metric: &Metric,
     xs: &[f64],
     unit: Unit,
     dom: (f64, f64),
 ) -> Canvas {
     let mut c = Canvas::new(W, H);
-    title_text(&mut c, &format!("Distribution of {}", metric.label()));
+    title_text(&mut c, &format!("Distribution of {}", metric.name()));
     let frame_of = |ymax: f64| Frame {
         left: M_LEFT,
         top: M_TOP,
@@ -43,7 +43,7 @@ pub(super) fn histogram(
     if xs.is_empty() {
         frame_of(1.0).axes(
             &mut c,
-            &format!("{} ({})", metric.label(), unit.unit),
+            &format!("{} ({})", metric.name(), unit.unit),
             "runs",
             true,
         );
@@ -97,7 +97,7 @@ pub(super) fn histogram(
     }
     f.axes(
         &mut c,
-        &format!("{} ({})", metric.label(), unit.unit),
+        &format!("{} ({})", metric.name(), unit.unit),
         "runs",
         true,
     );
@@ -246,7 +246,7 @@ fn draw_box(c: &mut Canvas, x: &Scale, vs: &[f64], cy: f64, half: f64, fill: &st
 /// Box plot of the counted runs with every run as a point, the median CI as a band.
 pub(super) fn box_plot(
     b: &Benchmark,
-    metric: Metric,
+    metric: &Metric,
     xs: &[f64],
     unit: Unit,
     dom: (f64, f64),
@@ -255,7 +255,7 @@ pub(super) fn box_plot(
     let mut c = Canvas::new(W, h);
     title_text(
         &mut c,
-        &format!("Box plot of {} (whiskers at 1.5 IQR)", metric.label()),
+        &format!("Box plot of {} (whiskers at 1.5 IQR)", metric.name()),
     );
     let f = Frame {
         left: M_LEFT,
@@ -274,7 +274,7 @@ pub(super) fn box_plot(
     }
     f.axes(
         &mut c,
-        &format!("{} ({})", metric.label(), unit.unit),
+        &format!("{} ({})", metric.name(), unit.unit),
         "",
         false,
     );
@@ -296,14 +296,14 @@ pub(super) fn box_plot(
 }
 
 /// Per-setup distributions of a randomized-setup benchmark: one box per setup.
-pub(super) fn setups(metric: Metric, groups: &[(String, Vec<f64>)]) -> Canvas {
+pub(super) fn setups(metric: &Metric, groups: &[(String, Vec<f64>)]) -> Canvas {
     let row = 22.0;
     let left = 110.0;
     let h = M_TOP + M_BOTTOM + row * groups.len() as f64;
     let mut c = Canvas::new(W, h);
     title_text(
         &mut c,
-        &format!("{} per randomized setup", capitalize(metric.label())),
+        &format!("{} per randomized setup", capitalize(metric.name())),
     );
     let all: Vec<f64> = groups.iter().flat_map(|g| g.1.iter().copied()).collect();
     let unit = Unit::for_values(metric, &all);
@@ -325,7 +325,7 @@ pub(super) fn setups(metric: Metric, groups: &[(String, Vec<f64>)]) -> Canvas {
     };
     f.axes(
         &mut c,
-        &format!("{} ({})", metric.label(), unit.unit),
+        &format!("{} ({})", metric.name(), unit.unit),
         "",
         false,
     );

@@ -94,7 +94,7 @@ struct Unit {
 }
 
 impl Unit {
-    fn for_values(metric: Metric, xs: &[f64]) -> Unit {
+    fn for_values(metric: &Metric, xs: &[f64]) -> Unit {
         let max = xs
             .iter()
             .copied()
@@ -222,7 +222,7 @@ pub fn benchmark_plots(
     file: usize,
     bi: usize,
     b: &Benchmark,
-    metric: Metric,
+    metric: &Metric,
     target: f64,
 ) -> Vec<Plot> {
     let pts = data::points(b, metric);
@@ -283,7 +283,7 @@ pub fn benchmark_plots(
 
 /// The plots of a session's comparisons: one forest plot, and a paired scatter per comparison
 /// with interleaved rounds.
-pub fn session_plots(file: usize, s: &Session, metric: Metric) -> Vec<Plot> {
+pub fn session_plots(file: usize, s: &Session, metric: &Metric) -> Vec<Plot> {
     let comps: Vec<&ComparisonRecord> = s
         .comparisons
         .iter()
@@ -294,7 +294,7 @@ pub fn session_plots(file: usize, s: &Session, metric: Metric) -> Vec<Plot> {
         return out;
     }
     let id = format!("f{file}-forest");
-    let title = format!("Forest plot of {} ratios", metric.label());
+    let title = format!("Forest plot of {} ratios", metric.name());
     out.push(Plot {
         svg: forest(s, &comps).finish(&id, &PlotKind::Forest.class(), &title),
         id,

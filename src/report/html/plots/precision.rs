@@ -13,7 +13,7 @@ use crate::stats;
 
 /// Running median and interquartile range as counted runs accumulate, relative to the final
 /// median (seed 000, fig. 16): where the lines settle, more runs stop paying.
-pub(super) fn precision(metric: Metric, xs: &[f64], target: f64) -> Canvas {
+pub(super) fn precision(metric: &Metric, xs: &[f64], target: f64) -> Canvas {
     let mut c = Canvas::new(W, H);
     title_text(&mut c, "Precision as runs accumulate");
     let n = xs.len();
@@ -99,13 +99,13 @@ mod tests {
 
     #[test]
     fn precision_handles_tiny_samples() {
-        assert!(precision(Metric::WallTime, &[], 0.01)
+        assert!(precision(&Metric::WallTime, &[], 0.01)
             .finish("x", "y", "z")
             .contains("needs at least two"));
-        assert!(precision(Metric::WallTime, &[0.0, 0.0], 0.01)
+        assert!(precision(&Metric::WallTime, &[0.0, 0.0], 0.01)
             .finish("x", "y", "z")
             .contains("needs"));
-        let s = precision(Metric::WallTime, &[1.0, 2.0, 3.0], 0.01).finish("x", "y", "z");
+        let s = precision(&Metric::WallTime, &[1.0, 2.0, 3.0], 0.01).finish("x", "y", "z");
         assert!(s.contains("<path"));
     }
 }

@@ -16,7 +16,7 @@ use crate::stats;
 
 /// Value against run index: warm-up shaded, outliers and excluded runs marked, Tukey fences
 /// dashed; the machine's temperature, other load and interference below when recorded.
-pub(super) fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit) -> Canvas {
+pub(super) fn sequence(b: &Benchmark, metric: &Metric, pts: &[Point], unit: Unit) -> Canvas {
     let env = data::environment(b);
     let has_temp = env.iter().any(|e| e.temp_before_c.is_some());
     let has_other = env.iter().any(|e| e.other_cpu_time.is_some());
@@ -34,7 +34,7 @@ pub(super) fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit)
     let mut c = Canvas::new(W, total_h);
     title_text(
         &mut c,
-        &format!("{} by run (in run order)", capitalize(metric.label())),
+        &format!("{} by run (in run order)", capitalize(metric.name())),
     );
     let max_index = pts
         .iter()
@@ -94,7 +94,7 @@ pub(super) fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit)
     frame.axes_with(
         &mut c,
         x_title,
-        &format!("{} ({})", metric.label(), unit.unit),
+        &format!("{} ({})", metric.name(), unit.unit),
         true,
         n_strips == 0,
     );
@@ -234,7 +234,7 @@ pub(super) fn sequence(b: &Benchmark, metric: Metric, pts: &[Point], unit: Unit)
     }
     if has_other {
         let ou = Unit::for_values(
-            Metric::CpuTime,
+            &Metric::CpuTime,
             &env.iter()
                 .filter_map(|e| e.other_cpu_time)
                 .collect::<Vec<_>>(),
