@@ -11,7 +11,7 @@
 
 use crate::conclude::pairs::PairVerdict;
 use crate::method::kernels::{KernelsPlan, Pair, PairResult};
-use crate::results::{Benchmark, ComparisonRecord, Run, Termination};
+use crate::results::{Benchmark, ComparisonRecord, Run};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -66,22 +66,9 @@ fn baseline_name(plan: &KernelsPlan, pairs: &[Pair], p: &Pair) -> String {
 fn run(index: usize, round: usize, offset: f64, wall_ns: f64, cpu_ns: Option<f64>) -> Run {
     let cpu = cpu_ns.map_or(0.0, |c| c * 1e-9);
     Run {
-        index,
         round: Some(round),
-        warmup: false,
         start_offset: offset,
-        wall_time: wall_ns * 1e-9,
-        user_time: cpu,
-        system_time: 0.0,
-        cpu_time: cpu,
-        peak_memory: None,
-        exit_code: None,
-        signal: None,
-        termination: Termination::Exit,
-        involuntary_context_switches: None,
-        counted: true,
-        extra: BTreeMap::new(),
-        meters: Default::default(),
+        ..Run::sample(index, wall_ns * 1e-9, cpu)
     }
 }
 

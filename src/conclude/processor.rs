@@ -70,7 +70,7 @@ pub fn apply(processors: &[Box<dyn Processor>], benches: &mut [Benchmark]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{Run, Termination};
+    use crate::results::Run;
 
     fn run(i: usize, checksum: f64) -> Run {
         let mut extra = std::collections::BTreeMap::new();
@@ -80,22 +80,8 @@ mod tests {
                                "metrics": {"checksum": checksum}}),
         );
         Run {
-            index: i,
-            round: None,
-            warmup: false,
-            start_offset: 0.0,
-            wall_time: 1e-8,
-            user_time: 0.0,
-            system_time: 0.0,
-            cpu_time: 0.0,
-            peak_memory: None,
-            exit_code: None,
-            signal: None,
-            termination: Termination::Exit,
-            involuntary_context_switches: None,
-            counted: true,
-            meters: Default::default(),
             extra,
+            ..Run::sample(i, 1e-8, 0.0)
         }
     }
 

@@ -318,6 +318,33 @@ pub struct Run {
     pub meters: Box<RunMeters>,
 }
 
+impl Run {
+    /// A run that is a sample, not a process (a kernel's sample, a process's time per loop in a
+    /// head to head, an imported harness's iteration): `wall` and `cpu` seconds (user time =
+    /// CPU time, no system time), counted, no round, no exit or memory of its own. Callers set
+    /// what else they know (round, warm-up, offset, extra).
+    pub fn sample(index: usize, wall: f64, cpu: f64) -> Run {
+        Run {
+            index,
+            round: None,
+            warmup: false,
+            start_offset: 0.0,
+            wall_time: wall,
+            user_time: cpu,
+            system_time: 0.0,
+            cpu_time: cpu,
+            peak_memory: None,
+            exit_code: None,
+            signal: None,
+            termination: Termination::Exit,
+            involuntary_context_switches: None,
+            counted: true,
+            extra: BTreeMap::new(),
+            meters: Default::default(),
+        }
+    }
+}
+
 /// The optional per-run meters (see docs/meters.md for what each includes, and its unit).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunMeters {

@@ -10,8 +10,8 @@ use super::counts::{COUNT_METHOD_KEY, REGION_METHOD};
 use super::{invocations, kernel_record, KernelsPlan, State, Taken};
 use crate::exec::worker::Sample;
 use crate::results::{
-    Benchmark, InvocationRecord, KernelRecord, Run, SampleRecord, Termination, INVOCATIONS_KEY,
-    KERNEL_KEY, SAMPLE_KEY,
+    Benchmark, InvocationRecord, KernelRecord, Run, SampleRecord, INVOCATIONS_KEY, KERNEL_KEY,
+    SAMPLE_KEY,
 };
 use crate::stats;
 use std::collections::BTreeMap;
@@ -201,21 +201,10 @@ fn sample_run(
         );
     }
     Run {
-        index,
-        round: None,
         warmup: why.is_some(),
         start_offset: t0.elapsed().as_secs_f64(),
-        wall_time: wall,
-        user_time: cpu,
-        system_time: 0.0,
-        cpu_time: cpu,
-        peak_memory: None,
-        exit_code: None,
-        signal: None,
-        termination: Termination::Exit,
-        involuntary_context_switches: None,
         counted: why.is_none(),
-        meters: Default::default(),
         extra,
+        ..Run::sample(index, wall, cpu)
     }
 }

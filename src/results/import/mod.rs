@@ -21,7 +21,7 @@ mod pytest_benchmark;
 
 use super::model::{
     Benchmark, LimitsRecord, MachineInfo, MeasurementMethod, MethodKind, MetricSummary, Run,
-    Session, Summary, Termination, PROCESS_KEY, PROCESS_LEVEL_KEY, SCHEMA_VERSION,
+    Session, Summary, PROCESS_KEY, PROCESS_LEVEL_KEY, SCHEMA_VERSION,
 };
 use crate::error::usage;
 use serde_json::{json, Map, Value};
@@ -543,22 +543,10 @@ pub(crate) fn sample(index: usize, per_iteration: f64, loops: Option<f64>, warmu
         extra.insert("elapsed".into(), json!(per_iteration * n));
     }
     Run {
-        index,
-        round: None,
         warmup,
-        start_offset: 0.0,
-        wall_time: per_iteration,
-        user_time: 0.0,
-        system_time: 0.0,
-        cpu_time: 0.0,
-        peak_memory: None,
-        exit_code: None,
-        signal: None,
-        termination: Termination::Exit,
-        involuntary_context_switches: None,
         counted: !warmup,
         extra,
-        meters: Default::default(),
+        ..Run::sample(index, per_iteration, 0.0)
     }
 }
 
