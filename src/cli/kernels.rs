@@ -402,7 +402,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     let style = a.style.style();
     // The store is opened (created, migrated) before the first invocation: a bad URL stops here.
     let mut history = match &a.store {
-        Some(spec) => Some(super::history::open_for_run(Some(spec.as_str()))?),
+        Some(spec) => Some(super::run::store::open_for_run(Some(spec.as_str()))?),
         None => None,
     };
     // Cores: as `tare run` chooses them, registered so other sessions avoid them.
@@ -648,7 +648,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     if let Some(st) = history.as_mut() {
         if matches!(outcome, KernelsOutcome::Complete) {
             let json = a.exports.export_json.as_deref();
-            if let Err(e) = super::history::store_session(st, &session, json) {
+            if let Err(e) = super::run::store::store_session(st, &session, json) {
                 failures.push(format!("{e:#}"));
             }
         }

@@ -6,6 +6,7 @@
 mod args;
 pub(crate) mod options;
 mod session;
+pub(crate) mod store;
 
 pub use args::{RecoverArgs, RunArgs};
 pub(crate) use options::{aslr_usable, check_program};

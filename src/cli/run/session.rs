@@ -76,7 +76,7 @@ pub(super) fn execute(p: Prepared) -> anyhow::Result<i32> {
                 .iter()
                 .find(|e| e.format == Format::Json)
                 .map(|e| e.path.as_path());
-            if let Err(e) = crate::cli::history::store_session(st, &session, json) {
+            if let Err(e) = crate::cli::run::store::store_session(st, &session, json) {
                 failures.push(format!("{e:#}"));
             }
         }

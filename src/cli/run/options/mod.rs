@@ -48,7 +48,7 @@ pub(super) struct Prepared {
     pub(super) backend: Box<dyn exec::Backend>,
     pub(super) targets: Targets,
     pub(super) exports: crate::cli::opts::ExportArgs,
-    pub(super) history: Option<crate::cli::history::RunStore>,
+    pub(super) history: Option<crate::cli::run::store::RunStore>,
     pub(super) style: Style,
     pub(super) verbose: bool,
     pub(super) overwrite_journal: bool,
@@ -169,7 +169,7 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
     let _claims = a.exports.check()?;
     // The store is opened (created, migrated) before the first run: a bad URL stops here.
     let history = match &a.store {
-        Some(spec) => Some(crate::cli::history::open_for_run(Some(spec.as_str()))?),
+        Some(spec) => Some(crate::cli::run::store::open_for_run(Some(spec.as_str()))?),
         None => None,
     };
     let needs = Needs {
@@ -363,7 +363,7 @@ pub(super) fn prepare(mut a: RunArgs) -> anyhow::Result<Prepared> {
             .insert("sort".into(), serde_json::json!("median-time"));
     }
     if history.is_some() {
-        if let Some(c) = crate::cli::history::current_commit() {
+        if let Some(c) = crate::cli::run::store::current_commit() {
             session.extra.insert("git".into(), serde_json::json!(c));
         }
     }
