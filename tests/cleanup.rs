@@ -39,6 +39,15 @@ fn groups_of(session: &str) -> Vec<PathBuf> {
     out
 }
 
+/// Held by every test of this file while it runs: any `tare` start sweeps what killed sessions
+/// left, so another test's start could sweep the groups the sweep test leaves for its own next
+/// start (under load it did: "the sweep is not reported").
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn wait_for(what: impl Fn() -> bool, secs: u64) -> bool {
     let end = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < end {
@@ -52,6 +61,7 @@ fn wait_for(what: impl Fn() -> bool, secs: u64) -> bool {
 
 #[test]
 fn a_killed_sessions_groups_and_processes_are_swept_by_the_next_start() {
+    let _serial = one_at_a_time();
     if !v1() {
         skip::skip(
             "root and cgroup v1",
@@ -147,6 +157,7 @@ fn a_killed_sessions_groups_and_processes_are_swept_by_the_next_start() {
 
 #[test]
 fn group_names_differ_between_sessions_with_the_same_pid() {
+    let _serial = one_at_a_time();
     // Two tare processes in different PID namespaces can both be pid 1..n; the session
     // token keeps their group names apart. Run two sessions as PID 1 of fresh namespaces.
     if !v1()
@@ -178,6 +189,7 @@ fn group_names_differ_between_sessions_with_the_same_pid() {
 
 #[test]
 fn what_actions_start_does_not_outlive_them() {
+    let _serial = one_at_a_time();
     if !v1() {
         skip::skip(
             "root and cgroup v1",
@@ -230,6 +242,7 @@ fn what_actions_start_does_not_outlive_them() {
 
 #[test]
 fn a_hanging_action_is_stopped_by_its_limit() {
+    let _serial = one_at_a_time();
     if !v1() {
         skip::skip(
             "root and cgroup v1",
@@ -260,6 +273,7 @@ fn a_hanging_action_is_stopped_by_its_limit() {
 
 #[test]
 fn a_failing_action_that_floods_stderr_is_reported_in_one_short_line() {
+    let _serial = one_at_a_time();
     // 300 MB of NUL bytes on stderr, then the real last line: tare keeps a bounded part of
     // the action's stderr (it read all of it before, 1.2 GB of memory, and printed 300 MB).
     let out = tare()
@@ -283,6 +297,7 @@ fn a_failing_action_that_floods_stderr_is_reported_in_one_short_line() {
 
 #[test]
 fn a_pids_limit_counts_only_its_own_run() {
+    let _serial = one_at_a_time();
     if !v1() {
         skip::skip(
             "root and cgroup v1",
