@@ -884,7 +884,8 @@ fn kernels_verdicts_are_on_counts() {
     let out = run(&[&old, &more, &same], &["old", "more", "same"], &json);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        text(&out).contains("slower on instructions per loop"),
+        text(&out).contains("slower on instructions")
+            && text(&out).contains("per loop (timed region, Valgrind): instructions"),
         "{}",
         text(&out)
     );
