@@ -5,7 +5,8 @@
 //! Python `init_each`/`body_each`: untimed, in batches as Criterion's iter_batched) every loop
 //! sorts unsorted data, as a plain loop that copies and sorts (both timed) does, and nothing is
 //! said. Workers: tests/kernels/sort.c, tests/kernels/sort/* and tests/kernels/sort_worker.py
-//! (built here), clients/rust/examples/sort.rs.
+//! (built here), clients/rust/examples/sort.rs. A first loop dear in every sample that is
+//! start-up (tests/kernels/gostartup, through `tare native-worker go`) is a note, not that.
 
 mod common;
 use common::tare;
