@@ -5,7 +5,8 @@
 //! Python `init_each`/`body_each`: untimed, in batches as Criterion's iter_batched) every loop
 //! sorts unsorted data, as a plain loop that copies and sorts (both timed) does, and nothing is
 //! said. Workers: tests/kernels/sort.c, tests/kernels/sort/* and tests/kernels/sort_worker.py
-//! (built here), clients/rust/examples/sort.rs.
+//! (built here), clients/rust/examples/sort.rs. A first loop dear in every sample that is
+//! start-up (tests/kernels/gostartup, through `tare native-worker go`) is a note, not that.
 
 mod common;
 use common::tare;
@@ -239,4 +240,57 @@ fn a_body_that_sorts_in_place_is_timed_on_unsorted_data_with_per_loop_init() {
     }
     let py = format!("{ROOT}/tests/kernels/sort_worker.py");
     check(&measure(&py, "python"), "python");
+}
+
+/// A first loop dear in every fresh sample that is start-up (a Go suite's setup timed once a
+/// sample; b.RunParallel's goroutines, fastjson's shape) is not called state that carries
+/// over: no "first-loop" warning, and where the screen fires, a "first-loop-start-up" note whose
+/// advice is in Go's terms, not tare's client calls. Kinds only, never timings.
+#[test]
+fn a_start_up_every_sample_pays_is_not_called_carried_state() {
+    if Command::new("go").arg("version").output().is_err() {
+        skip::skip("Go (go)", "apt-get install golang-go");
+        return;
+    }
+    let pkg = format!("{ROOT}/tests/kernels/gostartup");
+    let worker = format!("{} native-worker go {pkg}", env!("CARGO_BIN_EXE_tare"));
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("k.json");
+    let out = tare()
+        .args(["kernels", &worker, "-r", "2", "--sample-stop", "runs >= 5"])
+        .args(["--seed", "9", "--export-json", j.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let benchmarks = v["benchmarks"].as_array().unwrap();
+    assert_eq!(benchmarks.len(), 2, "{v}");
+    for b in benchmarks {
+        let diags = b["diagnostics"].as_array().cloned().unwrap_or_default();
+        let kind = |k: &str| diags.iter().find(|d| d["kind"] == k);
+        assert!(kind("first-loop").is_none(), "{}: {diags:?}", b["name"]);
+        if let Some(d) = kind("first-loop-start-up") {
+            let advice = d["suggestion"].as_str().unwrap();
+            assert!(advice.contains("b.StopTimer"), "{advice}");
+            assert!(!advice.contains("InitEach"), "{advice}");
+        }
+    }
+    // Setup of twenty loops' work timed once a sample: the screen fires on it.
+    let startup = benchmarks
+        .iter()
+        .find(|b| b["name"].as_str().unwrap().starts_with("Startup"))
+        .unwrap();
+    assert!(
+        startup["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["kind"] == "first-loop-start-up"),
+        "{startup}"
+    );
 }

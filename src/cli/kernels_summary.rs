@@ -636,9 +636,11 @@ fn checksum_line(out: &mut String, s: &Session, groups: &[Vec<usize>]) {
 }
 
 /// Notes said in full whatever the verdict: the compared values may not be the same work, or
-/// not the kernel's (a body optimized away, samples the clock cannot resolve).
-const ALWAYS: [&str; 4] = [
+/// not the kernel's (a body optimized away, samples the clock cannot resolve, loops that reuse
+/// state loop 1 left).
+const ALWAYS: [&str; 5] = [
     "checksum-missing",
+    "first-loop",
     "metric-disagrees",
     "linearity",
     "unresolved-samples",

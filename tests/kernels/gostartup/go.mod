@@ -1,0 +1,3 @@
+module gostartup
+
+go 1.21
