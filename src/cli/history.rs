@@ -484,19 +484,29 @@ fn print_verdict(views: &[SeriesView], tips: &Tips, v: &judge::Verdict, sc: Opti
             );
         }
     }
-    let alert_of = |i: usize, id: i64| views[i].alerts.iter().find(|a| a.id == id);
-    match sc {
-        Some(sc) => {
-            for &(i, id) in &v.new_alerts {
-                let Some(a) = alert_of(i, id) else { continue };
-                println!(
-                    "new alert #{} in the baseline's history (not this commit's: it does not fail this check): {} {} at {}: {}",
+    // "new alert #ID{tag}: BENCHMARK METRIC KIND at COMMIT: RATIO" of each new alert listed.
+    let new_alerts = |tag: &str| -> Vec<String> {
+        v.new_alerts
+            .iter()
+            .filter_map(|&(i, id)| {
+                let a = views[i].alerts.iter().find(|a| a.id == id)?;
+                Some(format!(
+                    "new alert #{}{tag}: {} {} at {}: {}",
                     a.id,
                     where_(&views[i]),
                     a.kind,
                     short(&a.commit_key),
                     view::alert_ratio(a)
-                );
+                ))
+            })
+            .collect()
+    };
+    match sc {
+        Some(sc) => {
+            for line in new_alerts(
+                " in the baseline's history (not this commit's: it does not fail this check)",
+            ) {
+                println!("{line}");
             }
             println!(
                 "judged commit {} in {} series: {}",
@@ -525,16 +535,8 @@ fn print_verdict(views: &[SeriesView], tips: &Tips, v: &judge::Verdict, sc: Opti
                     n => format!("{n} regression(s)"),
                 }
             );
-            for &(i, id) in &v.new_alerts {
-                let Some(a) = alert_of(i, id) else { continue };
-                eprintln!(
-                    "new alert #{}: {} {} at {}: {}",
-                    a.id,
-                    where_(&views[i]),
-                    a.kind,
-                    short(&a.commit_key),
-                    view::alert_ratio(a)
-                );
+            for line in new_alerts("") {
+                eprintln!("{line}");
             }
             if v.new_regressions > 0 {
                 eprintln!(
