@@ -422,15 +422,19 @@ fn module_files() -> BTreeMap<Vec<String>, String> {
         .collect()
 }
 
-/// No files import each other in a loop, within a layer too (report/'s five files did: html/data
-/// → terminal → meters → html/plots → html/table → html/data). A file's use of the modules it
-/// sits in (a child's `super::Item` from its mod.rs) is its module's structure, not counted.
-#[test]
-fn files_form_no_loop() {
-    let files = module_files();
+/// The graph of files: an edge from a file to each module file its paths reach, and from a
+/// module's file to each of its children's (its `mod child;` line: the parent holds the child,
+/// and uses it by a relative path the scan does not read). A file's use of the modules it sits
+/// in (a child's `super::Item` from its mod.rs) is its module's structure, not an edge; so a
+/// loop through a parent is one that leaves the parent's subtree and comes back to the parent
+/// (cli/history.rs ⊃ history/builds.rs → run/… → cli/history.rs was one).
+fn file_graph(
+    files: &BTreeMap<Vec<String>, String>,
+    refs: &[Edge],
+) -> BTreeMap<String, BTreeSet<String>> {
     let by_file: BTreeMap<&String, &Vec<String>> = files.iter().map(|(m, f)| (f, m)).collect();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for e in all_references() {
+    for e in refs {
         let here = by_file[&e.file];
         // The longest prefix of the path that is a module file.
         let Some(to) = (1..=e.target.len())
@@ -448,7 +452,25 @@ fn files_form_no_loop() {
             .or_default()
             .insert(to.1.clone());
     }
-    // Tarjan's strongly connected components; each of more than one file is a loop.
+    for (module, file) in files {
+        if let Some(parent) = module
+            .len()
+            .checked_sub(1)
+            .filter(|&n| n > 0)
+            .and_then(|n| files.get(&module[..n]))
+        {
+            graph
+                .entry(parent.clone())
+                .or_default()
+                .insert(file.clone());
+        }
+    }
+    graph
+}
+
+/// The loops of a graph of files (Tarjan's strongly connected components of more than one
+/// file), each sorted.
+fn loops_of(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     struct T<'a> {
         g: &'a BTreeMap<String, BTreeSet<String>>,
         index: BTreeMap<String, (usize, usize)>,
@@ -491,7 +513,7 @@ fn files_form_no_loop() {
         }
     }
     let mut t = T {
-        g: &graph,
+        g: graph,
         index: BTreeMap::new(),
         stack: Vec::new(),
         on: BTreeSet::new(),
@@ -502,19 +524,27 @@ fn files_form_no_loop() {
             strong(&mut t, v);
         }
     }
+    t.loops
+}
+
+/// No files import each other in a loop, within a layer too (report/'s five files did: html/data
+/// → terminal → meters → html/plots → html/table → html/data), through a parent's `mod` line
+/// too (see [`file_graph`]).
+#[test]
+fn files_form_no_loop() {
+    let loops = loops_of(&file_graph(&module_files(), &all_references()));
     let listed: Vec<Vec<String>> = FILE_LOOPS
         .iter()
         .map(|(fs, _)| fs.iter().map(|f| f.to_string()).collect())
         .collect();
-    let new: Vec<String> = t
-        .loops
+    let new: Vec<String> = loops
         .iter()
         .filter(|l| !listed.contains(l))
         .map(|l| l.join(" ⇄ "))
         .collect();
     let gone: Vec<String> = listed
         .iter()
-        .filter(|l| !t.loops.contains(l))
+        .filter(|l| !loops.contains(l))
         .map(|l| l.join(" ⇄ "))
         .collect();
     assert!(
@@ -713,4 +743,45 @@ mod tests { use super::super::super::lock; }
         .map(|e| e.to)
         .collect();
     assert_eq!(got, vec!["lock", "exec"]);
+}
+
+/// The loop check on a made-up crate: a parent whose child reaches a file that uses the parent
+/// is a loop; the child's own use of its parent is not.
+#[test]
+fn a_loop_through_a_parents_mod_line_is_seen() {
+    let tops: BTreeSet<String> = ["cli"].map(String::from).into();
+    let sources = [
+        ("cli/history.rs", "fn a() { builds::b(); }\n"),
+        (
+            "cli/history/builds.rs",
+            "use super::open;\nfn b() { crate::cli::run::go(); }\n",
+        ),
+        ("cli/run.rs", "fn go() { crate::cli::opts::x(); }\n"),
+        ("cli/opts.rs", "fn x() {}\n"),
+    ];
+    let files: BTreeMap<Vec<String>, String> = sources
+        .iter()
+        .map(|(f, _)| (module_path(Path::new(f)), f.to_string()))
+        .collect();
+    let refs = |extra: Option<(&str, &str)>| -> Vec<Edge> {
+        sources
+            .iter()
+            .map(|&(f, text)| match extra {
+                Some((g, more)) if g == f => (f, format!("{text}{more}")),
+                _ => (f, text.to_string()),
+            })
+            .flat_map(|(f, text)| edges_of(Path::new(f), &text, &tops))
+            .collect()
+    };
+    assert!(loops_of(&file_graph(&files, &refs(None))).is_empty());
+    let back = Some(("cli/opts.rs", "fn y() { crate::cli::history::open(); }\n"));
+    assert_eq!(
+        loops_of(&file_graph(&files, &refs(back))),
+        vec![vec![
+            "cli/history.rs".to_string(),
+            "cli/history/builds.rs".to_string(),
+            "cli/opts.rs".to_string(),
+            "cli/run.rs".to_string(),
+        ]]
+    );
 }

@@ -363,26 +363,19 @@ pub const PER_PAGE: usize = 50;
 /// (with `default`) `default`, wall time and the counted events as `tare history check` takes
 /// them; None: all.
 fn metric_of<'a>(st: &mut Store, m: &'a str, default: bool) -> Result<Option<&'a str>, ApiError> {
-    if m == "all" || (default && m == "default") || ingest::METRICS.contains(&m) {
-        return Ok((m != "all").then_some(m));
+    let also: &[&str] = if default {
+        &["all", "default"]
+    } else {
+        &["all"]
+    };
+    match judge::unknown_metric(st, m, also)? {
+        None => Ok((m != "all").then_some(m)),
+        Some(known) => Err(ApiError::bad(format!(
+            "metric '{m}': give one of {}{} or all",
+            known.join(", "),
+            if default { ", default" } else { ", auto" }
+        ))),
     }
-    let mut known: Vec<String> = ingest::METRICS.iter().map(|m| m.to_string()).collect();
-    let mut counted: Vec<String> = query::series(&mut st.db)?
-        .into_iter()
-        .filter(|s| ingest::added_unit(&s.unit))
-        .map(|s| s.metric)
-        .collect();
-    if counted.iter().any(|c| c == m) {
-        return Ok(Some(m));
-    }
-    counted.sort();
-    counted.dedup();
-    known.extend(counted);
-    Err(ApiError::bad(format!(
-        "metric '{m}': give one of {}{} or all",
-        known.join(", "),
-        if default { ", default" } else { ", auto" }
-    )))
 }
 
 /// `?metric=auto` (the first page's default): per benchmark and machine the metrics with an

@@ -86,31 +86,34 @@ impl Params {
     }
 }
 
-/// One line saying what to give when `metric` names no metric of the store; `flag` names the
-/// parameter (`--metric`, `metric`).
-pub fn metric_error(st: &mut Store, metric: &str, flag: &str) -> Result<Option<String>> {
-    // Counted events (`--counters`), energies (`--energy`) and ratios (`history add --ratios`)
-    // are metrics of their own.
+/// The metrics of the store when `metric` names none of them (`None`: it names one, or is a
+/// word of `also`, e.g. `all`): the fixed ones, then the counted events (`--counters`),
+/// energies (`--energy`) and ratios (`history add --ratios`) that series hold. The one check
+/// behind `history`'s `--metric` and the server's `metric=`.
+pub fn unknown_metric(st: &mut Store, metric: &str, also: &[&str]) -> Result<Option<Vec<String>>> {
+    if also.contains(&metric) || ingest::METRICS.contains(&metric) {
+        return Ok(None);
+    }
     let mut counted: Vec<String> = query::series(&mut st.db)?
         .into_iter()
         .filter(|s| ingest::added_unit(&s.unit))
         .map(|s| s.metric)
         .collect();
-    if metric == "all"
-        || metric == "default"
-        || ingest::METRICS.contains(&metric)
-        || counted.iter().any(|m| m == metric)
-    {
+    if counted.iter().any(|m| m == metric) {
         return Ok(None);
     }
-    let mut known: Vec<String> = ingest::METRICS.iter().map(|m| m.to_string()).collect();
     counted.sort();
     counted.dedup();
+    let mut known: Vec<String> = ingest::METRICS.iter().map(|m| m.to_string()).collect();
     known.extend(counted);
-    Ok(Some(format!(
-        "{flag} {metric}: give one of {} or all",
-        known.join(", ")
-    )))
+    Ok(Some(known))
+}
+
+/// One line saying what to give when `metric` names no metric of the store; `flag` names the
+/// parameter (`--metric`, `metric`).
+pub fn metric_error(st: &mut Store, metric: &str, flag: &str) -> Result<Option<String>> {
+    Ok(unknown_metric(st, metric, &["all", "default"])?
+        .map(|known| format!("{flag} {metric}: give one of {} or all", known.join(", "))))
 }
 
 /// A commit judged against the history of a baseline branch up to their merge base (`check
