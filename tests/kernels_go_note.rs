@@ -1,7 +1,8 @@
 //! A `tare kernels` session over Go `testing.B` benchmarks (`tare native-worker go`) says once
 //! how its b.N differs from `go test -bench`'s default mode (tare's calibrated N through
 //! `-test.benchtime=Nx`: short `b.RunParallel` bodies read higher than `go test`'s 1 s b.N,
-//! docs/native-workers.md), with the N it used; a session without Go benchmarks does not.
+//! docs/native-workers.md), with the N it used; a session without Go benchmarks does not. And
+//! a Go benchmark's linearity note names the cost each sample pays, in testing.B's terms.
 //! Needs `go` (.ci/services.d/45-go.sh installs it) and python3 (the fake worker).
 
 mod common;
@@ -112,4 +113,56 @@ fn a_session_without_go_benchmarks_does_not() {
     );
     assert!(!text.contains("tare: go:"), "{text}");
     assert!(!text.contains("-test.benchtime"), "{text}");
+}
+
+/// A Go benchmark whose set-up is timed once a sample (tests/kernels/gostartup `Startup`: 20
+/// loops' worth before its loop), at samples of one or two loops: time does not grow with the
+/// loops, and the note says so in the suite's terms — a cost each sample pays, advice with
+/// `--sample-time` and testing.B's calls — never tare's client calls or a body optimized away.
+#[test]
+fn a_go_suites_linearity_note_names_the_cost_each_sample_pays() {
+    if !has_go() {
+        skip::skip("go", "run .ci/services.d/45-go.sh as root");
+        return;
+    }
+    let pkg = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/gostartup");
+    let worker = format!("{} native-worker go {pkg}", env!("CARGO_BIN_EXE_tare"));
+    let (text, v) = session(&[
+        &worker,
+        "--filter",
+        "^Startup$",
+        "-r",
+        "2",
+        "--sample-stop",
+        "runs >= 5",
+        "--sample-time",
+        "200us",
+    ]);
+    let b = &v["benchmarks"][0];
+    let d = b["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kind"] == "linearity")
+        .unwrap_or_else(|| {
+            panic!(
+                "no linearity note at N = {}: {text}",
+                b["extra"]["kernel"]["loops"]
+            )
+        });
+    let (message, suggestion) = (
+        d["message"].as_str().unwrap(),
+        d["suggestion"].as_str().unwrap(),
+    );
+    assert!(message.contains("a cost each sample pays"), "{message}");
+    assert!(!message.contains("optimized away"), "{message}");
+    assert!(!message.contains("sorts in place"), "{message}");
+    assert!(suggestion.contains("--sample-time"), "{suggestion}");
+    assert!(suggestion.contains("b.StopTimer()"), "{suggestion}");
+    assert!(!suggestion.contains("InitEach"), "{suggestion}");
+    // Said in full on the terminal (a linearity note always is).
+    assert!(
+        text.contains("Startup/go: time does not grow with the loops"),
+        "{text}"
+    );
 }

@@ -582,8 +582,16 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
             } else if hi < LINEARITY_MIN {
                 (
                     format!(
-                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away, per-sample overhead dominates, or state left by earlier loops makes later ones cheaper (a body that sorts in place sorts sorted data after loop 1)",
-                        b.name, k.loops
+                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); {}",
+                        b.name,
+                        k.loops,
+                        // A suite's own loop: what a run of it pays once (goroutines, setup
+                        // before the loop) comes first; its body is the suite's.
+                        match native_harness(&k.client) {
+                            Some("go") => "a cost each sample pays (b.RunParallel's goroutines, setup timed before the loop) weighs on so few loops, or the loop reuses what its first loop left",
+                            Some(_) => "a cost each sample pays (threads, a fixture, setup timed before the loop) weighs on so few loops, or the loop reuses what its first loop left",
+                            None => "the body was optimized away, per-sample overhead dominates, or state left by earlier loops makes later ones cheaper (a body that sorts in place sorts sorted data after loop 1)",
+                        }
                     ),
                     match native_harness(&k.client) {
                         Some(h) => format!(
