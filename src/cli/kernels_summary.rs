@@ -487,6 +487,7 @@ pub fn summary_in(s: &Session, verbose: bool, width: usize) -> String {
                                 String::new()
                             },
                             ck::withheld(c)
+                                .or_else(|| ck::not_significant(c))
                                 .map(|w| format!(" ({w})"))
                                 .unwrap_or_default()
                         );
@@ -556,6 +557,9 @@ pub fn summary_in(s: &Session, verbose: bool, width: usize) -> String {
         let _ = writeln!(out, "{}", r.line);
     }
     notes(&mut out, s, &groups, verbose);
+    if let Some(line) = go_line(s) {
+        let _ = writeln!(out, "{line}");
+    }
     for scan in crate::results::ScanRecord::of(s) {
         let _ = writeln!(out, "{}", scan.line);
     }
@@ -717,6 +721,33 @@ fn notes(out: &mut String, s: &Session, groups: &[Vec<usize>], verbose: bool) {
             list.join(", ")
         );
     }
+}
+
+/// A session with Go `testing.B` benchmarks (`tare native-worker go`): once, how its b.N
+/// differs from `go test -bench`'s default mode — b.N is tare's calibrated N
+/// (`-test.benchtime=Nx`), millions fewer than Go's own for a short body, so what a run pays
+/// once (`b.RunParallel`'s goroutines) weighs more (docs/native-workers.md). `None` otherwise.
+fn go_line(s: &Session) -> Option<String> {
+    let loops: Vec<u64> = s
+        .benchmarks
+        .iter()
+        .filter_map(ck::kernel_record)
+        .filter(|k| ck::native_harness(&k.client) == Some("go"))
+        .map(|k| k.loops)
+        .collect();
+    let (lo, hi) = (*loops.iter().min()?, *loops.iter().max()?);
+    let n = if lo == hi {
+        units::format_count(lo as f64)
+    } else {
+        format!(
+            "{}–{}",
+            units::format_count(lo as f64),
+            units::format_count(hi as f64)
+        )
+    };
+    Some(format!(
+        "tare: go: b.N = tare's N ({n}, -test.benchtime=Nx), not go test -bench's 1 s b.N: short b.RunParallel bodies read 1.15–1.8× its values (docs/native-workers.md)"
+    ))
 }
 
 /// The next-session part of a kernel's "±" (after the interval of the mean), for a kernel

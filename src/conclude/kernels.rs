@@ -162,6 +162,21 @@ pub fn withheld(c: &ComparisonRecord) -> Option<&str> {
     c.words.split_once(WITHHELD).map(|(_, why)| why)
 }
 
+/// What follows "no significant difference" in the words of a verdict drawn ("~": a test whose
+/// interval includes 1, or a change under the noise threshold), before its reason.
+pub const NOT_SIGNIFICANT: &str = ": ";
+
+/// The reason of a drawn "no significant difference" ("CI 0.773–1.349 includes 1 at 99%, …"
+/// and the processes), `None` for any other verdict or a withheld one.
+pub fn not_significant(c: &ComparisonRecord) -> Option<&str> {
+    if c.verdict != "no-significant-difference" || withheld(c).is_some() {
+        return None;
+    }
+    c.words
+        .split_once(&format!("no significant difference{NOT_SIGNIFICANT}"))
+        .map(|(_, why)| why)
+}
+
 /// Counted seconds per loop grouped by invocation, in order (the process level of
 /// [`levels`](super::levels)).
 pub fn by_invocation(b: &Benchmark) -> Vec<Vec<f64>> {
@@ -303,9 +318,13 @@ pub fn conclude(session: &mut Session, s: &CompareSettings) {
             let few = format!(
                 "inconclusive: {n} invocations (a verdict needs at least {MIN_INVOCATIONS} processes a side; -i {MIN_INVOCATIONS} or more)"
             );
-            c.words = match c.words.split_once(WITHHELD) {
-                Some((head, why)) => format!("{head}{WITHHELD}{few}; {why}"),
-                None => format!("{}{WITHHELD}{few}", c.words),
+            let drawn = format!("no significant difference{NOT_SIGNIFICANT}");
+            c.words = match (c.words.split_once(WITHHELD), c.words.split_once(&drawn)) {
+                (Some((head, why)), _) => format!("{head}{WITHHELD}{few}; {why}"),
+                (None, Some((head, why))) => {
+                    format!("{head}no significant difference{WITHHELD}{few}; {why}")
+                }
+                (None, None) => format!("{}{WITHHELD}{few}", c.words),
             };
             c.verdict = "no-significant-difference".into();
         }
@@ -397,10 +416,17 @@ fn apply_process_level(
             m.outcome.as_str().to_string(),
             format!("{names}: {}", m.words),
         ),
+        // A test drawn whose interval includes 1 is a verdict ("~"), its reason in its words;
+        // only a comparison no verdict could be drawn for is withheld ("?" and the reason).
         Outcome::NoSignificantDifference | Outcome::Inconclusive => (
             "no-significant-difference".to_string(),
             format!(
-                "{names}: no significant difference{WITHHELD}{} ({} vs {} processes{})",
+                "{names}: no significant difference{}{} ({} vs {} processes{})",
+                if m.outcome == Outcome::Inconclusive {
+                    WITHHELD
+                } else {
+                    NOT_SIGNIFICANT
+                },
                 m.why.join("; "),
                 m.old_processes,
                 m.new_processes,
@@ -415,7 +441,7 @@ fn apply_process_level(
 /// Linearity, unresolved samples, steady state, invocation variance.
 /// A native harness (`tare native-worker`): its client in the hello is `tare-native-NAME`,
 /// recorded with the version after a space.
-fn native_harness(client: &str) -> Option<&str> {
+pub fn native_harness(client: &str) -> Option<&str> {
     client
         .split_whitespace()
         .next()?
@@ -443,6 +469,28 @@ const FIRST_LOOP_K: u64 = 16;
 /// Per-loop init in tare's own clients.
 const PER_LOOP_INIT: &str = "give each loop its own input with per-loop init (C tare_on_each, C++ .each, Rust Kernel::each, Go InitEach/RunEach, Java .each, JS input/each, Python init_each/body_each), or time a copy of the input in the body";
 
+/// A start-up's share of a sample at or above which its note says the time per loop is raised
+/// by it (below, the time per loop is the later loops' within that share).
+const START_UP_SHARE: f64 = 0.1;
+
+/// What a start-up of `first − later` ns each sample does to the time per loop at `loops` N:
+/// nothing worth a word where it is under [`START_UP_SHARE`] of a sample ("the time per loop
+/// (N = 2334) is of the later loops"), else how far it raises it and what lowers that (a
+/// larger N, from a longer sample: what `go test -bench`'s 1 s b.N does).
+fn start_up_weight(first: f64, later: f64, loops: u64) -> String {
+    let a = (first - later).max(0.0);
+    let sample = a + loops as f64 * later.max(0.0);
+    let share = if sample > 0.0 { a / sample } else { 0.0 };
+    if share < START_UP_SHARE || later <= 0.0 {
+        return format!("the time per loop (N = {loops}) is of the later loops");
+    }
+    format!(
+        "at N = {loops} it is {:.0}% of a sample, so the time per loop is {:.2}× the later loops': raise --sample-time so N grows",
+        share * 100.0,
+        1.0 / (1.0 - share)
+    )
+}
+
 /// The first-loop diagnostic (`first`, `later`: a fresh sample's first loop and the per-loop
 /// cost of the later ones, ns). Both causes give time(n) ≈ a + b·n over fresh samples, so the
 /// kind is told by who owns the timed region: in tare's own clients a single-threaded body's
@@ -460,16 +508,16 @@ fn first_loop_diagnostic(b: &Benchmark, k: &KernelRecord, first: f64, later: f64
         "too little to tell from the first loop's spread".to_string()
     };
     let evidence = json!({"first_ns": first, "later_ns": later, "intercept_ns": first - later, "loops": k.loops});
+    let per_loop = start_up_weight(first, later, k.loops);
     match native_harness(&k.client) {
         Some(h) => Diagnostic {
             kind: "first-loop-start-up".into(),
             message: format!(
-                "{}: every fresh sample's first loop took {}, the later loops {later_words}: a start-up of {} each sample pays (time(n) ≈ a + b·n over samples of 1, 2 and {} loops); the time per loop (N = {}) is of the later loops",
+                "{}: every fresh sample's first loop took {}, the later loops {later_words}: a start-up of {} each sample pays (time(n) ≈ a + b·n over samples of 1, 2 and {} loops); {per_loop}",
                 b.name,
                 fmt(first),
                 fmt(first - later),
                 FIRST_LOOP_K,
-                k.loops
             ),
             suggestion: first_loop_native_advice(h).into(),
             evidence,
@@ -477,8 +525,8 @@ fn first_loop_diagnostic(b: &Benchmark, k: &KernelRecord, first: f64, later: f64
         None if k.threads > 1 => Diagnostic {
             kind: "first-loop-start-up".into(),
             message: format!(
-                "{}: every fresh sample's first loop took {}, the later loops {later_words}: a start-up of {} each sample pays ({} threads released a sample); the time per loop (N = {}) is of the later loops",
-                b.name, fmt(first), fmt(first - later), k.threads, k.loops
+                "{}: every fresh sample's first loop took {}, the later loops {later_words}: a start-up of {} each sample pays ({} threads released a sample); {per_loop}",
+                b.name, fmt(first), fmt(first - later), k.threads
             ),
             suggestion: format!("nothing to change for start-up; if loop 1 leaves state the rest reuse, {PER_LOOP_INIT}"),
             evidence,
@@ -515,13 +563,46 @@ pub fn kernel_diagnostics(b: &Benchmark) -> Vec<Diagnostic> {
             None => String::new(),
         };
         if hi < LINEARITY_MIN || lo > LINEARITY_MAX {
-            let (message, suggestion) = if hi < LINEARITY_MIN {
+            let start_up = (native_harness(&k.client).is_some() || k.threads > 1)
+                .then_some(k.first_loop_ns)
+                .flatten()
+                .filter(|[first, later]| first > later);
+            let (message, suggestion) = if let (true, Some([first, later])) =
+                (hi < LINEARITY_MIN, start_up)
+            {
                 (
                     format!(
-                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); the body was optimized away, per-sample overhead dominates, or state left by earlier loops makes later ones cheaper (a body that sorts in place sorts sorted data after loop 1)",
-                        b.name, k.loops
+                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}): the start-up each fresh sample pays ({}, the first-loop-start-up note) is much of a sample at this N",
+                        b.name,
+                        k.loops,
+                        crate::units::format_time((first - later) * 1e-9, None)
                     ),
-                    "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop; give each loop its own input with per-loop init (C tare_on_each, C++ .each, Rust Kernel::each, Go InitEach/RunEach, Java .each, JS input/each, Python init_each/body_each)".to_string(),
+                    "raise --sample-time so N grows and the start-up weighs less (go test -bench's default mode runs b.N for 1 s)".to_string(),
+                )
+            } else if hi < LINEARITY_MIN {
+                (
+                    format!(
+                        "{}: time does not grow with the loops: 2N loops took {l:.2}× the time of N{range} (N = {}); {}",
+                        b.name,
+                        k.loops,
+                        // A suite's own loop: what a run of it pays once (goroutines, setup
+                        // before the loop) comes first; its body is the suite's.
+                        match native_harness(&k.client) {
+                            Some("go") => "a cost each sample pays (b.RunParallel's goroutines, setup timed before the loop) weighs on so few loops, or the loop reuses what its first loop left",
+                            Some(_) => "a cost each sample pays (threads, a fixture, setup timed before the loop) weighs on so few loops, or the loop reuses what its first loop left",
+                            None => "the body was optimized away, per-sample overhead dominates, or state left by earlier loops makes later ones cheaper (a body that sorts in place sorts sorted data after loop 1)",
+                        }
+                    ),
+                    match native_harness(&k.client) {
+                        Some(h) => format!(
+                            "raise --sample-time if a cost each sample pays weighs on N = {}; {}",
+                            k.loops,
+                            first_loop_native_advice(h)
+                                .split_once("; ")
+                                .map_or("", |(_, r)| r)
+                        ),
+                        None => "pass the body's result to the client's do-not-optimize helper; make the body do more work per loop; give each loop its own input with per-loop init (C tare_on_each, C++ .each, Rust Kernel::each, Go InitEach/RunEach, Java .each, JS input/each, Python init_each/body_each)".to_string(),
+                    },
                 )
             } else {
                 (
@@ -749,6 +830,27 @@ pub fn comparison_of(s: &Session, r: usize, c: usize) -> Option<&ComparisonRecor
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_up_that_is_much_of_a_sample_is_said_to_raise_the_time_per_loop() {
+        // fastjson's Parse/citm at N = 2: a first loop of 36.1 ms, later loops of 1.68 ms.
+        let (first, later) = (36_097_007.0, 1_678_635.0);
+        let a = first - later;
+        let share = a / (a + 2.0 * later);
+        let w = start_up_weight(first, later, 2);
+        assert!(
+            w.starts_with(&format!("at N = 2 it is {:.0}% of a sample", share * 100.0)),
+            "{w}"
+        );
+        assert!(w.contains(&format!("{:.2}×", 1.0 / (1.0 - share))), "{w}");
+        assert!(w.contains("raise --sample-time"), "{w}");
+        // Parse/small at N = 20798: the start-up is under 1% of a sample; nothing to raise.
+        let w = start_up_weight(79_419.0, 602.5, 20_798);
+        assert_eq!(w, "the time per loop (N = 20798) is of the later loops");
+        // At the share's edge: a start-up of 9 loops' worth over N = 81 is 10%.
+        assert!(start_up_weight(10.0, 1.0, 81).starts_with("at N = 81 it is 10%"));
+        assert!(start_up_weight(10.0, 1.0, 82).starts_with("the time per loop"));
+    }
 
     #[test]
     fn process_interval_and_how_many_more() {
