@@ -236,6 +236,21 @@ pub fn format_bytes(bytes: f64, resolution: Option<f64>) -> String {
     format_scaled(bytes, scale, unit, resolution)
 }
 
+/// The finest peak memory the kernel's memory counters resolve: they move in per-CPU charge
+/// batches of 64 pages (256 KiB), so a process tree that stays inside the batch its group
+/// already holds rises by 0 (see `exec::cgroup::v1`).
+pub const PEAK_RESOLUTION: f64 = 262_144.0;
+
+/// Formats a peak memory: as [`format_bytes`], and a peak of 0 — a tree that stayed below the
+/// counters' resolution, not one that used no memory — as `< 262 kB`.
+pub fn format_peak(bytes: f64, resolution: Option<f64>) -> String {
+    if bytes < 1.0 {
+        format!("< {:.0} kB", PEAK_RESOLUTION / 1e3)
+    } else {
+        format_bytes(bytes, resolution)
+    }
+}
+
 /// Formats a fraction as a percentage with two significant digits (at least one decimal
 /// below 10%).
 pub fn format_percent(fraction: f64) -> String {
@@ -531,5 +546,11 @@ mod tests {
         assert_eq!(format_bytes(512.0, None), "512 B");
         assert_eq!(format_bytes(1_500_000.0, Some(100_000.0)), "1.50 MB");
         assert_eq!(format_bytes(1_500_000.0, Some(400_000.0)), "1.5 MB");
+    }
+
+    #[test]
+    fn a_peak_of_zero_is_below_the_counters_resolution() {
+        assert_eq!(format_peak(0.0, None), "< 262 kB");
+        assert_eq!(format_peak(524_288.0, None), format_bytes(524_288.0, None));
     }
 }

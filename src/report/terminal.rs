@@ -78,8 +78,11 @@ fn line_format(unit: Option<&str>, largest: f64, head: f64) -> impl Fn(f64) -> S
     }
 }
 
-/// Bytes with three significant digits (kB, MB, GB).
-fn bytes3(bytes: f64) -> String {
+/// A peak memory to three digits; 0 is below the counters' resolution (`units::format_peak`).
+fn peak3(bytes: f64) -> String {
+    if bytes < 1.0 {
+        return units::format_peak(bytes, None);
+    }
     let (scale, unit) = units::bytes_scale(bytes);
     if unit == "B" {
         return format!("{bytes:.0} B");
@@ -251,8 +254,8 @@ pub fn benchmark_block_with(
         _ => None,
     };
     let memory = match &b.summary.peak_memory {
-        Some(m) if verbose => format!("{} median   (max {})", bytes3(m.median), bytes3(m.max)),
-        Some(m) => bytes3(m.median),
+        Some(m) if verbose => format!("{} median   (max {})", peak3(m.median), peak3(m.max)),
+        Some(m) => peak3(m.median),
         None => p.dim("not measured"),
     };
     match cpu {

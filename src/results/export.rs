@@ -416,7 +416,7 @@ pub fn to_table(session: &Session, syntax: TableSyntax) -> String {
             .summary
             .peak_memory
             .as_ref()
-            .map_or("–".into(), |m| units::format_bytes(m.median, None));
+            .map_or("–".into(), |m| units::format_peak(m.median, None));
         rows.push(vec![
             name,
             f(w.median),

@@ -55,7 +55,7 @@ pub fn model_line(units: &[String], comparisons: &[Comparison], test: Test) -> S
         format!("bootstrap CI over processes (expanded for few), {test_name} p for reference");
     let mut method = match thirds {
         0 if welch > 0 && welch == drawn => {
-            "Welch's t on log per-process values, CI and verdict (too few processes for the rank test at the level)".to_string()
+            "Welch's t on log per-process values (their geometric means compared), CI and verdict (too few processes for the rank test at the level)".to_string()
         }
         0 => bootstrap,
         n if n == comparisons.len() => {
@@ -67,7 +67,7 @@ pub fn model_line(units: &[String], comparisons: &[Comparison], test: Test) -> S
     };
     if welch > 0 && welch < drawn {
         method.push_str(&format!(
-            "; for {welch} with too few processes for the rank test at the level, Welch's t on log per-process values"
+            "; for {welch} with too few processes for the rank test at the level, Welch's t on log per-process values (geometric means)"
         ));
     }
     let m = comparisons

@@ -110,11 +110,13 @@ pub struct Comparison {
     pub old_samples: usize,
     pub new_samples: usize,
     /// Each side's value: the MEAN of its per-process medians (of its sessions' means where the
-    /// session is the unit); NaN when a side has no sample. (Named for the medians it averages;
-    /// the ratio is of these values, so what is printed beside it agrees with it.)
+    /// session is the unit; their geometric mean where the procedure is Welch's t on logs);
+    /// NaN when a side has no sample. (Named for the medians it averages; the ratio is of these
+    /// values, so what is printed beside it agrees with it.)
     pub old_median: f64,
     pub new_median: f64,
-    /// new_median / old_median, a ratio of means: above 1 means the new version is slower.
+    /// new_median / old_median (unpaired), a ratio of means: above 1 means the new version is
+    /// slower.
     pub ratio: f64,
     /// Bootstrap CI of the ratio over processes; None with fewer than two processes a side.
     pub ci: Option<(f64, f64)>,
@@ -499,6 +501,14 @@ mod tests {
         assert_eq!(c.procedure, Some(Procedure::WelchLogs));
         assert!(c.words.contains("Welch's t on logs"), "{}", c.words);
         assert!(c.ci.unwrap().0 > 1.0, "{}", c.words);
+        // The values printed beside the ratio are the ones it is of (geometric means here).
+        assert!(
+            (c.ratio - c.new_median / c.old_median).abs() < 1e-12,
+            "{} vs {} / {}",
+            c.ratio,
+            c.new_median,
+            c.old_median
+        );
         let line = model_line(&["run".into()], std::slice::from_ref(c), Test::MannWhitney);
         assert!(
             line.contains("Welch's t on log per-process values"),

@@ -147,6 +147,10 @@ pub(super) fn finish(raws: Vec<Raw>, s: &Settings) -> Vec<Comparison> {
         .collect()
 }
 
+fn geometric_mean(xs: &[f64]) -> f64 {
+    (xs.iter().map(|v| v.ln()).sum::<f64>() / xs.len() as f64).exp()
+}
+
 fn pct(x: f64) -> String {
     format!("{:+.2}%", (x - 1.0) * 100.0)
 }
@@ -160,7 +164,16 @@ fn classify(r: Raw, d: Option<Drawn>, m: usize, level: f64, s: &Settings) -> Com
         level: session,
         rounds: _,
     } = r;
-    let (om, nm) = (mean(&x), mean(&y));
+    // The values printed beside the ratio are the ones it is of: the geometric means where
+    // the procedure works on logs (its ratio is exp(mean log y − mean log x)).
+    let (om, nm) = if d
+        .as_ref()
+        .is_some_and(|d| d.procedure == Procedure::WelchLogs)
+    {
+        (geometric_mean(&x), geometric_mean(&y))
+    } else {
+        (mean(&x), mean(&y))
+    };
     let paired = d.as_ref().and_then(|d| d.paired);
     let ratio = match &d {
         Some(d) if d.procedure != Procedure::Bootstrap => d.interval.estimate,
