@@ -1,7 +1,9 @@
 //! The one round scheduler of `tare run` and `tare kernels`: which unit runs when, and when
 //! the session stops. A unit is what an engine runs once per benchmark (or program) and round:
-//! a process run giving one sample (`tare run`, `method::Runner`), or a worker invocation
-//! giving many (`tare kernels`, `method::kernels::session`).
+//! a process run giving one sample (`tare run`, `method::Runner`), a worker invocation
+//! giving many (`tare kernels`, `method::kernels::session`), or one process of a program
+//! running its head-to-head pairs (`tare kernels --baseline`, `method::kernels::pairs`).
+//! [`Pace`] times the rounds for an engine's time-budget forecast.
 //!
 //! It owns the order (rounds counterbalanced by `order::Rounds` from one ChaCha8 rng seeded
 //! with the session's seed, the same rng then lent to each unit; or `tare run`'s sequential
@@ -17,6 +19,7 @@ use super::order::Rounds;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// How a session ended before its rules held.
 #[derive(Debug)]
@@ -95,6 +98,60 @@ pub trait Engine {
     /// After the last unit of `scope` (its `--cleanup` actions, its observer's end).
     fn end(&mut self, _scope: Scope) -> Result<(), Halt<Self::Failure>> {
         Ok(())
+    }
+}
+
+/// The pace of a session's rounds, for a time budget's forecast of the next round (an
+/// engine's [`Engine::bounded`]): each round's time less what later rounds do not repeat
+/// (calibration), and the session's time so far.
+#[derive(Debug, Clone)]
+pub struct Pace {
+    t0: Instant,
+    round_start: Instant,
+    once: Duration,
+    rounds: Vec<Duration>,
+}
+
+impl Default for Pace {
+    fn default() -> Self {
+        let now = Instant::now();
+        Pace {
+            t0: now,
+            round_start: now,
+            once: Duration::ZERO,
+            rounds: Vec::new(),
+        }
+    }
+}
+
+impl Pace {
+    /// The first round starts now ([`Engine::begin`]).
+    pub fn begin(&mut self) {
+        self.round_start = Instant::now();
+    }
+    /// Time of the current round that later rounds do not repeat.
+    pub fn once(&mut self, d: Duration) {
+        self.once += d;
+    }
+    /// The current round ended; the next starts now.
+    pub fn end_round(&mut self) {
+        let took = self.round_start.elapsed().saturating_sub(self.once);
+        self.rounds.push(took);
+        self.round_start = Instant::now();
+        self.once = Duration::ZERO;
+    }
+    /// The session's time so far.
+    pub fn spent(&self) -> Duration {
+        self.t0.elapsed()
+    }
+    /// The time the next round is expected to take: the slowest of the rounds after the first
+    /// (the first also calibrates), or the first while it is the only one.
+    pub fn next(&self) -> Duration {
+        match self.rounds.as_slice() {
+            [] => Duration::ZERO,
+            [only] => *only,
+            [_, rest @ ..] => rest.iter().copied().max().unwrap_or_default(),
+        }
     }
 }
 
@@ -254,6 +311,27 @@ mod tests {
             max_rounds: usize::MAX,
             seed: 26,
         }
+    }
+
+    #[test]
+    fn the_pace_forecasts_the_slowest_round_after_the_first() {
+        let mut p = Pace::default();
+        assert_eq!(p.next(), Duration::ZERO);
+        p.rounds = [9, 1, 4, 1]
+            .iter()
+            .map(|&s| Duration::from_secs(s))
+            .collect();
+        // The first calibrates: not the pace; one slow round among fast ones is.
+        assert_eq!(p.next(), Duration::from_secs(4));
+        p.rounds.truncate(1);
+        assert_eq!(p.next(), Duration::from_secs(9));
+        // What later rounds do not repeat is left out of the round's time.
+        let mut p = Pace::default();
+        p.begin();
+        p.once(Duration::from_secs(3600));
+        p.end_round();
+        assert_eq!(p.next(), Duration::ZERO);
+        assert!(p.spent() < Duration::from_secs(60));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! samples alternated, so what moves the machine (a VM's speed modes, steal, a build beside
 //! it) falls on both sides of each pair.
 //!
-//! In each process, for each (kernel, baseline) pair, in a shuffled order:
+//! In each process, for each (kernel, baseline) pair, in an order drawn from the rounds' rng:
 //! - **calibration** (first process): each side's loops grown as for any kernel
 //!   (`calibrate`), then chosen from its time per loop so that a sample of either side lasts
 //!   about the sample time: the same DURATION, not the same loops;
@@ -23,9 +23,13 @@
 //! of the other side, which every client and native harness answers; its cost is measured in
 //! each process and kept in the records (blocks are sized from it).
 //!
-//! Processes are the unit of replication: rounds of processes until the verdict's interval
-//! (`conclude::pairs`) is within `--precision` over at least [`Adaptive::min`] processes,
-//! within `--time-budget` a comparison and `--max-invocations`, or a fixed `-r N`.
+//! Processes are the unit of replication. Their rounds are the round scheduler's
+//! (`method::rounds`: programs in counterbalanced order, the cancellation check before each
+//! process, the loop that asks after each round whether to stop); this engine's unit is one
+//! process of a program running its pairs, and its rule: rounds until the verdict's interval
+//! (`conclude::pairs`) is within `--precision` over at least [`SETTLE_MIN_PROCESSES`]
+//! processes, within `--time-budget` a comparison (`rounds::Pace`) and `--max-invocations`, or
+//! a fixed `-r N`.
 //!
 //! Not for: the verdict (`conclude::pairs`), printing and exports (`cli::kernels`).
 
@@ -36,8 +40,9 @@ use super::{
 use crate::conclude::pairs::{self as cp, PairVerdict};
 use crate::exec::worker::{self, ClockInfo, Worker, WorkerError};
 use crate::exec::Executor;
+use crate::method::rounds::{self, Engine, Halt, Pace, Scope, Shape, Turn};
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -117,7 +122,16 @@ pub struct PairResult {
     pub switch_ns: f64,
 }
 
-/// Runs the rounds of processes for `pairs`, the verdicts at `confidence`.
+/// Fewest processes before a comparison may stop on `--precision` (the plan's minimum when
+/// larger). A stop on the interval's width picks the sessions whose few processes happen to
+/// agree, whose interval is then too narrow: with 5 processes, an A/A comparison was called in
+/// 6.8% of simulated sessions at α 0.05 (per-process values drawn from real A/A sessions, their
+/// spread 1.5×), with 10 in 5.4% (`bench/head_to_head_stop.py`, docs/head-to-head.md).
+pub const SETTLE_MIN_PROCESSES: usize = 10;
+
+/// Runs the rounds of processes for `pairs`, the verdicts at `confidence`: the round
+/// scheduler (`method::rounds`) drives them, a unit being one process of a program running
+/// its pairs ([`HeadToHead`]).
 #[allow(clippy::too_many_arguments)]
 pub fn head_to_head(
     plan: &KernelsPlan,
@@ -129,8 +143,7 @@ pub fn head_to_head(
     observer: &mut dyn KernelsObserver,
     cancel: &AtomicBool,
 ) -> (Vec<PairResult>, KernelsOutcome) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(plan.seed);
-    let mut results: Vec<PairResult> = pairs
+    let results: Vec<PairResult> = pairs
         .iter()
         .map(|&pair| PairResult {
             pair,
@@ -151,92 +164,155 @@ pub fn head_to_head(
         .collect();
     programs.sort_unstable();
     programs.dedup();
-    let t0 = Instant::now();
-    let mut round_times: Vec<Duration> = Vec::new();
     let budget = plan.adaptive.map(|a| {
         a.budget
             .saturating_mul(u32::try_from(pairs.len().max(1)).unwrap_or(u32::MAX))
     });
-    for round in 0..plan.max_invocations {
-        let round_start = Instant::now();
-        let mut once = Duration::ZERO;
-        programs.shuffle(&mut rng);
-        for &p in &programs {
-            let mut mine: Vec<usize> = (0..results.len())
-                .filter(|&i| plan.targets[results[i].pair.baseline].program == p)
-                .filter(|&i| results[i].failed.is_none())
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            mine.shuffle(&mut rng);
-            let mut spec = plan.spec.clone();
-            spec.argv = plan.programs[p].argv.iter().map(Into::into).collect();
-            let mut running: Option<usize> = None;
-            let mut calibrating = Duration::ZERO;
-            let clock = found[p].clock;
-            let res = &mut results;
-            let r = worker::invoke(exec, &spec, plan.timeout, cancel, |w| {
-                process(
-                    plan,
-                    &clock,
-                    w,
-                    &mine,
-                    res,
-                    round,
-                    cpu,
-                    &mut running,
-                    &mut calibrating,
-                    cancel,
-                )
-            });
-            once += calibrating;
-            let error = match r {
-                Ok((m, Ok(()))) if m.succeeded() => None,
-                Ok((m, Ok(()))) => Some(format!(
-                    "worker ended with {:?} after 'bye' (exit status {:?})",
-                    m.termination, m.exit_code
-                )),
-                Ok((m, Err(e))) => Some(explain(e, &m)),
-                Err(e) => Some(format!("{e:#}")),
-            };
-            observer.invocation(round, &plan.programs[p], error.as_deref());
-            if cancel.load(Ordering::Relaxed) {
-                return (results, KernelsOutcome::Interrupted);
-            }
-            if let Some(e) = error {
-                if !plan.ignore_failure {
-                    let kernel = running
-                        .map(|i| {
-                            format!("kernel '{}', ", plan.targets[results[i].pair.other].kernel)
-                        })
-                        .unwrap_or_default();
-                    return (
-                        results,
-                        KernelsOutcome::Failed(format!(
-                            "{e} ({kernel}program '{}', round {})",
-                            plan.programs[p].command,
-                            round + 1
-                        )),
-                    );
-                }
-                let blamed: Vec<usize> = running.map_or(mine.clone(), |i| vec![i]);
-                for i in blamed {
-                    results[i].failed.get_or_insert(e.clone());
-                }
-            }
+    let shape = Shape {
+        units: programs.len(),
+        warmups: 0,
+        max_rounds: plan.max_invocations,
+        seed: plan.seed,
+    };
+    let mut h = HeadToHead {
+        plan,
+        confidence,
+        cpu,
+        exec,
+        found,
+        observer,
+        cancel,
+        results,
+        programs,
+        budget,
+        pace: Pace::default(),
+    };
+    let outcome = match rounds::interleaved(&mut h, &shape, cancel) {
+        Ok(()) => KernelsOutcome::Complete,
+        Err(Halt::Interrupted) => return (h.results, KernelsOutcome::Interrupted),
+        Err(Halt::Failed(e)) => return (h.results, KernelsOutcome::Failed(e)),
+    };
+    for r in h.results.iter_mut() {
+        if let Some(e) = &r.failed {
+            r.stop_reason = format!("failed: {e}");
+        } else if r.stop_reason.is_empty() {
+            r.stop_reason = format!("{} processes", r.processes.len());
         }
-        for r in results.iter_mut() {
-            let logs: Vec<f64> = r.processes.iter().map(|p| p.ratio.ln()).collect();
-            r.verdict = cp::verdict(&logs, confidence);
+    }
+    (h.results, outcome)
+}
+
+/// The head to head's engine for the round scheduler: a unit is one process of a program
+/// (`programs[unit]`), running that program's pairs not failed, in an order drawn from the
+/// rounds' rng; after each round the verdicts and the stop rule.
+struct HeadToHead<'a> {
+    plan: &'a KernelsPlan,
+    confidence: f64,
+    cpu: Option<bool>,
+    exec: &'a Executor,
+    found: &'a [Discovered],
+    observer: &'a mut dyn KernelsObserver,
+    cancel: &'a AtomicBool,
+    results: Vec<PairResult>,
+    /// The programs with pairs, the scheduler's units.
+    programs: Vec<usize>,
+    /// The session's time budget (`--time-budget` a comparison), adaptive only.
+    budget: Option<Duration>,
+    pace: Pace,
+}
+
+impl Engine for HeadToHead<'_> {
+    type Failure = String;
+
+    fn begin(&mut self, _: Scope) -> Result<(), Halt<String>> {
+        self.pace.begin();
+        Ok(())
+    }
+
+    fn unit(&mut self, unit: usize, turn: Turn, rng: &mut ChaCha8Rng) -> Result<(), Halt<String>> {
+        let (plan, p) = (self.plan, self.programs[unit]);
+        let round = turn.round.unwrap_or(0);
+        let mut mine: Vec<usize> = (0..self.results.len())
+            .filter(|&i| plan.targets[self.results[i].pair.baseline].program == p)
+            .filter(|&i| self.results[i].failed.is_none())
+            .collect();
+        if mine.is_empty() {
+            return Ok(());
         }
-        let Some(ad) = plan.adaptive else {
-            continue;
+        mine.shuffle(rng);
+        let mut spec = plan.spec.clone();
+        spec.argv = plan.programs[p].argv.iter().map(Into::into).collect();
+        let mut running: Option<usize> = None;
+        let mut calibrating = Duration::ZERO;
+        let (clock, cpu, cancel) = (self.found[p].clock, self.cpu, self.cancel);
+        let res = &mut self.results;
+        let r = worker::invoke(self.exec, &spec, plan.timeout, cancel, |w| {
+            process(
+                plan,
+                &clock,
+                w,
+                &mine,
+                res,
+                round,
+                cpu,
+                &mut running,
+                &mut calibrating,
+                cancel,
+            )
+        });
+        self.pace.once(calibrating);
+        let error = match r {
+            Ok((m, Ok(()))) if m.succeeded() => None,
+            Ok((m, Ok(()))) => Some(format!(
+                "worker ended with {:?} after 'bye' (exit status {:?})",
+                m.termination, m.exit_code
+            )),
+            Ok((m, Err(e))) => Some(explain(e, &m)),
+            Err(e) => Some(format!("{e:#}")),
         };
+        self.observer
+            .invocation(round, &plan.programs[p], error.as_deref());
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Halt::Interrupted);
+        }
+        if let Some(e) = error {
+            if !plan.ignore_failure {
+                let kernel = running
+                    .map(|i| {
+                        let other = self.results[i].pair.other;
+                        format!("kernel '{}', ", plan.targets[other].kernel)
+                    })
+                    .unwrap_or_default();
+                return Err(Halt::Failed(format!(
+                    "{e} ({kernel}program '{}', round {})",
+                    plan.programs[p].command,
+                    round + 1
+                )));
+            }
+            let blamed: Vec<usize> = running.map_or(mine.clone(), |i| vec![i]);
+            for i in blamed {
+                self.results[i].failed.get_or_insert(e.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The verdicts over the processes so far; with the adaptive rule, whether every
+    /// comparison not failed has its interval within `--precision` over enough processes
+    /// (each one's stop reason then saying so). A fixed `-r N` never settles early.
+    fn settled(&mut self, _round: usize) -> bool {
+        for r in self.results.iter_mut() {
+            let logs: Vec<f64> = r.processes.iter().map(|p| p.ratio.ln()).collect();
+            r.verdict = cp::verdict(&logs, self.confidence);
+        }
+        let Some(ad) = self.plan.adaptive else {
+            return false;
+        };
+        let min = ad.min.max(SETTLE_MIN_PROCESSES);
         let mut all = true;
-        for r in results.iter_mut().filter(|r| r.failed.is_none()) {
+        for r in self.results.iter_mut().filter(|r| r.failed.is_none()) {
             match &r.verdict {
-                Some(v) if v.processes >= ad.min && cp::half_width(v) <= ad.precision => {
+                Some(v) if v.processes >= min && cp::half_width(v) <= ad.precision => {
                     r.stop_reason = format!(
                         "settled: ±{:.2}% over {} processes (--precision {:.2}%)",
                         100.0 * cp::half_width(v),
@@ -247,56 +323,50 @@ pub fn head_to_head(
                 _ => all = false,
             }
         }
-        if all {
-            break;
-        }
-        round_times.push(round_start.elapsed().saturating_sub(once));
-        let next = round_times
-            .iter()
-            .skip(usize::from(round_times.len() > 1))
-            .copied()
-            .max()
-            .unwrap_or_default();
-        let spent = t0.elapsed();
-        let why = if round + 1 == plan.max_invocations {
-            Some(format!(
-                "--max-invocations {} reached",
-                plan.max_invocations
-            ))
-        } else if budget.is_some_and(|b| spent + next > b) {
-            Some(format!(
+        all
+    }
+
+    /// Adaptive only: whether another round would pass `--max-invocations` or end past the
+    /// time budget (at the pace of the slowest round after the first, calibration left out);
+    /// if so, every comparison not settled and not failed says it is inconclusive, and why.
+    fn bounded(&mut self, round: usize) -> bool {
+        let Some(ad) = self.plan.adaptive else {
+            return false;
+        };
+        self.pace.end_round();
+        let (next, spent) = (self.pace.next(), self.pace.spent());
+        let why = if round + 1 == self.plan.max_invocations {
+            format!("--max-invocations {} reached", self.plan.max_invocations)
+        } else if self.budget.is_some_and(|b| spent + next > b) {
+            format!(
                 "--time-budget reached: another round (~{:.1} s) would end at {:.1} s",
                 next.as_secs_f64(),
                 (spent + next).as_secs_f64()
-            ))
+            )
         } else {
-            None
+            return false;
         };
-        if let Some(why) = why {
-            for r in results.iter_mut().filter(|r| r.failed.is_none()) {
-                if r.stop_reason.is_empty() {
-                    r.stop_reason = match &r.verdict {
-                        Some(v) => format!(
-                            "inconclusive: ±{:.2}% over {} processes, wider than --precision {:.2}% ({why})",
-                            100.0 * cp::half_width(v),
-                            v.processes,
-                            100.0 * ad.precision
-                        ),
-                        None => format!("inconclusive: {} processes ({why})", r.processes.len()),
-                    };
-                }
+        for r in self.results.iter_mut().filter(|r| r.failed.is_none()) {
+            if r.stop_reason.is_empty() {
+                let min = ad.min.max(SETTLE_MIN_PROCESSES);
+                r.stop_reason = match &r.verdict {
+                    Some(v) if v.processes < min => format!(
+                        "inconclusive: ±{:.2}% over {} processes, fewer than {min} ({why})",
+                        100.0 * cp::half_width(v),
+                        v.processes
+                    ),
+                    Some(v) => format!(
+                        "inconclusive: ±{:.2}% over {} processes, wider than --precision {:.2}% ({why})",
+                        100.0 * cp::half_width(v),
+                        v.processes,
+                        100.0 * ad.precision
+                    ),
+                    None => format!("inconclusive: {} processes ({why})", r.processes.len()),
+                };
             }
-            break;
         }
+        true
     }
-    for r in results.iter_mut() {
-        if let Some(e) = &r.failed {
-            r.stop_reason = format!("failed: {e}");
-        } else if r.stop_reason.is_empty() {
-            r.stop_reason = format!("{} processes", r.processes.len());
-        }
-    }
-    (results, KernelsOutcome::Complete)
 }
 
 /// One process: for each pair of `mine` (already shuffled), calibration where not done yet,
