@@ -437,3 +437,40 @@ fn mistyped_subcommands_are_suggested() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(!err.contains("similar"), "{err}");
 }
+
+#[test]
+fn harness_lists_come_from_the_harness_table() {
+    let import = help(&["import".to_string()]);
+    let native = help(&["native-worker".to_string()]);
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (import, native) = (flat(&import), flat(&native));
+    for h in tare::harness::ALL {
+        if let Some(i) = &h.import {
+            let item = format!("{} ({})", h.name, i.reads);
+            assert!(
+                import.contains(&item),
+                "import --help lacks {item}: {import}"
+            );
+        }
+        if let Some(d) = &h.drive {
+            let item = format!("{} ({})", h.name, d.target);
+            assert!(
+                native.contains(&item),
+                "native-worker --help lacks {item}: {native}"
+            );
+        }
+    }
+    // A spelling the table gives parses; one it does not is refused with the table's names.
+    let out = tare()
+        .args(["import", "--format", "google-benchmark", "/nonexistent"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot import /nonexistent"), "{err}");
+    let out = tare()
+        .args(["import", "--format", "csv", "/nonexistent"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("pyperf"), "{err}");
+}

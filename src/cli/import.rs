@@ -11,23 +11,13 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
-#[command(
-    after_help = "Formats (recognised by content when --format is not given): hyperfine \
-                  (--export-json), gbench (Google Benchmark --benchmark_out_format=json), jmh \
-                  (-rf json), go (the text of go test -bench), criterion (the target/criterion \
-                  directory), pytest-benchmark (--benchmark-json), pyperf (-o).\n\
-                  Every sample becomes a run whose wall time is the time of one iteration; \
-                  extra.loops and extra.elapsed keep the batch. See docs/import.md.\n\
-                  Examples:\n  tare import hyperfine.json --export-json results.json\n  \
-                  tare import target/criterion --export-json criterion.json\n  \
-                  tare import --format go bench.txt --export-json go.json"
-)]
+#[command(after_help = after_help())]
 pub struct ImportArgs {
     /// Files written by another harness (Criterion: its target/criterion directory).
     #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
     /// The format of every FILE; recognised by content when not given.
-    #[arg(long, value_enum, value_name = "F")]
+    #[arg(long, value_parser = Format::parser(), value_name = "F")]
     format: Option<Format>,
     /// Write the imported results (tare results JSON) here.
     #[arg(
@@ -37,6 +27,20 @@ pub struct ImportArgs {
         value_name = "FILE"
     )]
     output: Option<PathBuf>,
+}
+
+/// The formats (from the harnesses' table, in the order detection tries them), what becomes
+/// of a sample, and examples.
+fn after_help() -> String {
+    format!(
+        "Formats (recognised by content when --format is not given): {}.\n\
+         Every sample becomes a run whose wall time is the time of one iteration; \
+         extra.loops and extra.elapsed keep the batch. See docs/import.md.\n\
+         Examples:\n  tare import hyperfine.json --export-json results.json\n  \
+         tare import target/criterion --export-json criterion.json\n  \
+         tare import --format go bench.txt --export-json go.json",
+        Format::list()
+    )
 }
 
 pub fn run(a: ImportArgs) -> anyhow::Result<i32> {

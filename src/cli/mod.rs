@@ -40,7 +40,7 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Measure kernels inside programs (any language, via a tare client library), head to head.
     Kernels(Box<kernels::KernelsArgs>),
-    /// A worker for a native harness without a client library (go: testing.B; pyperf), run by tare kernels.
+    /// A worker for a native harness without a client library (see KIND), run by tare kernels.
     #[command(hide = true)]
     NativeWorker(native::NativeArgs),
     /// Show what the machine is doing (frequency, turbo, thermal, load, steal, ...); tune or reset it.

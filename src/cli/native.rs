@@ -1,33 +1,64 @@
 //! `tare native-worker HARNESS TARGET [ARGS]`: its arguments. The worker itself — the protocol
-//! conversation and the harnesses it drives (Go testing.B, pyperf, Google Benchmark,
-//! Criterion.rs, pytest-benchmark, JMH) — is the engine in `crate::native`; this module parses
-//! the command line into its `native::Options` and starts it.
+//! conversation and the harnesses it drives (those of `crate::harness::ALL` with a drive) — is
+//! the engine in `crate::native`; this module parses the command line into its
+//! `native::Options` and starts it.
 
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct NativeArgs {
-    /// The harness: go (testing.B), pyperf (a pyperf script), gbench (a Google Benchmark
-    /// binary), criterion (a Criterion.rs bench target), pytest-benchmark (a test file or
-    /// directory) or jmh (a JMH benchmarks jar).
+    /// The harness (from `crate::harness`'s table; see `harness_help`).
+    #[arg(help = harness_help(), value_name = "KIND")]
     kind: String,
-    /// pyperf, pytest-benchmark: the Python interpreter that runs the script or pytest (a venv's bin/python, say) [default:
-    /// python3 on PATH]; recorded in the worker's version.
-    #[arg(long, value_name = "PATH")]
+    /// The Python interpreter of the harnesses that run one (see `python_help`).
+    #[arg(long, value_name = "PATH", help = python_help())]
     python: Option<PathBuf>,
-    /// criterion: the bench target of the Cargo package TARGET (`cargo bench --bench NAME`)
-    /// [default: its only one].
-    #[arg(long, value_name = "NAME")]
+    /// The bench target of a Cargo package TARGET (see `bench_help`).
+    #[arg(long, value_name = "NAME", help = bench_help())]
     bench: Option<String>,
-    /// go: the package directory whose benchmarks become kernels; pyperf: the script; gbench:
-    /// the binary; criterion: a Cargo package directory or a built bench executable;
-    /// pytest-benchmark: a test file or directory; jmh: the benchmarks jar.
+    /// What the harness measures: its target, as KIND's list says (go: the package directory
+    /// whose benchmarks become kernels; criterion: a Cargo package directory or a built bench
+    /// executable).
     target: PathBuf,
-    /// Passed on to the test binary (go), the script (pyperf), the binary (gbench), the bench
-    /// executable (criterion) or pytest on every run; jmh: options of the JVM (`-Xmx1g`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// Passed on on every run (see `args_help`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        help = args_help()
+    )]
     args: Vec<String>,
+}
+
+/// `KIND`'s help: the driven harnesses, each with its target.
+fn harness_help() -> String {
+    format!("The harness: {}", crate::native::harnesses())
+}
+
+/// `--python`'s help, naming the harnesses that take it.
+fn python_help() -> String {
+    format!(
+        "{}: the Python interpreter that runs the script or pytest (a venv's bin/python, say) \
+         [default: python3 on PATH]; recorded in the worker's version",
+        crate::harness::driven_where(|d| d.python)
+    )
+}
+
+/// `--bench`'s help, naming the harnesses that take it.
+fn bench_help() -> String {
+    format!(
+        "{}: the bench target of the Cargo package TARGET (`cargo bench --bench NAME`) \
+         [default: its only one]",
+        crate::harness::driven_where(|d| d.bench)
+    )
+}
+
+/// `ARGS`' help: what each harness passes them to.
+fn args_help() -> String {
+    format!(
+        "Passed on, on every run, to: {}",
+        crate::native::harness_args()
+    )
 }
 
 /// `tare native-worker`: the parsed arguments, handed to the engine.

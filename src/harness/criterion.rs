@@ -3,8 +3,49 @@
 //! (each sample's iteration count `iters` and total time `times` in ns), `new/estimates.json`
 //! and `new/tukey.json`; `base/` holds a saved baseline, `change/` the comparison with it.
 
+use super::{Descriptor, Drive, Import, Input};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+
+pub const HARNESS: Descriptor = Descriptor {
+    name: "criterion",
+    aliases: &[],
+    tool: "Criterion.rs",
+    import: Some(Import {
+        reads: "the target/criterion directory",
+        detect,
+    }),
+    drive: Some(Drive {
+        target: "a Criterion.rs bench target",
+        args: "the bench executable",
+        client: "tare-native-criterion",
+        lang: "rust",
+        python: false,
+        bench: true,
+    }),
+};
+
+/// Directories are searched this deep for `new/sample.json` (group/function/value/new).
+pub const MAX_DEPTH: usize = 6;
+
+/// A directory with a benchmark's directory at or below it, or a file of a benchmark's `new/`.
+pub fn detect(input: &Input) -> bool {
+    match input.bytes {
+        None => !bench_dirs(input.path, MAX_DEPTH).is_empty(),
+        Some(_) => bench_dir_of_file(input.path).is_some(),
+    }
+}
+
+/// For a file inside `…/new/` (`benchmark.json`, `sample.json`, `estimates.json`,
+/// `tukey.json`), the benchmark's directory.
+pub fn bench_dir_of_file(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    let parent = path.parent()?;
+    let ok = matches!(name, BENCHMARK | SAMPLE | "estimates.json" | "tukey.json")
+        && parent.file_name()? == "new"
+        && parent.join(SAMPLE).is_file();
+    ok.then(|| parent.parent().map(Path::to_path_buf))?
+}
 
 /// The raw samples' file in a benchmark's `new/`.
 pub const SAMPLE: &str = "sample.json";

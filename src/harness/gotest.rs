@@ -2,6 +2,34 @@
 //! `BenchmarkName[-GOMAXPROCS] N value unit [value unit]…`. Configuration lines, `PASS`, `ok`,
 //! `--- FAIL` and logs are not result lines.
 
+use super::{Descriptor, Drive, Import, Input};
+
+pub const HARNESS: Descriptor = Descriptor {
+    name: "go",
+    aliases: &["benchfmt"],
+    tool: "go test -bench",
+    import: Some(Import {
+        reads: "the text of go test -bench",
+        detect,
+    }),
+    drive: Some(Drive {
+        target: "testing.B",
+        args: "the test binary",
+        client: "tare-native-go",
+        lang: "go",
+        python: false,
+        bench: false,
+    }),
+};
+
+/// Text (not JSON) with a line that starts like a result.
+pub fn detect(input: &Input) -> bool {
+    input.json.is_none()
+        && input
+            .text()
+            .is_some_and(|t| t.lines().any(|l| line(l).is_some()))
+}
+
 /// A line that starts like a benchmark result: `Benchmark` and a character that is not a
 /// lower-case letter, then a whole iteration count.
 pub struct Line<'a> {

@@ -3,7 +3,36 @@
 //! theirs; a run's metadata overrides its benchmark's, which overrides the common. A value is
 //! the time of one inner iteration, in the benchmark's `unit`.
 
+use super::{Descriptor, Drive, Import, Input};
 use serde_json::{Map, Value};
+
+pub const HARNESS: Descriptor = Descriptor {
+    name: "pyperf",
+    aliases: &[],
+    tool: "pyperf",
+    import: Some(Import {
+        reads: "-o",
+        detect,
+    }),
+    drive: Some(Drive {
+        target: "a pyperf script",
+        args: "the script",
+        client: "tare-native-pyperf",
+        lang: "python",
+        python: true,
+        bench: false,
+    }),
+};
+
+/// A document with a `version` whose `benchmarks[]` all have `runs`.
+pub fn detect(input: &Input) -> bool {
+    input.json.is_some_and(|v| {
+        v.get("version").is_some()
+            && v.get("benchmarks")
+                .and_then(|b| b.as_array())
+                .is_some_and(|b| b.iter().all(|e| e.get("runs").is_some()))
+    })
+}
 
 /// The `metadata` object of a document, benchmark or run (empty where it has none).
 pub fn metadata(v: &Value) -> Map<String, Value> {

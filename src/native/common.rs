@@ -11,6 +11,11 @@ use std::process::{Command, Stdio};
 /// The interpreter where `--python` names none.
 pub const PYTHON: &str = "python3";
 
+/// The interpreter a Python harness runs: `--python`, else [`PYTHON`] on PATH.
+pub fn python(a: &super::Options) -> PathBuf {
+    a.python.clone().unwrap_or_else(|| PYTHON.into())
+}
+
 /// The session directory tare names (`crate::exec::worker::SESSION_ENV`), where it is one.
 pub fn session_dir() -> Option<PathBuf> {
     std::env::var_os(crate::exec::worker::SESSION_ENV)

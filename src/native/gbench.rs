@@ -164,18 +164,16 @@ fn parse_results(text: &str, name: &str) -> Result<Vec<Repetition>, String> {
         .ok_or("Google Benchmark's JSON has no benchmarks")?;
     let mut out = Vec::new();
     for r in runs {
-        if r["name"].as_str() != Some(name)
-            || r["run_type"].as_str().unwrap_or("iteration") != "iteration"
-        {
+        if r["name"].as_str() != Some(name) || gb::run_type(r) != "iteration" {
             continue;
         }
-        if r["error_occurred"].as_bool() == Some(true) {
+        if let Some(why) = gb::error(r) {
             return Err(format!(
                 "{name}: {}",
-                r["error_message"].as_str().unwrap_or("error_occurred")
+                why.as_str().unwrap_or("error_occurred")
             ));
         }
-        let unit = match r["time_unit"].as_str().unwrap_or("ns") {
+        let unit = match gb::time_unit(r) {
             "ns" => 1.0,
             "us" => 1e3,
             "ms" => 1e6,

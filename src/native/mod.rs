@@ -31,16 +31,17 @@ mod pyperf;
 mod pytest_bench;
 
 use crate::exec::protocol::{Message, VERSION};
+use crate::harness::{self, Descriptor};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What `tare native-worker` was asked for (`cli::native::NativeArgs`, parsed): the harness
 /// and its target, the options some harnesses take, and the arguments passed on.
 #[derive(Debug)]
 pub struct Options {
-    /// The harness: go, pyperf, gbench, criterion, pytest-benchmark or jmh.
+    /// The harness: the name of one of `crate::harness::ALL` that is driven.
     pub kind: String,
     /// pyperf, pytest-benchmark: the Python interpreter [default: python3 on PATH].
     pub python: Option<PathBuf>,
@@ -199,21 +200,61 @@ fn last_line(out: &std::process::Output) -> String {
         .unwrap_or_else(|| "no output".into())
 }
 
+/// Starts a harness on its target in the worker's temporary directory.
+type Start = fn(&Options, &Path) -> Result<Box<dyn Harness>, String>;
+
+fn boxed<H: Harness + 'static>(h: H) -> Box<dyn Harness> {
+    Box::new(h)
+}
+
+/// Each driven harness's start, beside its descriptor (`crate::harness`: its name, target,
+/// protocol client and options).
+const DRIVERS: &[(&Descriptor, Start)] = &[
+    (&harness::criterion::HARNESS, |a, dir| {
+        criterion::Criterion::start(&a.target, a.bench.as_deref(), &a.args, dir).map(boxed)
+    }),
+    (&harness::gbench::HARNESS, |a, dir| {
+        gbench::Gbench::start(&a.target, &a.args, dir).map(boxed)
+    }),
+    (&harness::jmh::HARNESS, |a, dir| {
+        jmh::Jmh::start(&a.target, &a.args, dir).map(boxed)
+    }),
+    (&harness::pytest_benchmark::HARNESS, |a, dir| {
+        pytest_bench::PytestBench::start(&common::python(a), &a.target, &a.args, dir).map(boxed)
+    }),
+    (&harness::pyperf::HARNESS, |a, dir| {
+        pyperf::Pyperf::start(&common::python(a), &a.target, &a.args, dir).map(boxed)
+    }),
+    (&harness::gotest::HARNESS, |a, dir| {
+        go::Go::start(&a.target, &a.args, dir).map(boxed)
+    }),
+];
+
+/// The harnesses `tare native-worker` drives, each with its target, in words: `go (testing.B),
+/// … or jmh (a JMH benchmarks jar)`.
+pub fn harnesses() -> String {
+    harness::list(harness::driven(), |h| {
+        h.drive.as_ref().map_or("", |d| d.target)
+    })
+}
+
+/// What each driven harness passes its ARGS to, in words: `go (the test binary), …`.
+pub fn harness_args() -> String {
+    harness::list(harness::driven(), |h| {
+        h.drive.as_ref().map_or("", |d| d.args)
+    })
+}
+
 /// `tare native-worker`: the worker, until `exit` or EOF.
 pub fn worker(a: Options) -> anyhow::Result<i32> {
-    let (client, lang) = match a.kind.as_str() {
-        "go" => ("tare-native-go", "go"),
-        "pyperf" => ("tare-native-pyperf", "python"),
-        "gbench" => ("tare-native-gbench", "cpp"),
-        "criterion" => ("tare-native-criterion", "rust"),
-        "pytest-benchmark" => ("tare-native-pytest-benchmark", "python"),
-        "jmh" => ("tare-native-jmh", "java"),
-        k => {
-            return Err(crate::error::usage(format!(
-                "native-worker: unknown harness '{k}': go (testing.B), pyperf (a pyperf script) gbench (a Google Benchmark binary), criterion (a Criterion.rs bench target), pytest-benchmark (a test file or directory) or jmh (a JMH benchmarks jar)"
-            )))
-        }
+    let Some((h, start)) = DRIVERS.iter().find(|(h, _)| h.name == a.kind) else {
+        return Err(crate::error::usage(format!(
+            "native-worker: unknown harness '{}': {}",
+            a.kind,
+            harnesses()
+        )));
     };
+    let drive = h.drive.as_ref().expect("a driver's harness is driven");
     let fd: i32 = std::env::var(crate::exec::worker::FD_ENV)
         .ok()
         .and_then(|v| v.parse().ok())
@@ -229,39 +270,24 @@ pub fn worker(a: Options) -> anyhow::Result<i32> {
     let sock = unsafe { UnixStream::from_raw_fd(fd) };
     crate::exec::sys::set_cloexec(fd)?;
     let tmp = tempfile::tempdir()?;
-    if a.python.is_some() && a.kind != "pyperf" && a.kind != "pytest-benchmark" {
-        return Err(crate::error::usage(
-            "native-worker: --python is for the pyperf and pytest-benchmark harnesses; drop it for the others",
-        ));
-    }
-    if a.bench.is_some() && a.kind != "criterion" {
+    if a.python.is_some() && !drive.python {
         return Err(crate::error::usage(format!(
-            "native-worker: --bench is for the criterion harness; drop it for {}",
+            "native-worker: --python is for the {} harnesses; drop it for the others",
+            harness::driven_where(|d| d.python)
+        )));
+    }
+    if a.bench.is_some() && !drive.bench {
+        return Err(crate::error::usage(format!(
+            "native-worker: --bench is for the {} harness; drop it for {}",
+            harness::driven_where(|d| d.bench),
             a.kind
         )));
     }
-    let harness: Result<Box<dyn Harness>, String> = match a.kind.as_str() {
-        "go" => go::Go::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
-        "criterion" => {
-            criterion::Criterion::start(&a.target, a.bench.as_deref(), &a.args, tmp.path())
-                .map(|h| Box::new(h) as _)
-        }
-        "pytest-benchmark" => {
-            let python = a.python.clone().unwrap_or_else(|| common::PYTHON.into());
-            pytest_bench::PytestBench::start(&python, &a.target, &a.args, tmp.path())
-                .map(|h| Box::new(h) as _)
-        }
-        "jmh" => jmh::Jmh::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
-        "gbench" => gbench::Gbench::start(&a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _),
-        _ => {
-            let python = a.python.clone().unwrap_or_else(|| common::PYTHON.into());
-            pyperf::Pyperf::start(&python, &a.target, &a.args, tmp.path()).map(|h| Box::new(h) as _)
-        }
-    };
+    let harness = start(&a, tmp.path());
     if let Err(why) = &harness {
         eprintln!("tare: error: native-worker {}: {why}", a.kind);
     }
-    serve(sock, client, lang, harness)?;
+    serve(sock, drive.client, drive.lang, harness)?;
     Ok(0)
 }
 
@@ -401,4 +427,26 @@ fn serve(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_driven_harness_has_one_driver() {
+        let mut drivers: Vec<&str> = DRIVERS.iter().map(|(h, _)| h.name).collect();
+        let mut driven: Vec<&str> = harness::driven().map(|h| h.name).collect();
+        drivers.sort();
+        driven.sort();
+        assert_eq!(drivers, driven);
+        for h in harness::driven() {
+            assert!(harnesses().contains(&format!("{} (", h.name)), "{}", h.name);
+            assert!(
+                harness_args().contains(&format!("{} (", h.name)),
+                "{}",
+                h.name
+            );
+        }
+    }
 }

@@ -27,6 +27,7 @@
 
 use super::pace::Pace;
 use super::{kernel_name, Harness, Kernel, Sample};
+use crate::harness::pytest_benchmark as pb;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -130,8 +131,8 @@ fn parse_reply(reply: &Value) -> Result<Vec<Sample>, String> {
     if let Some(e) = reply["error"].as_str() {
         return Err(e.to_string());
     }
-    let n = reply["iterations"].as_u64().filter(|&n| n > 0);
-    let (Some(n), Some(data)) = (n, reply["data"].as_array()) else {
+    let n = reply[pb::ITERATIONS].as_u64().filter(|&n| n > 0);
+    let (Some(n), Some(data)) = (n, reply[pb::DATA].as_array()) else {
         return Err("pytest-benchmark gave no rounds".into());
     };
     Ok(data

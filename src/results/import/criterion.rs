@@ -11,34 +11,7 @@
 use super::{benchmark, number, Imported, Input};
 use crate::harness::criterion as crit;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-
-/// Directories are searched this deep for `new/sample.json` (group/function/value/new).
-const MAX_DEPTH: usize = 6;
-
-pub fn detect(input: &Input) -> bool {
-    match input.bytes {
-        None => !bench_dirs(input.path).is_empty(),
-        Some(_) => bench_dir_of_file(input.path).is_some(),
-    }
-}
-
-/// For a file inside `…/new/`, the benchmark's directory.
-fn bench_dir_of_file(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?.to_str()?;
-    let parent = path.parent()?;
-    let ok = matches!(
-        name,
-        crit::BENCHMARK | crit::SAMPLE | "estimates.json" | "tukey.json"
-    ) && parent.file_name()? == "new"
-        && parent.join(crit::SAMPLE).is_file();
-    ok.then(|| parent.parent().map(Path::to_path_buf))?
-}
-
-/// Benchmark directories (those with `new/sample.json`) at or below `dir`, sorted.
-fn bench_dirs(dir: &Path) -> Vec<PathBuf> {
-    crit::bench_dirs(dir, MAX_DEPTH)
-}
+use std::path::Path;
 
 fn read_json(path: &Path) -> anyhow::Result<Value> {
     let bytes = crate::results::input::read(path, "Criterion file")?;
@@ -67,8 +40,8 @@ fn numbers(v: &Value, key: &str, file: &Path) -> anyhow::Result<Vec<f64>> {
 
 pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let dirs = match input.bytes {
-        None => bench_dirs(input.path),
-        Some(_) => bench_dir_of_file(input.path).into_iter().collect(),
+        None => crit::bench_dirs(input.path, crit::MAX_DEPTH),
+        Some(_) => crit::bench_dir_of_file(input.path).into_iter().collect(),
     };
     if dirs.is_empty() {
         anyhow::bail!(

@@ -9,18 +9,6 @@ use crate::results::Termination;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-pub fn detect(input: &Input) -> bool {
-    input.json.is_some_and(|v| {
-        v.get("context").is_some_and(|c| c.is_object())
-            && v.get("benchmarks")
-                .and_then(|b| b.as_array())
-                .is_some_and(|b| {
-                    b.iter()
-                        .all(|e| e.get("run_name").is_some() || e.get("iterations").is_some())
-                })
-    })
-}
-
 pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let doc = super::json_of(input)?;
     let ctx = doc
@@ -93,14 +81,10 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
             }
         };
         let b = &mut im.benchmarks[idx];
-        let unit = e.get("time_unit").and_then(|v| v.as_str()).unwrap_or("ns");
+        let unit = gb::time_unit(e);
         let scale = seconds_per(unit)
             .ok_or_else(|| anyhow::anyhow!("{what}: unknown time_unit \"{unit}\""))?;
-        let run_type = e
-            .get("run_type")
-            .and_then(|v| v.as_str())
-            .unwrap_or("iteration");
-        if run_type == "aggregate" {
+        if gb::run_type(e) == "aggregate" {
             let agg = string(e, "aggregate_name", &what)?;
             let percentage = e.get("aggregate_unit").and_then(|v| v.as_str()) == Some("percentage");
             let factor = if percentage { 1.0 } else { scale };
@@ -119,13 +103,10 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         if let Some(r) = e.get("repetition_index") {
             run.extra.insert("repetition".into(), r.clone());
         }
-        if e.get("error_occurred").and_then(|v| v.as_bool()) == Some(true) {
+        if let Some(why) = gb::error(e) {
             run.counted = false;
             run.termination = Termination::Failed;
-            run.extra.insert(
-                "error".into(),
-                e.get("error_message").cloned().unwrap_or(Value::Null),
-            );
+            run.extra.insert("error".into(), why.clone());
         }
         if let Some(l) = e.get("label") {
             run.extra.insert("label".into(), l.clone());

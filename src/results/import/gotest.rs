@@ -11,13 +11,6 @@ use crate::results::PROCESS_KEY;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
-pub fn detect(input: &Input) -> bool {
-    input.json.is_none()
-        && input
-            .text()
-            .is_some_and(|t| t.lines().any(|l| result_line(l).is_some()))
-}
-
 /// One parsed result line.
 struct Line<'a> {
     name: &'a str,

@@ -6,15 +6,6 @@ use super::{array, benchmark, num, param_string, sample, string, Imported, Input
 use crate::results::{Termination, PROCESS_KEY};
 use serde_json::{json, Map, Value};
 
-pub fn detect(input: &Input) -> bool {
-    input
-        .json
-        .and_then(|v| v.get("results"))
-        .and_then(|r| r.as_array())
-        .and_then(|r| r.first())
-        .is_some_and(|r| r.get("command").is_some() && r.get("times").is_some())
-}
-
 pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let doc = super::json_of(input)?;
     let results = array(doc, "results", "the document")?;

@@ -16,14 +16,6 @@ use super::{
 use crate::results::PROCESS_KEY;
 use serde_json::{json, Value};
 
-pub fn detect(input: &Input) -> bool {
-    input
-        .json
-        .and_then(|v| v.as_array())
-        .and_then(|a| a.first())
-        .is_some_and(|e| e.get("primaryMetric").is_some() && e.get("benchmark").is_some())
-}
-
 /// What a score unit means: seconds per op for a time unit, or ops per second (`thrpt`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum ScoreUnit {

@@ -3,7 +3,8 @@
 //! `tare report` and the store work on them. Not for: measuring, or writing other tools'
 //! formats (see `export`).
 //!
-//! One module per format, all behind the table [`IMPORTERS`] (a detector and a parser each).
+//! One module per format, its parser in the table [`IMPORTERS`] beside its harness's descriptor
+//! (`crate::harness`: names, spellings, how the file is recognised, detection order).
 //! Every raw sample the tool kept becomes a [`Run`]: `wall_time` is the time of ONE iteration
 //! (operation) in seconds, so samples of different batch sizes compare; where the tool timed a
 //! batch of iterations, `extra.loops` holds the batch size and `extra.elapsed` the batch's
@@ -24,48 +25,77 @@ use super::model::{
     Session, Summary, PROCESS_KEY, PROCESS_LEVEL_KEY, SCHEMA_VERSION,
 };
 use crate::error::usage;
+use crate::harness::{self, Descriptor};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A format tare can import.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Format {
-    /// `hyperfine --export-json FILE`.
-    Hyperfine,
-    /// Google Benchmark `--benchmark_out=FILE --benchmark_out_format=json` (or `--benchmark_format=json`).
-    #[value(alias = "google-benchmark")]
-    Gbench,
-    /// JMH `-rf json -rff FILE`.
-    Jmh,
-    /// The text of `go test -bench` (the benchfmt format).
-    #[value(alias = "benchfmt")]
-    Go,
-    /// Criterion's `target/criterion` directory (or one benchmark's directory in it).
-    Criterion,
-    /// pytest-benchmark `--benchmark-json FILE` (or a `--benchmark-save` file).
-    PytestBenchmark,
-    /// pyperf JSON (`-o FILE`).
-    Pyperf,
-}
+/// A format tare can import: an outside harness whose descriptor (`crate::harness`) says
+/// how its file is recognised, and which this module has a parser for. Its name is the
+/// harness's (on the command line and in `Session.extra["import"]["format"]`).
+#[derive(Clone, Copy)]
+pub struct Format(pub &'static Descriptor);
 
 impl Format {
     /// The name used on the command line and in `Session.extra["import"]["format"]`.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Hyperfine => "hyperfine",
-            Format::Gbench => "gbench",
-            Format::Jmh => "jmh",
-            Format::Go => "go",
-            Format::Criterion => "criterion",
-            Format::PytestBenchmark => "pytest-benchmark",
-            Format::Pyperf => "pyperf",
-        }
+        self.0.name
     }
 
     /// Every format, in the order auto-detection tries them.
     pub fn all() -> impl Iterator<Item = Format> {
-        IMPORTERS.iter().map(|i| i.format)
+        crate::harness::imported().map(Format)
+    }
+
+    /// `--format`'s values (each with its spellings and what it reads), for clap.
+    pub fn parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+        use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+        PossibleValuesParser::new(Format::all().map(|f| {
+            PossibleValue::new(f.name())
+                .aliases(f.0.aliases.iter().copied())
+                .help(f.0.import.as_ref().map_or("", |i| i.reads))
+        }))
+        .map(|s| s.parse::<Format>().expect("a value clap accepted"))
+    }
+
+    /// `NAME (WHAT IT READS), …`: the formats with the files they are, for help.
+    pub fn list() -> String {
+        crate::harness::list(crate::harness::imported(), |h| {
+            h.import.as_ref().map_or("", |i| i.reads)
+        })
+    }
+
+    fn detect(self, input: &Input) -> bool {
+        self.0.import.as_ref().is_some_and(|i| (i.detect)(input))
+    }
+
+    fn parse(self, input: &Input) -> anyhow::Result<Imported> {
+        let parse = IMPORTERS
+            .iter()
+            .find(|(h, _)| h.name == self.0.name)
+            .map(|(_, p)| *p)
+            .expect("every imported harness has a parser");
+        parse(input)
+    }
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Format) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for Format {}
+
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.name.hash(h)
+    }
+}
+
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Format({})", self.name())
     }
 }
 
@@ -78,77 +108,37 @@ impl std::fmt::Display for Format {
 impl std::str::FromStr for Format {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        <Format as clap::ValueEnum>::from_str(s, true).map_err(|_| {
-            format!(
-                "unknown import format '{s}' (known: {})",
-                Format::all()
-                    .map(|f| f.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
+        crate::harness::find(s)
+            .filter(|h| h.import.is_some())
+            .map(Format)
+            .ok_or_else(|| {
+                format!(
+                    "unknown import format '{s}' (known: {})",
+                    Format::all()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
     }
 }
 
 /// What an importer reads: the path and, for a file, its bytes (and its JSON, if it is JSON).
-pub struct Input<'a> {
-    pub path: &'a Path,
-    /// None for a directory.
-    pub bytes: Option<&'a [u8]>,
-    /// The file parsed as JSON, when it is JSON.
-    pub json: Option<&'a Value>,
-}
+pub use crate::harness::Input;
 
-impl Input<'_> {
-    fn text(&self) -> Option<&str> {
-        self.bytes.and_then(|b| std::str::from_utf8(b).ok())
-    }
-}
+/// A parser of one format into what it holds.
+type Parse = fn(&Input) -> anyhow::Result<Imported>;
 
-/// One importer: how to recognise the format by content, and how to read it.
-pub struct Importer {
-    pub format: Format,
-    pub detect: fn(&Input) -> bool,
-    pub parse: fn(&Input) -> anyhow::Result<Imported>,
-}
-
-/// The table of importers, in the order detection tries them.
-pub const IMPORTERS: &[Importer] = &[
-    Importer {
-        format: Format::Criterion,
-        detect: criterion::detect,
-        parse: criterion::parse,
-    },
-    Importer {
-        format: Format::Hyperfine,
-        detect: hyperfine::detect,
-        parse: hyperfine::parse,
-    },
-    Importer {
-        format: Format::Gbench,
-        detect: gbench::detect,
-        parse: gbench::parse,
-    },
-    Importer {
-        format: Format::Jmh,
-        detect: jmh::detect,
-        parse: jmh::parse,
-    },
-    Importer {
-        format: Format::PytestBenchmark,
-        detect: pytest_benchmark::detect,
-        parse: pytest_benchmark::parse,
-    },
-    Importer {
-        format: Format::Pyperf,
-        detect: pyperf::detect,
-        parse: pyperf::parse,
-    },
-    Importer {
-        format: Format::Go,
-        detect: gotest::detect,
-        parse: gotest::parse,
-    },
+/// The parsers, each beside its harness's descriptor (which says how it is recognised); the
+/// order of detection is `crate::harness::ALL`'s.
+const IMPORTERS: &[(&Descriptor, Parse)] = &[
+    (&harness::criterion::HARNESS, criterion::parse),
+    (&harness::hyperfine::HARNESS, hyperfine::parse),
+    (&harness::gbench::HARNESS, gbench::parse),
+    (&harness::jmh::HARNESS, jmh::parse),
+    (&harness::pytest_benchmark::HARNESS, pytest_benchmark::parse),
+    (&harness::pyperf::HARNESS, pyperf::parse),
+    (&harness::gotest::HARNESS, gotest::parse),
 ];
 
 /// The format another harness's file is in, recognised by content (None: no importer knows
@@ -160,10 +150,7 @@ pub fn recognise(bytes: &[u8]) -> Option<Format> {
         bytes: Some(bytes),
         json: json.as_ref(),
     };
-    IMPORTERS
-        .iter()
-        .find(|i| (i.detect)(&input))
-        .map(|i| i.format)
+    Format::all().find(|f| f.detect(&input))
 }
 
 /// What one importer read, before it becomes a [`Session`].
@@ -248,27 +235,21 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
         bytes: bytes.as_deref(),
         json: json.as_ref(),
     };
-    let importer = match format {
-        Some(f) => IMPORTERS
-            .iter()
-            .find(|i| i.format == f)
-            .expect("every format has an importer"),
-        None => IMPORTERS
-            .iter()
-            .find(|i| (i.detect)(&input))
-            .ok_or_else(|| {
-                usage(format!(
-                    "cannot import {}: {}",
-                    path.display(),
-                    unknown(&input)
-                ))
-            })?,
+    let format = match format {
+        Some(f) => f,
+        None => Format::all().find(|f| f.detect(&input)).ok_or_else(|| {
+            usage(format!(
+                "cannot import {}: {}",
+                path.display(),
+                unknown(&input)
+            ))
+        })?,
     };
-    let imported = (importer.parse)(&input).map_err(|e| {
+    let imported = format.parse(&input).map_err(|e| {
         usage(format!(
             "cannot import {} as {}: {}",
             path.display(),
-            importer.format,
+            format,
             one_line(&e)
         ))
     })?;
@@ -276,22 +257,17 @@ pub fn load(path: &Path, format: Option<Format>) -> anyhow::Result<Session> {
         usage(format!(
             "cannot import {} as {}: {e}",
             path.display(),
-            importer.format
+            format
         ))
     })?;
     if imported.benchmarks.is_empty() {
         return Err(usage(format!(
             "cannot import {} as {}: it holds no benchmark results",
             path.display(),
-            importer.format
+            format
         )));
     }
-    Ok(session(
-        path,
-        meta.modified().ok(),
-        importer.format,
-        imported,
-    ))
+    Ok(session(path, meta.modified().ok(), format, imported))
 }
 
 /// The longest time per iteration tare accepts from another tool: a year. Longer (or not
@@ -678,14 +654,24 @@ mod tests {
         }
         assert_eq!(
             "google-benchmark".parse::<Format>().unwrap(),
-            Format::Gbench
+            Format(&harness::gbench::HARNESS)
         );
-        assert_eq!("benchfmt".parse::<Format>().unwrap(), Format::Go);
+        assert_eq!(
+            "benchfmt".parse::<Format>().unwrap(),
+            Format(&harness::gotest::HARNESS)
+        );
         let e = "csv".parse::<Format>().unwrap_err();
         assert!(
             e.contains("unknown import format 'csv'") && e.contains("pyperf"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn every_imported_harness_has_one_parser_in_detection_order() {
+        let parsers: Vec<&str> = IMPORTERS.iter().map(|(h, _)| h.name).collect();
+        let formats: Vec<&str> = Format::all().map(Format::name).collect();
+        assert_eq!(parsers, formats);
     }
 
     #[test]

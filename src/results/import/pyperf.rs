@@ -9,15 +9,6 @@ use super::{benchmark, number, sample, Imported, Input};
 use crate::harness::pyperf;
 use serde_json::{json, Value};
 
-pub fn detect(input: &Input) -> bool {
-    input.json.is_some_and(|v| {
-        v.get("version").is_some()
-            && v.get("benchmarks")
-                .and_then(|b| b.as_array())
-                .is_some_and(|b| b.iter().all(|e| e.get("runs").is_some()))
-    })
-}
-
 pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let doc = super::json_of(input)?;
     let entries = super::array(doc, "benchmarks", "the document")?;

@@ -4,16 +4,8 @@
 //! time per iteration of every round (each round ran `stats.iterations` iterations).
 
 use super::{benchmark, param_string, sample, string, Imported, Input};
+use crate::harness::pytest_benchmark as pb;
 use serde_json::{json, Value};
-
-pub fn detect(input: &Input) -> bool {
-    input.json.is_some_and(|v| {
-        v.get("machine_info").is_some()
-            && v.get("benchmarks")
-                .and_then(|b| b.as_array())
-                .is_some_and(|b| b.iter().all(|e| e.get("stats").is_some()))
-    })
-}
 
 pub fn parse(input: &Input) -> anyhow::Result<Imported> {
     let doc = super::json_of(input)?;
@@ -89,10 +81,10 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
             }
         }
         let iterations = stats
-            .get("iterations")
+            .get(pb::ITERATIONS)
             .and_then(|v| v.as_f64())
             .filter(|n| *n >= 1.0);
-        match stats.get("data") {
+        match stats.get(pb::DATA) {
             Some(Value::Array(data)) => {
                 for (i, x) in data.iter().enumerate() {
                     let t = x
@@ -123,7 +115,7 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
         );
         let mut summary = stats.clone();
         if let Value::Object(m) = &mut summary {
-            m.remove("data");
+            m.remove(pb::DATA);
         }
         b.extra.insert("source_summary".into(), summary);
         for key in ["group", "options", "extra_info"] {
