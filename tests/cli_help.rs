@@ -220,6 +220,8 @@ const SHARED: &[(&str, &[&str])] = &[
     ("--randomize", &["run", "kernels"]),
     ("--idle", &["run", "kernels", "suite run"]),
     ("--quiesce", &["run", "kernels", "suite run"]),
+    ("--energy", &["run", "kernels"]),
+    ("--energy-idle", &["run", "kernels"]),
     ("--name", &["run", "kernels"]),
 ];
 

@@ -217,3 +217,87 @@ fn energy_ratios_get_a_ci_like_time() {
         .collect();
     assert!(values.iter().all(|v| *v == 1.0 || *v == 2.0), "{values:?}");
 }
+
+const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/fake_worker.py");
+
+/// `tare kernels --energy` on the same synthetic tree, through the meters `tare run` uses: a
+/// repetition action plays the hardware (1 J on the package counter per sample, inside the
+/// invocation), so the invocations' package energies add up to what the counter moved, and
+/// nothing moved in the idle window before them.
+#[test]
+fn kernels_energy_per_invocation_through_the_same_meters() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    tree(&root, 5_000_000);
+    let counter = root.join("sys/class/powercap/intel-rapl:0/energy_uj");
+    let bump = format!(
+        "before-repetition:shell:v=$(cat {c}); echo $((v + 1000000)) > {c}",
+        c = counter.display()
+    );
+    let j = dir.path().join("k.json");
+    let out = tare()
+        .env("TARE_SYSROOT", &root)
+        .args(["kernels", FAKE, "--filter", "^spin$", "-r", "2"])
+        .args(["--warmup", "0", "--sample-stop", "runs >= 3"])
+        .args(["--sample-time", "1ms", "--seed", "3"])
+        .args(["--action", &bump])
+        .args(["--energy", "--energy-idle", "50ms", "-q", "--export-json"])
+        .arg(&j)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(
+        doc["extra"]["energy"]["available"], true,
+        "{}",
+        doc["extra"]
+    );
+    assert_eq!(doc["extra"]["energy"]["idle_watts"][0], 0.0);
+    let moved = std::fs::read_to_string(&counter)
+        .unwrap()
+        .trim()
+        .parse::<u64>()
+        .unwrap()
+        - 5_000_000;
+    assert!(
+        moved >= 2_000_000,
+        "one sample or more per invocation: {moved}"
+    );
+    let invs = doc["benchmarks"][0]["extra"]["invocations"]
+        .as_array()
+        .unwrap();
+    assert_eq!(invs.len(), 2, "{invs:?}");
+    let mut sum = 0.0;
+    for inv in invs {
+        let m = &inv["meters"];
+        let j = m["energy.package-0.joules"].as_f64().unwrap_or(-1.0);
+        assert!(j >= 1.0, "{m}");
+        // Idle power was 0: all of it is dynamic.
+        assert_eq!(
+            m["energy.package-0.dynamic_joules"].as_f64(),
+            Some(j),
+            "{m}"
+        );
+        assert_eq!(m["energy.core.joules"], 0.0, "{m}");
+        sum += j;
+    }
+    assert!(
+        (sum - moved as f64 / 1e6).abs() < 1e-9,
+        "{sum} J vs {moved} µJ"
+    );
+    let out = tare()
+        .env("TARE_SYSROOT", &root)
+        .args(["kernels", FAKE, "--baseline", "spin", "--energy"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("drop one of them") && err.lines().count() == 1,
+        "{err}"
+    );
+}

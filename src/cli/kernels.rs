@@ -121,6 +121,8 @@ pub struct KernelsArgs {
     /// start and end (e.g. an energy counter), recorded as NAME.delta and NAME.end.
     #[arg(long = "meter", value_name = "NAME=FILE")]
     meters: Vec<String>,
+    #[command(flatten)]
+    energy: super::opts::EnergyArgs,
     /// Count each sample's timed region under Valgrind's Callgrind (instructions,
     /// cycles-estimate, l1-misses, ll-misses, branches, branch-misses), recorded per loop:
     /// workers of the C, C++ and Rust clients (function tare_timed_region). Invocations run 20–100×
@@ -307,6 +309,11 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         .map(|f| regex::Regex::new(f).map_err(|e| usage(format!("--filter '{f}': {e}"))))
         .transpose()?;
     let params = a.params.parameters()?;
+    if a.energy.energy && a.baseline.is_some() {
+        return Err(usage(
+            "--energy meters whole invocations and --baseline pairs kernels inside one: drop one of them",
+        ));
+    }
     let mut actions = crate::method::stages::Actions::default();
     for spec in &a.actions {
         actions.at.push(
@@ -577,6 +584,21 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
             &a.exports,
         );
     }
+    // `--energy`: the meters `tare run --energy` uses, idle power measured once before the
+    // first invocation; each invocation's energy lands in its record's meters.
+    let energy_record = match a.energy.idle()? {
+        None => None,
+        Some(idle) => Some(
+            match crate::method::energy::meters(&root, plan.spec.cores.as_deref(), idle) {
+                Err(record) => record,
+                Ok(mut energy) => {
+                    let quiet = crate::method::stages::quiet_window(&mut energy);
+                    meters.append(&mut energy);
+                    crate::method::energy::session_record(idle, quiet)
+                }
+            },
+        ),
+    };
     let mut benches = mk::empty_benchmarks(&plan, &found);
     let mut observer = Progress {
         quiet: style == Style::None,
@@ -607,6 +629,9 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     );
     if let Some((_, record)) = &idle {
         session.extra.insert("idle".into(), record.clone());
+    }
+    if let Some(record) = energy_record {
+        session.extra.insert("energy".into(), record);
     }
     if let Some((_, record)) = &quiesced {
         session.extra.insert("quiesced".into(), record.clone());

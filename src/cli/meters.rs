@@ -51,18 +51,8 @@ pub struct MeterArgs {
     /// with a unit); the kernel reclaims and throttles above it. Not available on cgroup v1.
     #[arg(long, value_name = "BYTES")]
     pub memory_high: Option<String>,
-    /// Energy of the RAPL domains (package, core, dram, psys) around each run, and the
-    /// dynamic energy above idle power (measured before the first run); see docs/meters.md.
-    #[arg(long)]
-    pub energy: bool,
-    /// How long idle power is measured before the first run (with --energy).
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "1s",
-        requires = "energy"
-    )]
-    pub energy_idle: String,
+    #[command(flatten)]
+    pub energy: super::opts::EnergyArgs,
 }
 
 /// Refuses, before the first run, meters the chosen backend cannot give.
@@ -85,12 +75,7 @@ impl MeterArgs {
     ) -> anyhow::Result<(Vec<BenchmarkPlan>, MeterPlan)> {
         let mut mp = MeterPlan::default();
         mp.run.io = self.io;
-        if self.energy {
-            mp.energy = Some(
-                crate::units::parse_duration(&self.energy_idle)
-                    .map_err(|e| usage(format!("--energy-idle: {e}")))?,
-            );
-        }
+        mp.energy = self.energy.idle()?;
         if let Some(s) = &self.memory_sample {
             let d = crate::units::parse_duration(s)
                 .map_err(|e| usage(format!("--memory-sample: {e}")))?;

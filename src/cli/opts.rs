@@ -635,3 +635,34 @@ impl QuiesceArgs {
         Ok(Some((q, record)))
     }
 }
+
+/// `--energy` and `--energy-idle`: the energy meters (`method::energy`: RAPL, NVIDIA GPUs)
+/// around each run of `tare run` and each invocation of `tare kernels`.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct EnergyArgs {
+    /// Energy of the RAPL domains (package, core, dram, psys) and NVIDIA GPUs around each run
+    /// (each invocation in tare kernels), and the dynamic energy above idle power (measured
+    /// before the first); see docs/meters.md.
+    #[arg(long)]
+    pub energy: bool,
+    /// How long idle power is measured before the first run (with --energy).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        requires = "energy"
+    )]
+    pub energy_idle: String,
+}
+
+impl EnergyArgs {
+    /// The idle window to measure before the first interval; `None` without `--energy`.
+    pub(crate) fn idle(&self) -> anyhow::Result<Option<std::time::Duration>> {
+        if !self.energy {
+            return Ok(None);
+        }
+        crate::units::parse_duration(&self.energy_idle)
+            .map(Some)
+            .map_err(|e| usage(format!("--energy-idle: {e}")))
+    }
+}

@@ -6,14 +6,14 @@
 //! (`exec`).
 
 use super::{
-    background, cache, counters, setups, GpuEnergyRun, Observer, Runner, Step, CGROUP_JOIN_KEY,
+    background, cache, counters, energy, setups, Observer, Runner, Step, CGROUP_JOIN_KEY,
     ESCAPED_KEY, INCOMPLETE_KEY, ORPHANS_KEY,
 };
 use crate::error::UserError;
 use crate::exec::RunSpec;
 use crate::machine::cooldown::{self, SystemClock};
 use crate::machine::extra_keys;
-use crate::method::stages::Stage;
+use crate::method::stages::{Span, Stage};
 use crate::plan::{BenchmarkPlan, CounterBackend, Plan};
 use crate::results::{Benchmark, Run, Termination};
 use crate::setup::Setup;
@@ -129,19 +129,32 @@ impl Runner<'_> {
         };
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
-        let energy_before = self.energy.as_ref().map(|e| e.read());
+        // The meters (`--energy`) read right around the run; none asked for, nothing done.
+        let mut meters = self.meters.borrow_mut();
+        let metering = !meters.is_empty();
+        if metering {
+            meters.iter_mut().for_each(|m| m.start());
+        }
         let run_start = Instant::now();
         let m = self.exec.run(&spec, self.cancel);
-        let run_end = Instant::now();
-        let energy = match (&self.energy, energy_before, &m) {
-            (Some(e), Some(before), Ok(m)) => Some(e.record(
-                &before,
-                &e.read(),
-                m.wall.as_secs_f64(),
-                self.plan.cores.as_deref(),
-            )),
-            _ => None,
+        let readings: Vec<(String, crate::method::stages::Reading)> = if metering {
+            let end = Instant::now();
+            let span = Span {
+                start: run_start,
+                end,
+                wall: m
+                    .as_ref()
+                    .map_or((end - run_start).as_secs_f64(), |m| m.wall.as_secs_f64()),
+            };
+            self.metered.borrow_mut().push(None);
+            meters
+                .iter_mut()
+                .map(|x| (x.name(), x.stop(&span)))
+                .collect()
+        } else {
+            Vec::new()
         };
+        drop(meters);
         let background = co_runner.map(background::CoRunner::stop);
         let with_background = self.plan.meters.background.iter().any(Option::is_some);
         if background == Some(false) {
@@ -252,14 +265,10 @@ impl Runner<'_> {
         }
         let bench = &mut benches[i];
         let index = bench.runs.len();
-        if let Some(runs) = self.gpu_energy_runs.borrow_mut().as_mut() {
-            runs.push(GpuEnergyRun {
-                bench: i,
-                run: index,
-                start: run_start,
-                end: run_end,
-                wall: m.wall.as_secs_f64(),
-            });
+        if metering {
+            if let Some(at) = self.metered.borrow_mut().last_mut() {
+                *at = Some((i, index));
+            }
         }
         bench.runs.push(Run {
             index,
@@ -283,9 +292,14 @@ impl Runner<'_> {
                 ready_time: m.ready.and_then(|r| r.ready).map(|t| t.as_secs_f64()),
                 background: with_background.then_some(background.is_some()),
                 memory_timeline: m.memory_timeline.clone(),
-                energy: energy.map(|e| json!(e)),
+                energy: None,
             }),
         });
+        if let Some(run) = bench.runs.last_mut() {
+            for (name, r) in readings {
+                energy::place(run, &name, r);
+            }
+        }
         obs.run_finished(benches, i)?;
         if let Some(pause) = mc.sleep_between {
             self.pause(pause);

@@ -9,6 +9,7 @@ pub mod actions;
 pub mod background;
 pub mod cache;
 pub mod counters;
+pub mod energy;
 pub mod energy_ratio;
 pub mod kernels;
 mod measure;
@@ -122,20 +123,12 @@ struct Runner<'a> {
     real_cwd: std::path::PathBuf,
     /// Build variants (`--build`), built before the first run.
     builds: Option<Builds>,
-    /// RAPL energy around each run (`--energy` on a machine that has it).
-    energy: Option<crate::machine::energy::EnergyMeter>,
-    /// Each run's window, for the GPU energy meter (`--energy` on a machine with an NVIDIA
-    /// GPU): its energy is computed once the runs are over.
-    gpu_energy_runs: RefCell<Option<Vec<GpuEnergyRun>>>,
-}
-
-/// Where a run sits in the session and when it ran, for its GPU energy.
-struct GpuEnergyRun {
-    bench: usize,
-    run: usize,
-    start: Instant,
-    end: Instant,
-    wall: f64,
+    /// The meters around each run (`--energy`: RAPL, NVIDIA GPUs; `stages::Meter`); empty
+    /// when none was asked for, and then nothing is read.
+    meters: RefCell<Vec<Box<dyn stages::Meter>>>,
+    /// Where each metered run sits (benchmark, run), in the order the meters stopped; `None`
+    /// for a run not recorded. For the readings meters give after the runs (`finish`).
+    metered: RefCell<Vec<Option<(usize, usize)>>>,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -184,46 +177,28 @@ pub fn execute(
             }
         }
     };
-    // `--energy`: RAPL and NVIDIA GPUs, idle power measured over one window before the first
-    // run (the GPU meter's sampler thread also learns its counter's update period there).
-    let (energy, gpu_energy) = match plan.meters.energy {
-        None => (None, None),
-        Some(idle) => {
-            let mut rapl = crate::machine::energy::EnergyMeter::discover(&root);
-            let mut gpu = crate::machine::gpu_energy::GpuEnergyMeter::start();
-            if rapl.is_none() && gpu.is_none() {
-                session.extra.insert(
-                    "energy".into(),
-                    json!({"available": false, "reason": "no RAPL domains under /sys/class/powercap and no NVIDIA GPU with an energy counter (NVML)"}),
-                );
-            } else {
-                let before = rapl.as_ref().map(|m| m.read());
-                let t = Instant::now();
-                std::thread::sleep(idle);
-                let t1 = Instant::now();
-                if let (Some(m), Some(b)) = (&mut rapl, before) {
-                    let after = m.read();
-                    m.set_idle(&b, &after, (t1 - t).as_secs_f64());
-                }
-                if let Some(g) = &mut gpu {
-                    g.set_idle(t, t1);
-                }
-                let mut record = json!({"available": true, "idle_seconds": idle.as_secs_f64()});
-                if let Some(m) = &rapl {
-                    record["domains"] = json!(m.domains);
-                    record["idle_watts"] = json!(m.idle_watts);
-                }
-                if let Some(g) = &gpu {
-                    record["gpus"] = json!(g.info);
-                }
+    // `--energy`: RAPL and NVIDIA GPUs as meters, idle power measured over one window before
+    // the first run (the GPU meter's sampler thread also learns its counter's update period
+    // there).
+    let meters = match plan.meters.energy {
+        None => Vec::new(),
+        Some(idle) => match energy::meters(&root, plan.cores.as_deref(), idle) {
+            Err(record) => {
                 session.extra.insert("energy".into(), record);
+                Vec::new()
             }
-            (rapl, gpu)
-        }
+            Ok(mut meters) => {
+                let quiet = stages::quiet_window(&mut meters);
+                session
+                    .extra
+                    .insert("energy".into(), energy::session_record(idle, quiet));
+                meters
+            }
+        },
     };
     let runner = Runner {
-        energy,
-        gpu_energy_runs: RefCell::new(gpu_energy.as_ref().map(|_| Vec::new())),
+        meters: RefCell::new(meters),
+        metered: RefCell::new(Vec::new()),
         plan,
         exec,
         cancel,
@@ -253,9 +228,7 @@ pub fn execute(
         Order::Sequential => rounds::sequential(&mut engine, &shape, cancel),
         Order::Interleaved => rounds::interleaved(&mut engine, &shape, cancel),
     };
-    if let (Some(meter), Some(runs)) = (gpu_energy, runner.gpu_energy_runs.take()) {
-        add_gpu_energy(session, meter, &runs);
-    }
+    finish_meters(session, &runner);
     analyse(plan, session);
     match result {
         Ok(()) => Outcome::Complete,
@@ -264,32 +237,19 @@ pub fn execute(
     }
 }
 
-/// Gives each run its GPU energy, once the meter's counters moved past the last run (see
-/// `machine::gpu_energy`): into `Run.meters.energy["gpus"]`, beside the run's RAPL record or
-/// in a record of its own.
-fn add_gpu_energy(
-    session: &mut Session,
-    meter: crate::machine::gpu_energy::GpuEnergyMeter,
-    runs: &[GpuEnergyRun],
-) {
-    let windows: Vec<(Instant, Instant, f64)> =
-        runs.iter().map(|r| (r.start, r.end, r.wall)).collect();
-    for (r, gpus) in runs.iter().zip(meter.finish(&windows)) {
-        let Some(run) = session
-            .benchmarks
-            .get_mut(r.bench)
-            .and_then(|b| b.runs.get_mut(r.run))
-        else {
-            continue;
-        };
-        if gpus.is_empty() {
-            continue;
+/// Gives each run what its meters knew only once the runs were over (the GPU energy, see
+/// `machine::gpu_energy`), where `tare run` keeps it (`energy::place`).
+fn finish_meters(session: &mut Session, runner: &Runner) {
+    let metered = runner.metered.take();
+    for m in runner.meters.borrow_mut().iter_mut() {
+        let name = m.name();
+        for (at, r) in metered.iter().zip(m.finish()) {
+            let Some(run) = at.and_then(|(b, i)| session.benchmarks.get_mut(b)?.runs.get_mut(i))
+            else {
+                continue;
+            };
+            energy::place(run, &name, r);
         }
-        let record = run.meters.energy.get_or_insert_with(|| {
-            json!({"domains": [], "attributed": false,
-                   "note": "no RAPL domains: GPU energy only"})
-        });
-        record["gpus"] = json!(gpus);
     }
 }
 

@@ -261,13 +261,80 @@ impl Actions {
     }
 }
 
-/// A harness-side measurement over an interval (an invocation): reads at `start` and `stop`,
-/// returns named values. Client-side user metrics come from the worker (`m.NAME`); CPU time
-/// and peak memory from the cgroup; this is for the rest (an energy counter, a temperature).
+/// One measured interval, as the engine timed it: a run of `tare run`, an invocation of
+/// `tare kernels`, or the quiet window before the first of them.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    pub start: Instant,
+    pub end: Instant,
+    /// The interval's wall time as measured (a run's own clock: its process's wall time).
+    pub wall: f64,
+}
+
+/// What a meter read over one interval: flat named values (what a `tare kernels` invocation
+/// record keeps, `NAME.…`), and where the meter has one, its structured record (what a
+/// `tare run` run keeps, e.g. `meters.energy`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reading {
+    pub values: BTreeMap<String, f64>,
+    pub record: Option<serde_json::Value>,
+}
+
+/// A harness-side measurement over intervals, shared by `tare run` (around each run) and
+/// `tare kernels` (around each invocation): reads at `start` and `stop`, returns named
+/// values. Client-side user metrics come from the worker (`m.NAME`); CPU time and peak
+/// memory from the cgroup; this is for the rest (energy, a temperature, a counter file).
+///
+/// A session calls, in order: [`Meter::quiet`] once with the other meters over one shared
+/// quiet window before the first interval (idle power; only where
+/// [`Meter::wants_quiet`]), then `start`/`stop` around each interval, then
+/// [`Meter::finish`] once for values known only after the intervals (the GPU meter's). A
+/// session with no meters does none of it.
 pub trait Meter {
     fn name(&self) -> String;
+    /// Reads just before an interval's clock starts.
     fn start(&mut self);
-    fn stop(&mut self) -> BTreeMap<String, f64>;
+    /// Reads just after it stops: what is known now.
+    fn stop(&mut self, span: &Span) -> Reading;
+    /// Whether the meter learns something (idle power) from a quiet window before the first
+    /// interval; the session waits one window for all meters that do.
+    fn wants_quiet(&self) -> Option<Duration> {
+        None
+    }
+    /// The quiet window just passed (`start` was called at its beginning): what the session
+    /// record keeps of it, e.g. idle watts.
+    fn quiet(&mut self, _span: &Span) -> Option<serde_json::Value> {
+        None
+    }
+    /// After the last interval: a reading per interval `stop` was called for, in that order,
+    /// for meters whose values are known only later (empty: none).
+    fn finish(&mut self) -> Vec<Reading> {
+        Vec::new()
+    }
+}
+
+/// Calls `quiet` over one window for every meter that wants one (the longest window asked):
+/// the session's records of it, by meter name. No window when none wants one.
+pub fn quiet_window(meters: &mut [Box<dyn Meter>]) -> Vec<(String, serde_json::Value)> {
+    let Some(wait) = meters.iter().filter_map(|m| m.wants_quiet()).max() else {
+        return Vec::new();
+    };
+    for m in meters.iter_mut().filter(|m| m.wants_quiet().is_some()) {
+        m.start();
+    }
+    let start = Instant::now();
+    std::thread::sleep(wait);
+    let end = Instant::now();
+    let span = Span {
+        start,
+        end,
+        wall: (end - start).as_secs_f64(),
+    };
+    meters
+        .iter_mut()
+        .filter(|m| m.wants_quiet().is_some())
+        .filter_map(|m| Some((m.name(), m.quiet(&span)?)))
+        .collect()
 }
 
 /// A numeric file read at start and stop: `NAME.delta` (e.g. RAPL `energy_uj`) and
@@ -295,7 +362,7 @@ impl Meter for FileMeter {
     fn start(&mut self) {
         self.at_start = self.read();
     }
-    fn stop(&mut self) -> BTreeMap<String, f64> {
+    fn stop(&mut self, _: &Span) -> Reading {
         let mut out = BTreeMap::new();
         if let Some(end) = self.read() {
             out.insert(format!("{}.end", self.label), end);
@@ -303,7 +370,10 @@ impl Meter for FileMeter {
                 out.insert(format!("{}.delta", self.label), end - s);
             }
         }
-        out
+        Reading {
+            values: out,
+            record: None,
+        }
     }
 }
 
@@ -381,5 +451,56 @@ mod tests {
         };
         let e = a.run(&ctx).unwrap_err().to_string();
         assert!(e.contains("after-invocation") && !e.contains('\n'), "{e}");
+    }
+
+    /// Counts its calls; wants a quiet window of `quiet` where given.
+    struct Probe {
+        quiet: Option<Duration>,
+        calls: Vec<&'static str>,
+    }
+
+    impl Meter for Probe {
+        fn name(&self) -> String {
+            "probe".into()
+        }
+        fn start(&mut self) {
+            self.calls.push("start");
+        }
+        fn stop(&mut self, _: &Span) -> Reading {
+            self.calls.push("stop");
+            Reading::default()
+        }
+        fn wants_quiet(&self) -> Option<Duration> {
+            self.quiet
+        }
+        fn quiet(&mut self, span: &Span) -> Option<serde_json::Value> {
+            self.calls.push("quiet");
+            Some(serde_json::json!({ "seconds": span.wall }))
+        }
+    }
+
+    #[test]
+    fn one_quiet_window_for_the_meters_that_want_one() {
+        let mut none: Vec<Box<dyn Meter>> = vec![Box::new(Probe {
+            quiet: None,
+            calls: Vec::new(),
+        })];
+        let t = Instant::now();
+        assert!(quiet_window(&mut none).is_empty());
+        assert!(t.elapsed() < Duration::from_millis(20), "no window waited");
+        let mut two: Vec<Box<dyn Meter>> = vec![
+            Box::new(Probe {
+                quiet: Some(Duration::from_millis(30)),
+                calls: Vec::new(),
+            }),
+            Box::new(Probe {
+                quiet: None,
+                calls: Vec::new(),
+            }),
+        ];
+        let got = quiet_window(&mut two);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let secs = got[0].1["seconds"].as_f64().unwrap();
+        assert!(secs >= 0.03, "{secs}");
     }
 }

@@ -20,8 +20,8 @@ use crate::exec::worker::{self, WorkerError};
 use crate::exec::{Executor, Measurement, RunSpec};
 use crate::machine::probe::RunProbe;
 use crate::method::rounds::{self, Engine, Halt, Scope, Shape, Turn};
-use crate::method::stages::{Actions, Meter, Stage, StageContext};
-use crate::results::{Benchmark, Termination};
+use crate::method::stages::{Actions, Meter, Span, Stage, StageContext};
+use crate::results::{Benchmark, Termination, INVOCATIONS_KEY};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -65,6 +65,7 @@ pub fn execute(
         round_start: Instant::now(),
         once: Duration::ZERO,
         round_times: Vec::new(),
+        metered: Vec::new(),
     };
     let shape = Shape {
         units: plan.programs.len(),
@@ -74,9 +75,16 @@ pub fn execute(
     };
     match rounds::interleaved(&mut s, &shape, cancel) {
         Ok(()) => {}
-        Err(Halt::Interrupted) => return KernelsOutcome::Interrupted,
-        Err(Halt::Failed(e)) => return KernelsOutcome::Failed(e),
+        Err(Halt::Interrupted) => {
+            s.finish_meters();
+            return KernelsOutcome::Interrupted;
+        }
+        Err(Halt::Failed(e)) => {
+            s.finish_meters();
+            return KernelsOutcome::Failed(e);
+        }
     }
+    s.finish_meters();
     for (i, st) in s.state.iter().enumerate() {
         if let Some(e) = &st.failed {
             s.benches[i].stop_reason = format!("failed: {e}");
@@ -104,6 +112,17 @@ struct Session<'a> {
     once: Duration,
     /// How long each round took, for the time budget's forecast of the next.
     round_times: Vec<Duration>,
+    /// Per metered invocation, in order, the (benchmark, invocation index) records it made:
+    /// where the readings meters give after the session (`Meter::finish`) go.
+    metered: Vec<Vec<(usize, usize)>>,
+}
+
+/// How many invocation records a benchmark has.
+fn invocations_of(b: &Benchmark) -> usize {
+    b.extra
+        .get(INVOCATIONS_KEY)
+        .and_then(|v| v.as_array())
+        .map_or(0, Vec::len)
 }
 
 /// `tare kernels`' engine for the round scheduler (`method::rounds`): a unit is one worker
@@ -212,6 +231,32 @@ fn ended(
 }
 
 impl Session<'_> {
+    /// Adds what the meters knew only after the invocations (the GPU energy) to the
+    /// invocation records' `meters`.
+    fn finish_meters(&mut self) {
+        let metered = std::mem::take(&mut self.metered);
+        for m in self.meters.iter_mut() {
+            for (at, r) in metered.iter().zip(m.finish()) {
+                for &(i, n) in at {
+                    let record = self.benches[i]
+                        .extra
+                        .get_mut(INVOCATIONS_KEY)
+                        .and_then(|v| v.get_mut(n))
+                        .and_then(|v| v.as_object_mut());
+                    let Some(record) = record.filter(|_| !r.values.is_empty()) else {
+                        continue;
+                    };
+                    let slot = record
+                        .entry("meters")
+                        .or_insert_with(|| serde_json::json!({}));
+                    for (k, v) in &r.values {
+                        slot[k.as_str()] = serde_json::json!(v);
+                    }
+                }
+            }
+        }
+    }
+
     /// One invocation of program `p` in `round` for its benchmarks `mine` (already shuffled),
     /// recorded. Gives the part of its time later rounds do not repeat (calibration, the
     /// checks), or how the session ends where it ends here (interrupted, or failed).
@@ -231,6 +276,7 @@ impl Session<'_> {
         for m in self.meters.iter_mut() {
             m.start();
         }
+        let started = Instant::now();
         // Valgrind writes its dumps into a fresh private directory (mode 0700). A worker
         // with no native timed region runs as without counters, and its loops are
         // counted after it by two invocations of their own (`count_delta`).
@@ -256,8 +302,25 @@ impl Session<'_> {
                 m.wall.as_secs_f64()
             ))
         });
-        let metered: BTreeMap<String, f64> =
-            self.meters.iter_mut().flat_map(|m| m.stop()).collect();
+        let ended_at = Instant::now();
+        let span = Span {
+            start: started,
+            end: ended_at,
+            wall: result
+                .as_ref()
+                .map_or((ended_at - started).as_secs_f64(), |(m, _)| {
+                    m.wall.as_secs_f64()
+                }),
+        };
+        let metered: BTreeMap<String, f64> = self
+            .meters
+            .iter_mut()
+            .flat_map(|m| m.stop(&span).values)
+            .collect();
+        let before: Vec<usize> = mine
+            .iter()
+            .map(|&i| invocations_of(&self.benches[i]))
+            .collect();
         if let Err(e) = self.actions.run(&ctx(Stage::AfterInvocation)) {
             return Err(Halt::Failed(e));
         }
@@ -291,6 +354,15 @@ impl Session<'_> {
             (setup, metered, environment),
             self.t0,
         );
+        if !self.meters.is_empty() {
+            let at = mine
+                .iter()
+                .zip(before)
+                .filter(|&(&i, n)| invocations_of(&self.benches[i]) > n)
+                .map(|(&i, n)| (i, n))
+                .collect();
+            self.metered.push(at);
+        }
         self.observer
             .invocation(round, &plan.programs[p], error.as_deref());
         if interrupted {
