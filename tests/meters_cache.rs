@@ -7,8 +7,17 @@ use common::tare;
 
 use serde_json::Value;
 
+/// As root, cold is the whole machine's `drop_caches`: a test that drops would empty another's
+/// warm files between its read and its count. The tests here take turns.
+static PAGE_CACHE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    PAGE_CACHE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn cold_reads_are_slower_and_residency_shows_the_state() {
+    let _turn = turn();
     let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
     let f = dir.path().join("big");
     std::fs::write(&f, vec![3u8; 200 << 20]).unwrap();
@@ -73,6 +82,7 @@ fn cold_reads_are_slower_and_residency_shows_the_state() {
 
 #[test]
 fn unknown_cache_state_is_one_line() {
+    let _turn = turn();
     let out = tare()
         .args(["run", "--cache", "tepid", "true"])
         .output()
@@ -88,6 +98,7 @@ fn unknown_cache_state_is_one_line() {
 
 #[test]
 fn per_file_drop_without_root_empties_the_named_file() {
+    let _turn = turn();
     use tare::method::cache::{prepare_as, resident_bytes};
     use tare::plan::meters::{CachePlan, CacheState};
     let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
@@ -118,4 +129,88 @@ fn per_file_drop_without_root_empties_the_named_file() {
         "{c:?}"
     );
     assert_eq!(resident_bytes(&f).unwrap().0, c.resident_bytes);
+}
+
+const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/fake_worker.py");
+
+/// `tare kernels --cache cold,warm --background CMD`: the same factors as `tare run`'s, through
+/// the same action and meter: each program measured at every level as a program of its own,
+/// the cache state set before every sample (one sample a request, so the count of times it was
+/// set is the invocation's sample count), its residency and the co-runner's reading in each
+/// invocation's record.
+#[test]
+fn kernels_take_the_same_factors_per_sample_and_per_invocation() {
+    let _turn = turn();
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let f = dir.path().join("data");
+    std::fs::write(&f, vec![5u8; 4 << 20]).unwrap();
+    let j = dir.path().join("k.json");
+    let out = tare()
+        .args(["kernels", FAKE, "--filter", "^spin$", "-r", "2"])
+        .args(["--max-samples", "6", "--cache", "cold,warm", "--cache-file"])
+        .arg(&f)
+        .args(["--background", "sleep 30", "--background-lead", "10ms"])
+        .arg("--export-json")
+        .arg(&j)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let names: Vec<&str> = doc["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "spin/python [cache=cold] [background=off]",
+            "spin/python [cache=cold] [background=on]",
+            "spin/python [cache=warm] [background=off]",
+            "spin/python [cache=warm] [background=on]"
+        ]
+    );
+    let size = (4u64 << 20) as f64;
+    for b in doc["benchmarks"].as_array().unwrap() {
+        let name = b["name"].as_str().unwrap();
+        let invocations = b["extra"]["invocations"].as_array().unwrap();
+        assert_eq!(invocations.len(), 2, "{name}");
+        for inv in invocations {
+            let m = &inv["meters"];
+            let resident = m["cache.resident_bytes"].as_f64().unwrap();
+            assert!(
+                m["cache.file_bytes"].as_f64().unwrap() >= size,
+                "{name}: {m}"
+            );
+            if name.contains("cache=cold") {
+                assert!(resident < 0.1 * size, "{name}: {m}");
+            } else {
+                assert!(resident >= size, "{name}: {m}");
+            }
+            // Set before each sample (6 measured, and the warm-ups).
+            let set = m["cache.times_set"].as_f64().unwrap();
+            assert!(set >= 6.0, "{name}: set {set} times: {m}");
+            if name.contains("background=on") {
+                assert_eq!(m["background.ran_throughout"], 1.0, "{name}: {m}");
+            } else {
+                assert!(m.get("background.ran_throughout").is_none(), "{name}: {m}");
+            }
+        }
+    }
+    // Pairs share a process: refused in one line.
+    let out = tare()
+        .args(["kernels", FAKE, "--baseline", "spin", "--cache", "cold"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--baseline") && err.lines().count() == 1,
+        "{err}"
+    );
 }

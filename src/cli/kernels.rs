@@ -123,6 +123,8 @@ pub struct KernelsArgs {
     meters: Vec<String>,
     #[command(flatten)]
     energy: super::opts::EnergyArgs,
+    #[command(flatten)]
+    factors: super::opts::FactorArgs,
     /// Count each sample's timed region under Valgrind's Callgrind (instructions,
     /// cycles-estimate, l1-misses, ll-misses, branches, branch-misses), recorded per loop:
     /// workers of the C, C++ and Rust clients (function tare_timed_region). Invocations run 20–100×
@@ -312,6 +314,12 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
     if a.energy.energy && a.baseline.is_some() {
         return Err(usage(
             "--energy meters whole invocations and --baseline pairs kernels inside one: drop one of them",
+        ));
+    }
+    let factors = a.factors.factors()?;
+    if !factors.is_empty() && a.baseline.is_some() {
+        return Err(usage(
+            "--cache and --background make each program two or more, measured in processes of their own, and --baseline pairs kernels inside one process: drop one of them",
         ));
     }
     let mut actions = crate::method::stages::Actions::default();
@@ -514,6 +522,32 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         }
         return Ok(exit::OK);
     }
+    // --cache, --background: each program measured at every level, as programs of their own
+    // (`NAME [cache=cold]`, …), interleaved in the rounds; each with its own actions and meters.
+    let mut units = Vec::new();
+    if !factors.is_empty() {
+        let (mut more, mut again) = (Vec::new(), Vec::new());
+        for (p, d) in programs.into_iter().zip(found) {
+            let mut files = Vec::new();
+            if !factors.cache.is_empty() {
+                files = crate::method::cache::files_of(&p.argv);
+            }
+            for level in factors.levels(&files) {
+                let mut q = p.clone();
+                q.label.push_str(&level.suffix);
+                units.push(crate::method::level_stages(
+                    &level,
+                    "/bin/sh",
+                    factors.background_lead,
+                    crate::method::stages::Stage::BeforeRepetition,
+                ));
+                more.push(q);
+                again.push(d.clone());
+            }
+        }
+        programs = more;
+        found = again;
+    }
     let targets = mk::targets(&found, filter.as_ref(), &params).map_err(usage)?;
     let counters = a.counters.as_deref().map(kernel_counters).transpose()?;
     let seed = a.seed.unwrap_or_else(rand::random);
@@ -610,6 +644,7 @@ pub fn kernels(a: KernelsArgs) -> anyhow::Result<i32> {
         &mut benches,
         &mut actions,
         &mut meters,
+        &mut units,
         &mut observer,
         &cancel,
     );

@@ -1,9 +1,10 @@
-//! The `tare run` flags of the optional meters and controlled factors (`--io`, `--cache`,
-//! `--cache-file`), turned into a [`MeterPlan`]. Only parsing and checking: the work is in
-//! `exec::io` and `method::cache`.
+//! The `tare run` flags of the optional meters and controlled factors (`--io`, `--ready`,
+//! `--memory-*`; `--cache` and `--background` from `opts::FactorArgs`, shared with
+//! `tare kernels`), turned into a [`MeterPlan`]. Only parsing and checking: the work is in
+//! `exec` and `method`.
 
 use crate::error::usage;
-use crate::plan::meters::{CachePlan, CacheState, MeterPlan};
+use crate::plan::meters::MeterPlan;
 use crate::plan::BenchmarkPlan;
 use std::path::PathBuf;
 
@@ -13,14 +14,8 @@ pub struct MeterArgs {
     /// bytes at the system-call level, dirty data left behind (see docs/meters.md).
     #[arg(long)]
     pub io: bool,
-    /// Page-cache state before each run: cold (dropped), warm (the files read first), or
-    /// cold,warm to measure every command in both states, interleaved and compared.
-    #[arg(long, value_name = "cold|warm|cold,warm")]
-    pub cache: Option<String>,
-    /// A file whose cache state --cache controls and records (repeatable; the program, its
-    /// libraries and --input are always included).
-    #[arg(long, value_name = "FILE", requires = "cache")]
-    pub cache_file: Vec<PathBuf>,
+    #[command(flatten)]
+    pub factors: super::opts::FactorArgs,
     /// Time each run until it is ready — stdout:REGEX, stderr:REGEX, port:N (localhost TCP),
     /// file:PATH or notify (sd_notify READY=1) — then stop it (its whole group): the run's
     /// time is its time to ready.
@@ -30,19 +25,6 @@ pub struct MeterArgs {
     /// then its whole life, and the time to ready is recorded beside it).
     #[arg(long, value_name = "stop|wait", requires = "ready")]
     pub ready_then: Option<String>,
-    /// A co-runner (through the shell, in its own process group) during every other run:
-    /// each command is measured [background=off] and [background=on], interleaved, and the
-    /// comparison is the slowdown with its CI.
-    #[arg(long, value_name = "CMD")]
-    pub background: Option<String>,
-    /// How long the co-runner runs before each run starts.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "100ms",
-        requires = "background"
-    )]
-    pub background_lead: String,
     /// Sample each run's memory (its whole group) at this interval into a timeline, plotted
     /// in the HTML report (e.g. 10ms).
     #[arg(long, value_name = "INTERVAL")]
@@ -67,7 +49,8 @@ pub fn check_backend(mp: &MeterPlan, kind: crate::results::MethodKind) -> anyhow
 
 impl MeterArgs {
     /// Builds the meter plan; with `--cache cold,warm` every benchmark becomes two, named
-    /// `NAME [cache=cold]` and `NAME [cache=warm]`, with a `cache` parameter.
+    /// `NAME [cache=cold]` and `NAME [cache=warm]`, with a `cache` parameter, and with
+    /// `--background` two more of each (`plan::meters::Factors::levels`).
     pub fn plan(
         &self,
         plans: Vec<BenchmarkPlan>,
@@ -102,79 +85,27 @@ impl MeterArgs {
             };
             mp.run.ready = Some(crate::exec::ready::Ready { source, then_wait });
         }
-        let (plans, mut mp) = self.plan_cache(plans, input, mp)?;
-        if let Some(cmd) = &self.background {
-            mp.background_lead = crate::units::parse_duration(&self.background_lead)
-                .map_err(|e| usage(format!("--background-lead: {e}")))?;
-            let mut out = Vec::new();
-            let mut cache = Vec::new();
-            for (b, c) in plans.into_iter().zip(mp.cache) {
-                for on in [false, true] {
-                    let mut nb = b.clone();
-                    let word = if on { "on" } else { "off" };
-                    nb.name = format!("{} [background={word}]", b.name);
-                    nb.parameters.insert("background".into(), word.into());
-                    out.push(nb);
-                    cache.push(c.clone());
-                    mp.background.push(on.then(|| cmd.clone()));
-                }
-            }
-            mp.cache = cache;
-            return Ok((out, mp));
-        }
-        mp.background = vec![None; plans.len()];
-        Ok((plans, mp))
-    }
-
-    fn plan_cache(
-        &self,
-        plans: Vec<BenchmarkPlan>,
-        input: Option<&PathBuf>,
-        mut mp: MeterPlan,
-    ) -> anyhow::Result<(Vec<BenchmarkPlan>, MeterPlan)> {
-        let Some(spec) = &self.cache else {
-            mp.cache = vec![None; plans.len()];
+        let factors = self.factors.factors()?;
+        mp.background_lead = factors.background_lead;
+        if factors.is_empty() {
             return Ok((plans, mp));
-        };
-        let mut states = Vec::new();
-        for w in spec.split(',').map(str::trim) {
-            let s = match w {
-                "cold" => CacheState::Cold,
-                "warm" => CacheState::Warm,
-                _ => {
-                    return Err(usage(format!(
-                        "--cache: unknown state '{w}'; use cold, warm or cold,warm"
-                    )))
-                }
-            };
-            if !states.contains(&s) {
-                states.push(s);
-            }
-        }
-        for f in &self.cache_file {
-            std::fs::metadata(f).map_err(|e| {
-                usage(format!(
-                    "--cache-file: cannot read {}: {e}; name an existing file",
-                    f.display()
-                ))
-            })?;
         }
         let mut out = Vec::new();
         for b in plans {
-            let mut files = crate::method::cache::files_of(&b.argv);
-            files.extend(input.cloned());
-            files.extend(self.cache_file.iter().cloned());
-            for &s in &states {
+            // The files whose cache state the runs depend on, as far as tare can tell.
+            let mut files = Vec::new();
+            if !factors.cache.is_empty() {
+                files = crate::method::cache::files_of(&b.argv);
+                files.extend(input.cloned());
+            }
+            for level in factors.levels(&files) {
                 let mut nb = b.clone();
-                if states.len() > 1 {
-                    nb.name = format!("{} [cache={}]", b.name, s.as_str());
-                    nb.parameters.insert("cache".into(), s.as_str().into());
+                nb.name.push_str(&level.suffix);
+                for (k, v) in &level.parameters {
+                    nb.parameters.insert(k.clone(), v.clone());
                 }
                 out.push(nb);
-                mp.cache.push(Some(CachePlan {
-                    state: s,
-                    files: files.clone(),
-                }));
+                mp.levels.push(level);
             }
         }
         Ok((out, mp))

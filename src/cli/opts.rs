@@ -636,6 +636,76 @@ impl QuiesceArgs {
     }
 }
 
+/// `--cache`, `--cache-file`, `--background`, `--background-lead`: the controlled factors
+/// (`plan::meters::Factors`) of `tare run` (each run) and `tare kernels` (each invocation; the
+/// cache state before each sample).
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct FactorArgs {
+    /// Page-cache state before each run (tare kernels: before each sample): cold (dropped),
+    /// warm (the files read first), or cold,warm to measure every command in both states,
+    /// interleaved and compared.
+    #[arg(long, value_name = "cold|warm|cold,warm")]
+    pub cache: Option<String>,
+    /// A file whose cache state --cache controls and records (repeatable; the program, its
+    /// libraries and --input are always included).
+    #[arg(long, value_name = "FILE", requires = "cache")]
+    pub cache_file: Vec<std::path::PathBuf>,
+    /// A co-runner (through the shell, in its own process group) during every other run
+    /// (tare kernels: invocation): each command is measured [background=off] and
+    /// [background=on], interleaved, and the comparison is the slowdown with its CI.
+    #[arg(long, value_name = "CMD")]
+    pub background: Option<String>,
+    /// How long the co-runner runs before each run starts.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "100ms",
+        requires = "background"
+    )]
+    pub background_lead: String,
+}
+
+impl FactorArgs {
+    /// The factors, checked: known states, existing files, a duration.
+    pub(crate) fn factors(&self) -> anyhow::Result<crate::plan::meters::Factors> {
+        use crate::plan::meters::CacheState;
+        let mut f = crate::plan::meters::Factors {
+            cache_files: self.cache_file.clone(),
+            background: self.background.clone(),
+            ..Default::default()
+        };
+        if self.background.is_some() {
+            f.background_lead = crate::units::parse_duration(&self.background_lead)
+                .map_err(|e| usage(format!("--background-lead: {e}")))?;
+        }
+        if let Some(spec) = &self.cache {
+            for w in spec.split(',').map(str::trim) {
+                let s = match w {
+                    "cold" => CacheState::Cold,
+                    "warm" => CacheState::Warm,
+                    _ => {
+                        return Err(usage(format!(
+                            "--cache: unknown state '{w}'; use cold, warm or cold,warm"
+                        )))
+                    }
+                };
+                if !f.cache.contains(&s) {
+                    f.cache.push(s);
+                }
+            }
+        }
+        for file in &self.cache_file {
+            std::fs::metadata(file).map_err(|e| {
+                usage(format!(
+                    "--cache-file: cannot read {}: {e}; name an existing file",
+                    file.display()
+                ))
+            })?;
+        }
+        Ok(f)
+    }
+}
+
 /// `--energy` and `--energy-idle`: the energy meters (`method::energy`: RAPL, NVIDIA GPUs)
 /// around each run of `tare run` and each invocation of `tare kernels`.
 #[derive(Args, Debug, Clone, Default)]

@@ -42,6 +42,20 @@ pub fn metadata(v: &Value) -> Map<String, Value> {
         .unwrap_or_default()
 }
 
+/// The outer loops each value timed, as `meta` (merged metadata) declares them; `None` where
+/// it does not (the importer then takes 1, the worker refuses the run).
+pub fn loops(meta: &Map<String, Value>) -> Option<u64> {
+    meta.get("loops").and_then(Value::as_u64)
+}
+
+/// The inner loops of each outer loop (`timeit`'s `duplicate`, `inner_loops=`): 1 where none.
+pub fn inner_loops(meta: &Map<String, Value>) -> u64 {
+    meta.get("inner_loops")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// The unit of the values that `meta` (merged metadata) declares: `second` where none.
 pub fn unit(meta: &Map<String, Value>) -> &str {
     meta.get("unit").and_then(Value::as_str).unwrap_or("second")

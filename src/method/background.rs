@@ -7,6 +7,11 @@
 //! cgroups: its CPU time and memory are not the run's), starts `lead` before the run's clock,
 //! and is killed with its whole process group after the run — a co-runner that leaves its
 //! group (setsid, double fork into a new group) escapes that kill.
+//!
+//! [`CoRunnerMeter`] is the one way both engines use it: a unit's own meter
+//! (`method::stages`), started before the interval (a run of `tare run`, an invocation of
+//! `tare kernels`) and stopped right after it; its reading says whether the co-runner was
+//! still running at the end.
 
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
@@ -55,6 +60,54 @@ impl Drop for CoRunner {
     fn drop(&mut self) {
         if let Some(c) = self.child.take() {
             end(c);
+        }
+    }
+}
+
+/// The name of [`CoRunnerMeter`]'s reading: a run's `meters.background`, an invocation's
+/// `background.…`.
+pub const NAME: &str = "background";
+
+/// `--background CMD` as a meter of the one meter system: the co-runner started (with its
+/// lead) at `start`, killed with its group at `stop`.
+pub struct CoRunnerMeter {
+    pub shell: String,
+    pub command: String,
+    pub lead: Duration,
+    running: Option<CoRunner>,
+}
+
+impl CoRunnerMeter {
+    pub fn new(shell: &str, command: &str, lead: Duration) -> CoRunnerMeter {
+        CoRunnerMeter {
+            shell: shell.to_string(),
+            command: command.to_string(),
+            lead,
+            running: None,
+        }
+    }
+}
+
+impl crate::method::stages::Meter for CoRunnerMeter {
+    fn name(&self) -> String {
+        NAME.into()
+    }
+    fn start(&mut self) -> anyhow::Result<()> {
+        self.running = Some(start(&self.shell, &self.command, self.lead)?);
+        Ok(())
+    }
+    /// `background.ran_throughout`: 1 when the co-runner was still running at the end, 0
+    /// when it had ended before (it did not interfere for all of the interval).
+    fn stop(&mut self, _: &crate::method::stages::Span) -> crate::method::stages::Reading {
+        let Some(c) = self.running.take() else {
+            return Default::default();
+        };
+        let ran = c.stop();
+        crate::method::stages::Reading {
+            values: [(format!("{NAME}.ran_throughout"), f64::from(u8::from(ran)))]
+                .into_iter()
+                .collect(),
+            record: Some(serde_json::json!({ "ran_throughout": ran })),
         }
     }
 }

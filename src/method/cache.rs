@@ -10,6 +10,10 @@
 //! `memory.reclaim` would drop the run group's own cache without touching others'; tare does
 //! not use it yet (this machine has no cgroup v2 memory controller to test it on).
 //! Warm: each named file read to its end, untimed.
+//!
+//! [`SetCache`] is the built-in action (`method::stages`) that does it: a unit's own action at
+//! before-invocation in `tare run` (right before the clock), at before-repetition in
+//! `tare kernels` (before each sample), its reading the residency it found.
 
 use crate::plan::meters::{CachePlan, CacheState};
 use crate::results::RunCache;
@@ -161,6 +165,63 @@ fn read_through(f: &Path) -> anyhow::Result<()> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => anyhow::bail!("--cache warm: cannot read {}: {e}", f.display()),
         }
+    }
+}
+
+/// The name of [`SetCache`]'s reading: a run's `meters.cache`, an invocation's `cache.…`.
+pub const NAME: &str = "cache";
+
+/// `--cache` as an action of the one action system: puts the page cache in the plan's state
+/// each time it runs, and keeps the weakest proof since its reading was last taken (for cold
+/// the most bytes found resident, for warm the fewest) and how many times it ran.
+pub struct SetCache {
+    pub plan: CachePlan,
+    got: Option<(RunCache, u64)>,
+}
+
+impl SetCache {
+    pub fn new(plan: CachePlan) -> SetCache {
+        SetCache { plan, got: None }
+    }
+}
+
+impl crate::method::stages::Action for SetCache {
+    fn describe(&self) -> String {
+        format!("--cache {}", self.plan.state.as_str())
+    }
+    fn run(&mut self, _: &crate::method::stages::StageContext) -> anyhow::Result<()> {
+        let now = prepare(&self.plan)?;
+        let cold = self.plan.state == CacheState::Cold;
+        let weaker = |old: &RunCache| {
+            if cold {
+                now.resident_bytes > old.resident_bytes
+            } else {
+                now.resident_bytes < old.resident_bytes
+            }
+        };
+        self.got = Some(match self.got.take() {
+            Some((old, n)) if !weaker(&old) => (old, n + 1),
+            Some((_, n)) => (now, n + 1),
+            None => (now, 1),
+        });
+        Ok(())
+    }
+    fn reading(&mut self) -> Option<(String, crate::method::stages::Reading)> {
+        let (c, n) = self.got.take()?;
+        let values = [
+            (format!("{NAME}.resident_bytes"), c.resident_bytes as f64),
+            (format!("{NAME}.file_bytes"), c.file_bytes as f64),
+            (format!("{NAME}.times_set"), n as f64),
+        ]
+        .into_iter()
+        .collect();
+        Some((
+            NAME.to_string(),
+            crate::method::stages::Reading {
+                values,
+                record: serde_json::to_value(&c).ok(),
+            },
+        ))
     }
 }
 

@@ -80,8 +80,9 @@ impl Meter for Rapl {
     fn name(&self) -> String {
         RAPL.into()
     }
-    fn start(&mut self) {
+    fn start(&mut self) -> anyhow::Result<()> {
         self.before = Some(self.meter.read());
+        Ok(())
     }
     fn stop(&mut self, span: &Span) -> Reading {
         let Some(before) = self.before.take() else {
@@ -137,7 +138,9 @@ impl Meter for Gpu {
     fn name(&self) -> String {
         GPU.into()
     }
-    fn start(&mut self) {}
+    fn start(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
     fn stop(&mut self, span: &Span) -> Reading {
         self.spans.push((span.start, span.end, span.wall));
         Reading::default()

@@ -114,52 +114,52 @@ impl Runner<'_> {
             meters: self.plan.meters.run.clone(),
             inherit_fds: Vec::new(),
         };
-        // The cache state last, right before the clock: nothing may read the files after it.
-        let cache = match self.plan.meters.cache.get(i).and_then(Option::as_ref) {
-            Some(cp) => Some(cache::prepare(cp)?),
-            None => None,
-        };
-        let co_runner = match self.plan.meters.background.get(i).and_then(Option::as_ref) {
-            Some(cmd) => Some(background::start(
-                &self.plan.shell,
-                cmd,
-                self.plan.meters.background_lead,
-            )?),
-            None => None,
-        };
+        // The benchmark's own meters (the `--background` co-runner), started after its
+        // actions (the `--cache` state, set in `act` after `--prepare`: nothing may read the
+        // files after it) and before the machine's probe.
+        let mut units = self.units.borrow_mut();
+        let mut unit = units.get_mut(i).filter(|u| !u.is_empty());
+        if let Some(u) = unit.as_mut() {
+            if let Err(e) = u.start() {
+                let _ = u.stop(&Span::now());
+                return Err(UserError::run_failed(format!("{e:#}")).into());
+            }
+        }
         let start_offset = self.t0.elapsed().as_secs_f64();
         let probe_start = self.probe.borrow_mut().start();
         // The meters (`--energy`) read right around the run; none asked for, nothing done.
         let mut meters = self.meters.borrow_mut();
         let metering = !meters.is_empty();
         if metering {
-            meters.iter_mut().for_each(|m| m.start());
+            for m in meters.iter_mut() {
+                m.start()
+                    .map_err(|e| UserError::run_failed(format!("{e:#}")))?;
+            }
         }
         let run_start = Instant::now();
         let m = self.exec.run(&spec, self.cancel);
-        let readings: Vec<(String, crate::method::stages::Reading)> = if metering {
+        let span = || {
             let end = Instant::now();
-            let span = Span {
+            Span {
                 start: run_start,
                 end,
                 wall: m
                     .as_ref()
                     .map_or((end - run_start).as_secs_f64(), |m| m.wall.as_secs_f64()),
-            };
-            self.metered.borrow_mut().push(None);
-            meters
-                .iter_mut()
-                .map(|x| (x.name(), x.stop(&span)))
-                .collect()
-        } else {
-            Vec::new()
+            }
         };
-        drop(meters);
-        let background = co_runner.map(background::CoRunner::stop);
-        let with_background = self.plan.meters.background.iter().any(Option::is_some);
-        if background == Some(false) {
-            extra.insert("background_ended_early".into(), json!(true));
+        let mut readings: Vec<(String, crate::method::stages::Reading)> = Vec::new();
+        if metering {
+            let span = span();
+            self.metered.borrow_mut().push(None);
+            readings.extend(meters.iter_mut().map(|x| (x.name(), x.stop(&span))));
         }
+        drop(meters);
+        // Its co-runner stopped, and what its actions found (the cache state it was set to).
+        if let Some(u) = unit {
+            readings.extend(u.stop(&span()));
+        }
+        drop(units);
         let m = m?;
         let env = self.probe.borrow_mut().finish(
             probe_start,
@@ -288,16 +288,23 @@ impl Runner<'_> {
             extra,
             meters: Box::new(crate::results::RunMeters {
                 io: m.io.clone().map(Box::new),
-                cache: cache.map(Box::new),
+                cache: None,
                 ready_time: m.ready.and_then(|r| r.ready).map(|t| t.as_secs_f64()),
-                background: with_background.then_some(background.is_some()),
+                // Off until the co-runner's reading says on, where the session has one.
+                background: self
+                    .plan
+                    .meters
+                    .levels
+                    .iter()
+                    .any(|l| l.background.is_some())
+                    .then_some(false),
                 memory_timeline: m.memory_timeline.clone(),
                 energy: None,
             }),
         });
         if let Some(run) = bench.runs.last_mut() {
             for (name, r) in readings {
-                energy::place(run, &name, r);
+                place(run, &name, r);
             }
         }
         obs.run_finished(benches, i)?;
@@ -343,6 +350,25 @@ impl Runner<'_> {
             }
             std::thread::sleep(left.min(Duration::from_millis(50)));
         }
+    }
+}
+
+/// Puts a reading into a run's record where `tare run` keeps it: the cache state in
+/// `meters.cache`, the co-runner in `meters.background` (and `background_ended_early` where it
+/// had ended before the run did), the energy meters' where `energy::place` says.
+fn place(run: &mut Run, meter: &str, r: crate::method::stages::Reading) {
+    match (meter, &r.record) {
+        (cache::NAME, Some(rec)) => {
+            run.meters.cache = serde_json::from_value(rec.clone()).ok().map(Box::new);
+        }
+        (background::NAME, Some(rec)) => {
+            run.meters.background = Some(true);
+            if rec["ran_throughout"] == json!(false) {
+                run.extra
+                    .insert("background_ended_early".into(), json!(true));
+            }
+        }
+        _ => energy::place(run, meter, r),
     }
 }
 

@@ -129,6 +129,9 @@ struct Runner<'a> {
     /// Where each metered run sits (benchmark, run), in the order the meters stopped; `None`
     /// for a run not recorded. For the readings meters give after the runs (`finish`).
     metered: RefCell<Vec<Option<(usize, usize)>>>,
+    /// Each benchmark's own actions and meters (its level of `--cache`, `--background`);
+    /// empty when the session has no factor.
+    units: RefCell<Vec<stages::UnitStages>>,
 }
 
 /// Runs the plan, appending runs to `session.benchmarks` (which the caller made from the plan,
@@ -196,9 +199,23 @@ pub fn execute(
             }
         },
     };
+    let units = plan
+        .meters
+        .levels
+        .iter()
+        .map(|l| {
+            level_stages(
+                l,
+                &plan.shell,
+                plan.meters.background_lead,
+                Stage::BeforeInvocation,
+            )
+        })
+        .collect();
     let runner = Runner {
         meters: RefCell::new(meters),
         metered: RefCell::new(Vec::new()),
+        units: RefCell::new(units),
         plan,
         exec,
         cancel,
@@ -449,10 +466,34 @@ impl RunEngine<'_, '_> {
     }
 }
 
+/// A unit's own actions and meters for its level of the factors (`plan::meters::Level`):
+/// `--cache` as an action at `cache_at` (before-invocation in `tare run`, right before the
+/// clock; before-repetition in `tare kernels`), `--background` as a meter around the interval.
+/// Both engines build their units' stages here.
+pub fn level_stages(
+    level: &crate::plan::meters::Level,
+    shell: &str,
+    lead: std::time::Duration,
+    cache_at: Stage,
+) -> stages::UnitStages {
+    let mut unit = stages::UnitStages::default();
+    if let Some(c) = &level.cache {
+        unit.actions
+            .at
+            .push((cache_at, Box::new(cache::SetCache::new(c.clone()))));
+    }
+    if let Some(cmd) = &level.background {
+        unit.meters
+            .push(Box::new(background::CoRunnerMeter::new(shell, cmd, lead)));
+    }
+    unit
+}
+
 impl Runner<'_> {
     /// Runs `script`, if there is one, as the action at `stage` of benchmark `i` (in `round`):
     /// through the one action system (`stages::Action`), statically dispatched, nothing
-    /// allocated.
+    /// allocated; and the benchmark's own actions at `stage` (its level of the factors), nearer
+    /// the run than the script: after it before the run, before it after.
     fn act(
         &self,
         stage: Stage,
@@ -460,9 +501,11 @@ impl Runner<'_> {
         i: usize,
         round: Option<usize>,
     ) -> anyhow::Result<()> {
-        let Some(script) = script else {
+        let mut units = self.units.borrow_mut();
+        let unit = units.get_mut(i).filter(|u| u.actions.has(stage));
+        if script.is_none() && unit.is_none() {
             return Ok(());
-        };
+        }
         let bp = &self.plan.benchmarks[i];
         let ctx = StageContext {
             stage,
@@ -470,14 +513,30 @@ impl Runner<'_> {
             program: &bp.command,
             round: round.unwrap_or(0),
         };
-        let mut action = Script {
-            plan: self.plan,
-            exec: self.exec,
-            cancel: self.cancel,
-            stage,
-            script,
+        let unit_actions = |u: Option<&mut stages::UnitStages>| match u {
+            Some(u) => u
+                .actions
+                .run(&ctx)
+                .map_err(|e| anyhow::Error::from(UserError::run_failed(e))),
+            None => Ok(()),
         };
-        action.run(&ctx)
+        let (before, after) = if stage.is_before() {
+            (None, unit)
+        } else {
+            (unit, None)
+        };
+        unit_actions(before)?;
+        if let Some(script) = script {
+            let mut action = Script {
+                plan: self.plan,
+                exec: self.exec,
+                cancel: self.cancel,
+                stage,
+                script,
+            };
+            action.run(&ctx)?;
+        }
+        unit_actions(after)
     }
 }
 

@@ -48,6 +48,14 @@ impl Stage {
         }
     }
 
+    /// Whether the stage comes before its interval (a benchmark, an invocation, a sample).
+    pub fn is_before(self) -> bool {
+        matches!(
+            self,
+            Stage::BeforeInvocation | Stage::BeforeBenchmark | Stage::BeforeRepetition
+        )
+    }
+
     pub fn parse(s: &str) -> Result<Stage, String> {
         Stage::ALL
             .into_iter()
@@ -80,6 +88,13 @@ pub trait Action {
     /// For messages, e.g. `sleep 100ms`.
     fn describe(&self) -> String;
     fn run(&mut self, ctx: &StageContext) -> anyhow::Result<()>;
+    /// What the action found of the state it set since it was last asked, named as a meter's
+    /// reading and kept where one is (a run's `meters.cache`, an invocation's `meters`): the
+    /// page cache's residency after `--cache`. Asked after each interval; most actions have
+    /// nothing to say.
+    fn reading(&mut self) -> Option<(String, Reading)> {
+        None
+    }
 }
 
 /// Sleeps a fixed time (Rancid's sleep action; lets the machine settle).
@@ -211,6 +226,14 @@ impl Actions {
         self.at.iter().any(|(s, _)| *s == stage)
     }
 
+    /// The actions' readings since they were last asked ([`Action::reading`]).
+    pub fn readings(&mut self) -> Vec<(String, Reading)> {
+        self.at
+            .iter_mut()
+            .filter_map(|(_, a)| a.reading())
+            .collect()
+    }
+
     /// Parses `STAGE:KIND[:ARG]`: `sleep:DURATION`, `cooldown:CELSIUS`, `shell:COMMAND`,
     /// `sysfs:PATH=VALUE[@EVERY]`.
     pub fn parse(spec: &str, root: &SysRoot) -> Result<(Stage, Box<dyn Action>), String> {
@@ -261,6 +284,42 @@ impl Actions {
     }
 }
 
+/// What one unit of a session has of its own beside the session's actions and meters: the
+/// level of a controlled factor (`--cache`, `--background`), where each command of `tare run`
+/// or program of `tare kernels` is measured at every level as a unit of its own, interleaved.
+/// The engine runs the unit's actions before the session's at each stage, starts its meters
+/// before the session's (and before the machine probe) and stops them right after the
+/// interval, and keeps its actions' readings beside the meters'.
+#[derive(Default)]
+pub struct UnitStages {
+    pub actions: Actions,
+    pub meters: Vec<Box<dyn Meter>>,
+}
+
+impl UnitStages {
+    /// Whether the unit has nothing of its own (then nothing is done for it).
+    pub fn is_empty(&self) -> bool {
+        self.actions.at.is_empty() && self.meters.is_empty()
+    }
+
+    /// Starts the unit's meters, in order; the first error stops (the started ones are
+    /// stopped by the caller's `stop`).
+    pub fn start(&mut self) -> anyhow::Result<()> {
+        self.meters.iter_mut().try_for_each(|m| m.start())
+    }
+
+    /// Stops the unit's meters over `span` and takes its actions' readings, by name.
+    pub fn stop(&mut self, span: &Span) -> Vec<(String, Reading)> {
+        let mut out: Vec<(String, Reading)> = self
+            .meters
+            .iter_mut()
+            .map(|m| (m.name(), m.stop(span)))
+            .collect();
+        out.extend(self.actions.readings());
+        out
+    }
+}
+
 /// One measured interval, as the engine timed it: a run of `tare run`, an invocation of
 /// `tare kernels`, or the quiet window before the first of them.
 #[derive(Debug, Clone, Copy)]
@@ -269,6 +328,18 @@ pub struct Span {
     pub end: Instant,
     /// The interval's wall time as measured (a run's own clock: its process's wall time).
     pub wall: f64,
+}
+
+impl Span {
+    /// An empty interval now (to stop meters of an interval that never began).
+    pub fn now() -> Span {
+        let t = Instant::now();
+        Span {
+            start: t,
+            end: t,
+            wall: 0.0,
+        }
+    }
 }
 
 /// What a meter read over one interval: flat named values (what a `tare kernels` invocation
@@ -292,8 +363,9 @@ pub struct Reading {
 /// session with no meters does none of it.
 pub trait Meter {
     fn name(&self) -> String;
-    /// Reads just before an interval's clock starts.
-    fn start(&mut self);
+    /// Reads (or starts what it keeps going) just before an interval's clock starts; an error
+    /// stops the session with its one line.
+    fn start(&mut self) -> anyhow::Result<()>;
     /// Reads just after it stops: what is known now.
     fn stop(&mut self, span: &Span) -> Reading;
     /// Whether the meter learns something (idle power) from a quiet window before the first
@@ -320,7 +392,8 @@ pub fn quiet_window(meters: &mut [Box<dyn Meter>]) -> Vec<(String, serde_json::V
         return Vec::new();
     };
     for m in meters.iter_mut().filter(|m| m.wants_quiet().is_some()) {
-        m.start();
+        // Energy meters read counters: a failed read is a missing value, not an error.
+        let _ = m.start();
     }
     let start = Instant::now();
     std::thread::sleep(wait);
@@ -359,8 +432,9 @@ impl Meter for FileMeter {
     fn name(&self) -> String {
         self.label.clone()
     }
-    fn start(&mut self) {
+    fn start(&mut self) -> anyhow::Result<()> {
         self.at_start = self.read();
+        Ok(())
     }
     fn stop(&mut self, _: &Span) -> Reading {
         let mut out = BTreeMap::new();
@@ -463,8 +537,9 @@ mod tests {
         fn name(&self) -> String {
             "probe".into()
         }
-        fn start(&mut self) {
+        fn start(&mut self) -> anyhow::Result<()> {
             self.calls.push("start");
+            Ok(())
         }
         fn stop(&mut self, _: &Span) -> Reading {
             self.calls.push("stop");

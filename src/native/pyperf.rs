@@ -76,8 +76,8 @@ fn parse_results(text: &str) -> Result<Vec<Bench>, String> {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string(),
-            loops: m.get("loops").and_then(Value::as_u64).unwrap_or(0),
-            inner_loops: m.get("inner_loops").and_then(Value::as_u64).unwrap_or(1),
+            loops: format::loops(&m).unwrap_or(0),
+            inner_loops: format::inner_loops(&m),
             unit: format::unit(&m).to_string(),
             values,
         });
@@ -237,7 +237,7 @@ impl Harness for Pyperf {
                 b.values.len()
             ));
         }
-        let inner = b.inner_loops.max(1);
+        let inner = b.inner_loops;
         Ok(b.values
             .iter()
             .map(|v| Sample {

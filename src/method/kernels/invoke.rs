@@ -30,23 +30,42 @@ enum Stop {
     Kernel(String),
 }
 
-/// The actions of a session and where the conversation is, for the inner stages.
+/// The actions of a session and of the program (its level of `--cache`), and where the
+/// conversation is, for the inner stages.
 pub(super) struct At<'a> {
     pub(super) actions: &'a mut Actions,
+    pub(super) own: Option<&'a mut Actions>,
     pub(super) program: &'a str,
     pub(super) round: usize,
 }
 
 impl At<'_> {
+    /// The session's actions at `stage` and the program's own, nearer the sample: after the
+    /// session's before it, before them after it.
     fn run(&mut self, stage: Stage, benchmark: &str) -> Result<(), WorkerError> {
-        self.actions
-            .run(&StageContext {
-                stage,
-                benchmark: Some(benchmark),
-                program: self.program,
-                round: self.round,
-            })
-            .map_err(WorkerError::Aborted)
+        let ctx = StageContext {
+            stage,
+            benchmark: Some(benchmark),
+            program: self.program,
+            round: self.round,
+        };
+        if !stage.is_before() {
+            if let Some(own) = self.own.as_mut() {
+                own.run(&ctx).map_err(WorkerError::Aborted)?;
+            }
+        }
+        self.actions.run(&ctx).map_err(WorkerError::Aborted)?;
+        if stage.is_before() {
+            if let Some(own) = self.own.as_mut() {
+                own.run(&ctx).map_err(WorkerError::Aborted)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any action runs at `stage`.
+    fn has(&self, stage: Stage) -> bool {
+        self.actions.has(stage) || self.own.as_ref().is_some_and(|o| o.has(stage))
     }
 }
 
@@ -179,7 +198,7 @@ fn measure(
     name: &str,
 ) -> Result<Result<(), String>, WorkerError> {
     // Actions between repetitions need one sample per request.
-    let per_rep = at.actions.has(Stage::BeforeRepetition) || at.actions.has(Stage::AfterRepetition);
+    let per_rep = at.has(Stage::BeforeRepetition) || at.has(Stage::AfterRepetition);
     let began = Instant::now();
     let target = target_ns(clock, plan.min_sample);
     let kernel = &plan.targets[got.target].kernel;

@@ -19,8 +19,8 @@ use super::{
 use crate::exec::worker::{self, WorkerError};
 use crate::exec::{Executor, Measurement, RunSpec};
 use crate::machine::probe::RunProbe;
-use crate::method::rounds::{self, Engine, Halt, Scope, Shape, Turn};
-use crate::method::stages::{Actions, Meter, Span, Stage, StageContext};
+use crate::method::rounds::{self, Engine, Halt, Pace, Scope, Shape, Turn};
+use crate::method::stages::{Actions, Meter, Span, Stage, StageContext, UnitStages};
 use crate::results::{Benchmark, Termination, INVOCATIONS_KEY};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -38,6 +38,7 @@ pub fn execute(
     benches: &mut [Benchmark],
     actions: &mut Actions,
     meters: &mut [Box<dyn Meter>],
+    units: &mut [UnitStages],
     observer: &mut dyn KernelsObserver,
     cancel: &AtomicBool,
 ) -> KernelsOutcome {
@@ -51,6 +52,7 @@ pub fn execute(
         benches,
         actions,
         meters,
+        units,
         observer,
         cancel,
         state: vec![
@@ -62,9 +64,7 @@ pub fn execute(
         ],
         probe,
         t0: Instant::now(),
-        round_start: Instant::now(),
-        once: Duration::ZERO,
-        round_times: Vec::new(),
+        pace: Pace::default(),
         metered: Vec::new(),
     };
     let shape = Shape {
@@ -101,17 +101,17 @@ struct Session<'a> {
     benches: &'a mut [Benchmark],
     actions: &'a mut Actions,
     meters: &'a mut [Box<dyn Meter>],
+    /// Each program's own actions and meters (its level of `--cache`, `--background`); empty
+    /// when the session has no factor.
+    units: &'a mut [UnitStages],
     observer: &'a mut dyn KernelsObserver,
     cancel: &'a AtomicBool,
     state: Vec<State>,
     probe: RunProbe,
     t0: Instant,
-    /// When the current round began.
-    round_start: Instant,
-    /// Of the current round, what later rounds do not repeat (calibration, linearity).
-    once: Duration,
-    /// How long each round took, for the time budget's forecast of the next.
-    round_times: Vec<Duration>,
+    /// The rounds' times for the time budget's forecast of the next (less what later rounds
+    /// do not repeat: calibration, linearity).
+    pace: Pace,
     /// Per metered invocation, in order, the (benchmark, invocation index) records it made:
     /// where the readings meters give after the session (`Meter::finish`) go.
     metered: Vec<Vec<(usize, usize)>>,
@@ -131,7 +131,7 @@ impl Engine for Session<'_> {
     type Failure = String;
 
     fn begin(&mut self, _: Scope) -> Result<(), Halt<String>> {
-        self.round_start = Instant::now();
+        self.pace.begin();
         Ok(())
     }
 
@@ -148,7 +148,7 @@ impl Engine for Session<'_> {
         }
         mine.shuffle(rng);
         let once = self.invoke(turn.round.unwrap_or(0), p, &mine)?;
-        self.once += once;
+        self.pace.once(once);
         Ok(())
     }
 
@@ -172,10 +172,7 @@ impl Engine for Session<'_> {
         let Some(ad) = self.plan.adaptive else {
             return false;
         };
-        let took = self.round_start.elapsed().saturating_sub(self.once);
-        self.round_times.push(took);
-        self.round_start = Instant::now();
-        self.once = Duration::ZERO;
+        self.pace.end_round();
         self.bounded_by(&ad, round)
     }
 }
@@ -270,11 +267,23 @@ impl Session<'_> {
             program: &label,
             round,
         };
-        if let Err(e) = self.actions.run(&ctx(Stage::BeforeInvocation)) {
-            return Err(Halt::Failed(e));
+        // The program's own actions nearer the invocation than the session's, its meters (the
+        // co-runner) started before the session's.
+        let mut unit = self.units.get_mut(p);
+        self.actions
+            .run(&ctx(Stage::BeforeInvocation))
+            .map_err(Halt::Failed)?;
+        if let Some(u) = unit.as_mut() {
+            u.actions
+                .run(&ctx(Stage::BeforeInvocation))
+                .map_err(Halt::Failed)?;
+            if let Err(e) = u.start() {
+                let _ = u.stop(&Span::now());
+                return Err(Halt::Failed(format!("{e:#}")));
+            }
         }
         for m in self.meters.iter_mut() {
-            m.start();
+            m.start().map_err(|e| Halt::Failed(format!("{e:#}")))?;
         }
         let started = Instant::now();
         // Valgrind writes its dumps into a fresh private directory (mode 0700). A worker
@@ -287,9 +296,11 @@ impl Session<'_> {
         let probe_start = self.probe.start();
         let (actions, state, cancel) = (&mut *self.actions, &self.state, self.cancel);
         let clock = &self.found[p].clock;
+        let own = unit.as_mut().map(|u| &mut u.actions);
         let result = worker::invoke(self.exec, &spec, plan.timeout, cancel, |w| {
             let mut at = At {
                 actions,
+                own,
                 program: &label,
                 round,
             };
@@ -312,11 +323,17 @@ impl Session<'_> {
                     m.wall.as_secs_f64()
                 }),
         };
-        let metered: BTreeMap<String, f64> = self
+        let mut metered: BTreeMap<String, f64> = self
             .meters
             .iter_mut()
             .flat_map(|m| m.stop(&span).values)
             .collect();
+        if let Some(u) = unit.as_mut() {
+            metered.extend(u.stop(&span).into_iter().flat_map(|(_, r)| r.values));
+            u.actions
+                .run(&ctx(Stage::AfterInvocation))
+                .map_err(Halt::Failed)?;
+        }
         let before: Vec<usize> = mine
             .iter()
             .map(|&i| invocations_of(&self.benches[i]))
@@ -412,14 +429,13 @@ impl Session<'_> {
         all
     }
 
-    /// The adaptive rule's bounds after a round (`round_times` so far): whether another round
+    /// The adaptive rule's bounds after a round (the pace so far): whether another round
     /// would pass `--max-invocations` or end past `--time-budget`; if so, every benchmark not
     /// settled and not failed says in its stop reason that it is inconclusive, and why.
     fn bounded_by(&mut self, ad: &Adaptive, round: usize) -> bool {
         use crate::conclude::kernels::{inconclusive, process_spread};
         let plan = self.plan;
-        let spent = self.t0.elapsed();
-        let next = next_round(&self.round_times);
+        let (spent, next) = (self.pace.spent(), self.pace.next());
         let bound = if round + 1 == plan.max_invocations {
             Some(format!(
                 "--max-invocations {} reached",
@@ -494,32 +510,8 @@ impl Session<'_> {
     }
 }
 
-/// The time the next round is expected to take: the slowest of the rounds after the first
-/// (the first also calibrates and checks linearity), or the first while it is the only one.
-fn next_round(rounds: &[Duration]) -> Duration {
-    match rounds {
-        [] => Duration::ZERO,
-        [only] => *only,
-        [_, rest @ ..] => rest.iter().copied().max().unwrap_or_default(),
-    }
-}
-
 /// The session's budget: each of `benchmarks` gets `each` (`--time-budget`) of the rounds'
 /// time, as each of `tare run`'s commands does.
 fn session_budget(each: Duration, benchmarks: usize) -> Duration {
     each.saturating_mul(u32::try_from(benchmarks.max(1)).unwrap_or(u32::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_next_round_is_forecast_from_the_slowest_after_the_first() {
-        let s = Duration::from_secs;
-        assert_eq!(next_round(&[]), s(0));
-        assert_eq!(next_round(&[s(9)]), s(9));
-        // The first calibrates: not the pace; one slow round among fast ones is.
-        assert_eq!(next_round(&[s(9), s(1), s(4), s(1), s(1)]), s(4));
-    }
 }

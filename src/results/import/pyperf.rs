@@ -60,11 +60,8 @@ pub fn parse(input: &Input) -> anyhow::Result<Imported> {
             let rwhat = format!("{what}.runs[{r}]");
             let mut rmeta = meta.clone();
             rmeta.extend(pyperf::metadata(run));
-            let loops = rmeta.get("loops").and_then(|v| v.as_f64()).unwrap_or(1.0);
-            let inner = rmeta
-                .get("inner_loops")
-                .and_then(|v| v.as_f64())
-                .unwrap_or(1.0);
+            let loops = pyperf::loops(&rmeta).unwrap_or(1) as f64;
+            let inner = pyperf::inner_loops(&rmeta) as f64;
             if first_date.is_none() {
                 first_date = rmeta
                     .get("date")
