@@ -14,6 +14,10 @@
 #   kernels  `tare kernels G G -n a -n b` with G cespare/xxhash/v2's own Go benchmarks
 #            (--filter $K_FILTER, default Sum64/4B), $K_ARGS (default -r 5: the fewest
 #            processes a side a verdict is drawn on; a time budget at load 10 gave 3, no verdict);
+#   factor   `tare run --background 'sleep 1000' W` and `tare kernels --background 'sleep 1000'
+#            FAKE` (tests/kernels/fake_worker.py, spin): [background=off] against [background=on]
+#            with a co-runner that sleeps, an A/A of the controlled-factor path (its co-runner
+#            meter, its split into units, their comparison);
 #   import   pytest-benchmark: orjson.dumps / json.dumps / json.loads of a 20 kB document, one
 #            pytest process a file, `tare import`, `tare compare` of two files; go: xxhash's
 #            `go test -bench` text (-count 6), imported and compared; gbench: bench/gbench/peer.cpp
@@ -28,7 +32,7 @@ K_FILTER=${K_FILTER:-'^Sum64/4B$'}
 K_ARGS=${K_ARGS:--r 5}
 GO_BENCH=${GO_BENCH:-'^Benchmark(Sum64|DigestString)$/^(4B|4KB|100B)$'}
 DEADLINE=${DEADLINE:-$(($(date +%s) + 3600))}
-PATHS=${PATHS:-run kernels pytest go gbench}
+PATHS=${PATHS:-run kernels factor pytest go gbench}
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 TARE=$(realpath "${TARE:-target/debug/tare}")
@@ -117,6 +121,28 @@ if want kernels && [ -f "$XX/bench_test.go" ]; then
   done
   read -r c f < <(count "$d"/kernels/*.json)
   ROWS+=("$(row kernels "$s" "$c" "$f" 0.05 "$l0-$(load)" "xxhash v2's Go benchmark given twice, --filter '$K_FILTER' $K_ARGS (5 processes a side: the fewest a verdict is drawn on)")")
+  echo "${ROWS[-1]}"
+fi
+
+if want factor; then
+  l0=$(load) s=0
+  mkdir -p "$d/factor"
+  for ((k = 0; k < N && $(left && echo 1 || echo 0); k++)); do
+    "$TARE" run --style none --time-budget "$RUN_BUDGET" --seed "$k" --background 'sleep 1000' \
+      --export-json "$d/factor/run$k.json" "$WORK" >"$d/factor/run$k.out" 2>&1
+    s=$((s + 1))
+  done
+  read -r c f < <(count "$d"/factor/run*.json)
+  ROWS+=("$(row "factor run" "$s" "$c" "$f" 0.05 "$l0-$(load)" "tare run --background 'sleep 1000' W, --time-budget $RUN_BUDGET: off against on")")
+  echo "${ROWS[-1]}"
+  l0=$(load) s=0
+  for ((k = 0; k < N && $(left && echo 1 || echo 0); k++)); do
+    "$TARE" kernels "$ROOT/tests/kernels/fake_worker.py" --filter '^spin$' -r 5 --seed "$k" \
+      --background 'sleep 1000' --export-json "$d/factor/k$k.json" >"$d/factor/k$k.out" 2>&1
+    s=$((s + 1))
+  done
+  read -r c f < <(count "$d"/factor/k*.json)
+  ROWS+=("$(row "factor kernels" "$s" "$c" "$f" 0.05 "$l0-$(load)" "tare kernels FAKE --filter spin -r 5 --background 'sleep 1000': off against on")")
   echo "${ROWS[-1]}"
 fi
 

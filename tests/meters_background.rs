@@ -75,3 +75,27 @@ fn a_background_writer_slows_a_reader_and_the_ci_excludes_one() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(survivors("bg-tare-writer-4471").is_empty());
 }
+
+/// The `off` level waits the same lead with no co-runner: both levels' runs start after the
+/// same pause, so they differ by the co-runner alone (a pause alone made runs 1.3–1.6× slower
+/// under load in an A/A). Four runs of 0.4 s leads take 1.6 s at least; without the off side's
+/// pause, 0.8 s.
+#[test]
+fn the_off_level_waits_the_same_lead() {
+    let t = std::time::Instant::now();
+    let out = tare()
+        .args(["run", "--style", "none", "--warmup", "0", "--runs", "2"])
+        .args(["--background", "true", "--background-lead", "400ms", "true"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let took = t.elapsed().as_secs_f64();
+    assert!(
+        took >= 1.6,
+        "4 runs with a 0.4 s lead each took {took:.2} s"
+    );
+}

@@ -69,10 +69,11 @@ impl Drop for CoRunner {
 pub const NAME: &str = "background";
 
 /// `--background CMD` as a meter of the one meter system: the co-runner started (with its
-/// lead) at `start`, killed with its group at `stop`.
+/// lead) at `start`, killed with its group at `stop`. At the `off` level it has no command
+/// and waits the lead alone: both levels' intervals start after the same pause.
 pub struct CoRunnerMeter {
     pub shell: String,
-    pub command: String,
+    pub command: Option<String>,
     pub lead: Duration,
     running: Option<CoRunner>,
 }
@@ -81,7 +82,17 @@ impl CoRunnerMeter {
     pub fn new(shell: &str, command: &str, lead: Duration) -> CoRunnerMeter {
         CoRunnerMeter {
             shell: shell.to_string(),
-            command: command.to_string(),
+            command: Some(command.to_string()),
+            lead,
+            running: None,
+        }
+    }
+
+    /// The `off` level's: the same lead, no co-runner, nothing recorded.
+    pub fn lead_alone(lead: Duration) -> CoRunnerMeter {
+        CoRunnerMeter {
+            shell: String::new(),
+            command: None,
             lead,
             running: None,
         }
@@ -93,7 +104,10 @@ impl crate::method::stages::Meter for CoRunnerMeter {
         NAME.into()
     }
     fn start(&mut self) -> anyhow::Result<()> {
-        self.running = Some(start(&self.shell, &self.command, self.lead)?);
+        match &self.command {
+            Some(cmd) => self.running = Some(start(&self.shell, cmd, self.lead)?),
+            None => std::thread::sleep(self.lead),
+        }
         Ok(())
     }
     /// `background.ran_throughout`: 1 when the co-runner was still running at the end, 0

@@ -468,7 +468,8 @@ impl RunEngine<'_, '_> {
 
 /// A unit's own actions and meters for its level of the factors (`plan::meters::Level`):
 /// `--cache` as an action at `cache_at` (before-invocation in `tare run`, right before the
-/// clock; before-repetition in `tare kernels`), `--background` as a meter around the interval.
+/// clock; before-repetition in `tare kernels`), `--background` as a meter around the interval
+/// (at the `off` level the same meter waits the same lead with no co-runner).
 /// Both engines build their units' stages here.
 pub fn level_stages(
     level: &crate::plan::meters::Level,
@@ -485,6 +486,9 @@ pub fn level_stages(
     if let Some(cmd) = &level.background {
         unit.meters
             .push(Box::new(background::CoRunnerMeter::new(shell, cmd, lead)));
+    } else if level.lead_alone {
+        unit.meters
+            .push(Box::new(background::CoRunnerMeter::lead_alone(lead)));
     }
     unit
 }

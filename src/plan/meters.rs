@@ -55,6 +55,10 @@ pub struct Level {
     pub cache: Option<CachePlan>,
     /// The co-runner's command line, at the `on` level.
     pub background: Option<String>,
+    /// At the `off` level: the co-runner's lead waited all the same, with no co-runner, so
+    /// both levels start their intervals after the same pause and differ by the co-runner
+    /// alone (a pause alone changed a run by 6–56% on this VM).
+    pub lead_alone: bool,
 }
 
 impl Factors {
@@ -87,6 +91,7 @@ impl Factors {
                         files: all.clone(),
                     }),
                     background: b.cloned(),
+                    lead_alone: self.background.is_some() && b.is_none(),
                     ..Level::default()
                 };
                 if let (Some(c), true) = (c, cache.len() > 1) {
@@ -149,6 +154,7 @@ mod tests {
         );
         assert_eq!(l[1].background.as_deref(), Some("yes"));
         assert_eq!(l[2].background, None);
+        assert!(l[2].lead_alone && !l[1].lead_alone);
         let c = l[3].cache.as_ref().unwrap();
         assert_eq!(c.state, CacheState::Warm);
         assert_eq!(
