@@ -214,3 +214,75 @@ fn kernels_take_the_same_factors_per_sample_and_per_invocation() {
         "{err}"
     );
 }
+
+/// `--cache-file` names a file: a FIFO (which would hold the warm read until a writer came) and
+/// a character device (which could be read forever), both made in a temporary directory, are
+/// refused in one line before any run; a symlink to a file is followed.
+#[test]
+fn cache_files_that_are_not_files_are_refused() {
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let fifo = dir.path().join("fifo");
+    let dev = dir.path().join("zero");
+    let file = dir.path().join("f");
+    let link = dir.path().join("link");
+    std::fs::write(&file, b"x").unwrap();
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // The null device's numbers (1, 3) on a node of our own; root only, as CI runs.
+    let made_dev = std::process::Command::new("mknod")
+        .arg(&dev)
+        .args(["c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut bad = vec![fifo];
+    if made_dev {
+        bad.push(dev);
+    }
+    for f in bad {
+        let out = tare()
+            .args([
+                "run",
+                "--style",
+                "none",
+                "-r",
+                "2",
+                "--cache",
+                "warm",
+                "--cache-file",
+            ])
+            .arg(&f)
+            .arg("true")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", f.display());
+        assert!(
+            err.contains("not a regular file") && err.trim_end().lines().count() == 1,
+            "{err}"
+        );
+    }
+    let out = tare()
+        .args([
+            "run",
+            "--style",
+            "none",
+            "-r",
+            "2",
+            "--cache",
+            "warm",
+            "--cache-file",
+        ])
+        .arg(&link)
+        .arg("true")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -695,12 +695,20 @@ impl FactorArgs {
             }
         }
         for file in &self.cache_file {
-            std::fs::metadata(file).map_err(|e| {
+            let m = std::fs::metadata(file).map_err(|e| {
                 usage(format!(
                     "--cache-file: cannot read {}: {e}; name an existing file",
                     file.display()
                 ))
             })?;
+            // A FIFO would hold the warm read (and the residency count) until a writer came,
+            // a device could be read forever: only files have a cache state to control.
+            if !m.is_file() {
+                return Err(usage(format!(
+                    "--cache-file: {} is not a regular file (a FIFO, device or directory has no page-cache state to set); name a file",
+                    file.display()
+                )));
+            }
         }
         Ok(f)
     }
