@@ -242,22 +242,17 @@ fn cache_files_that_are_not_files_are_refused() {
     if made_dev {
         bad.push(dev);
     }
-    for f in bad {
-        let out = tare()
-            .args([
-                "run",
-                "--style",
-                "none",
-                "-r",
-                "2",
-                "--cache",
-                "warm",
-                "--cache-file",
-            ])
-            .arg(&f)
+    let warm_with = |f: &std::path::Path| {
+        tare()
+            .args(["run", "--style", "none", "-r", "2", "--cache", "warm"])
+            .arg("--cache-file")
+            .arg(f)
             .arg("true")
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    for f in bad {
+        let out = warm_with(&f);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{}: {err}", f.display());
         assert!(
@@ -265,21 +260,7 @@ fn cache_files_that_are_not_files_are_refused() {
             "{err}"
         );
     }
-    let out = tare()
-        .args([
-            "run",
-            "--style",
-            "none",
-            "-r",
-            "2",
-            "--cache",
-            "warm",
-            "--cache-file",
-        ])
-        .arg(&link)
-        .arg("true")
-        .output()
-        .unwrap();
+    let out = warm_with(&link);
     assert!(
         out.status.success(),
         "{}",

@@ -517,30 +517,20 @@ impl Runner<'_> {
             program: &bp.command,
             round: round.unwrap_or(0),
         };
-        let unit_actions = |u: Option<&mut stages::UnitStages>| match u {
-            Some(u) => u
-                .actions
-                .run(&ctx)
-                .map_err(|e| anyhow::Error::from(UserError::run_failed(e))),
-            None => Ok(()),
-        };
-        let (before, after) = if stage.is_before() {
-            (None, unit)
-        } else {
-            (unit, None)
-        };
-        unit_actions(before)?;
-        if let Some(script) = script {
-            let mut action = Script {
+        let script = || match script {
+            Some(script) => Script {
                 plan: self.plan,
                 exec: self.exec,
                 cancel: self.cancel,
                 stage,
                 script,
-            };
-            action.run(&ctx)?;
-        }
-        unit_actions(after)
+            }
+            .run(&ctx),
+            None => Ok(()),
+        };
+        stages::Actions::nested(unit.map(|u| &mut u.actions), &ctx, script, |e| {
+            UserError::run_failed(e).into()
+        })
     }
 }
 

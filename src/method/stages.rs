@@ -226,6 +226,30 @@ impl Actions {
         self.at.iter().any(|(s, _)| *s == stage)
     }
 
+    /// The session's step at `ctx.stage` (`session`) and a unit's own actions there (`own`),
+    /// nested: the unit's nearer the interval — after the session's before it, before them
+    /// after it. The one place both engines order the two (`UnitStages`).
+    pub fn nested<E>(
+        own: Option<&mut Actions>,
+        ctx: &StageContext,
+        session: impl FnOnce() -> Result<(), E>,
+        err: impl Fn(String) -> E,
+    ) -> Result<(), E> {
+        let mut own = own;
+        if !ctx.stage.is_before() {
+            if let Some(o) = own.as_deref_mut() {
+                o.run(ctx).map_err(&err)?;
+            }
+        }
+        session()?;
+        if ctx.stage.is_before() {
+            if let Some(o) = own {
+                o.run(ctx).map_err(&err)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The actions' readings since they were last asked ([`Action::reading`]).
     pub fn readings(&mut self) -> Vec<(String, Reading)> {
         self.at
@@ -287,9 +311,10 @@ impl Actions {
 /// What one unit of a session has of its own beside the session's actions and meters: the
 /// level of a controlled factor (`--cache`, `--background`), where each command of `tare run`
 /// or program of `tare kernels` is measured at every level as a unit of its own, interleaved.
-/// The engine runs the unit's actions before the session's at each stage, starts its meters
-/// before the session's (and before the machine probe) and stops them right after the
-/// interval, and keeps its actions' readings beside the meters'.
+/// They nest inside the session's: at a stage before an interval the engine runs the
+/// session's actions and then the unit's, after it the unit's first; it starts the unit's
+/// meters before the machine probe and the session's meters and stops them after, and keeps
+/// the unit's actions' readings beside the meters'.
 #[derive(Default)]
 pub struct UnitStages {
     pub actions: Actions,
@@ -577,5 +602,70 @@ mod tests {
         assert_eq!(got.len(), 1, "{got:?}");
         let secs = got[0].1["seconds"].as_f64().unwrap();
         assert!(secs >= 0.03, "{secs}");
+    }
+
+    /// Pushes its name on a shared log.
+    struct Log(
+        &'static str,
+        std::rc::Rc<std::cell::RefCell<Vec<&'static str>>>,
+    );
+
+    impl Action for Log {
+        fn describe(&self) -> String {
+            self.0.into()
+        }
+        fn run(&mut self, _: &StageContext) -> anyhow::Result<()> {
+            self.1.borrow_mut().push(self.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_units_actions_run_nearer_the_interval_than_the_sessions() {
+        let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut own = Actions::default();
+        for stage in [Stage::BeforeInvocation, Stage::AfterInvocation] {
+            own.at.push((stage, Box::new(Log("unit", log.clone()))));
+        }
+        for stage in [Stage::BeforeInvocation, Stage::AfterInvocation] {
+            let ctx = StageContext {
+                stage,
+                benchmark: None,
+                program: "p",
+                round: 0,
+            };
+            let session = || -> Result<(), String> {
+                log.borrow_mut().push("session");
+                Ok(())
+            };
+            Actions::nested(Some(&mut own), &ctx, session, |e| e).unwrap();
+        }
+        assert_eq!(*log.borrow(), ["session", "unit", "unit", "session"]);
+        // A failing unit action stops before the session's step after the interval.
+        let mut bad = Actions::default();
+        bad.at.push((
+            Stage::AfterInvocation,
+            Box::new(Shell {
+                command: "exit 1".into(),
+                timeout: Duration::from_secs(5),
+            }),
+        ));
+        let ctx = StageContext {
+            stage: Stage::AfterInvocation,
+            benchmark: None,
+            program: "p",
+            round: 0,
+        };
+        let mut reached = false;
+        let r = Actions::nested(
+            Some(&mut bad),
+            &ctx,
+            || -> Result<(), String> {
+                reached = true;
+                Ok(())
+            },
+            |e| e,
+        );
+        assert!(r.is_err() && !reached);
     }
 }

@@ -49,18 +49,9 @@ impl At<'_> {
             program: self.program,
             round: self.round,
         };
-        if !stage.is_before() {
-            if let Some(own) = self.own.as_mut() {
-                own.run(&ctx).map_err(WorkerError::Aborted)?;
-            }
-        }
-        self.actions.run(&ctx).map_err(WorkerError::Aborted)?;
-        if stage.is_before() {
-            if let Some(own) = self.own.as_mut() {
-                own.run(&ctx).map_err(WorkerError::Aborted)?;
-            }
-        }
-        Ok(())
+        let actions = &mut *self.actions;
+        Actions::nested(self.own.as_deref_mut(), &ctx, || actions.run(&ctx), |e| e)
+            .map_err(WorkerError::Aborted)
     }
 
     /// Whether any action runs at `stage`.

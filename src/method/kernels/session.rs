@@ -270,13 +270,16 @@ impl Session<'_> {
         // The program's own actions nearer the invocation than the session's, its meters (the
         // co-runner) started before the session's.
         let mut unit = self.units.get_mut(p);
-        self.actions
-            .run(&ctx(Stage::BeforeInvocation))
-            .map_err(Halt::Failed)?;
+        let actions = &mut *self.actions;
+        let before = ctx(Stage::BeforeInvocation);
+        Actions::nested(
+            unit.as_mut().map(|u| &mut u.actions),
+            &before,
+            || actions.run(&before),
+            |e| e,
+        )
+        .map_err(Halt::Failed)?;
         if let Some(u) = unit.as_mut() {
-            u.actions
-                .run(&ctx(Stage::BeforeInvocation))
-                .map_err(Halt::Failed)?;
             if let Err(e) = u.start() {
                 let _ = u.stop(&Span::now());
                 return Err(Halt::Failed(format!("{e:#}")));
@@ -330,17 +333,20 @@ impl Session<'_> {
             .collect();
         if let Some(u) = unit.as_mut() {
             metered.extend(u.stop(&span).into_iter().flat_map(|(_, r)| r.values));
-            u.actions
-                .run(&ctx(Stage::AfterInvocation))
-                .map_err(Halt::Failed)?;
         }
         let before: Vec<usize> = mine
             .iter()
             .map(|&i| invocations_of(&self.benches[i]))
             .collect();
-        if let Err(e) = self.actions.run(&ctx(Stage::AfterInvocation)) {
-            return Err(Halt::Failed(e));
-        }
+        let actions = &mut *self.actions;
+        let after = ctx(Stage::AfterInvocation);
+        Actions::nested(
+            unit.as_mut().map(|u| &mut u.actions),
+            &after,
+            || actions.run(&after),
+            |e| e,
+        )
+        .map_err(Halt::Failed)?;
         let (m, error) = ended(result);
         if let (Some(c), Some(d)) = (&plan.counters, &count_dir) {
             read_counts(&mut taken, c, d.path(), &plan.programs[p].command);
